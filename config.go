@@ -1,0 +1,91 @@
+package tally
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/layout"
+)
+
+// Environment variables read by the functions; nothing else reads any.
+const (
+	EnvProject       = "GOOGLE_CLOUD_PROJECT"
+	EnvDatabase      = "TALLY_DATABASE"       // default "(default)"
+	EnvCollection    = "TALLY_COLLECTION"     // default "counters"
+	EnvShardField    = "TALLY_SHARD_FIELD"    // default "count"
+	EnvDefaultShards = "TALLY_DEFAULT_SHARDS" // default 10
+	EnvAutoCreate    = "TALLY_AUTO_CREATE"    // default true
+	EnvMaxStep       = "TALLY_MAX_STEP"       // default 1000
+	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"   // comma-separated; "*" for any
+	EnvCacheTTL      = "TALLY_SHARD_CACHE_TTL"
+	EnvLogLevel      = "TALLY_LOG_LEVEL" // debug, info, warning, error
+)
+
+// Config is everything the functions are configured with.
+type Config struct {
+	Project       string // empty: detected from the environment
+	Database      string
+	Layout        layout.Layout
+	DefaultShards int
+	AutoCreate    bool
+	MaxStep       int64
+	CORSOrigins   []string
+	CacheTTL      time.Duration
+	LogLevel      slog.Level
+}
+
+// ConfigFromEnv reads the configuration through getenv (os.Getenv in
+// production) and checks it; the first bad value is the error.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	env := func(key, def string) string {
+		if v := strings.TrimSpace(getenv(key)); v != "" {
+			return v
+		}
+		return def
+	}
+	cfg := Config{
+		Project:  env(EnvProject, ""),
+		Database: env(EnvDatabase, "(default)"),
+		Layout:   layout.Layout{Collection: env(EnvCollection, layout.DefaultCollection), ShardField: env(EnvShardField, layout.DefaultShardField)},
+	}
+	if err := cfg.Layout.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	var err error
+	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, "10"), EnvDefaultShards, 1, layout.MaxShards); err != nil {
+		return Config{}, err
+	}
+	if cfg.AutoCreate, err = strconv.ParseBool(env(EnvAutoCreate, "true")); err != nil {
+		return Config{}, fmt.Errorf("config: %s=%q is not a boolean", EnvAutoCreate, getenv(EnvAutoCreate))
+	}
+	step, err := intIn(env(EnvMaxStep, "1000"), EnvMaxStep, 1, 1<<53)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.MaxStep = int64(step)
+	if cfg.CacheTTL, err = time.ParseDuration(env(EnvCacheTTL, increment.DefaultCacheTTL.String())); err != nil || cfg.CacheTTL <= 0 {
+		return Config{}, fmt.Errorf("config: %s=%q is not a positive duration such as 10s", EnvCacheTTL, getenv(EnvCacheTTL))
+	}
+	for _, o := range strings.Split(env(EnvCORSOrigins, ""), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+		}
+	}
+	if cfg.LogLevel, err = cloudlog.ParseLevel(env(EnvLogLevel, "info")); err != nil {
+		return Config{}, fmt.Errorf("config: %s: %w", EnvLogLevel, err)
+	}
+	return cfg, nil
+}
+
+func intIn(s, key string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("config: %s=%q is not an integer in [%d, %d]", key, s, lo, hi)
+	}
+	return n, nil
+}

@@ -1,0 +1,88 @@
+// Package tally registers tally's two Cloud Functions: Increment, an HTTP
+// function that adds to one random shard of a counter, and Rollup, triggered
+// by every shard write, which keeps the counter's total exact.
+package tally
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+
+	"cloud.google.com/go/firestore"
+	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/rollup"
+)
+
+func init() {
+	functions.HTTP("Increment", incrementHTTP)
+	functions.CloudEvent("Rollup", rollupEvent)
+}
+
+// app is built once per instance, on first use.
+type app struct {
+	increment *increment.Handler
+	rollup    *rollup.Handler
+}
+
+var (
+	setupOnce sync.Once
+	shared    *app
+	setupErr  error
+	log       = cloudlog.New(os.Stdout, slog.LevelInfo)
+)
+
+// setup builds the shared Firestore client and handlers from the
+// environment. Its error is kept: every call reports it, none gets a nil client.
+func setup() (*app, error) {
+	setupOnce.Do(func() {
+		cfg, err := ConfigFromEnv(os.Getenv)
+		if err != nil {
+			setupErr = err
+			return
+		}
+		log = cloudlog.New(os.Stdout, cfg.LogLevel)
+		project := cfg.Project
+		if project == "" {
+			project = firestore.DetectProjectID
+		}
+		client, err := firestore.NewClientWithDatabase(context.Background(), project, cfg.Database)
+		if err != nil {
+			setupErr = fmt.Errorf("tally: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
+			return
+		}
+		shared = &app{
+			increment: increment.New(client, increment.Config{
+				Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
+				MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: log,
+			}),
+			rollup: rollup.New(client, rollup.Config{Layout: cfg.Layout, Logger: log}),
+		}
+	})
+	return shared, setupErr
+}
+
+func incrementHTTP(w http.ResponseWriter, r *http.Request) {
+	a, err := setup()
+	if err != nil {
+		log.Error("increment: setup failed", "error", err.Error())
+		increment.WriteError(w, err)
+		return
+	}
+	a.increment.ServeHTTP(w, r)
+}
+
+func rollupEvent(ctx context.Context, e event.Event) error {
+	a, err := setup()
+	if err != nil {
+		log.Error("rollup: setup failed", "event_id", e.ID(), "error", err.Error())
+		return err
+	}
+	return a.rollup.Handle(ctx, e)
+}

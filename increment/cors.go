@@ -1,0 +1,44 @@
+package increment
+
+import (
+	"net/http"
+	"slices"
+)
+
+// cors answers browsers calling from the configured origins.
+type cors struct {
+	origins []string
+	any     bool
+}
+
+func newCORS(origins []string) cors {
+	return cors{origins: origins, any: slices.Contains(origins, "*")}
+}
+
+func (c cors) allows(origin string) bool {
+	return origin != "" && (c.any || slices.Contains(c.origins, origin))
+}
+
+// handle sets the CORS headers for an allowed origin and answers a preflight
+// request itself, in which case it returns true.
+func (c cors) handle(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+	if !c.allows(origin) {
+		if preflight {
+			WriteError(w, errorf(http.StatusForbidden, "origin %q is not allowed", origin))
+		}
+		return preflight
+	}
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Origin", origin)
+	if !preflight {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+	h.Set("Access-Control-Max-Age", "3600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}

@@ -1,0 +1,125 @@
+package increment
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/tallycounters/tally/layout"
+)
+
+// maxBody bounds a request body; a valid one is far smaller.
+const maxBody = 4 << 10
+
+// Request is one increment asked for.
+type Request struct {
+	Counter string `json:"counter"`
+	By      int64  `json:"by"`
+}
+
+// body is the JSON request. By stays raw so that an absent field (which
+// means 1) is told apart from 0, and a float from an integer.
+type body struct {
+	Counter string          `json:"counter"`
+	By      json.RawMessage `json:"by"`
+}
+
+// parseRequest reads the counter and step from a JSON body or, when the body
+// is empty, from the query string. It only parses; limits are checked by
+// validate.
+func parseRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return Request{}, errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", maxBody)
+	case err != nil:
+		return Request{}, errorf(http.StatusBadRequest, "reading request body failed")
+	}
+	query := r.URL.Query()
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return fromQuery(query)
+	}
+	if query.Has("counter") || query.Has("by") {
+		return Request{}, errorf(http.StatusBadRequest, "give counter and by in the JSON body or in the query string, not both")
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return Request{}, errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+	}
+	return fromJSON(raw)
+}
+
+func fromJSON(raw []byte) (Request, error) {
+	var b body
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		return Request{}, errorf(http.StatusBadRequest, "body is not a JSON object {\"counter\": string, \"by\": integer}: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return Request{}, errorf(http.StatusBadRequest, "body holds more than one JSON value")
+	}
+	req := Request{Counter: b.Counter, By: 1}
+	if len(b.By) > 0 && string(b.By) != "null" {
+		n, err := strconv.ParseInt(string(b.By), 10, 64)
+		if err != nil {
+			return Request{}, errorf(http.StatusBadRequest, "by must be an integer, got %s", truncate(string(b.By)))
+		}
+		req.By = n
+	}
+	return req, nil
+}
+
+func fromQuery(q url.Values) (Request, error) {
+	req := Request{Counter: q.Get("counter"), By: 1}
+	if q.Has("by") {
+		n, err := strconv.ParseInt(q.Get("by"), 10, 64)
+		if err != nil {
+			return Request{}, errorf(http.StatusBadRequest, "by must be an integer, got %q", truncate(q.Get("by")))
+		}
+		req.By = n
+	}
+	return req, nil
+}
+
+// validate checks the id and bounds |by| by maxStep.
+func (req Request) validate(maxStep int64) error {
+	if err := layout.ValidID(req.Counter); err != nil {
+		return errorf(http.StatusBadRequest, "counter: %v", err)
+	}
+	if req.By == 0 {
+		return errorf(http.StatusBadRequest, "by must not be 0")
+	}
+	if req.By > maxStep || req.By < -maxStep {
+		return errorf(http.StatusBadRequest, "by must be between -%d and %d", maxStep, maxStep)
+	}
+	return nil
+}
+
+// jsonProblem describes a decoding error without echoing the input.
+func jsonProblem(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("syntax error at byte %d", syntax.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("field %q must be a %s", typ.Field, typ.Type)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected end of input"
+	}
+	return err.Error()
+}
+
+func truncate(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "..."
+	}
+	return s
+}

@@ -1,0 +1,128 @@
+package increment
+
+import (
+	"context"
+		"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"golang.org/x/sync/singleflight"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/layout"
+)
+
+// maxCached bounds the cache; past it, expired entries are dropped, then any.
+const maxCached = 10000
+
+// shardCounts caches each counter's num_shards for a short time, so that a
+// busy counter costs one shard write per increment and no read.
+type shardCounts struct {
+	client     *firestore.Client
+	layout     layout.Layout
+	ttl        time.Duration
+	defaults   int
+	autoCreate bool
+	now        func() time.Time
+
+	group   singleflight.Group
+	mu      sync.Mutex
+	entries map[string]cached
+}
+
+type cached struct {
+	n       int
+	expires time.Time
+}
+
+// get returns counter id's shard count, reading the parent (and creating it,
+// when allowed) at most once per ttl and instance.
+func (s *shardCounts) get(ctx context.Context, id string) (int, error) {
+	s.mu.Lock()
+	e, ok := s.entries[id]
+	s.mu.Unlock()
+	if ok && s.now().Before(e.expires) {
+		return e.n, nil
+	}
+	v, err, _ := s.group.Do(id, func() (any, error) {
+		n, err := s.load(context.WithoutCancel(ctx), id)
+		if err != nil {
+			return 0, err
+		}
+		s.put(id, n)
+		return n, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return v.(int), nil
+}
+
+func (s *shardCounts) put(id string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.entries) >= maxCached {
+		now := s.now()
+		for k, e := range s.entries {
+			if now.After(e.expires) || len(s.entries) >= maxCached {
+				delete(s.entries, k)
+			}
+		}
+	}
+	s.entries[id] = cached{n: n, expires: s.now().Add(s.ttl)}
+}
+
+// load reads num_shards from the parent. A parent without it (one the rollup
+// created before anything else) uses the default. A missing parent is
+// created with the default when auto-create is on.
+func (s *shardCounts) load(ctx context.Context, id string) (int, error) {
+	ref := s.layout.Counter(s.client, id)
+	for attempt := 0; attempt < 2; attempt++ {
+		snap, err := ref.Get(ctx)
+		if err == nil {
+			return numShards(snap, s.defaults)
+		}
+		if status.Code(err) != codes.NotFound {
+			return 0, fmt.Errorf("increment: read counter %s: %w", id, err)
+		}
+		if !s.autoCreate {
+			return 0, errorf(http.StatusNotFound, "counter %q does not exist", id)
+		}
+		_, err = ref.Create(ctx, map[string]any{layout.FieldNumShards: int64(s.defaults), layout.FieldTotal: int64(0)})
+		if err == nil {
+			return s.defaults, nil
+		}
+		if status.Code(err) != codes.AlreadyExists {
+			return 0, fmt.Errorf("increment: create counter %s: %w", id, err)
+		}
+		// Created meanwhile by someone else: read what they wrote.
+	}
+	return 0, fmt.Errorf("increment: counter %s was deleted while being created", id)
+}
+
+// numShards reads a positive num_shards, or def when the field is absent.
+func numShards(snap *firestore.DocumentSnapshot, def int) (int, error) {
+	v, ok := snap.Data()[layout.FieldNumShards]
+	if !ok || v == nil {
+		return def, nil
+	}
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case float64:
+		n = int64(x)
+		if float64(n) != x {
+			n = 0
+		}
+	}
+	if n < 1 || n > layout.MaxShards {
+		return 0, fmt.Errorf("increment: counter %s: %s is %v, want an integer in [1, %s]",
+			snap.Ref.ID, layout.FieldNumShards, v, strconv.Itoa(layout.MaxShards))
+	}
+	return int(n), nil
+}

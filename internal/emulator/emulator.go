@@ -1,0 +1,174 @@
+// Package emulator runs the Cloud Firestore emulator from the Google Cloud CLI
+// as a child process in its own process group, and stops all of it again.
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options configures Start. The zero value starts a plain emulator on a free
+// loopback port.
+type Options struct {
+	Paths             Paths     // from Locate; found automatically when empty
+	Host              string    // address to bind; default 127.0.0.1
+	Port              int       // 0 picks a free port
+	FunctionsEmulator string    // host:port that receives trigger events
+	ImportData        string    // export metadata file to load on start
+	ExportOnExit      string    // folder to export to on a graceful stop
+	Rules             string    // security rules file
+	Output            io.Writer // the emulator's stdout and stderr; nil discards
+	StartTimeout      time.Duration
+}
+
+// Emulator is a running emulator.
+type Emulator struct {
+	cmd  *exec.Cmd
+	host string
+	done chan struct{}
+	err  error // set before done closes
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start runs the emulator and returns once it answers HTTP. ctx bounds only
+// the start; Stop ends the process.
+func Start(ctx context.Context, o Options) (*Emulator, error) {
+	if o.Paths.Jar == "" {
+		p, err := Locate("", "")
+		if err != nil {
+			return nil, err
+		}
+		o.Paths = p
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Port == 0 {
+		port, err := FreePort(o.Host)
+		if err != nil {
+			return nil, err
+		}
+		o.Port = port
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 90 * time.Second
+	}
+	args := []string{"-Duser.language=en", "-cp", o.Paths.Jar, mainName, "start",
+		"--host", o.Host, "--port", strconv.Itoa(o.Port)}
+	if o.FunctionsEmulator != "" {
+		args = append(args, "--functions_emulator", o.FunctionsEmulator)
+	}
+	if o.ImportData != "" {
+		args = append(args, "--import-data", o.ImportData)
+	}
+	if o.ExportOnExit != "" {
+		args = append(args, "--export-on-exit", o.ExportOnExit)
+	}
+	if o.Rules != "" {
+		args = append(args, "--rules", o.Rules)
+	}
+	cmd := exec.Command(o.Paths.Java, args...)
+	cmd.Stdout, cmd.Stderr = o.Output, o.Output
+	// Own process group, so a terminal's Ctrl-C reaches us and we stop the
+	// JVM in order; and killed with us if we die without stopping it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("emulator: start %s: %w", o.Paths.Java, err)
+	}
+	e := &Emulator{cmd: cmd, host: net.JoinHostPort(o.Host, strconv.Itoa(o.Port)), done: make(chan struct{})}
+	go func() {
+		e.err = cmd.Wait()
+		close(e.done)
+	}()
+	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
+	defer cancel()
+	if err := e.waitReady(ctx); err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+// waitReady polls the emulator's root, which answers "Ok" once it serves.
+func (e *Emulator) waitReady(ctx context.Context) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := client.Get("http://" + e.host + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-e.done:
+			return fmt.Errorf("%w: %v", errExited, e.err)
+		case <-ctx.Done():
+			return fmt.Errorf("emulator: not ready at %s: %w", e.host, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Host is the emulator's host:port, the value for FIRESTORE_EMULATOR_HOST.
+func (e *Emulator) Host() string { return e.host }
+
+// PID is the JVM's process id, which is also its process group id.
+func (e *Emulator) PID() int { return e.cmd.Process.Pid }
+
+// Done is closed when the emulator process has exited, for any reason.
+func (e *Emulator) Done() <-chan struct{} { return e.done }
+
+// Err is how the process exited; valid once Done is closed.
+func (e *Emulator) Err() error {
+	<-e.done
+	return e.err
+}
+
+// Stop asks the emulator's process group to terminate, which lets it export
+// its data, and kills the group if it has not exited within 30 seconds.
+// It is safe to call more than once.
+func (e *Emulator) Stop() error {
+	e.stopOnce.Do(func() {
+		pgid := e.cmd.Process.Pid
+		select {
+		case <-e.done:
+			return
+		default:
+		}
+		if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			e.stopErr = fmt.Errorf("emulator: stop %d: %w", pgid, err)
+		}
+		select {
+		case <-e.done:
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-e.done
+			e.stopErr = fmt.Errorf("emulator: killed process group %d after 30s", pgid)
+		}
+	})
+	return e.stopErr
+}
+
+// FreePort asks the kernel for a port on host that is free now.
+func FreePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("emulator: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,103 @@
+// Package emulatortest gives tests a real Firestore emulator: Main starts one
+// per test binary (or reuses FIRESTORE_EMULATOR_HOST), Client connects to it,
+// and ID names counters so that tests never share data.
+package emulatortest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"syscall"
+	"testing"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/emulator"
+)
+
+// Project is the project id tests use; "demo-" ids never reach a real project.
+const Project = "demo-tally-test"
+
+// Main runs the package's tests against an emulator and exits. It starts one
+// unless FIRESTORE_EMULATOR_HOST is set, and stops it after the tests, on
+// SIGINT or SIGTERM, and (by the kernel) if the test binary dies. If no
+// emulator can be started every test fails: none is skipped.
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if os.Getenv("FIRESTORE_EMULATOR_HOST") != "" {
+		return m.Run()
+	}
+	e, err := Start(emulator.Options{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+		return 1
+	}
+	defer e.Stop()
+	os.Setenv("FIRESTORE_EMULATOR_HOST", e.Host())
+	return m.Run()
+}
+
+// Start starts an emulator for tests with its output on stderr when
+// TALLY_EMULATOR_LOG is set, and stops it on SIGINT or SIGTERM.
+func Start(o emulator.Options) (*emulator.Emulator, error) {
+	paths, err := emulator.Locate(os.Getenv("TALLY_FIRESTORE_EMULATOR"), os.Getenv("JAVA"))
+	if err != nil {
+		return nil, err
+	}
+	o.Paths = paths
+	if os.Getenv("TALLY_EMULATOR_LOG") != "" {
+		o.Output = os.Stderr
+	}
+	e, err := emulator.Start(context.Background(), o)
+	if err != nil {
+		return nil, err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sig:
+			e.Stop()
+			fmt.Fprintf(os.Stderr, "emulatortest: %v: stopped the emulator\n", s)
+			os.Exit(2)
+		case <-e.Done():
+			signal.Stop(sig)
+		}
+	}()
+	return e, nil
+}
+
+// Client returns a client for the emulator in FIRESTORE_EMULATOR_HOST, closed
+// when the test ends.
+func Client(t testing.TB) *firestore.Client {
+	t.Helper()
+	if os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
+		t.Fatal("emulatortest: FIRESTORE_EMULATOR_HOST is not set; call emulatortest.Main from TestMain")
+	}
+	c, err := firestore.NewClient(context.Background(), Project)
+	if err != nil {
+		t.Fatalf("emulatortest: client: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var unsafe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// ID returns a counter id no other test or run uses.
+func ID(t testing.TB) string {
+	var b [4]byte
+	rand.Read(b[:])
+	name := unsafe.ReplaceAllString(t.Name(), "_")
+	if len(name) > 80 {
+		name = name[len(name)-80:]
+	}
+	return name + "-" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,148 @@
+package rollup
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/layout"
+)
+
+// Applier folds shard changes into their counter's total, exactly once.
+type Applier struct {
+	client *firestore.Client
+	layout layout.Layout
+}
+
+// NewApplier returns an Applier writing through client.
+func NewApplier(client *firestore.Client, l layout.Layout) *Applier {
+	return &Applier{client: client, layout: l}
+}
+
+// Result says what one Apply did.
+type Result struct {
+	Delta    int64 // added to total
+	Applied  int   // changes that were the next link of their shard's history
+	Skipped  int   // duplicates and changes already covered
+	Repaired int   // shards read to close a gap in their history
+}
+
+// Apply commits changes, all for counter, in one transaction on the parent.
+// For each shard the parent records the version and count that total already
+// holds. A change that starts from that version is applied; one at or before
+// it is skipped; one after a gap makes Apply read the shard and apply what
+// total lacks, which covers the missing changes too. An error means nothing
+// was committed and the whole batch may be retried.
+func (a *Applier) Apply(ctx context.Context, counter string, changes []Change) (Result, error) {
+	for _, c := range changes {
+		if c.Counter != counter {
+			return Result{}, fmt.Errorf("rollup: apply %s: change for counter %s in batch", counter, c.Counter)
+		}
+	}
+	changes = slices.Clone(changes)
+	slices.SortStableFunc(changes, func(x, y Change) int {
+		return cmp.Or(cmp.Compare(x.Shard, y.Shard), x.version().Compare(y.version()))
+	})
+	parent := a.layout.Counter(a.client, counter)
+	var res Result
+	err := a.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		snap, err := tx.Get(parent)
+		if err != nil && status.Code(err) != codes.NotFound {
+			return err
+		}
+		st, err := readParent(snap)
+		if err != nil {
+			return err
+		}
+		res = Result{}
+		touched := map[int]bool{}
+		for _, c := range changes {
+			if err := a.step(ctx, &st, &res, touched, c); err != nil {
+				return err
+			}
+		}
+		if len(touched) == 0 {
+			return nil
+		}
+		data, paths := st.fields(touched)
+		return tx.Set(parent, data, firestore.Merge(paths...))
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("rollup: apply %d changes to %s: %w", len(changes), counter, err)
+	}
+	return res, nil
+}
+
+// step folds one change into st.
+func (a *Applier) step(ctx context.Context, st *parentState, res *Result, touched map[int]bool, c Change) error {
+	cur, known := st.Shards[c.Shard]
+	if known && !c.version().After(cur.Version) {
+		res.Skipped++
+		return nil
+	}
+	var next applied
+	switch {
+	case c.Before.Exists && known && !cur.Deleted && c.Before.Version.Equal(cur.Version),
+		!c.Before.Exists && (!known || cur.Deleted):
+		next = applied{Version: c.version(), Count: c.After.Count, Deleted: !c.After.Exists}
+		res.Applied++
+	default:
+		var err error
+		if next, err = a.repair(ctx, c); err != nil {
+			return err
+		}
+		res.Repaired++
+	}
+	if next.Deleted {
+		next.Count = 0
+	}
+	delta := next.counted() - cur.counted()
+	st.Total += delta
+	res.Delta += delta
+	st.Shards[c.Shard] = next
+	touched[c.Shard] = true
+	return nil
+}
+
+// repair reads the shard now, outside the transaction so as not to hold the
+// shard against increments. Whatever the read returns is at or past c, so
+// recording it covers c and every change before it.
+func (a *Applier) repair(ctx context.Context, c Change) (applied, error) {
+	snap, err := a.layout.Shard(a.client, c.Counter, c.Shard).Get(ctx)
+	if status.Code(err) == codes.NotFound {
+		// Deleted after c: at the earliest one step past c's version.
+		v := c.version()
+		if c.After.Exists {
+			v = v.Add(tombstoneGap)
+		}
+		return applied{Version: v, Deleted: true}, nil
+	}
+	if err != nil {
+		return applied{}, fmt.Errorf("read shard %d: %w", c.Shard, err)
+	}
+	if snap.UpdateTime.Before(c.version()) {
+		return applied{}, fmt.Errorf("read shard %d at %s, older than its event at %s", c.Shard, snap.UpdateTime, c.version())
+	}
+	n, err := countOf(snap, a.layout.ShardField)
+	if err != nil {
+		return applied{}, err
+	}
+	return applied{Version: snap.UpdateTime, Count: n}, nil
+}
+
+func countOf(snap *firestore.DocumentSnapshot, field string) (int64, error) {
+	v := snap.Data()[field]
+	if v == nil {
+		return 0, nil // an absent field counts as 0
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("shard %s: field %s is %T, not an integer", snap.Ref.Path, field, v)
+	}
+	return n, nil
+}

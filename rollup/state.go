@@ -1,0 +1,92 @@
+package rollup
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/layout"
+)
+
+// Bookkeeping kept on the parent beside total, under rollup.shards.{n}: the
+// last version of each shard that total reflects, and its count then.
+const (
+	fieldShards  = "shards"
+	fieldVersion = "version"
+	fieldCount   = "count"
+	fieldDeleted = "deleted"
+)
+
+// applied is what total already holds of one shard.
+type applied struct {
+	Version time.Time
+	Count   int64 // 0 when Deleted
+	Deleted bool  // the shard was deleted at Version
+}
+
+// counted is the shard's contribution to total.
+func (a applied) counted() int64 {
+	if a.Deleted {
+		return 0
+	}
+	return a.Count
+}
+
+// parentState is the rollup's view of counters/{id}.
+type parentState struct {
+	Total  int64
+	Shards map[int]applied
+}
+
+// readParent parses the parent document; a missing parent is an empty state.
+func readParent(snap *firestore.DocumentSnapshot) (parentState, error) {
+	st := parentState{Shards: map[int]applied{}}
+	if snap == nil || !snap.Exists() {
+		return st, nil
+	}
+	data := snap.Data()
+	if v, ok := data[layout.FieldTotal]; ok && v != nil {
+		n, ok := v.(int64)
+		if !ok {
+			return st, fmt.Errorf("field %s is %T, not an integer", layout.FieldTotal, v)
+		}
+		st.Total = n
+	}
+	bk, _ := data[layout.FieldRollup].(map[string]any)
+	shards, _ := bk[fieldShards].(map[string]any)
+	for key, raw := range shards {
+		n, err := strconv.Atoi(key)
+		m, ok := raw.(map[string]any)
+		if err != nil || !ok {
+			return st, fmt.Errorf("bookkeeping entry %s.%s.%q is malformed", layout.FieldRollup, fieldShards, key)
+		}
+		var a applied
+		a.Version, _ = m[fieldVersion].(time.Time)
+		a.Count, _ = m[fieldCount].(int64)
+		a.Deleted, _ = m[fieldDeleted].(bool)
+		if a.Version.IsZero() {
+			return st, fmt.Errorf("bookkeeping entry %s.%s.%q has no version", layout.FieldRollup, fieldShards, key)
+		}
+		st.Shards[n] = a
+	}
+	return st, nil
+}
+
+// fields is the merge-set that records total and the given shards' state.
+func (st parentState) fields(shards map[int]bool) (map[string]any, []firestore.FieldPath) {
+	entries := make(map[string]any, len(shards))
+	paths := []firestore.FieldPath{{layout.FieldTotal}}
+	for n := range shards {
+		a := st.Shards[n]
+		key := strconv.Itoa(n)
+		entries[key] = map[string]any{fieldVersion: a.Version, fieldCount: a.Count, fieldDeleted: a.Deleted}
+		paths = append(paths, firestore.FieldPath{layout.FieldRollup, fieldShards, key})
+	}
+	data := map[string]any{
+		layout.FieldTotal:  st.Total,
+		layout.FieldRollup: map[string]any{fieldShards: entries},
+	}
+	return data, paths
+}
