@@ -2,7 +2,7 @@ package increment
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -16,8 +16,10 @@ import (
 	"github.com/tallycounters/tally/layout"
 )
 
-// maxCached bounds the cache; past it, expired entries are dropped, then any.
-const maxCached = 10000
+const (
+	maxCached   = 10000            // past it, expired entries are dropped, then any
+	loadTimeout = 10 * time.Second // bound on one read (and create) of a parent
+)
 
 // shardCounts caches each counter's num_shards for a short time, so that a
 // busy counter costs one shard write per increment and no read.
@@ -48,18 +50,27 @@ func (s *shardCounts) get(ctx context.Context, id string) (int, error) {
 	if ok && s.now().Before(e.expires) {
 		return e.n, nil
 	}
-	v, err, _ := s.group.Do(id, func() (any, error) {
-		n, err := s.load(context.WithoutCancel(ctx), id)
+	// Concurrent misses share one load. It outlives any one caller, so it
+	// runs on its own bounded context, and each caller waits on its own.
+	ch := s.group.DoChan(id, func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
+		defer cancel()
+		n, err := s.load(lctx, id)
 		if err != nil {
 			return 0, err
 		}
 		s.put(id, n)
 		return n, nil
 	})
-	if err != nil {
-		return 0, err
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return 0, r.Err
+		}
+		return r.Val.(int), nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("increment: read counter %s: %w", id, ctx.Err())
 	}
-	return v.(int), nil
 }
 
 func (s *shardCounts) put(id string, n int) {

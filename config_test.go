@@ -1,0 +1,57 @@
+package tally
+
+import (
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestConfigFromEnv(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   map[string]string
+		check func(Config) bool
+		bad   bool
+	}{
+		{name: "defaults", env: nil, check: func(c Config) bool {
+			return c.Database == "(default)" && c.Layout.Collection == "counters" && c.Layout.ShardField == "count" &&
+				c.DefaultShards == 10 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
+				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == ""
+		}},
+		{name: "all set", env: map[string]string{
+			EnvProject: "p", EnvDatabase: "db2", EnvCollection: "tallies", EnvShardField: "Count",
+			EnvDefaultShards: "4", EnvAutoCreate: "false", EnvMaxStep: "5", EnvCORSOrigins: " https://a.example, https://b.example ,",
+			EnvCacheTTL: "2s", EnvLogLevel: "debug",
+		}, check: func(c Config) bool {
+			return c.Project == "p" && c.Database == "db2" && c.Layout.Collection == "tallies" && c.Layout.ShardField == "Count" &&
+				c.DefaultShards == 4 && !c.AutoCreate && c.MaxStep == 5 &&
+				slices.Equal(c.CORSOrigins, []string{"https://a.example", "https://b.example"}) &&
+				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug
+		}},
+		{name: "shards zero", env: map[string]string{EnvDefaultShards: "0"}, bad: true},
+		{name: "shards not a number", env: map[string]string{EnvDefaultShards: "ten"}, bad: true},
+		{name: "shards too many", env: map[string]string{EnvDefaultShards: "10001"}, bad: true},
+		{name: "auto-create", env: map[string]string{EnvAutoCreate: "maybe"}, bad: true},
+		{name: "max step", env: map[string]string{EnvMaxStep: "-1"}, bad: true},
+		{name: "ttl", env: map[string]string{EnvCacheTTL: "10"}, bad: true},
+		{name: "ttl negative", env: map[string]string{EnvCacheTTL: "-1s"}, bad: true},
+		{name: "log level", env: map[string]string{EnvLogLevel: "loud"}, bad: true},
+		{name: "collection with slash", env: map[string]string{EnvCollection: "a/b"}, bad: true},
+		{name: "field with dot", env: map[string]string{EnvShardField: "a.b"}, bad: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ConfigFromEnv(func(k string) string { return tc.env[k] })
+			if tc.bad {
+				if err == nil {
+					t.Errorf("ConfigFromEnv(%v) = %+v, want an error", tc.env, cfg)
+				}
+				return
+			}
+			if err != nil || !tc.check(cfg) {
+				t.Errorf("ConfigFromEnv(%v) = %+v, %v", tc.env, cfg, err)
+			}
+		})
+	}
+}

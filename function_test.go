@@ -1,0 +1,148 @@
+package tally
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/layout"
+)
+
+// base is where the functions framework serves the registered functions.
+var base string
+
+func TestMain(m *testing.M) {
+	os.Setenv(EnvProject, emulatortest.Project)
+	port, err := emulator.FreePort("127.0.0.1")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	base = "http://127.0.0.1:" + strconv.Itoa(port)
+	go func() {
+		if err := funcframework.StartHostPort("127.0.0.1", strconv.Itoa(port)); err != nil {
+			fmt.Fprintln(os.Stderr, "functions framework:", err)
+			os.Exit(1)
+		}
+	}()
+	emulatortest.Main(m)
+}
+
+func post(t *testing.T, req *http.Request) *http.Response {
+	t.Helper()
+	for i := 0; ; i++ { // the framework may still be starting
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			return resp
+		}
+		if i == 50 {
+			t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestFunctions sends increments through the registered Increment function,
+// then, for each write, the event Eventarc would send (binary mode,
+// application/protobuf), shuffled and redelivered, to the registered Rollup.
+func TestFunctions(t *testing.T) {
+	ctx := context.Background()
+	client := emulatortest.Client(t)
+	id := emulatortest.ID(t)
+	l := layout.Default()
+
+	type shardState struct {
+		count int64
+		doc   *eventarc.Doc
+	}
+	last := map[int]*shardState{}
+	var events []event.Event
+	var want int64
+	for i := 0; i < 30; i++ {
+		by := int64(rand.IntN(9) - 3)
+		if by == 0 {
+			by = 1
+		}
+		body := fmt.Sprintf(`{"counter":%q,"by":%d}`, id, by)
+		req, _ := http.NewRequest(http.MethodPost, base+"/Increment", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp := post(t, req)
+		var got struct {
+			Shard int
+			By    int64
+		}
+		json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || got.By != by {
+			t.Fatalf("Increment: %d %+v", resp.StatusCode, got)
+		}
+		want += by
+		// Read back the shard to learn the version this write produced.
+		snap, err := l.Shard(client, id, got.Shard).Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := fmt.Sprintf("counters/%s/shards/%d", id, got.Shard)
+		st := last[got.Shard]
+		if st == nil {
+			st = &shardState{}
+			last[got.Shard] = st
+		}
+		st.count += by
+		after := eventarc.IntDoc(path, l.ShardField, st.count, snap.UpdateTime)
+		events = append(events, eventarc.Written(emulatortest.Project, "(default)", st.doc, after))
+		st.doc = after
+	}
+	events = append(events, events...)
+	rand.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
+	for _, e := range events {
+		req, err := eventarc.Request(ctx, base+"/Rollup", e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := post(t, req)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("Rollup answered %d", resp.StatusCode)
+		}
+	}
+	if got := total(t, client, id); got != want {
+		t.Errorf("total = %d, want %d", got, want)
+	}
+
+	// A malformed event is acknowledged and writes nothing.
+	other := emulatortest.ID(t)
+	bad := eventarc.Written(emulatortest.Project, "(default)", nil,
+		&eventarc.Doc{Path: "counters/" + other + "/shards/01", Updated: time.Now()})
+	req, _ := eventarc.Request(ctx, base+"/Rollup", bad)
+	if resp := post(t, req); resp.StatusCode/100 != 2 {
+		t.Errorf("malformed event answered %d; it would be retried forever", resp.StatusCode)
+	}
+	if snap, _ := l.Counter(client, other).Get(ctx); snap.Exists() {
+		t.Error("malformed event wrote a counter")
+	}
+}
+
+func total(t *testing.T, c *firestore.Client, id string) int64 {
+	t.Helper()
+	snap, err := layout.Default().Counter(c, id).Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := snap.Data()[layout.FieldTotal].(int64)
+	return n
+}

@@ -1,0 +1,265 @@
+package increment
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
+)
+
+func newHandler(t *testing.T, cfg Config) (*Handler, *firestore.Client) {
+	t.Helper()
+	c := emulatortest.Client(t)
+	cfg.Layout = layout.Default()
+	return New(c, cfg), c
+}
+
+func serve(h http.Handler, method, target, body string, header map[string]string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// shards reads every shard of counter id.
+func shards(t *testing.T, c *firestore.Client, id string) map[string]int64 {
+	t.Helper()
+	docs, err := layout.Default().Shards(c, id).Documents(context.Background()).GetAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, d := range docs {
+		got[d.Ref.ID], _ = d.Data()[layout.DefaultShardField].(int64)
+	}
+	return got
+}
+
+func exists(t *testing.T, c *firestore.Client, id string) bool {
+	t.Helper()
+	snap, err := layout.Default().Counter(c, id).Get(context.Background())
+	if err != nil && snap == nil {
+		t.Fatal(err)
+	}
+	return snap.Exists()
+}
+
+func TestIncrementCreatesAndGrowsShards(t *testing.T) {
+	h, c := newHandler(t, Config{AutoCreate: true})
+	id := emulatortest.ID(t)
+	var want int64
+	for i := 1; i <= 40; i++ {
+		by := int64(i%7 - 2)
+		if by == 0 {
+			by = 1
+		}
+		want += by
+		w := serve(h, http.MethodPost, "/", `{"counter":"`+id+`","by":`+jsonInt(by)+`}`, nil)
+		if w.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+		var resp Response
+		if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Counter != id || resp.By != by || resp.Shard < 0 || resp.Shard >= DefaultShards {
+			t.Fatalf("response %+v", resp)
+		}
+	}
+	var sum int64
+	got := shards(t, c, id)
+	for _, n := range got {
+		sum += n
+	}
+	if sum != want {
+		t.Errorf("shards sum to %d, want %d (%v)", sum, want, got)
+	}
+	if len(got) < 2 {
+		t.Errorf("40 increments landed on %d shard(s)", len(got))
+	}
+	snap, err := layout.Default().Counter(c, id).Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := snap.DataAt(layout.FieldNumShards); n != int64(DefaultShards) {
+		t.Errorf("num_shards = %v, want %d", n, DefaultShards)
+	}
+}
+
+func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestIncrementQueryForm(t *testing.T) {
+	h, c := newHandler(t, Config{AutoCreate: true})
+	id := emulatortest.ID(t)
+	w := serve(h, http.MethodPost, "/?counter="+id+"&by=5", "", nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	var sum int64
+	for _, n := range shards(t, c, id) {
+		sum += n
+	}
+	if sum != 5 {
+		t.Errorf("shards sum to %d, want 5", sum)
+	}
+}
+
+func TestIncrementUsesNumShards(t *testing.T) {
+	h, c := newHandler(t, Config{AutoCreate: true})
+	id := emulatortest.ID(t)
+	if _, err := layout.Default().Counter(c, id).Set(context.Background(), map[string]any{layout.FieldNumShards: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30; i++ {
+		if w := serve(h, http.MethodPost, "/?counter="+id, "", nil); w.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+	for shard := range shards(t, c, id) {
+		if shard != "0" && shard != "1" && shard != "2" {
+			t.Errorf("wrote shard %s of a 3-shard counter", shard)
+		}
+	}
+}
+
+// TestIncrementCachesNumShards shows that num_shards is read once per expiry,
+// not per request: a change is seen only after the cache expires.
+func TestIncrementCachesNumShards(t *testing.T) {
+	h, c := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour})
+	now := time.Now()
+	h.shards.now = func() time.Time { return now }
+	id := emulatortest.ID(t)
+	serve(h, http.MethodPost, "/?counter="+id, "", nil)
+	if _, err := layout.Default().Counter(c, id).Update(context.Background(), []firestore.Update{{Path: layout.FieldNumShards, Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for i := 0; i < 50; i++ {
+		var resp Response
+		json.Unmarshal(serve(h, http.MethodPost, "/?counter="+id, "", nil).Body.Bytes(), &resp)
+		seen[resp.Shard] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("within the expiry, 50 increments used shards %v; the cached 10 shards should spread them", seen)
+	}
+	now = now.Add(2 * time.Hour)
+	for i := 0; i < 20; i++ {
+		var resp Response
+		json.Unmarshal(serve(h, http.MethodPost, "/?counter="+id, "", nil).Body.Bytes(), &resp)
+		if resp.Shard != 0 {
+			t.Fatalf("after expiry, used shard %d of a 1-shard counter", resp.Shard)
+		}
+	}
+}
+
+func TestIncrementNoAutoCreate(t *testing.T) {
+	h, c := newHandler(t, Config{AutoCreate: false})
+	id := emulatortest.ID(t)
+	w := serve(h, http.MethodPost, "/", `{"counter":"`+id+`"}`, nil)
+	checkError(t, w, http.StatusNotFound)
+	if exists(t, c, id) || len(shards(t, c, id)) > 0 {
+		t.Error("a 404 wrote to Firestore")
+	}
+}
+
+// TestIncrementBadRequestsWriteNothing sends each kind of bad request for one
+// counter id and checks that neither the parent nor a shard appeared.
+func TestIncrementBadRequestsWriteNothing(t *testing.T) {
+	h, c := newHandler(t, Config{AutoCreate: true})
+	id := emulatortest.ID(t)
+	bad := []struct {
+		method, target, body string
+		header               map[string]string
+		status               int
+	}{
+		{http.MethodGet, "/?counter=" + id, "", nil, 405},
+		{http.MethodPut, "/", `{"counter":"` + id + `"}`, nil, 405},
+		{http.MethodPost, "/", `{"counter":"` + id + `","by":1001}`, nil, 400},
+		{http.MethodPost, "/", `{"counter":"` + id + `","by":0}`, nil, 400},
+		{http.MethodPost, "/", `{"counter":"` + id + `","by":2.5}`, nil, 400},
+		{http.MethodPost, "/", `{"counter":"` + id + `/shards/1"}`, nil, 400},
+		{http.MethodPost, "/", `{"counter":"` + id + `"`, nil, 400},
+		{http.MethodPost, "/", `{"counter":"` + id + `"}`, map[string]string{"Content-Type": "text/plain"}, 415},
+		{http.MethodPost, "/", `{"counter":"` + id + `","pad":"` + strings.Repeat("x", 5000) + `"}`, nil, 413},
+		{http.MethodOptions, "/?counter=" + id, "", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}, 403},
+	}
+	for _, b := range bad {
+		w := serve(h, b.method, b.target, b.body, b.header)
+		checkError(t, w, b.status)
+	}
+	if exists(t, c, id) || len(shards(t, c, id)) > 0 {
+		t.Error("a rejected request wrote to Firestore")
+	}
+}
+
+func checkError(t *testing.T, w *httptest.ResponseRecorder, status int) {
+	t.Helper()
+	if w.Code != status {
+		t.Errorf("status %d, want %d: %s", w.Code, status, w.Body)
+		return
+	}
+	var body struct{ Error string }
+	if !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") || json.Unmarshal(w.Body.Bytes(), &body) != nil || body.Error == "" {
+		t.Errorf("status %d body %q is not JSON {\"error\": ...}", w.Code, w.Body)
+	}
+}
+
+func TestIncrementCORS(t *testing.T) {
+	h, _ := newHandler(t, Config{AutoCreate: true, CORSOrigins: []string{"https://app.example"}})
+	pre := map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
+	w := serve(h, http.MethodOptions, "/", "", pre)
+	if w.Code != http.StatusNoContent || w.Header().Get("Access-Control-Allow-Origin") != "https://app.example" ||
+		!strings.Contains(w.Header().Get("Access-Control-Allow-Methods"), "POST") {
+		t.Errorf("preflight: %d %v", w.Code, w.Header())
+	}
+	w = serve(h, http.MethodPost, "/?counter="+emulatortest.ID(t), "", map[string]string{"Origin": "https://app.example"})
+	if w.Code != http.StatusOK || w.Header().Get("Access-Control-Allow-Origin") != "https://app.example" {
+		t.Errorf("POST from allowed origin: %d %v", w.Code, w.Header())
+	}
+	w = serve(h, http.MethodPost, "/?counter="+emulatortest.ID(t), "", map[string]string{"Origin": "https://other.example"})
+	if w.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("POST from another origin got CORS headers: %v", w.Header())
+	}
+}
+
+// TestIncrementFirestoreDown points the handler at an address where nothing
+// listens: the client sees 503 with no internal detail.
+func TestIncrementFirestoreDown(t *testing.T) {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	t.Setenv("FIRESTORE_EMULATOR_HOST", dead)
+	c, err := firestore.NewClient(context.Background(), emulatortest.Project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h := New(c, Config{Layout: layout.Default(), AutoCreate: true})
+	r := httptest.NewRequest(http.MethodPost, "/?counter=x", nil)
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r.WithContext(ctx))
+	checkError(t, w, http.StatusServiceUnavailable)
+	if strings.Contains(w.Body.String(), dead) || strings.Contains(w.Body.String(), "rpc") {
+		t.Errorf("error body leaks internals: %s", w.Body)
+	}
+}

@@ -1,0 +1,9 @@
+package increment
+
+import (
+	"testing"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+)
+
+func TestMain(m *testing.M) { emulatortest.Main(m) }

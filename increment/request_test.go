@@ -1,0 +1,76 @@
+package increment
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestParseRequest(t *testing.T) {
+	long := strings.Repeat("a", 129)
+	tests := []struct {
+		name, query, ctype, body string
+		want                     Request
+		status                   int // 0: valid
+	}{
+		{name: "json", ctype: "application/json", body: `{"counter":"likes","by":3}`, want: Request{"likes", 3}},
+		{name: "json charset", ctype: "application/json; charset=utf-8", body: `{"counter":"likes"}`, want: Request{"likes", 1}},
+		{name: "by defaults to 1", ctype: "application/json", body: `{"counter":"a.b-c_D9"}`, want: Request{"a.b-c_D9", 1}},
+		{name: "by null is 1", ctype: "application/json", body: `{"counter":"x","by":null}`, want: Request{"x", 1}},
+		{name: "negative", ctype: "application/json", body: `{"counter":"x","by":-1000}`, want: Request{"x", -1000}},
+		{name: "query", query: "counter=likes&by=-2", want: Request{"likes", -2}},
+		{name: "query default by", query: "counter=likes", want: Request{"likes", 1}},
+		{name: "128 bytes", query: "counter=" + long[:128], want: Request{long[:128], 1}},
+
+		{name: "by too big", ctype: "application/json", body: `{"counter":"x","by":1001}`, status: 400},
+		{name: "by too small", query: "counter=x&by=-1001", status: 400},
+		{name: "by zero", query: "counter=x&by=0", status: 400},
+		{name: "by float", ctype: "application/json", body: `{"counter":"x","by":1.5}`, status: 400},
+		{name: "by string", ctype: "application/json", body: `{"counter":"x","by":"2"}`, status: 400},
+		{name: "by overflow", query: "counter=x&by=99999999999999999999", status: 400},
+		{name: "query by not a number", query: "counter=x&by=two", status: 400},
+		{name: "no counter", ctype: "application/json", body: `{"by":1}`, status: 400},
+		{name: "empty request", status: 400},
+		{name: "counter too long", query: "counter=" + long, status: 400},
+		{name: "slash", query: "counter=a/b", status: 400},
+		{name: "dot", query: "counter=.", status: 400},
+		{name: "dotdot", query: "counter=..", status: 400},
+		{name: "reserved", query: "counter=__x__", status: 400},
+		{name: "space", query: "counter=a+b", status: 400},
+		{name: "unicode", query: "counter=caf%C3%A9", status: 400},
+		{name: "counter not a string", ctype: "application/json", body: `{"counter":5}`, status: 400},
+		{name: "unknown field", ctype: "application/json", body: `{"counter":"x","step":2}`, status: 400},
+		{name: "not json", ctype: "application/json", body: `counter=x`, status: 400},
+		{name: "two values", ctype: "application/json", body: `{"counter":"x"}{"counter":"y"}`, status: 400},
+		{name: "truncated", ctype: "application/json", body: `{"counter":"x"`, status: 400},
+		{name: "body and query", query: "counter=y", ctype: "application/json", body: `{"counter":"x"}`, status: 400},
+		{name: "form body", ctype: "application/x-www-form-urlencoded", body: `counter=x`, status: 415},
+		{name: "no content type", body: `{"counter":"x"}`, status: 415},
+		{name: "too large", ctype: "application/json", body: `{"counter":"` + strings.Repeat("x", maxBody) + `"}`, status: 413},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/?"+tc.query, strings.NewReader(tc.body))
+			if tc.ctype != "" {
+				r.Header.Set("Content-Type", tc.ctype)
+			}
+			req, err := parseRequest(httptest.NewRecorder(), r)
+			if err == nil {
+				err = req.validate(DefaultMaxStep)
+			}
+			if tc.status == 0 {
+				if err != nil {
+					t.Fatalf("error %v, want %+v", err, tc.want)
+				}
+				if req != tc.want {
+					t.Errorf("got %+v, want %+v", req, tc.want)
+				}
+				return
+			}
+			if got, _ := statusOf(err); err == nil || got != tc.status {
+				t.Errorf("got %+v, %v (status %d); want status %d", req, err, got, tc.status)
+			}
+		})
+	}
+}
