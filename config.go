@@ -10,6 +10,7 @@ import (
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup"
 )
 
 // Environment variables read by the functions; nothing else reads any.
@@ -23,7 +24,8 @@ const (
 	EnvMaxStep       = "TALLY_MAX_STEP"       // default 1000
 	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"   // comma-separated; "*" for any
 	EnvCacheTTL      = "TALLY_SHARD_CACHE_TTL"
-	EnvLogLevel      = "TALLY_LOG_LEVEL" // debug, info, warning, error
+	EnvLogLevel      = "TALLY_LOG_LEVEL"     // debug, info, warning, error
+	EnvWindow        = "TALLY_ROLLUP_WINDOW" // default 1s
 )
 
 // Config is everything the functions are configured with.
@@ -37,6 +39,7 @@ type Config struct {
 	CORSOrigins   []string
 	CacheTTL      time.Duration
 	LogLevel      slog.Level
+	Window        time.Duration
 }
 
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in
@@ -75,6 +78,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if o = strings.TrimSpace(o); o != "" {
 			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
 		}
+	}
+	if cfg.Window, err = time.ParseDuration(env(EnvWindow, rollup.DefaultWindow.String())); err != nil || cfg.Window < 0 {
+		return Config{}, fmt.Errorf("config: %s=%q is not a duration such as 1s", EnvWindow, getenv(EnvWindow))
 	}
 	if cfg.LogLevel, err = cloudlog.ParseLevel(env(EnvLogLevel, "info")); err != nil {
 		return Config{}, fmt.Errorf("config: %s: %w", EnvLogLevel, err)

@@ -17,17 +17,17 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "defaults", env: nil, check: func(c Config) bool {
 			return c.Database == "(default)" && c.Layout.Collection == "counters" && c.Layout.ShardField == "count" &&
 				c.DefaultShards == 10 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
-				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == ""
+				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Window == time.Second
 		}},
 		{name: "all set", env: map[string]string{
 			EnvProject: "p", EnvDatabase: "db2", EnvCollection: "tallies", EnvShardField: "Count",
 			EnvDefaultShards: "4", EnvAutoCreate: "false", EnvMaxStep: "5", EnvCORSOrigins: " https://a.example, https://b.example ,",
-			EnvCacheTTL: "2s", EnvLogLevel: "debug",
+			EnvCacheTTL: "2s", EnvLogLevel: "debug", EnvWindow: "250ms",
 		}, check: func(c Config) bool {
 			return c.Project == "p" && c.Database == "db2" && c.Layout.Collection == "tallies" && c.Layout.ShardField == "Count" &&
 				c.DefaultShards == 4 && !c.AutoCreate && c.MaxStep == 5 &&
 				slices.Equal(c.CORSOrigins, []string{"https://a.example", "https://b.example"}) &&
-				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug
+				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug && c.Window == 250*time.Millisecond
 		}},
 		{name: "shards zero", env: map[string]string{EnvDefaultShards: "0"}, bad: true},
 		{name: "shards not a number", env: map[string]string{EnvDefaultShards: "ten"}, bad: true},
@@ -36,6 +36,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "max step", env: map[string]string{EnvMaxStep: "-1"}, bad: true},
 		{name: "ttl", env: map[string]string{EnvCacheTTL: "10"}, bad: true},
 		{name: "ttl negative", env: map[string]string{EnvCacheTTL: "-1s"}, bad: true},
+		{name: "window", env: map[string]string{EnvWindow: "soon"}, bad: true},
 		{name: "log level", env: map[string]string{EnvLogLevel: "loud"}, bad: true},
 		{name: "collection with slash", env: map[string]string{EnvCollection: "a/b"}, bad: true},
 		{name: "field with dot", env: map[string]string{EnvShardField: "a.b"}, bad: true},

@@ -3,6 +3,7 @@ package rollup
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -13,13 +14,18 @@ import (
 // Config configures a Handler.
 type Config struct {
 	Layout layout.Layout
-	Logger *slog.Logger // nil discards logs
+	Window time.Duration // group-commit window: parent writes per counter at most one per Window
+	Logger *slog.Logger  // nil discards logs
 }
+
+// DefaultWindow keeps each parent within Firestore's sustained one write per
+// second.
+const DefaultWindow = time.Second
 
 // Handler is the Rollup function: decode the event, then apply it.
 type Handler struct {
 	decoder Decoder
-	applier *Applier
+	batcher *Batcher
 	log     *slog.Logger
 }
 
@@ -31,26 +37,24 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	}
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout},
-		applier: NewApplier(client, cfg.Layout),
+		batcher: NewBatcher(NewApplier(client, cfg.Layout), cfg.Window),
 		log:     log,
 	}
 }
 
-// Handle is the CloudEvent function. It returns an error only when the change
-// was not committed and a retry can succeed; a malformed or foreign event is
-// logged and acknowledged.
+// Handle is the CloudEvent function. It waits for the group commit that holds
+// the event's change, and returns an error only when that commit failed and a
+// retry can succeed; a malformed or foreign event is logged and acknowledged.
 func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 	c, err := h.decoder.Decode(e)
 	if err != nil {
 		h.log.Error("rollup: dropping event", "event_id", e.ID(), "type", e.Type(), "subject", e.Subject(), "error", err.Error())
 		return nil
 	}
-	res, err := h.applier.Apply(ctx, c.Counter, []Change{c})
-	if err != nil {
+	if err := h.batcher.Submit(ctx, c); err != nil {
 		h.log.Warn("rollup: will retry", "event_id", c.EventID, "counter", c.Counter, "shard", c.Shard, "error", err.Error())
 		return err
 	}
-	h.log.Debug("rollup: applied", "event_id", c.EventID, "counter", c.Counter, "shard", c.Shard,
-		"delta", res.Delta, "skipped", res.Skipped, "repaired", res.Repaired)
+	h.log.Debug("rollup: committed", "event_id", c.EventID, "counter", c.Counter, "shard", c.Shard)
 	return nil
 }

@@ -23,8 +23,7 @@ type Options struct {
 	Host              string    // address to bind; default 127.0.0.1
 	Port              int       // 0 picks a free port
 	FunctionsEmulator string    // host:port that receives trigger events
-	ImportData        string    // export metadata file to load on start
-	ExportOnExit      string    // folder to export to on a graceful stop
+	ImportData        string    // export metadata file to load on start (see LatestExport)
 	Rules             string    // security rules file
 	Output            io.Writer // the emulator's stdout and stderr; nil discards
 	StartTimeout      time.Duration
@@ -71,9 +70,6 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 	}
 	if o.ImportData != "" {
 		args = append(args, "--import-data", o.ImportData)
-	}
-	if o.ExportOnExit != "" {
-		args = append(args, "--export-on-exit", o.ExportOnExit)
 	}
 	if o.Rules != "" {
 		args = append(args, "--rules", o.Rules)
@@ -138,8 +134,7 @@ func (e *Emulator) Err() error {
 	return e.err
 }
 
-// Stop asks the emulator's process group to terminate, which lets it export
-// its data, and kills the group if it has not exited within 30 seconds.
+// Stop asks the emulator's process group to terminate and kills the group if it has not exited within 30 seconds.
 // It is safe to call more than once.
 func (e *Emulator) Stop() error {
 	e.stopOnce.Do(func() {

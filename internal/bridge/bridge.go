@@ -1,0 +1,224 @@
+// Package bridge carries the Firestore emulator's trigger events to a
+// CloudEvent function the way Eventarc does in production: the raw protobuf
+// body, every ce-* attribute, concurrent delivery, and retries with backoff
+// when the function answers with an error.
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Options configures a Bridge. Zero fields take the defaults in New.
+type Options struct {
+	Target      string        // URL of the CloudEvent function, e.g. http://127.0.0.1:8080/Rollup
+	Client      *http.Client  // default: 30s timeout
+	Logger      *slog.Logger  // nil discards
+	MaxAttempts int           // deliveries of one event before it is dropped; default 20
+	MinBackoff  time.Duration // first retry delay; default 100ms
+	MaxBackoff  time.Duration // retry delay cap; default 5s
+	MaxInFlight int           // concurrent deliveries; default 256
+	Faults      Faults        // injected for tests and benchmarks
+}
+
+// Faults makes delivery worse on purpose, as the platform may: duplicates and
+// reordering. Rates are fractions of events in [0, 1].
+type Faults struct {
+	DuplicateRate float64       // delivered twice
+	DelayRate     float64       // held back up to MaxDelay, so later events overtake them
+	MaxDelay      time.Duration // default 2s
+}
+
+// Stats counts what the bridge did.
+type Stats struct {
+	Received   int64 // events from the emulator
+	Deliveries int64 // attempts, duplicates included
+	Failures   int64 // attempts the function answered with an error
+	Dropped    int64 // events given up after MaxAttempts
+	Duplicated int64 // extra copies injected
+	Delayed    int64 // events held back
+}
+
+// Bridge is an http.Handler for the emulator's --functions_emulator address.
+type Bridge struct {
+	o       Options
+	sem     chan struct{}
+	pending atomic.Int64 // deliveries not yet finished
+
+	received, deliveries, failures, dropped, duplicated, delayed atomic.Int64
+}
+
+// New returns a bridge delivering to o.Target.
+func New(o Options) *Bridge {
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: 30 * time.Second}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 20
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 100 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 5 * time.Second
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 256
+	}
+	if o.Faults.MaxDelay <= 0 {
+		o.Faults.MaxDelay = 2 * time.Second
+	}
+	return &Bridge{o: o, sem: make(chan struct{}, o.MaxInFlight)}
+}
+
+// event is one delivery's request, detached from the emulator's.
+type event struct {
+	id     string
+	header http.Header
+	body   []byte
+}
+
+// ServeHTTP takes an event from the emulator and answers at once: the
+// emulator sends one event at a time and would otherwise wait on the function.
+func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 16<<20))
+	if err != nil {
+		http.Error(w, "reading body failed", http.StatusBadRequest)
+		return
+	}
+	e := event{id: r.Header.Get("ce-id"), header: ceHeaders(r.Header), body: decodeBody(raw)}
+	b.received.Add(1)
+	w.WriteHeader(http.StatusNoContent)
+
+	copies := 1
+	if rand.Float64() < b.o.Faults.DuplicateRate {
+		copies = 2
+		b.duplicated.Add(1)
+	}
+	for i := 0; i < copies; i++ {
+		var delay time.Duration
+		if rand.Float64() < b.o.Faults.DelayRate {
+			delay = rand.N(b.o.Faults.MaxDelay)
+			b.delayed.Add(1)
+		}
+		b.pending.Add(1)
+		go b.deliver(e, delay)
+	}
+}
+
+// ceHeaders keeps the CloudEvent attributes and the content type. The
+// emulator's ce-datacontenttype is dropped: the binary binding carries it in
+// Content-Type only, and the functions framework rejects both at once.
+func ceHeaders(in http.Header) http.Header {
+	out := http.Header{}
+	for k, v := range in {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "ce-") && lk != "ce-datacontenttype" {
+			out[k] = v
+		}
+	}
+	ct := in.Get("Content-Type")
+	if ct == "" {
+		ct = in.Get("ce-datacontenttype")
+	}
+	out.Set("Content-Type", ct)
+	return out
+}
+
+// decodeBody undoes the emulator's base64 encoding of the protobuf; a body
+// that is not base64 is passed on as it is.
+func decodeBody(raw []byte) []byte {
+	trimmed := bytes.TrimSpace(raw)
+	dec := make([]byte, base64.StdEncoding.DecodedLen(len(trimmed)))
+	n, err := base64.StdEncoding.Decode(dec, trimmed)
+	if err != nil {
+		return raw
+	}
+	return dec[:n]
+}
+
+// deliver posts e to the target until it succeeds or MaxAttempts is reached,
+// waiting with capped exponential backoff and jitter in between.
+func (b *Bridge) deliver(e event, delay time.Duration) {
+	defer b.pending.Add(-1)
+	time.Sleep(delay)
+	backoff := b.o.MinBackoff
+	for attempt := 1; ; attempt++ {
+		status, err := b.post(e)
+		if err == nil && status/100 == 2 {
+			return
+		}
+		b.failures.Add(1)
+		if attempt == b.o.MaxAttempts {
+			b.dropped.Add(1)
+			b.o.Logger.Error("bridge: dropping event", "event_id", e.id, "attempts", attempt, "status", status, "error", errString(err))
+			return
+		}
+		b.o.Logger.Warn("bridge: retrying event", "event_id", e.id, "attempt", attempt, "status", status, "error", errString(err))
+		time.Sleep(backoff/2 + rand.N(backoff/2+1))
+		backoff = min(2*backoff, b.o.MaxBackoff)
+	}
+}
+
+func (b *Bridge) post(e event) (int, error) {
+	b.sem <- struct{}{}
+	defer func() { <-b.sem }()
+	b.deliveries.Add(1)
+	req, err := http.NewRequest(http.MethodPost, b.o.Target, bytes.NewReader(e.body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header = e.header.Clone()
+	resp, err := b.o.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// Wait blocks until every event received so far is delivered or dropped, or
+// ctx ends.
+func (b *Bridge) Wait(ctx context.Context) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for b.pending.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// Stats returns the counts so far.
+func (b *Bridge) Stats() Stats {
+	return Stats{
+		Received: b.received.Load(), Deliveries: b.deliveries.Load(), Failures: b.failures.Load(),
+		Dropped: b.dropped.Load(), Duplicated: b.duplicated.Load(), Delayed: b.delayed.Load(),
+	}
+}

@@ -1,0 +1,105 @@
+package rollup
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Limits of one group commit.
+const (
+	maxBatch      = 5000             // changes in one transaction; the rest wait
+	commitTimeout = 60 * time.Second // bound on one Apply
+)
+
+// Batcher commits the changes for each counter in groups: the first change
+// for an idle counter is committed at once, and every change that arrives
+// while a commit runs or within Window after it goes into the next commit.
+// So the parent is written at most once per Window per Batcher, whatever the
+// event rate, and each caller still returns only after its change committed.
+type Batcher struct {
+	applier *Applier
+	window  time.Duration
+
+	mu     sync.Mutex
+	queues map[string]*queue
+
+	// OnCommit, if set before the first Submit, is called after each commit
+	// with the counter, the batch size and when the commit started and ended.
+	OnCommit func(counter string, changes int, start, end time.Time, err error)
+}
+
+type queue struct {
+	waiting []waiter
+}
+
+type waiter struct {
+	change Change
+	done   chan<- error
+}
+
+// NewBatcher groups the changes given to Submit into one Apply per window.
+func NewBatcher(a *Applier, window time.Duration) *Batcher {
+	return &Batcher{applier: a, window: window, queues: map[string]*queue{}}
+}
+
+// Submit queues c and waits until the commit holding it ends. An error
+// means c may not be committed and should be retried; retrying a committed
+// change is harmless, as Apply skips it.
+func (b *Batcher) Submit(ctx context.Context, c Change) error {
+	done := make(chan error, 1)
+	b.mu.Lock()
+	q, running := b.queues[c.Counter]
+	if !running {
+		q = &queue{}
+		b.queues[c.Counter] = q
+	}
+	q.waiting = append(q.waiting, waiter{change: c, done: done})
+	b.mu.Unlock()
+	if !running {
+		go b.run(c.Counter, q)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run commits q's waiting changes, one batch per window, until a whole
+// window passes with none; then the counter counts as idle again.
+func (b *Batcher) run(counter string, q *queue) {
+	for {
+		b.mu.Lock()
+		batch := q.waiting
+		if len(batch) > maxBatch {
+			batch = batch[:maxBatch]
+		}
+		q.waiting = q.waiting[len(batch):]
+		if len(batch) == 0 {
+			delete(b.queues, counter)
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+
+		changes := make([]Change, len(batch))
+		for i, w := range batch {
+			changes[i] = w.change
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+		start := time.Now()
+		_, err := b.applier.Apply(ctx, counter, changes)
+		cancel()
+		if b.OnCommit != nil {
+			b.OnCommit(counter, len(changes), start, time.Now(), err)
+		}
+		for _, w := range batch {
+			w.done <- err
+		}
+		// The next write to this parent comes no sooner than one window
+		// after this one ended.
+		time.Sleep(b.window)
+	}
+}
