@@ -1,0 +1,116 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	_ "github.com/tallycounters/tally" // registers Increment and Rollup
+	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
+)
+
+// TestEndToEnd runs the whole local stack: 2,000 concurrent HTTP increments
+// over 3 counters of 10 shards, the emulator's own trigger delivery, and
+// Rollup. Every total must equal its acknowledged increments and its shards.
+func TestEndToEnd(t *testing.T) {
+	paths, err := emulator.Locate("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := Start(ctx, Options{Project: emulatortest.Project, Port: 0, Emulator: paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(context.Background())
+
+	counters := []string{emulatortest.ID(t) + "-a", emulatortest.ID(t) + "-b", emulatortest.ID(t) + "-c"}
+	const increments, workers = 2000, 64
+	var mu sync.Mutex
+	acked := map[string]int64{}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				id := counters[i%len(counters)]
+				by := int64(i%5 + 1)
+				body := fmt.Sprintf(`{"counter":%q,"by":%d}`, id, by)
+				resp, err := http.Post(s.FunctionsURL+"/Increment", "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Errorf("increment: %v", err)
+					continue
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					mu.Lock()
+					acked[id] += by
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < increments; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+
+	client, err := firestore.NewClient(ctx, emulatortest.Project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	for _, id := range counters {
+		if acked[id] == 0 {
+			t.Fatalf("no increment of %s was acknowledged", id)
+		}
+		total, sum, shards := waitConverged(t, client, id, acked[id])
+		if total != acked[id] || total != sum || shards != 10 {
+			t.Errorf("%s: total %d, acknowledged %d, shards sum %d over %d shards", id, total, acked[id], sum, shards)
+		}
+	}
+	st := s.Bridge.Stats()
+	t.Logf("bridge: %+v", st)
+	if st.Received < increments {
+		t.Errorf("the emulator delivered %d events for %d writes", st.Received, increments)
+	}
+}
+
+// waitConverged reads the counter until its total reaches want, or gives up
+// after two minutes (a liveness bound, not a measurement).
+func waitConverged(t *testing.T, c *firestore.Client, id string, want int64) (total, sum int64, shards int) {
+	t.Helper()
+	l := layout.Default()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		snap, err := l.Counter(c, id).Get(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		total, _ = snap.Data()[layout.FieldTotal].(int64)
+		if total == want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	docs, err := l.Shards(c, id).Documents(context.Background()).GetAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		n, _ := d.Data()[l.ShardField].(int64)
+		sum += n
+	}
+	return total, sum, len(docs)
+}
