@@ -2,6 +2,7 @@ package rollup
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -20,6 +21,7 @@ const (
 type Batcher struct {
 	applier *Applier
 	window  time.Duration
+	log     *slog.Logger
 
 	mu     sync.Mutex
 	queues map[string]*queue
@@ -39,8 +41,12 @@ type waiter struct {
 }
 
 // NewBatcher groups the changes given to Submit into one Apply per window.
-func NewBatcher(a *Applier, window time.Duration) *Batcher {
-	return &Batcher{applier: a, window: window, queues: map[string]*queue{}}
+// Each commit is logged at debug level to log, which may be nil.
+func NewBatcher(a *Applier, window time.Duration, log *slog.Logger) *Batcher {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Batcher{applier: a, window: window, log: log, queues: map[string]*queue{}}
 }
 
 // Submit queues c and waits until the commit holding it ends. An error
@@ -90,10 +96,17 @@ func (b *Batcher) run(counter string, q *queue) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 		start := time.Now()
-		_, err := b.applier.Apply(ctx, counter, changes)
+		res, err := b.applier.Apply(ctx, counter, changes)
 		cancel()
+		end := time.Now()
 		if b.OnCommit != nil {
-			b.OnCommit(counter, len(changes), start, time.Now(), err)
+			b.OnCommit(counter, len(changes), start, end, err)
+		}
+		if err != nil {
+			b.log.Warn("rollup: commit failed", "counter", counter, "changes", len(changes), "error", err.Error())
+		} else {
+			b.log.Debug("rollup: committed", "counter", counter, "changes", len(changes), "delta", res.Delta,
+				"applied", res.Applied, "skipped", res.Skipped, "repaired", res.Repaired, "ms", end.Sub(start).Milliseconds())
 		}
 		for _, w := range batch {
 			w.done <- err

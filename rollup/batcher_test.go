@@ -22,7 +22,7 @@ func TestBatcherBoundsParentWrites(t *testing.T) {
 	for i := 0; i < 60; i++ {
 		h.incr(i%5, 1)
 	}
-	b := NewBatcher(NewApplier(h.client, h.layout), window)
+	b := NewBatcher(NewApplier(h.client, h.layout), window, nil)
 	var mu sync.Mutex
 	var commits []commit
 	b.OnCommit = func(_ string, n int, start, end time.Time, err error) {
@@ -61,7 +61,7 @@ func TestBatcherBoundsParentWrites(t *testing.T) {
 func TestBatcherCountersIndependent(t *testing.T) {
 	h1, h2 := newHistory(t), newHistory(t)
 	c1, c2 := h1.incr(0, 1), h2.incr(0, 2)
-	b := NewBatcher(NewApplier(h1.client, h1.layout), time.Hour)
+	b := NewBatcher(NewApplier(h1.client, h1.layout), time.Hour, nil)
 	if err := b.Submit(context.Background(), c1); err != nil {
 		t.Fatal(err)
 	}

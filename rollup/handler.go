@@ -37,7 +37,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	}
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout},
-		batcher: NewBatcher(NewApplier(client, cfg.Layout), cfg.Window),
+		batcher: NewBatcher(NewApplier(client, cfg.Layout), cfg.Window, log),
 		log:     log,
 	}
 }

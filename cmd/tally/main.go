@@ -1,6 +1,7 @@
 // Command tally runs tally locally and administers counters.
 //
 //	tally serve    run the emulator, the functions and the event bridge
+//	tally bench    measure tally against the baselines
 //	tally help     list the commands
 package main
 
@@ -21,6 +22,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the Firestore emulator, the functions and the event bridge locally", runServe},
+		{"bench", "measure tally against a single-document counter and the per-event rollup", runBench},
 		{"help", "list the commands", runHelp},
 	}
 }

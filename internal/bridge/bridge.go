@@ -20,13 +20,16 @@ import (
 // Options configures a Bridge. Zero fields take the defaults in New.
 type Options struct {
 	Target      string        // URL of the CloudEvent function, e.g. http://127.0.0.1:8080/Rollup
-	Client      *http.Client  // default: 30s timeout
+	Client      *http.Client  // default: 30s timeout, connections kept for MaxInFlight
 	Logger      *slog.Logger  // nil discards
 	MaxAttempts int           // deliveries of one event before it is dropped; default 20
 	MinBackoff  time.Duration // first retry delay; default 100ms
 	MaxBackoff  time.Duration // retry delay cap; default 5s
-	MaxInFlight int           // concurrent deliveries; default 256
+	MaxInFlight int           // concurrent deliveries; default 1000, Cloud Run's highest concurrency
 	Faults      Faults        // injected for tests and benchmarks
+
+	// OnReceive, if set, sees each event's raw body as it arrives.
+	OnReceive func(body []byte, at time.Time)
 }
 
 // Faults makes delivery worse on purpose, as the platform may: duplicates and
@@ -58,8 +61,15 @@ type Bridge struct {
 
 // New returns a bridge delivering to o.Target.
 func New(o Options) *Bridge {
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 1000
+	}
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: 30 * time.Second}
+		// A group-committing function holds each event up to a window, so
+		// deliveries overlap: keep a connection for each.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = o.MaxInFlight
+		o.Client = &http.Client{Timeout: 30 * time.Second, Transport: t}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -72,9 +82,6 @@ func New(o Options) *Bridge {
 	}
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = 5 * time.Second
-	}
-	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = 256
 	}
 	if o.Faults.MaxDelay <= 0 {
 		o.Faults.MaxDelay = 2 * time.Second
@@ -104,6 +111,9 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e := event{id: r.Header.Get("ce-id"), header: ceHeaders(r.Header), body: decodeBody(raw)}
 	b.received.Add(1)
 	w.WriteHeader(http.StatusNoContent)
+	if b.o.OnReceive != nil {
+		b.o.OnReceive(e.body, time.Now())
+	}
 
 	copies := 1
 	if rand.Float64() < b.o.Faults.DuplicateRate {

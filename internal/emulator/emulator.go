@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -27,7 +28,15 @@ type Options struct {
 	Rules             string    // security rules file
 	Output            io.Writer // the emulator's stdout and stderr; nil discards
 	StartTimeout      time.Duration
+	JVMFlags          []string // default DefaultJVMFlags
 }
+
+// DefaultJVMFlags keep the JVM to its quick C1 compiler. On a small machine
+// the optimising C2 compiler's threads otherwise take the emulator's CPU for
+// its first minutes: measured here on 2 cores at 500 writes/s, trigger events
+// reached their function 1.9 s after the commit (p50) with C2 and 2 ms
+// without.
+var DefaultJVMFlags = []string{"-XX:TieredStopAtLevel=1"}
 
 // Emulator is a running emulator.
 type Emulator struct {
@@ -63,8 +72,11 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 90 * time.Second
 	}
-	args := []string{"-Duser.language=en", "-cp", o.Paths.Jar, mainName, "start",
-		"--host", o.Host, "--port", strconv.Itoa(o.Port)}
+	if o.JVMFlags == nil {
+		o.JVMFlags = DefaultJVMFlags
+	}
+	args := append(slices.Clone(o.JVMFlags), "-Duser.language=en", "-cp", o.Paths.Jar, mainName, "start",
+		"--host", o.Host, "--port", strconv.Itoa(o.Port))
 	if o.FunctionsEmulator != "" {
 		args = append(args, "--functions_emulator", o.FunctionsEmulator)
 	}

@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// ModeResult holds every figure for one mode. Rates are per second of load;
+// durations are in milliseconds.
+type ModeResult struct {
+	Mode        string  `json:"mode"`
+	Description string  `json:"description"`
+	Seconds     float64 `json:"seconds"`
+	Acked       int64   `json:"acked"`
+	Errors      int64   `json:"errors"`
+
+	IncrPerSec  float64 `json:"increments_per_second"`
+	RatioToRaw  float64 `json:"ratio_to_raw"`
+	LatencyP50  float64 `json:"latency_p50_ms"`
+	LatencyP99  float64 `json:"latency_p99_ms"`
+	HotDocPerS  float64 `json:"hottest_shard_writes_per_second"`
+	ParentPerS  float64 `json:"parent_writes_per_second"`
+	ParentPeak  int     `json:"parent_writes_peak_in_one_second"`
+	ParentTotal int     `json:"parent_writes"`
+
+	LagP50    float64 `json:"lag_p50_ms"`
+	LagP99    float64 `json:"lag_p99_ms"`
+	Unreached int     `json:"increments_never_in_total"`
+	SettleLag float64 `json:"last_increment_to_exact_ms"` // -1: never exact
+
+	Total    int64 `json:"total"`
+	ShardSum int64 `json:"shard_sum"`
+	Drift    int64 `json:"total_minus_acked"`
+
+	ReadsPerIncr  float64 `json:"reads_per_increment"`
+	WritesPerIncr float64 `json:"writes_per_increment"`
+
+	DeliveryP50 float64 `json:"event_delivery_p50_ms"` // shard commit to the bridge, the emulator's part of the lag
+	DeliveryP99 float64 `json:"event_delivery_p99_ms"`
+
+	Events     int64 `json:"events_received"`
+	Duplicated int64 `json:"events_duplicated"`
+	Delayed    int64 `json:"events_delayed"`
+
+	HasRollup bool `json:"has_rollup"`
+
+	ParentSeries []int     `json:"parent_writes_each_second"`
+	LagSeries    []float64 `json:"lag_increments_each_100ms"` // acked - total
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentile of sorted durations, p in [0, 1].
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// lags pairs the k-th acknowledged increment of a counter with the first
+// parent write whose total reached k. Increments are all +1, so totals
+// only grow while the rollup is exact.
+func lags(ackTimes []time.Time, writes []write) (out []time.Duration, unreached int) {
+	j := 0
+	for k, at := range ackTimes {
+		for j < len(writes) && writes[j].Total < int64(k+1) {
+			j++
+		}
+		if j == len(writes) {
+			unreached += len(ackTimes) - k
+			break
+		}
+		out = append(out, max(0, writes[j].At.Sub(at)))
+	}
+	return out, unreached
+}
+
+// perSecond buckets times into whole seconds from start.
+func perSecond(times []time.Time, start time.Time, seconds int) []int {
+	b := make([]int, seconds)
+	for _, t := range times {
+		if i := int(t.Sub(start) / time.Second); i >= 0 && i < seconds {
+			b[i]++
+		}
+	}
+	return b
+}
+
+// totalAt is the total after the last write at or before t.
+func totalAt(writes []write, t time.Time) int64 {
+	i, _ := slices.BinarySearchFunc(writes, t, func(w write, t time.Time) int { return w.At.Compare(t) })
+	for i < len(writes) && !writes[i].At.After(t) {
+		i++
+	}
+	if i == 0 {
+		return 0
+	}
+	return writes[i-1].Total
+}
+
+// countUpTo is how many of the sorted times are at or before t.
+func countUpTo(sorted []time.Time, t time.Time) int {
+	i, _ := slices.BinarySearchFunc(sorted, t, func(a, t time.Time) int {
+		if a.After(t) {
+			return 1
+		}
+		return -1
+	})
+	return i
+}
+
+func slicesSortTimes(ts []time.Time) {
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+}
+
+func slicesSortDurations(ds []time.Duration) { slices.Sort(ds) }

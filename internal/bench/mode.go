@@ -1,0 +1,138 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/layout"
+)
+
+var descriptions = map[string]string{
+	ModeRaw:    "client increments to random shards, no HTTP, no rollup (ceiling)",
+	ModeTally:  "Increment + tally Rollup (exactly once, group commit)",
+	ModeNaive:  "Increment + per-event rollup of the guides (total += after - before)",
+	ModeSingle: "client increments to one document per counter, no shards",
+}
+
+// runMode prepares fresh counters for mode m, drives the load, waits for the
+// rollup to settle and measures.
+func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
+	o := e.o
+	coll := map[string]string{ModeRaw: collRaw, ModeTally: collTally, ModeNaive: collNaive, ModeSingle: collSingle}[m]
+	if coll == "" {
+		return ModeResult{}, fmt.Errorf("unknown mode %q", m)
+	}
+	run := fmt.Sprintf("bench-%s-%d", m, time.Now().UnixNano())
+	ids := make([]string, o.Counters)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%d", run, i)
+		// Counters exist before the load, as an admin would create them.
+		var err error
+		if m == ModeSingle {
+			_, err = e.reader.Collection(coll).Doc(ids[i]).Create(ctx, map[string]any{layout.FieldTotal: 0})
+		} else {
+			_, err = e.reader.Collection(coll).Doc(ids[i]).Create(ctx, map[string]any{layout.FieldNumShards: o.Shards, layout.FieldTotal: 0})
+		}
+		if err != nil {
+			return ModeResult{}, err
+		}
+	}
+	client, ops := e.clients[m], e.ops[m]
+	inc := e.incrementer(m, coll, client)
+	ops.Reset()
+	e.obs.takeDelays()
+	var progress func(time.Duration, int64)
+	if o.Progress != nil {
+		progress = func(el time.Duration, n int64) { o.Progress(m, el, o.Duration, n) }
+	}
+	res := drive(ctx, ids, o.Workers, o.Rate, o.Duration, inc, progress)
+	r := ModeResult{Mode: m, Description: descriptions[m], Seconds: res.End.Sub(res.Start).Seconds(),
+		Acked: int64(len(res.Acks)), Errors: res.Errors, HasRollup: m == ModeTally || m == ModeNaive}
+	if r.Acked == 0 {
+		return r, fmt.Errorf("no increment was acknowledged (%d errors)", res.Errors)
+	}
+	r.IncrPerSec = float64(r.Acked) / r.Seconds
+	slices.Sort(res.Latencies)
+	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
+	r.HotDocPerS = float64(hottest(res.Acks, m == ModeSingle)) / r.Seconds
+
+	settled := e.settle(ctx, m, coll, ids, res)
+	e.measureParents(&r, coll, ids, res, settled)
+	if err := e.finalTotals(ctx, &r, m, coll, ids); err != nil {
+		return r, err
+	}
+	r.ReadsPerIncr = float64(ops.Reads()) / float64(r.Acked)
+	r.WritesPerIncr = float64(ops.Writes()) / float64(r.Acked)
+	if d := e.obs.takeDelays(); len(d) > 0 {
+		slices.Sort(d)
+		r.DeliveryP50, r.DeliveryP99 = ms(percentile(d, .5)), ms(percentile(d, .99))
+	}
+	if b := e.bridges[m]; b != nil {
+		st := b.Stats()
+		r.Events, r.Duplicated, r.Delayed = st.Received, st.Duplicated, st.Delayed
+	}
+	return r, nil
+}
+
+// incrementer is how mode m adds 1 to a counter.
+func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
+	switch m {
+	case ModeRaw:
+		return func(ctx context.Context, id string) (int, error) {
+			n := rand.IntN(e.o.Shards)
+			_, err := c.Collection(coll).Doc(id).Collection(layout.ShardsCollection).Doc(fmt.Sprint(n)).
+				Set(ctx, map[string]any{layout.DefaultShardField: firestore.Increment(1)}, firestore.MergeAll)
+			return n, err
+		}
+	case ModeSingle:
+		return func(ctx context.Context, id string) (int, error) {
+			_, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{layout.FieldTotal: firestore.Increment(1)}, firestore.MergeAll)
+			return -1, err
+		}
+	}
+	url := e.funcsURL + "/" + m + "/Increment"
+	if m == ModeTally && e.o.URL != "" {
+		url = e.o.URL
+	}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: e.o.Workers}}
+	return func(ctx context.Context, id string) (int, error) {
+		body, _ := json.Marshal(map[string]any{"counter": id, "by": 1})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		var out struct{ Shard int }
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("increment: status %d", resp.StatusCode)
+		}
+		return out.Shard, nil
+	}
+}
+
+// hottest is the most writes any one document took: a shard, or with
+// single, the counter's one document.
+func hottest(acks []ack, single bool) int {
+	type doc struct{ counter, shard int }
+	n := map[doc]int{}
+	best := 0
+	for _, a := range acks {
+		d := doc{a.Counter, a.Shard}
+		if single {
+			d.shard = 0
+		}
+		n[d]++
+		best = max(best, n[d])
+	}
+	return best
+}

@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"context"
+	"sync/atomic"
+
+	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Ops counts the Firestore operations a client was billed for: documents
+// read (gets, queries) and documents written (each write in a commit).
+type Ops struct {
+	reads, writes atomic.Int64
+}
+
+// Reads and Writes are the counts so far.
+func (o *Ops) Reads() int64  { return o.reads.Load() }
+func (o *Ops) Writes() int64 { return o.writes.Load() }
+
+// Reset zeroes the counts.
+func (o *Ops) Reset() { o.reads.Store(0); o.writes.Store(0) }
+
+// countingClient connects to the emulator at host with every RPC counted.
+func countingClient(ctx context.Context, host, project string) (*firestore.Client, *Ops, error) {
+	ops := &Ops{}
+	conn, err := grpc.NewClient(host,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(ownerToken{}),
+		grpc.WithChainUnaryInterceptor(ops.unary),
+		grpc.WithChainStreamInterceptor(ops.stream),
+	)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := firestore.NewClient(ctx, project, option.WithGRPCConn(conn))
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return c, ops, nil
+}
+
+func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if c, ok := req.(*firestorepb.CommitRequest); ok && err == nil {
+		o.writes.Add(int64(len(c.GetWrites())))
+	}
+	return err
+}
+
+// stream counts reads as the documents requested by a batch get, and the
+// documents a query returns.
+func (o *Ops) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	s, err := streamer(ctx, desc, cc, method, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &countingStream{ClientStream: s, ops: o}, nil
+}
+
+type countingStream struct {
+	grpc.ClientStream
+	ops *Ops
+}
+
+func (s *countingStream) SendMsg(m any) error {
+	if r, ok := m.(*firestorepb.BatchGetDocumentsRequest); ok {
+		s.ops.reads.Add(int64(len(r.GetDocuments())))
+	}
+	return s.ClientStream.SendMsg(m)
+}
+
+func (s *countingStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	if r, ok := m.(*firestorepb.RunQueryResponse); ok && err == nil && r.GetDocument() != nil {
+		s.ops.reads.Add(1)
+	}
+	return err
+}
+
+// ownerToken is the emulator's admin credential: it bypasses security rules.
+type ownerToken struct{}
+
+func (ownerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer owner"}, nil
+}
+
+func (ownerToken) RequireTransportSecurity() bool { return false }

@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable prints the report with one column per mode.
+func (r *Report) WriteTable(w io.Writer) {
+	o := r.Options
+	rate := "unlimited"
+	if o.Rate > 0 {
+		rate = fmt.Sprintf("%.0f/s", o.Rate)
+	}
+	fmt.Fprintf(w, "%d counter(s) x %d shards, %d workers, rate %s, %.0fs per mode, window %.0fms, "+
+		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms)\n\n",
+		o.Counters, o.Shards, o.Workers, rate, o.Seconds, o.WindowMS, 100*o.DuplicateRate, 100*o.DelayRate, o.MaxDelayMS)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(label string, f func(m ModeResult) string) {
+		cells := []string{label}
+		for _, m := range r.Modes {
+			cells = append(cells, f(m))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	na := func(ok bool, s string) string {
+		if !ok {
+			return "-"
+		}
+		return s
+	}
+	row("", func(m ModeResult) string { return m.Mode })
+	row("increments/s", func(m ModeResult) string { return fmt.Sprintf("%.0f", m.IncrPerSec) })
+	row("  ratio to raw client", func(m ModeResult) string { return na(m.RatioToRaw > 0, fmt.Sprintf("%.2f", m.RatioToRaw)) })
+	row("  latency p50 / p99 ms", func(m ModeResult) string { return fmt.Sprintf("%.1f / %.1f", m.LatencyP50, m.LatencyP99) })
+	row("  errors", func(m ModeResult) string { return fmt.Sprint(m.Errors) })
+	row("hottest shard writes/s", func(m ModeResult) string { return fmt.Sprintf("%.1f", m.HotDocPerS) })
+	row("parent writes/s", func(m ModeResult) string { return na(m.Mode != ModeRaw, fmt.Sprintf("%.2f", m.ParentPerS)) })
+	row("  most in one second", func(m ModeResult) string { return na(m.Mode != ModeRaw, fmt.Sprint(m.ParentPeak)) })
+	row("rollup lag p50 / p99 ms", func(m ModeResult) string {
+		return na(m.HasRollup, fmt.Sprintf("%.0f / %.0f", m.LagP50, m.LagP99))
+	})
+	row("  last increment to exact ms", func(m ModeResult) string {
+		return na(m.HasRollup, map[bool]string{true: fmt.Sprintf("%.0f", m.SettleLag), false: "never"}[m.SettleLag >= 0])
+	})
+	row("  emulator event delivery p50 / p99 ms", func(m ModeResult) string {
+		return na(m.HasRollup, fmt.Sprintf("%.0f / %.0f", m.DeliveryP50, m.DeliveryP99))
+	})
+	row("acknowledged", func(m ModeResult) string { return fmt.Sprint(m.Acked) })
+	row("total", func(m ModeResult) string { return fmt.Sprint(m.Total) })
+	row("total - acknowledged", func(m ModeResult) string { return fmt.Sprintf("%+d", m.Drift) })
+	row("shards sum - acknowledged", func(m ModeResult) string { return fmt.Sprintf("%+d", m.ShardSum-m.Acked) })
+	row("Firestore reads/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
+	row("Firestore writes/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
+	row("events (duplicated, delayed)", func(m ModeResult) string {
+		return na(m.HasRollup, fmt.Sprintf("%d (%d, %d)", m.Events, m.Duplicated, m.Delayed))
+	})
+	tw.Flush()
+}
+
+// WriteJSON writes every figure to path.
+func (r *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
