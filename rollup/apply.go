@@ -132,7 +132,7 @@ func (a *Applier) repair(ctx context.Context, c Change) (applied, error) {
 	if err != nil {
 		return applied{}, err
 	}
-	return applied{Version: snap.UpdateTime, Count: n}, nil
+	return applied{Version: precise(snap.UpdateTime), Count: n}, nil
 }
 
 func countOf(snap *firestore.DocumentSnapshot, field string) (int64, error) {

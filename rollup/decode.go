@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
@@ -75,7 +76,7 @@ func (d Decoder) snapshot(doc *firestoredata.Document) (Snapshot, string, error)
 	if doc.GetUpdateTime() == nil {
 		return Snapshot{}, "", fmt.Errorf("document %s has no update time", doc.GetName())
 	}
-	s := Snapshot{Exists: true, Version: doc.GetUpdateTime().AsTime()}
+	s := Snapshot{Exists: true, Version: precise(doc.GetUpdateTime().AsTime())}
 	if v, ok := doc.GetFields()[d.Layout.ShardField]; ok {
 		iv, ok := v.GetValueType().(*firestoredata.Value_IntegerValue)
 		if !ok {
@@ -95,3 +96,7 @@ func relativePath(name string) string {
 	}
 	return name
 }
+
+// precise cuts t to the microseconds Firestore keeps, so that a version read
+// back from the parent compares equal to the one an event carried.
+func precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }

@@ -59,6 +59,8 @@ func TestDecode(t *testing.T) {
 			want: Change{Counter: "likes", Shard: 3, Before: Snapshot{true, t1, 0}, After: Snapshot{true, t2, -2}}},
 		{name: "field absent counts 0", event: written(nil, &eventarc.Doc{Path: p, Updated: t1}),
 			want: Change{Counter: "likes", Shard: 3, After: Snapshot{true, t1, 0}}},
+		{name: "versions cut to microseconds", event: written(shard(p, 1, t1.Add(999)), shard(p, 2, t2.Add(1))),
+			want: Change{Counter: "likes", Shard: 3, Before: Snapshot{true, t1, 1}, After: Snapshot{true, t2, 2}}},
 		{name: "configured field", field: "Count", event: written(nil, eventarc.IntDoc(p, "Count", 9, t1)),
 			want: Change{Counter: "likes", Shard: 3, After: Snapshot{true, t1, 9}}},
 		{name: "other fields ignored", event: written(nil, withField(shard(p, 0, t1), "note", &firestoredata.Value{ValueType: &firestoredata.Value_StringValue{StringValue: "x"}})),

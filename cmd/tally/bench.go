@@ -27,6 +27,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
 	fs.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
+	fs.DurationVar(&o.Warmup, "warmup", 3*time.Second, "unmeasured load before the first mode")
 	fs.DurationVar(&o.Window, "window", rollup.DefaultWindow, "tally's group-commit window")
 	fs.Float64Var(&o.DuplicateRate, "duplicate", 0.1, "share of shard events the bridge delivers twice")
 	fs.Float64Var(&o.DelayRate, "delay", 0.1, "share of shard events the bridge holds back, so that later ones overtake them")

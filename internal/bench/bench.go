@@ -54,6 +54,7 @@ type Options struct {
 	DelayRate     float64       // share of shard events held back (reordered)
 	MaxDelay      time.Duration
 	Modes         []string
+	Warmup        time.Duration // unmeasured raw load first, so that no mode runs on a cold emulator
 
 	Project      string
 	EmulatorHost string // an emulator already running, started with --functions_emulator at BridgePort
@@ -117,6 +118,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(),
 		WindowMS: ms(o.Window), DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL,
 	}}
+	if o.Warmup > 0 {
+		if o.Progress != nil {
+			o.Progress("warmup", 0, o.Warmup, 0)
+		}
+		inc := e.incrementer(ModeRaw, collRaw, e.reader)
+		drive(ctx, []string{fmt.Sprintf("warmup-%d", time.Now().UnixNano())}, o.Workers, o.Rate, o.Warmup, inc, nil)
+	}
 	var raw float64
 	for _, m := range o.Modes {
 		r, err := e.runMode(ctx, m)
@@ -160,9 +168,7 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 			Logger: o.Logger, OnReceive: e.obs.delivered})
 		router[m] = e.bridges[m]
 	}
-	for _, m := range []string{ModeTally, ModeNaive, ModeSingle} {
-		router["observe-"+m] = e.obs
-	}
+	router["observe-"+ModeTally] = e.obs
 	e.serve(bl, router)
 
 	e.host = o.EmulatorHost
@@ -175,7 +181,7 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 	}
 	triggers := map[string]string{
 		ModeTally: collTally + "/{c}/shards/{s}", ModeNaive: collNaive + "/{c}/shards/{s}",
-		"observe-" + ModeTally: collTally + "/{c}", "observe-" + ModeNaive: collNaive + "/{c}", "observe-" + ModeSingle: collSingle + "/{c}",
+		"observe-" + ModeTally: collTally + "/{c}",
 	}
 	for key, pattern := range triggers {
 		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: pattern}
@@ -211,7 +217,7 @@ func (e *env) serveFunctions(l net.Listener) error {
 		}
 		c := e.clients[m]
 		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: lay, AutoCreate: true, DefaultShards: e.o.Shards}))
-		fn := naiveRollup(c, lay)
+		fn := naiveRollup(c, lay, e.obs.added)
 		if m == ModeTally {
 			fn = rollup.New(c, rollup.Config{Layout: lay, Window: e.o.Window, Logger: e.o.Logger}).Handle
 		}

@@ -23,6 +23,8 @@ type ModeResult struct {
 	ParentPerS  float64 `json:"parent_writes_per_second"`
 	ParentPeak  int     `json:"parent_writes_peak_in_one_second"`
 	ParentTotal int     `json:"parent_writes"`
+	ParentPerI  float64 `json:"parent_writes_per_increment"`
+	ParentGap   float64 `json:"parent_writes_min_gap_ms"` // closest two writes to one parent; -1 if fewer than two
 
 	LagP50    float64 `json:"lag_p50_ms"`
 	LagP99    float64 `json:"lag_p99_ms"`

@@ -94,7 +94,10 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 		}
 	case ModeSingle:
 		return func(ctx context.Context, id string) (int, error) {
-			_, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{layout.FieldTotal: firestore.Increment(1)}, firestore.MergeAll)
+			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{layout.FieldTotal: firestore.Increment(1)}, firestore.MergeAll)
+			if err == nil {
+				e.obs.added(coll+"/"+id, wr.UpdateTime, 1)
+			}
 			return -1, err
 		}
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"time"
 
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -13,7 +14,8 @@ import (
 // naiveRollup is the rollup of the public distributed-counter guides: each
 // event adds after - before to the parent's total. Nothing is deduplicated,
 // and every event is one more write to the parent.
-func naiveRollup(client *firestore.Client, l layout.Layout) func(context.Context, event.Event) error {
+// Each parent write is reported to record.
+func naiveRollup(client *firestore.Client, l layout.Layout, record func(path string, at time.Time, delta int64)) func(context.Context, event.Event) error {
 	dec := rollup.Decoder{Layout: l}
 	return func(ctx context.Context, e event.Event) error {
 		c, err := dec.Decode(e)
@@ -21,8 +23,12 @@ func naiveRollup(client *firestore.Client, l layout.Layout) func(context.Context
 			return nil
 		}
 		delta := c.After.Count - c.Before.Count
-		_, err = l.Counter(client, c.Counter).Set(ctx,
-			map[string]any{layout.FieldTotal: firestore.Increment(delta)}, firestore.MergeAll)
-		return err
+		ref := l.Counter(client, c.Counter)
+		wr, err := ref.Set(ctx, map[string]any{layout.FieldTotal: firestore.Increment(delta)}, firestore.MergeAll)
+		if err != nil {
+			return err
+		}
+		record(l.Collection+"/"+c.Counter, wr.UpdateTime, delta)
+		return nil
 	}
 }

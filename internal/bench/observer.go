@@ -20,14 +20,17 @@ type write struct {
 	Total int64
 }
 
-// observer records every write to the parent documents it is sent events
-// for. It counts writes from Firestore's own event stream, one event per
-// commit, rather than by polling, which would miss writes.
+// observer records every write to the parent documents: from Firestore's own
+// events for the documents written in transactions (tally's parents), one
+// event per commit, and from the commit times writers report for plain
+// increments (the baselines), so that their parents add no events to the
+// emulator's load. Polling would miss writes.
 type observer struct {
 	field string // the total field
 
 	mu     sync.Mutex
 	writes map[string][]write // by document path
+	deltas map[string][]write // by document path; Total holds the write's increment
 	delays []time.Duration    // commit to delivery, of shard events
 }
 
@@ -53,7 +56,7 @@ func (o *observer) takeDelays() []time.Duration {
 }
 
 func newObserver(field string) *observer {
-	return &observer{field: field, writes: map[string][]write{}}
+	return &observer{field: field, writes: map[string][]write{}, deltas: map[string][]write{}}
 }
 
 func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -76,12 +79,31 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.mu.Unlock()
 }
 
+// added records a server-side increment of path by delta, committed at at,
+// for writers that know their commit time and need no event to report it.
+func (o *observer) added(path string, at time.Time, delta int64) {
+	o.mu.Lock()
+	o.deltas[path] = append(o.deltas[path], write{At: at, Total: delta})
+	o.mu.Unlock()
+}
+
 // of returns the writes to path at or after since, in commit order.
 func (o *observer) of(path string, since time.Time) []write {
 	o.mu.Lock()
 	all := append([]write(nil), o.writes[path]...)
+	deltas := append([]write(nil), o.deltas[path]...)
 	o.mu.Unlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
+	if len(deltas) > 0 {
+		// Increments commit one after another: each total is the sum so far.
+		sort.Slice(deltas, func(i, j int) bool { return deltas[i].At.Before(deltas[j].At) })
+		var sum int64
+		for i := range deltas {
+			sum += deltas[i].Total
+			deltas[i].Total = sum
+		}
+		all = deltas
+	}
 	i := sort.Search(len(all), func(i int) bool { return !all[i].At.Before(since) })
 	return all[i:]
 }

@@ -40,7 +40,11 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("  errors", func(m ModeResult) string { return fmt.Sprint(m.Errors) })
 	row("hottest shard writes/s", func(m ModeResult) string { return fmt.Sprintf("%.1f", m.HotDocPerS) })
 	row("parent writes/s", func(m ModeResult) string { return na(m.Mode != ModeRaw, fmt.Sprintf("%.2f", m.ParentPerS)) })
+	row("  per increment", func(m ModeResult) string { return na(m.Mode != ModeRaw, fmt.Sprintf("%.3f", m.ParentPerI)) })
 	row("  most in one second", func(m ModeResult) string { return na(m.Mode != ModeRaw, fmt.Sprint(m.ParentPeak)) })
+	row("  closest two writes ms", func(m ModeResult) string {
+		return na(m.Mode != ModeRaw && m.ParentGap >= 0, fmt.Sprintf("%.1f", m.ParentGap))
+	})
 	row("rollup lag p50 / p99 ms", func(m ModeResult) string {
 		return na(m.HasRollup, fmt.Sprintf("%.0f / %.0f", m.LagP50, m.LagP99))
 	})

@@ -105,6 +105,7 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 	}
 	var all []time.Duration
 	exactAt := res.End
+	gap := time.Duration(-1)
 	var during int
 	for i, id := range ids {
 		writes := e.obs.of(coll+"/"+id, res.Start)
@@ -116,6 +117,11 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 			}
 		}
 		r.ParentTotal += len(writes)
+		for k := 1; k < len(writes); k++ {
+			if d := writes[k].At.Sub(writes[k-1].At); gap < 0 || d < gap {
+				gap = d
+			}
+		}
 		for s, n := range perSecond(times, res.Start, seconds) {
 			r.ParentSeries[s] += n
 			r.ParentPeak = max(r.ParentPeak, r.ParentSeries[s])
@@ -138,6 +144,11 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 		}
 	}
 	r.ParentPerS = float64(during) / r.Seconds
+	r.ParentPerI = float64(r.ParentTotal) / float64(r.Acked)
+	r.ParentGap = -1
+	if gap >= 0 {
+		r.ParentGap = ms(gap)
+	}
 	slicesSortDurations(all)
 	r.LagP50, r.LagP99 = ms(percentile(all, .5)), ms(percentile(all, .99))
 	r.SettleLag = -1

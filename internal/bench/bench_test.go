@@ -1,0 +1,53 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/emulatortest"
+)
+
+// TestBenchSmall runs tally and the per-event rollup side by side at a small
+// scale, with duplicated and delayed events, on the emulator's own trigger
+// delivery. It checks what holds at any speed: tally is exact and no two of
+// its parent writes are closer than the window; the per-event rollup writes
+// the parent once per event and counts the duplicates.
+func TestBenchSmall(t *testing.T) {
+	paths, err := emulator.Locate("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const window = 300 * time.Millisecond
+	rep, err := Run(context.Background(), Options{
+		Counters: 2, Shards: 4, Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window,
+		DuplicateRate: 0.2, DelayRate: 0.2, MaxDelay: 500 * time.Millisecond,
+		Modes: []string{ModeTally, ModeNaive}, Project: emulatortest.Project, Emulator: paths,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally, naive := rep.Modes[0], rep.Modes[1]
+	for _, m := range rep.Modes {
+		t.Logf("%s: %+v", m.Mode, m)
+		if m.Acked == 0 || m.Errors > 0 || m.ShardSum != m.Acked {
+			t.Errorf("%s: %d acknowledged, %d errors, shards sum %d", m.Mode, m.Acked, m.Errors, m.ShardSum)
+		}
+	}
+	if tally.Total != tally.Acked || tally.SettleLag < 0 || tally.Unreached > 0 {
+		t.Errorf("tally: total %d for %d acknowledged increments", tally.Total, tally.Acked)
+	}
+	if tally.ParentGap >= 0 && tally.ParentGap < float64(window/time.Millisecond) {
+		t.Errorf("tally: two parent writes %.1fms apart, inside the %v window", tally.ParentGap, window)
+	}
+	if tally.Duplicated == 0 || tally.Delayed == 0 {
+		t.Errorf("tally: no faults injected (%d duplicated, %d delayed)", tally.Duplicated, tally.Delayed)
+	}
+	if want := int(naive.Events + naive.Duplicated); naive.ParentTotal != want {
+		t.Errorf("naive: %d parent writes, want one per delivered event, %d", naive.ParentTotal, want)
+	}
+	if naive.Drift != naive.Duplicated {
+		t.Errorf("naive: total - acknowledged = %d, want the %d duplicates", naive.Drift, naive.Duplicated)
+	}
+}
