@@ -3,8 +3,11 @@ package rollup
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"time"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc/codes"
@@ -17,7 +20,16 @@ import (
 type Applier struct {
 	client *firestore.Client
 	layout layout.Layout
+
+	// Spacing, if set, keeps Apply from committing sooner than Spacing after
+	// the parent's last update, whichever instance made it: Apply waits out
+	// the rest, outside any transaction, and tries again. This holds the
+	// one-write-per-window bound across instances, up to their clock skew.
+	Spacing time.Duration
 }
+
+// errTooSoon ends a transaction attempt that would write within Spacing.
+var errTooSoon = errors.New("parent written too recently")
 
 // NewApplier returns an Applier writing through client.
 func NewApplier(client *firestore.Client, l layout.Layout) *Applier {
@@ -48,12 +60,36 @@ func (a *Applier) Apply(ctx context.Context, counter string, changes []Change) (
 	slices.SortStableFunc(changes, func(x, y Change) int {
 		return cmp.Or(cmp.Compare(x.Shard, y.Shard), x.version().Compare(y.version()))
 	})
+	for {
+		res, wait, err := a.apply(ctx, counter, changes)
+		if !errors.Is(err, errTooSoon) {
+			return res, err
+		}
+		// Jitter, so that instances waiting on one parent do not all wake
+		// at once and contend for it.
+		wait += rand.N(a.Spacing/10 + 1)
+		select {
+		case <-ctx.Done():
+			return Result{}, fmt.Errorf("rollup: apply to %s: %w", counter, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// apply is one attempt of Apply; on errTooSoon it says how long to wait.
+func (a *Applier) apply(ctx context.Context, counter string, changes []Change) (Result, time.Duration, error) {
 	parent := a.layout.Counter(a.client, counter)
 	var res Result
+	var wait time.Duration
 	err := a.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		snap, err := tx.Get(parent)
 		if err != nil && status.Code(err) != codes.NotFound {
 			return err
+		}
+		if a.Spacing > 0 && snap.Exists() {
+			if wait = time.Until(snap.UpdateTime.Add(a.Spacing)); wait > 0 {
+				return errTooSoon
+			}
 		}
 		st, err := readParent(snap)
 		if err != nil {
@@ -72,10 +108,13 @@ func (a *Applier) Apply(ctx context.Context, counter string, changes []Change) (
 		data, paths := st.fields(touched)
 		return tx.Set(parent, data, firestore.Merge(paths...))
 	})
-	if err != nil {
-		return Result{}, fmt.Errorf("rollup: apply %d changes to %s: %w", len(changes), counter, err)
+	if errors.Is(err, errTooSoon) {
+		return Result{}, wait, err
 	}
-	return res, nil
+	if err != nil {
+		return Result{}, 0, fmt.Errorf("rollup: apply %d changes to %s: %w", len(changes), counter, err)
+	}
+	return res, 0, nil
 }
 
 // step folds one change into st.

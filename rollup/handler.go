@@ -35,9 +35,11 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	applier := NewApplier(client, cfg.Layout)
+	applier.Spacing = cfg.Window
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout},
-		batcher: NewBatcher(NewApplier(client, cfg.Layout), cfg.Window, log),
+		batcher: NewBatcher(applier, cfg.Window, log),
 		log:     log,
 	}
 }

@@ -29,6 +29,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
 	fs.DurationVar(&o.Warmup, "warmup", 3*time.Second, "unmeasured load before the first mode")
 	fs.DurationVar(&o.Window, "window", rollup.DefaultWindow, "tally's group-commit window")
+	fs.IntVar(&o.Instances, "instances", 1, "tally Rollup instances, each with its own group commit")
 	fs.Float64Var(&o.DuplicateRate, "duplicate", 0.1, "share of shard events the bridge delivers twice")
 	fs.Float64Var(&o.DelayRate, "delay", 0.1, "share of shard events the bridge holds back, so that later ones overtake them")
 	fs.DurationVar(&o.MaxDelay, "max-delay", 2*time.Second, "longest hold-back of a delayed event")

@@ -11,10 +11,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/firestore"
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/bridge"
@@ -50,6 +52,7 @@ type Options struct {
 	Rate          float64 // increments per second over all counters; 0: unlimited
 	Duration      time.Duration
 	Window        time.Duration // tally's group-commit window
+	Instances     int           // tally Rollup instances, each with its own batcher; deliveries alternate
 	DuplicateRate float64       // share of shard events delivered twice
 	DelayRate     float64       // share of shard events held back (reordered)
 	MaxDelay      time.Duration
@@ -81,6 +84,7 @@ type OptionsJSON struct {
 	Rate          float64 `json:"rate"`
 	Seconds       float64 `json:"seconds"`
 	WindowMS      float64 `json:"window_ms"`
+	Instances     int     `json:"rollup_instances"`
 	DuplicateRate float64 `json:"duplicate_rate"`
 	DelayRate     float64 `json:"delay_rate"`
 	MaxDelayMS    float64 `json:"max_delay_ms"`
@@ -116,7 +120,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer e.stop()
 	rep := &Report{Started: time.Now(), Options: OptionsJSON{
 		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(),
-		WindowMS: ms(o.Window), DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL,
+		WindowMS: ms(o.Window), Instances: max(1, o.Instances), DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL,
 	}}
 	if o.Warmup > 0 {
 		if o.Progress != nil {
@@ -217,22 +221,38 @@ func (e *env) serveFunctions(l net.Listener) error {
 		}
 		c := e.clients[m]
 		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: lay, AutoCreate: true, DefaultShards: e.o.Shards}))
-		fn := naiveRollup(c, lay, e.obs.added)
+		fns := []func(context.Context, event.Event) error{naiveRollup(c, lay, e.obs.added)}
 		if m == ModeTally {
-			fn = rollup.New(c, rollup.Config{Layout: lay, Window: e.o.Window, Logger: e.o.Logger}).Handle
+			fns = nil
+			for range max(1, e.o.Instances) {
+				fns = append(fns, rollup.New(c, rollup.Config{Layout: lay, Window: e.o.Window, Logger: e.o.Logger}).Handle)
+			}
 		}
-		p, err := cloudevents.NewHTTP()
-		if err != nil {
-			return err
+		var hs []http.Handler
+		for _, fn := range fns {
+			p, err := cloudevents.NewHTTP()
+			if err != nil {
+				return err
+			}
+			h, err := cloudevents.NewHTTPReceiveHandler(context.Background(), p, fn)
+			if err != nil {
+				return err
+			}
+			hs = append(hs, h)
 		}
-		h, err := cloudevents.NewHTTPReceiveHandler(context.Background(), p, fn)
-		if err != nil {
-			return err
-		}
-		mux.Handle("/"+m+"/Rollup", h)
+		mux.Handle("/"+m+"/Rollup", roundRobin(hs))
 	}
 	e.serve(l, mux)
 	return nil
+}
+
+// roundRobin spreads requests over hs, as the platform spreads events over
+// instances.
+func roundRobin(hs []http.Handler) http.Handler {
+	var n atomic.Uint64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hs[int(n.Add(1)%uint64(len(hs)))].ServeHTTP(w, r)
+	})
 }
 
 func (e *env) stop() {

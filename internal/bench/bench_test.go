@@ -11,9 +11,10 @@ import (
 
 // TestBenchSmall runs tally and the per-event rollup side by side at a small
 // scale, with duplicated and delayed events, on the emulator's own trigger
-// delivery. It checks what holds at any speed: tally is exact and no two of
-// its parent writes are closer than the window; the per-event rollup writes
-// the parent once per event and counts the duplicates.
+// delivery, and two tally Rollup instances. It checks what holds at any
+// speed: tally is exact and no two of its parent writes, from either
+// instance, are closer than the window; the per-event rollup writes the
+// parent once per event and counts the duplicates.
 func TestBenchSmall(t *testing.T) {
 	paths, err := emulator.Locate("", "")
 	if err != nil {
@@ -21,7 +22,7 @@ func TestBenchSmall(t *testing.T) {
 	}
 	const window = 300 * time.Millisecond
 	rep, err := Run(context.Background(), Options{
-		Counters: 2, Shards: 4, Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window,
+		Counters: 2, Shards: 4, Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window, Instances: 2,
 		DuplicateRate: 0.2, DelayRate: 0.2, MaxDelay: 500 * time.Millisecond,
 		Modes: []string{ModeTally, ModeNaive}, Project: emulatortest.Project, Emulator: paths,
 	})

@@ -16,9 +16,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	if o.Rate > 0 {
 		rate = fmt.Sprintf("%.0f/s", o.Rate)
 	}
-	fmt.Fprintf(w, "%d counter(s) x %d shards, %d workers, rate %s, %.0fs per mode, window %.0fms, "+
+	fmt.Fprintf(w, "%d counter(s) x %d shards, %d workers, rate %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
 		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms)\n\n",
-		o.Counters, o.Shards, o.Workers, rate, o.Seconds, o.WindowMS, 100*o.DuplicateRate, 100*o.DelayRate, o.MaxDelayMS)
+		o.Counters, o.Shards, o.Workers, rate, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate, o.MaxDelayMS)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, f func(m ModeResult) string) {
 		cells := []string{label}
