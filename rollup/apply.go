@@ -51,23 +51,11 @@ type Result struct {
 // total lacks, which covers the missing changes too. An error means nothing
 // was committed and the whole batch may be retried.
 func (a *Applier) Apply(ctx context.Context, counter string, changes []Change) (Result, error) {
-	for _, c := range changes {
-		if c.Counter != counter {
-			return Result{}, fmt.Errorf("rollup: apply %s: change for counter %s in batch", counter, c.Counter)
-		}
-	}
-	changes = slices.Clone(changes)
-	slices.SortStableFunc(changes, func(x, y Change) int {
-		return cmp.Or(cmp.Compare(x.Shard, y.Shard), x.version().Compare(y.version()))
-	})
 	for {
-		res, wait, err := a.apply(ctx, counter, changes)
-		if !errors.Is(err, errTooSoon) {
+		res, wait, err := a.Attempt(ctx, counter, changes)
+		if wait == 0 {
 			return res, err
 		}
-		// Jitter, so that instances waiting on one parent do not all wake
-		// at once and contend for it.
-		wait += rand.N(a.Spacing/10 + 1)
 		select {
 		case <-ctx.Done():
 			return Result{}, fmt.Errorf("rollup: apply to %s: %w", counter, ctx.Err())
@@ -76,7 +64,28 @@ func (a *Applier) Apply(ctx context.Context, counter string, changes []Change) (
 	}
 }
 
-// apply is one attempt of Apply; on errTooSoon it says how long to wait.
+// Attempt is one try of Apply. If the parent was written within Spacing, it
+// commits nothing and returns how long to wait (with jitter, so that
+// instances waiting on one parent do not all wake at once), so that a caller
+// can gather more changes meanwhile.
+func (a *Applier) Attempt(ctx context.Context, counter string, changes []Change) (Result, time.Duration, error) {
+	for _, c := range changes {
+		if c.Counter != counter {
+			return Result{}, 0, fmt.Errorf("rollup: apply %s: change for counter %s in batch", counter, c.Counter)
+		}
+	}
+	changes = slices.Clone(changes)
+	slices.SortStableFunc(changes, func(x, y Change) int {
+		return cmp.Or(cmp.Compare(x.Shard, y.Shard), x.version().Compare(y.version()))
+	})
+	res, wait, err := a.apply(ctx, counter, changes)
+	if errors.Is(err, errTooSoon) {
+		return Result{}, wait + rand.N(a.Spacing/10+1), nil
+	}
+	return res, 0, err
+}
+
+// apply runs the transaction; on errTooSoon it says how long to wait.
 func (a *Applier) apply(ctx context.Context, counter string, changes []Change) (Result, time.Duration, error) {
 	parent := a.layout.Counter(a.client, counter)
 	var res Result

@@ -2,7 +2,9 @@ package rollup
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 )
@@ -77,35 +79,20 @@ func (b *Batcher) Submit(ctx context.Context, c Change) error {
 // window passes with none; then the counter counts as idle again.
 func (b *Batcher) run(counter string, q *queue) {
 	for {
-		b.mu.Lock()
-		batch := q.waiting
-		if len(batch) > maxBatch {
-			batch = batch[:maxBatch]
-		}
-		q.waiting = q.waiting[len(batch):]
+		batch := b.take(counter, q, maxBatch, true)
 		if len(batch) == 0 {
-			delete(b.queues, counter)
-			b.mu.Unlock()
 			return
 		}
-		b.mu.Unlock()
-
-		changes := make([]Change, len(batch))
-		for i, w := range batch {
-			changes[i] = w.change
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 		start := time.Now()
-		res, err := b.applier.Apply(ctx, counter, changes)
-		cancel()
+		res, err := b.commit(counter, q, &batch)
 		end := time.Now()
 		if b.OnCommit != nil {
-			b.OnCommit(counter, len(changes), start, end, err)
+			b.OnCommit(counter, len(batch), start, end, err)
 		}
 		if err != nil {
-			b.log.Warn("rollup: commit failed", "counter", counter, "changes", len(changes), "error", err.Error())
+			b.log.Warn("rollup: commit failed", "counter", counter, "changes", len(batch), "error", err.Error())
 		} else {
-			b.log.Debug("rollup: committed", "counter", counter, "changes", len(changes), "delta", res.Delta,
+			b.log.Debug("rollup: committed", "counter", counter, "changes", len(batch), "delta", res.Delta,
 				"applied", res.Applied, "skipped", res.Skipped, "repaired", res.Repaired, "ms", end.Sub(start).Milliseconds())
 		}
 		for _, w := range batch {
@@ -115,4 +102,40 @@ func (b *Batcher) run(counter string, q *queue) {
 		// after this one ended.
 		time.Sleep(b.window)
 	}
+}
+
+// commit applies batch. While another instance's recent write makes the
+// applier wait, the changes that arrive meanwhile join the batch.
+func (b *Batcher) commit(counter string, q *queue, batch *[]waiter) (Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	for {
+		changes := make([]Change, len(*batch))
+		for i, w := range *batch {
+			changes[i] = w.change
+		}
+		res, wait, err := b.applier.Attempt(ctx, counter, changes)
+		if wait == 0 {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return Result{}, fmt.Errorf("rollup: commit to %s: %w", counter, ctx.Err())
+		case <-time.After(wait):
+		}
+		*batch = append(*batch, b.take(counter, q, maxBatch-len(*batch), false)...)
+	}
+}
+
+// take removes up to n waiting changes from q. With retire, an empty q is
+// retired, so that the next Submit starts a new run.
+func (b *Batcher) take(counter string, q *queue, n int, retire bool) []waiter {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	batch := slices.Clone(q.waiting[:min(n, len(q.waiting))])
+	q.waiting = q.waiting[len(batch):]
+	if retire && len(batch) == 0 {
+		delete(b.queues, counter)
+	}
+	return batch
 }
