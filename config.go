@@ -24,8 +24,12 @@ const (
 	EnvMaxStep       = "TALLY_MAX_STEP"       // default 1000
 	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"   // comma-separated; "*" for any
 	EnvCacheTTL      = "TALLY_SHARD_CACHE_TTL"
-	EnvLogLevel      = "TALLY_LOG_LEVEL"     // debug, info, warning, error
-	EnvWindow        = "TALLY_ROLLUP_WINDOW" // default 1s
+	EnvLogLevel      = "TALLY_LOG_LEVEL"      // debug, info, warning, error
+	EnvWindow        = "TALLY_ROLLUP_WINDOW"  // default 1s
+	EnvAutoGrow      = "TALLY_AUTO_GROW"      // default true
+	EnvGrowPerShard  = "TALLY_GROW_PER_SHARD" // writes/s a shard should take; default 1
+	EnvGrowMax       = "TALLY_GROW_MAX_SHARDS"
+	EnvGrowPeriod    = "TALLY_GROW_PERIOD"
 )
 
 // Config is everything the functions are configured with.
@@ -40,7 +44,15 @@ type Config struct {
 	CacheTTL      time.Duration
 	LogLevel      slog.Level
 	Window        time.Duration
+	Grow          rollup.GrowPolicy // zero when auto-grow is off
 }
+
+// Defaults of the growth policy.
+const (
+	DefaultGrowPerShard = 1.0
+	DefaultGrowMax      = 100
+	DefaultGrowPeriod   = 10 * time.Second
+)
 
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in
 // production) and checks it; the first bad value is the error.
@@ -82,6 +94,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.Window, err = time.ParseDuration(env(EnvWindow, rollup.DefaultWindow.String())); err != nil || cfg.Window < 0 {
 		return Config{}, fmt.Errorf("config: %s=%q is not a duration such as 1s", EnvWindow, getenv(EnvWindow))
 	}
+	if err := growFromEnv(env, &cfg); err != nil {
+		return Config{}, err
+	}
 	if cfg.LogLevel, err = cloudlog.ParseLevel(env(EnvLogLevel, "info")); err != nil {
 		return Config{}, fmt.Errorf("config: %s: %w", EnvLogLevel, err)
 	}
@@ -94,4 +109,28 @@ func intIn(s, key string, lo, hi int) (int, error) {
 		return 0, fmt.Errorf("config: %s=%q is not an integer in [%d, %d]", key, s, lo, hi)
 	}
 	return n, nil
+}
+
+// growFromEnv reads the auto-grow switch and policy.
+func growFromEnv(env func(key, def string) string, cfg *Config) error {
+	on, err := strconv.ParseBool(env(EnvAutoGrow, "true"))
+	if err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvAutoGrow, env(EnvAutoGrow, ""))
+	}
+	per, err := strconv.ParseFloat(env(EnvGrowPerShard, strconv.FormatFloat(DefaultGrowPerShard, 'g', -1, 64)), 64)
+	if err != nil || per <= 0 {
+		return fmt.Errorf("config: %s=%q is not a positive number", EnvGrowPerShard, env(EnvGrowPerShard, ""))
+	}
+	maxShards, err := intIn(env(EnvGrowMax, strconv.Itoa(DefaultGrowMax)), EnvGrowMax, 1, layout.MaxShards)
+	if err != nil {
+		return err
+	}
+	period, err := time.ParseDuration(env(EnvGrowPeriod, DefaultGrowPeriod.String()))
+	if err != nil || period <= 0 {
+		return fmt.Errorf("config: %s=%q is not a positive duration such as 10s", EnvGrowPeriod, env(EnvGrowPeriod, ""))
+	}
+	if on {
+		cfg.Grow = rollup.GrowPolicy{PerShard: per, Max: maxShards, Period: period}
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/rollup"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -17,17 +19,18 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "defaults", env: nil, check: func(c Config) bool {
 			return c.Database == "(default)" && c.Layout.Collection == "counters" && c.Layout.ShardField == "count" &&
 				c.DefaultShards == 10 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
-				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Window == time.Second
+				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Window == time.Second &&
+				c.Grow == rollup.GrowPolicy{PerShard: 1, Max: 100, Period: 10 * time.Second}
 		}},
 		{name: "all set", env: map[string]string{
 			EnvProject: "p", EnvDatabase: "db2", EnvCollection: "tallies", EnvShardField: "Count",
 			EnvDefaultShards: "4", EnvAutoCreate: "false", EnvMaxStep: "5", EnvCORSOrigins: " https://a.example, https://b.example ,",
-			EnvCacheTTL: "2s", EnvLogLevel: "debug", EnvWindow: "250ms",
+			EnvCacheTTL: "2s", EnvLogLevel: "debug", EnvWindow: "250ms", EnvAutoGrow: "false",
 		}, check: func(c Config) bool {
 			return c.Project == "p" && c.Database == "db2" && c.Layout.Collection == "tallies" && c.Layout.ShardField == "Count" &&
 				c.DefaultShards == 4 && !c.AutoCreate && c.MaxStep == 5 &&
 				slices.Equal(c.CORSOrigins, []string{"https://a.example", "https://b.example"}) &&
-				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug && c.Window == 250*time.Millisecond
+				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug && c.Window == 250*time.Millisecond && c.Grow == rollup.GrowPolicy{}
 		}},
 		{name: "shards zero", env: map[string]string{EnvDefaultShards: "0"}, bad: true},
 		{name: "shards not a number", env: map[string]string{EnvDefaultShards: "ten"}, bad: true},
@@ -36,6 +39,12 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "max step", env: map[string]string{EnvMaxStep: "-1"}, bad: true},
 		{name: "ttl", env: map[string]string{EnvCacheTTL: "10"}, bad: true},
 		{name: "ttl negative", env: map[string]string{EnvCacheTTL: "-1s"}, bad: true},
+		{name: "grow policy", env: map[string]string{EnvGrowPerShard: "2.5", EnvGrowMax: "40", EnvGrowPeriod: "30s"}, check: func(c Config) bool {
+			return c.Grow == rollup.GrowPolicy{PerShard: 2.5, Max: 40, Period: 30 * time.Second}
+		}},
+		{name: "grow switch", env: map[string]string{EnvAutoGrow: "sometimes"}, bad: true},
+		{name: "grow rate", env: map[string]string{EnvGrowPerShard: "0"}, bad: true},
+		{name: "grow max", env: map[string]string{EnvGrowMax: "0"}, bad: true},
 		{name: "window", env: map[string]string{EnvWindow: "soon"}, bad: true},
 		{name: "log level", env: map[string]string{EnvLogLevel: "loud"}, bad: true},
 		{name: "collection with slash", env: map[string]string{EnvCollection: "a/b"}, bad: true},

@@ -62,7 +62,7 @@ func setup() (*app, error) {
 				Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
 				MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: log,
 			}),
-			rollup: rollup.New(client, rollup.Config{Layout: cfg.Layout, Window: cfg.Window, Logger: log}),
+			rollup: rollup.New(client, rollup.Config{Layout: cfg.Layout, Window: cfg.Window, Grow: cfg.Grow, Logger: log}),
 		}
 	})
 	return shared, setupErr

@@ -30,6 +30,9 @@ func statusOf(err error) (int, string) {
 	if errors.As(err, &he) {
 		return he.status, he.msg
 	}
+	if errors.Is(err, ErrNotFound) {
+		return http.StatusNotFound, "counter does not exist"
+	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
 		return http.StatusServiceUnavailable, "Firestore is unavailable, try again"

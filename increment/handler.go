@@ -4,7 +4,6 @@ package increment
 
 import (
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -33,11 +32,9 @@ const (
 
 // Handler is the Increment function.
 type Handler struct {
-	client  *firestore.Client
-	layout  layout.Layout
+	writer  *Writer
 	maxStep int64
 	cors    cors
-	shards  *shardCounts
 	log     *slog.Logger
 }
 
@@ -50,29 +47,19 @@ type Response struct {
 
 // New returns the Increment handler for counters in client's database.
 func New(client *firestore.Client, cfg Config) *Handler {
-	if cfg.DefaultShards <= 0 {
-		cfg.DefaultShards = DefaultShards
-	}
 	if cfg.MaxStep <= 0 {
 		cfg.MaxStep = DefaultMaxStep
-	}
-	if cfg.CacheTTL <= 0 {
-		cfg.CacheTTL = DefaultCacheTTL
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Handler{
-		client:  client,
-		layout:  cfg.Layout,
+		writer: NewWriter(client, WriterConfig{
+			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate, CacheTTL: cfg.CacheTTL,
+		}),
 		maxStep: cfg.MaxStep,
 		cors:    newCORS(cfg.CORSOrigins),
 		log:     cfg.Logger,
-		shards: &shardCounts{
-			client: client, layout: cfg.Layout, ttl: cfg.CacheTTL,
-			defaults: cfg.DefaultShards, autoCreate: cfg.AutoCreate,
-			now: time.Now, entries: map[string]cached{},
-		},
 	}
 }
 
@@ -102,13 +89,7 @@ func (h *Handler) increment(w http.ResponseWriter, r *http.Request) (Response, e
 	if err := req.validate(h.maxStep); err != nil {
 		return Response{}, err
 	}
-	n, err := h.shards.get(r.Context(), req.Counter)
-	if err != nil {
-		return Response{}, err
-	}
-	shard := rand.IntN(n)
-	_, err = h.layout.Shard(h.client, req.Counter, shard).Set(r.Context(),
-		map[string]any{h.layout.ShardField: firestore.Increment(req.By)}, firestore.MergeAll)
+	shard, err := h.writer.Add(r.Context(), req.Counter, req.By)
 	if err != nil {
 		return Response{}, err
 	}

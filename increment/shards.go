@@ -3,7 +3,6 @@ package increment
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -101,7 +100,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (int, error) {
 			return 0, fmt.Errorf("increment: read counter %s: %w", id, err)
 		}
 		if !s.autoCreate {
-			return 0, errorf(http.StatusNotFound, "counter %q does not exist", id)
+			return 0, fmt.Errorf("increment: counter %s: %w", id, ErrNotFound)
 		}
 		_, err = ref.Create(ctx, map[string]any{layout.FieldNumShards: int64(s.defaults), layout.FieldTotal: int64(0)})
 		if err == nil {

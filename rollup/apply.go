@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -21,11 +22,34 @@ type Applier struct {
 	client *firestore.Client
 	layout layout.Layout
 
+	// Grow, if its PerShard is set, raises num_shards in a commit whose
+	// counter's measured event rate exceeds PerShard per shard.
+	Grow GrowPolicy
+
 	// Spacing, if set, keeps Apply from committing sooner than Spacing after
 	// the parent's last update, whichever instance made it: Apply waits out
 	// the rest, outside any transaction, and tries again. This holds the
 	// one-write-per-window bound across instances, up to their clock skew.
 	Spacing time.Duration
+}
+
+// GrowPolicy says when the rollup adds shards to a busy counter. It never
+// removes any.
+type GrowPolicy struct {
+	PerShard float64       // writes per second one shard should take; 0 disables growth
+	Max      int           // most shards growth leads to
+	Period   time.Duration // rates are averaged over this long
+}
+
+// grow raises st.NumShards when rate exceeds what its shards should take:
+// to twice as many, or to as many as the rate needs, up to the maximum.
+func (g GrowPolicy) grow(st *parentState, rate float64) {
+	n := st.NumShards
+	if g.PerShard <= 0 || rate <= g.PerShard*float64(n) || n <= 0 || n >= int64(g.Max) {
+		return
+	}
+	st.NumShards = min(int64(g.Max), max(2*n, int64(math.Ceil(rate/g.PerShard))))
+	st.grown = true
 }
 
 // errTooSoon ends a transaction attempt that would write within Spacing.
@@ -42,6 +66,8 @@ type Result struct {
 	Applied  int   // changes that were the next link of their shard's history
 	Skipped  int   // duplicates and changes already covered
 	Repaired int   // shards read to close a gap in their history
+	Shards   int   // the parent's num_shards after the commit; 0 if unset
+	Grew     bool  // num_shards was raised in this commit
 }
 
 // Apply commits changes, all for counter, in one transaction on the parent.
@@ -52,7 +78,7 @@ type Result struct {
 // was committed and the whole batch may be retried.
 func (a *Applier) Apply(ctx context.Context, counter string, changes []Change) (Result, error) {
 	for {
-		res, wait, err := a.Attempt(ctx, counter, changes)
+		res, wait, err := a.Attempt(ctx, counter, changes, 0)
 		if wait == 0 {
 			return res, err
 		}
@@ -67,8 +93,9 @@ func (a *Applier) Apply(ctx context.Context, counter string, changes []Change) (
 // Attempt is one try of Apply. If the parent was written within Spacing, it
 // commits nothing and returns how long to wait (with jitter, so that
 // instances waiting on one parent do not all wake at once), so that a caller
-// can gather more changes meanwhile.
-func (a *Applier) Attempt(ctx context.Context, counter string, changes []Change) (Result, time.Duration, error) {
+// can gather more changes meanwhile. rate, if positive, is the counter's
+// recent events per second, for Grow.
+func (a *Applier) Attempt(ctx context.Context, counter string, changes []Change, rate float64) (Result, time.Duration, error) {
 	for _, c := range changes {
 		if c.Counter != counter {
 			return Result{}, 0, fmt.Errorf("rollup: apply %s: change for counter %s in batch", counter, c.Counter)
@@ -78,7 +105,7 @@ func (a *Applier) Attempt(ctx context.Context, counter string, changes []Change)
 	slices.SortStableFunc(changes, func(x, y Change) int {
 		return cmp.Or(cmp.Compare(x.Shard, y.Shard), x.version().Compare(y.version()))
 	})
-	res, wait, err := a.apply(ctx, counter, changes)
+	res, wait, err := a.apply(ctx, counter, changes, rate)
 	if errors.Is(err, errTooSoon) {
 		return Result{}, wait + rand.N(a.Spacing/10+1), nil
 	}
@@ -86,7 +113,7 @@ func (a *Applier) Attempt(ctx context.Context, counter string, changes []Change)
 }
 
 // apply runs the transaction; on errTooSoon it says how long to wait.
-func (a *Applier) apply(ctx context.Context, counter string, changes []Change) (Result, time.Duration, error) {
+func (a *Applier) apply(ctx context.Context, counter string, changes []Change, rate float64) (Result, time.Duration, error) {
 	parent := a.layout.Counter(a.client, counter)
 	var res Result
 	var wait time.Duration
@@ -111,7 +138,12 @@ func (a *Applier) apply(ctx context.Context, counter string, changes []Change) (
 				return err
 			}
 		}
-		if len(touched) == 0 {
+		a.Grow.grow(&st, rate)
+		res.Shards = int(st.NumShards)
+		res.Grew = st.grown
+		// Nothing to record, or only zeros for a counter that has no parent
+		// (such as shard deletions after the counter was deleted).
+		if len(touched) == 0 && !st.grown || !st.Exists && st.Total == 0 {
 			return nil
 		}
 		data, paths := st.fields(touched)
@@ -135,6 +167,14 @@ func (a *Applier) step(ctx context.Context, st *parentState, res *Result, touche
 	}
 	var next applied
 	switch {
+	case !st.Exists:
+		// No parent: the counter is new, or was deleted while events were
+		// in flight. Trust only what the shard holds now.
+		var err error
+		if next, err = a.repair(ctx, c); err != nil {
+			return err
+		}
+		res.Repaired++
 	case c.Before.Exists && known && !cur.Deleted && c.Before.Version.Equal(cur.Version),
 		!c.Before.Exists && (!known || cur.Deleted):
 		next = applied{Version: c.version(), Count: c.After.Count, Deleted: !c.After.Exists}

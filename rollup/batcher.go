@@ -12,6 +12,7 @@ import (
 // Limits of one group commit.
 const (
 	maxBatch      = 5000             // changes in one transaction; the rest wait
+	maxRates      = 10000            // counters whose rate is tracked
 	commitTimeout = 60 * time.Second // bound on one Apply
 )
 
@@ -27,6 +28,7 @@ type Batcher struct {
 
 	mu     sync.Mutex
 	queues map[string]*queue
+	rates  map[string]*rateWindow
 
 	// OnCommit, if set before the first Submit, is called after each commit
 	// with the counter, the batch size and when the commit started and ended.
@@ -35,6 +37,12 @@ type Batcher struct {
 
 type queue struct {
 	waiting []waiter
+}
+
+// rateWindow counts a counter's events since start, for growth.
+type rateWindow struct {
+	start  time.Time
+	events int
 }
 
 type waiter struct {
@@ -48,7 +56,7 @@ func NewBatcher(a *Applier, window time.Duration, log *slog.Logger) *Batcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Batcher{applier: a, window: window, log: log, queues: map[string]*queue{}}
+	return &Batcher{applier: a, window: window, log: log, queues: map[string]*queue{}, rates: map[string]*rateWindow{}}
 }
 
 // Submit queues c and waits until the commit holding it ends. An error
@@ -89,9 +97,12 @@ func (b *Batcher) run(counter string, q *queue) {
 		if b.OnCommit != nil {
 			b.OnCommit(counter, len(batch), start, end, err)
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			b.log.Warn("rollup: commit failed", "counter", counter, "changes", len(batch), "error", err.Error())
-		} else {
+		case res.Grew:
+			b.log.Info("rollup: added shards to a busy counter", "counter", counter, "num_shards", res.Shards)
+		default:
 			b.log.Debug("rollup: committed", "counter", counter, "changes", len(batch), "delta", res.Delta,
 				"applied", res.Applied, "skipped", res.Skipped, "repaired", res.Repaired, "ms", end.Sub(start).Milliseconds())
 		}
@@ -114,7 +125,7 @@ func (b *Batcher) commit(counter string, q *queue, batch *[]waiter) (Result, err
 		for i, w := range *batch {
 			changes[i] = w.change
 		}
-		res, wait, err := b.applier.Attempt(ctx, counter, changes)
+		res, wait, err := b.applier.Attempt(ctx, counter, changes, b.rate(counter))
 		if wait == 0 {
 			return res, err
 		}
@@ -136,6 +147,42 @@ func (b *Batcher) take(counter string, q *queue, n int, retire bool) []waiter {
 	q.waiting = q.waiting[len(batch):]
 	if retire && len(batch) == 0 {
 		delete(b.queues, counter)
+		return nil
 	}
+	w := b.rates[counter]
+	if w == nil {
+		if len(b.rates) >= maxRates {
+			clear(b.rates) // counters seen long ago; rates restart
+		}
+		w = &rateWindow{start: time.Now()}
+		b.rates[counter] = w
+	}
+	w.events += len(batch)
 	return batch
+}
+
+// rate is counter's events per second over the growth period just ended,
+// or 0 while the period runs or growth is off.
+func (b *Batcher) rate(counter string) float64 {
+	g := b.applier.Grow
+	if g.PerShard <= 0 {
+		return 0
+	}
+	period := g.Period
+	if period <= 0 {
+		period = 10 * time.Second
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := b.rates[counter]
+	if w == nil {
+		return 0
+	}
+	el := time.Since(w.start)
+	if el < period {
+		return 0
+	}
+	r := float64(w.events) / el.Seconds()
+	*w = rateWindow{start: time.Now()}
+	return r
 }

@@ -72,3 +72,44 @@ func TestBatcherCountersIndependent(t *testing.T) {
 	h1.checkExact()
 	h2.checkExact()
 }
+
+// TestBatcherGrowsBusyCounter feeds a 2-shard counter far more events per
+// second than 2 shards should take: the rollup raises num_shards, up to its
+// maximum, in one of its commits. A quiet counter keeps its shards.
+func TestBatcherGrowsBusyCounter(t *testing.T) {
+	h, quiet := newHistory(t), newHistory(t)
+	for _, x := range []*history{h, quiet} {
+		if _, err := x.layout.Counter(x.client, x.id).Set(context.Background(), map[string]any{"num_shards": 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 120; i++ {
+		h.incr(i%2, 1)
+	}
+	quiet.incr(0, 1)
+	a := NewApplier(h.client, h.layout)
+	a.Grow = GrowPolicy{PerShard: 1, Max: 8, Period: 300 * time.Millisecond}
+	b := NewBatcher(a, 20*time.Millisecond, nil)
+	// Twelve events every 50 ms: about 240 a second for about half a second.
+	var wg sync.WaitGroup
+	for i, c := range append(h.changes, quiet.changes...) {
+		if i%12 == 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.Submit(context.Background(), c); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	h.checkExact()
+	if n := h.parent()["num_shards"]; n != int64(8) {
+		t.Errorf("busy counter: num_shards = %v, want it grown to the maximum, 8", n)
+	}
+	if n := quiet.parent()["num_shards"]; n != int64(2) {
+		t.Errorf("quiet counter: num_shards = %v, want 2", n)
+	}
+}

@@ -15,6 +15,7 @@ import (
 type Config struct {
 	Layout layout.Layout
 	Window time.Duration // group-commit window: parent writes per counter at most one per Window
+	Grow   GrowPolicy    // adding shards to busy counters; zero: never
 	Logger *slog.Logger  // nil discards logs
 }
 
@@ -37,6 +38,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	}
 	applier := NewApplier(client, cfg.Layout)
 	applier.Spacing = cfg.Window
+	applier.Grow = cfg.Grow
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout},
 		batcher: NewBatcher(applier, cfg.Window, log),

@@ -36,8 +36,11 @@ func (a applied) counted() int64 {
 
 // parentState is the rollup's view of counters/{id}.
 type parentState struct {
-	Total  int64
-	Shards map[int]applied
+	Exists    bool
+	Total     int64
+	NumShards int64 // 0 when absent
+	Shards    map[int]applied
+	grown     bool // NumShards changed: write it
 }
 
 // readParent parses the parent document; a missing parent is an empty state.
@@ -46,7 +49,9 @@ func readParent(snap *firestore.DocumentSnapshot) (parentState, error) {
 	if snap == nil || !snap.Exists() {
 		return st, nil
 	}
+	st.Exists = true
 	data := snap.Data()
+	st.NumShards, _ = data[layout.FieldNumShards].(int64)
 	if v, ok := data[layout.FieldTotal]; ok && v != nil {
 		n, ok := v.(int64)
 		if !ok {
@@ -87,6 +92,10 @@ func (st parentState) fields(shards map[int]bool) (map[string]any, []firestore.F
 	data := map[string]any{
 		layout.FieldTotal:  st.Total,
 		layout.FieldRollup: map[string]any{fieldShards: entries},
+	}
+	if st.grown {
+		data[layout.FieldNumShards] = st.NumShards
+		paths = append(paths, firestore.FieldPath{layout.FieldNumShards})
 	}
 	return data, paths
 }
