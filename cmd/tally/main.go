@@ -1,8 +1,12 @@
-// Command tally runs tally locally and administers counters.
+// Command tally administers counters and runs tally locally.
 //
+//	tally create | incr | get | sum | watch | reshard | reset | reconcile | delete
 //	tally serve    run the emulator, the functions and the event bridge
 //	tally bench    measure tally against the baselines
 //	tally help     list the commands
+//
+// Counter commands use the emulator in FIRESTORE_EMULATOR_HOST, or a project
+// with application default credentials; each takes -h.
 package main
 
 import (
@@ -21,6 +25,15 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"create", "create a counter: tally create ID [--shards N]", runCreate},
+		{"incr", "add to a counter: tally incr ID [--by N]", runIncr},
+		{"get", "read a counter's total (one document read)", runGet},
+		{"sum", "add up a counter's shards (strongly consistent)", runSum},
+		{"watch", "print a counter's total as it changes, until Ctrl-C", runWatch},
+		{"reshard", "change a counter's shards: tally reshard ID --shards N", runReshard},
+		{"reset", "set a counter back to 0", runReset},
+		{"reconcile", "repair a counter's total from its shards: tally reconcile ID | --all", runReconcile},
+		{"delete", "delete a counter, its shards and its bookkeeping", runDelete},
 		{"serve", "run the Firestore emulator, the functions and the event bridge locally", runServe},
 		{"bench", "measure tally against a single-document counter and the per-event rollup", runBench},
 		{"help", "list the commands", runHelp},
@@ -47,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func runHelp(_ []string, stdout, _ io.Writer) int {
-	fmt.Fprintln(stdout, "usage: tally <command> [flags]\n\ncommands:")
+	fmt.Fprintln(stdout, "usage: tally <command> [ID] [flags]\n\ncommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(stdout, "  %-10s %s\n", c.name, c.summary)
 	}

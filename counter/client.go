@@ -1,0 +1,152 @@
+// Package counter is tally's Go client: create, increment, read, watch,
+// reshard, reset, reconcile and delete counters. It writes the same documents
+// the functions do, so it works beside them, for server-side Go apps and for
+// the tally command.
+package counter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup"
+)
+
+// Errors a caller may test for with errors.Is.
+var (
+	ErrNotFound = errors.New("counter does not exist")
+	ErrExists   = errors.New("counter already exists")
+)
+
+// Options configures a Client. Zero fields take the defaults.
+type Options struct {
+	Layout        layout.Layout // default layout.Default()
+	DefaultShards int           // for Increment of a missing counter; default 10
+	// ShardCacheTTL is how long the deployed Increment caches num_shards
+	// (its TALLY_SHARD_CACHE_TTL). Reshard waits this long, and a little
+	// more, before it removes shards. Default 10s.
+	ShardCacheTTL time.Duration
+}
+
+// Client administers counters in one Firestore database.
+type Client struct {
+	fs       *firestore.Client
+	layout   layout.Layout
+	writer   *increment.Writer
+	applier  *rollup.Applier
+	cacheTTL time.Duration
+}
+
+// New returns a Client using fs.
+func New(fs *firestore.Client, o Options) *Client {
+	if o.Layout == (layout.Layout{}) {
+		o.Layout = layout.Default()
+	}
+	if o.ShardCacheTTL <= 0 {
+		o.ShardCacheTTL = increment.DefaultCacheTTL
+	}
+	return &Client{
+		fs:       fs,
+		layout:   o.Layout,
+		writer:   increment.NewWriter(fs, increment.WriterConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: true, CacheTTL: o.ShardCacheTTL}),
+		applier:  rollup.NewApplier(fs, o.Layout),
+		cacheTTL: o.ShardCacheTTL,
+	}
+}
+
+// Create makes counter id with the given number of shards: the parent with
+// num_shards and total 0, and every shard with count 0.
+func (c *Client) Create(ctx context.Context, id string, shards int) error {
+	if err := check(id, shards); err != nil {
+		return err
+	}
+	_, err := c.layout.Counter(c.fs, id).Create(ctx, map[string]any{
+		layout.FieldNumShards: int64(shards), layout.FieldTotal: int64(0),
+	})
+	if status.Code(err) == codes.AlreadyExists {
+		return fmt.Errorf("counter: create %s: %w", id, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("counter: create %s: %w", id, err)
+	}
+	return c.createShards(ctx, id, 0, shards)
+}
+
+// createShards creates shards [from, to) with count 0, leaving any that
+// exist alone.
+func (c *Client) createShards(ctx context.Context, id string, from, to int) error {
+	bw := c.fs.BulkWriter(ctx)
+	var jobs []*firestore.BulkWriterJob
+	for n := from; n < to; n++ {
+		j, err := bw.Create(c.layout.Shard(c.fs, id, n), map[string]any{c.layout.ShardField: int64(0)})
+		if err != nil {
+			return fmt.Errorf("counter: create shards of %s: %w", id, err)
+		}
+		jobs = append(jobs, j)
+	}
+	bw.End()
+	for _, j := range jobs {
+		if _, err := j.Results(); err != nil && status.Code(err) != codes.AlreadyExists {
+			return fmt.Errorf("counter: create shards of %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Increment adds by to one random shard of id: the single write the HTTP
+// function makes. A missing counter is created with the default shards.
+func (c *Client) Increment(ctx context.Context, id string, by int64) error {
+	if err := layout.ValidID(id); err != nil {
+		return fmt.Errorf("counter: %w", err)
+	}
+	if _, err := c.writer.Add(ctx, id, by); err != nil {
+		return fmt.Errorf("counter: increment %s: %w", id, err)
+	}
+	return nil
+}
+
+// Total is the counter's total as the rollup keeps it: one document read.
+func (c *Client) Total(ctx context.Context, id string) (int64, error) {
+	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
+	if status.Code(err) == codes.NotFound {
+		return 0, fmt.Errorf("counter: total of %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("counter: total of %s: %w", id, err)
+	}
+	n, _ := snap.Data()[layout.FieldTotal].(int64)
+	return n, nil
+}
+
+// Sum is the strongly consistent value: a sum() aggregation over the shards,
+// billed as one read per 1,000 shards.
+func (c *Client) Sum(ctx context.Context, id string) (int64, error) {
+	res, err := c.layout.Shards(c.fs, id).NewAggregationQuery().WithSum(c.layout.ShardField, "sum").Get(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("counter: sum of %s: %w", id, err)
+	}
+	switch v := res.Data()["sum"].(type) {
+	case int64:
+		return v, nil
+	case float64:
+		return int64(v), nil
+	}
+	return 0, nil
+}
+
+func check(id string, shards int) error {
+	if err := layout.ValidID(id); err != nil {
+		return fmt.Errorf("counter: %w", err)
+	}
+	if shards < 1 || shards > layout.MaxShards {
+		return fmt.Errorf("counter: %d shards: want 1 to %d", shards, layout.MaxShards)
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package counter
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
+)
+
+func TestCreate(t *testing.T) {
+	c, fs := newClient(t)
+	ctx := context.Background()
+	id := emulatortest.ID(t)
+	if err := c.Create(ctx, id, 4); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := layout.Default().Counter(fs, id).Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := snap.Data(); d[layout.FieldNumShards] != int64(4) || d[layout.FieldTotal] != int64(0) {
+		t.Errorf("parent = %v", d)
+	}
+	shards, err := layout.Default().Shards(fs, id).Documents(ctx).GetAll()
+	if err != nil || len(shards) != 4 {
+		t.Fatalf("%d shards, %v; want 4", len(shards), err)
+	}
+	if err := c.Create(ctx, id, 4); !errors.Is(err, ErrExists) {
+		t.Errorf("second Create: %v, want ErrExists", err)
+	}
+	for _, bad := range []struct {
+		id     string
+		shards int
+	}{{"a/b", 4}, {"", 4}, {emulatortest.ID(t), 0}, {emulatortest.ID(t), layout.MaxShards + 1}} {
+		if err := c.Create(ctx, bad.id, bad.shards); err == nil {
+			t.Errorf("Create(%q, %d) succeeded", bad.id, bad.shards)
+		}
+	}
+	if _, err := c.Total(ctx, emulatortest.ID(t)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Total of a missing counter: %v, want ErrNotFound", err)
+	}
+}
+
+func TestIncrementTotalSum(t *testing.T) {
+	c, _ := newClient(t)
+	ctx := context.Background()
+	id := emulatortest.ID(t)
+	if err := c.Create(ctx, id, 5); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if err := c.Increment(ctx, id, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Increment(ctx, id, -5); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := c.Sum(ctx, id); err != nil || sum != 35 {
+		t.Errorf("Sum = %d, %v; want 35 at once", sum, err)
+	}
+	waitTotal(t, c, id, 35)
+	if err := c.Increment(ctx, "no/slash", 1); err == nil {
+		t.Error("Increment took an invalid id")
+	}
+}
+
+func TestWatch(t *testing.T) {
+	c, _ := newClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	id := emulatortest.ID(t)
+	if err := c.Create(ctx, id, 3); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for i := 0; i < 10; i++ {
+			c.Increment(ctx, id, 1)
+		}
+	}()
+	var seen []int64
+	for total, err := range c.Watch(ctx, id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, total)
+		if total == 10 {
+			break
+		}
+	}
+	if seen[len(seen)-1] != 10 {
+		t.Errorf("watch ended at %v, want 10", seen)
+	}
+}
+
+// TestReshardDownWhileIncrementing shrinks a counter from 10 shards to 3
+// while increments run: nothing acknowledged is lost, and only 3 shards
+// remain.
+func TestReshardDownWhileIncrementing(t *testing.T) {
+	c, fs := newClient(t)
+	ctx := context.Background()
+	id := emulatortest.ID(t)
+	if err := c.Create(ctx, id, 10); err != nil {
+		t.Fatal(err)
+	}
+	var acked atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if incrementHTTP(t, id) {
+					acked.Add(1)
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	old, err := c.Reshard(ctx, id, 3)
+	if err != nil || old != 10 {
+		t.Fatalf("Reshard = %d, %v", old, err)
+	}
+	time.Sleep(300 * time.Millisecond) // increments after the reshard, too
+	close(stop)
+	wg.Wait()
+	want := acked.Load()
+	if sum, err := c.Sum(ctx, id); err != nil || sum != want {
+		t.Errorf("Sum = %d, %v; want the %d acknowledged", sum, err, want)
+	}
+	waitTotal(t, c, id, want)
+	refs, err := layout.Default().Shards(fs, id).DocumentRefs(ctx).GetAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		if n, _ := strconv.Atoi(r.ID); n >= 3 {
+			t.Errorf("shard %s remains after resharding to 3", r.ID)
+		}
+	}
+	// And back up: new shards start at 0.
+	if old, err := c.Reshard(ctx, id, 6); err != nil || old != 3 {
+		t.Fatalf("Reshard up = %d, %v", old, err)
+	}
+	if sum, _ := c.Sum(ctx, id); sum != want {
+		t.Errorf("Sum after growing = %d, want %d", sum, want)
+	}
+	if _, err := c.Reshard(ctx, emulatortest.ID(t), 3); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Reshard of a missing counter: %v", err)
+	}
+}
+
+// TestReshardKeepsTotal watches the total while a quiet counter shrinks from
+// 10 shards to 3 and grows to 5: it never moves.
+func TestReshardKeepsTotal(t *testing.T) {
+	c, _ := newClient(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	id := emulatortest.ID(t)
+	if err := c.Create(ctx, id, 10); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		incrementHTTP(t, id)
+	}
+	waitTotal(t, c, id, 40)
+	var mu sync.Mutex
+	var seen []int64
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		for total, err := range c.Watch(ctx, id) {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			seen = append(seen, total)
+			mu.Unlock()
+		}
+	}()
+	for _, n := range []int{3, 5} {
+		if _, err := c.Reshard(ctx, id, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Let the events of the moves reach the rollup and commit.
+	if err := local.Bridge.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	cancel()
+	<-watching
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range seen {
+		if v != 40 {
+			t.Fatalf("total went through %v while resharding; want 40 throughout", seen)
+		}
+	}
+	if sum, _ := c.Sum(context.Background(), id); sum != 40 {
+		t.Errorf("Sum = %d after resharding, want 40", sum)
+	}
+}

@@ -1,0 +1,64 @@
+package counter
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	_ "github.com/tallycounters/tally" // registers Increment and Rollup
+	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/stack"
+)
+
+// Short expiries keep reshard quick; growth is off so shard counts stay put.
+const cacheTTL = 300 * time.Millisecond
+
+var local *stack.Stack
+
+// TestMain runs the whole local stack: the functions, with the emulator's
+// own trigger events reaching Rollup, so that totals move as in production.
+func TestMain(m *testing.M) {
+	os.Setenv("TALLY_SHARD_CACHE_TTL", cacheTTL.String())
+	os.Setenv("TALLY_ROLLUP_WINDOW", "200ms")
+	os.Setenv("TALLY_AUTO_GROW", "false")
+	paths, err := emulator.Locate(os.Getenv("TALLY_FIRESTORE_EMULATOR"), os.Getenv("JAVA"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+		os.Exit(1)
+	}
+	local, err = stack.Start(context.Background(), stack.Options{Project: emulatortest.Project, Emulator: paths})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	local.Stop(context.Background())
+	os.Exit(code)
+}
+
+func newClient(t testing.TB) (*Client, *firestore.Client) {
+	fs := emulatortest.Client(t)
+	return New(fs, Options{ShardCacheTTL: cacheTTL}), fs
+}
+
+// waitTotal waits until id's total is want, or fails after a minute (a
+// liveness bound, not a measurement).
+func waitTotal(t *testing.T, c *Client, id string, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := c.Total(context.Background(), id)
+		if err == nil && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("total of %s = %d (%v), want %d", id, got, err, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

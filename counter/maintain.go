@@ -1,0 +1,119 @@
+package counter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/api/iterator"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup"
+)
+
+// Reset sets every shard of id to 0. The rollup then brings the total to
+// exactly 0; an increment that races the reset is counted if it commits
+// after the shard's reset and dropped with the old value if before, and the
+// total follows the shards either way.
+func (c *Client) Reset(ctx context.Context, id string) error {
+	if _, err := c.layout.Counter(c.fs, id).Get(ctx); status.Code(err) == codes.NotFound {
+		return fmt.Errorf("counter: reset %s: %w", id, ErrNotFound)
+	}
+	refs, err := c.layout.Shards(c.fs, id).DocumentRefs(ctx).GetAll()
+	if err != nil {
+		return fmt.Errorf("counter: reset %s: %w", id, err)
+	}
+	bw := c.fs.BulkWriter(ctx)
+	var jobs []*firestore.BulkWriterJob
+	for _, ref := range refs {
+		j, err := bw.Set(ref, map[string]any{c.layout.ShardField: int64(0)}, firestore.Merge([]string{c.layout.ShardField}))
+		if err != nil {
+			return fmt.Errorf("counter: reset %s: %w", id, err)
+		}
+		jobs = append(jobs, j)
+	}
+	bw.End()
+	for _, j := range jobs {
+		if _, err := j.Results(); err != nil {
+			return fmt.Errorf("counter: reset %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Reconcile compares id's total with its shards and repairs it in one
+// transaction, first folding any shard numbered past num_shards (left by an
+// increment that raced a reshard) into the kept ones. The drift reported is
+// the total before minus the shards' sum.
+func (c *Client) Reconcile(ctx context.Context, id string) (rollup.Drift, error) {
+	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
+	if status.Code(err) == codes.NotFound {
+		return rollup.Drift{}, fmt.Errorf("counter: reconcile %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return rollup.Drift{}, fmt.Errorf("counter: reconcile %s: %w", id, err)
+	}
+	if n, _ := snap.Data()[layout.FieldNumShards].(int64); n > 0 {
+		if _, err := c.fold(ctx, id, int(n)); err != nil {
+			return rollup.Drift{}, err
+		}
+	}
+	return c.applier.Reconcile(ctx, id)
+}
+
+// ReconcileAll reconciles every counter in the collection, calling report
+// for each, and returns the first error after trying them all.
+func (c *Client) ReconcileAll(ctx context.Context, report func(rollup.Drift, error)) error {
+	var first error
+	it := c.fs.Collection(c.layout.Collection).DocumentRefs(ctx)
+	for {
+		ref, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return first
+		}
+		if err != nil {
+			return fmt.Errorf("counter: list counters: %w", err)
+		}
+		d, err := c.Reconcile(ctx, ref.ID)
+		if err != nil && first == nil {
+			first = err
+		}
+		report(d, err)
+	}
+}
+
+// Delete removes id's shards and then its parent, with the rollup's
+// bookkeeping in it. Stop increments to it first: one racing the delete
+// brings the counter back with that increment.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	parent := c.layout.Counter(c.fs, id)
+	if _, err := parent.Get(ctx); status.Code(err) == codes.NotFound {
+		return fmt.Errorf("counter: delete %s: %w", id, ErrNotFound)
+	}
+	refs, err := c.layout.Shards(c.fs, id).DocumentRefs(ctx).GetAll()
+	if err != nil {
+		return fmt.Errorf("counter: delete %s: %w", id, err)
+	}
+	bw := c.fs.BulkWriter(ctx)
+	var jobs []*firestore.BulkWriterJob
+	for _, ref := range refs {
+		j, err := bw.Delete(ref)
+		if err != nil {
+			return fmt.Errorf("counter: delete %s: %w", id, err)
+		}
+		jobs = append(jobs, j)
+	}
+	bw.End()
+	for _, j := range jobs {
+		if _, err := j.Results(); err != nil {
+			return fmt.Errorf("counter: delete %s: %w", id, err)
+		}
+	}
+	if _, err := parent.Delete(ctx); err != nil {
+		return fmt.Errorf("counter: delete %s: %w", id, err)
+	}
+	return nil
+}

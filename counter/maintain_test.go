@@ -1,0 +1,196 @@
+package counter
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup"
+)
+
+// incrementHTTP adds 1 through the running Increment function.
+func incrementHTTP(t *testing.T, id string) bool {
+	resp, err := http.Post(local.FunctionsURL+"/Increment", "application/json", strings.NewReader(`{"counter":"`+id+`"}`))
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// TestResetRacingIncrements resets a counter while increments run: the total
+// ends equal to the shards, and increments after the reset all count.
+func TestResetRacingIncrements(t *testing.T) {
+	c, _ := newClient(t)
+	ctx := context.Background()
+	id := emulatortest.ID(t)
+	if err := c.Create(ctx, id, 5); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		incrementHTTP(t, id)
+	}
+	waitTotal(t, c, id, 20)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					incrementHTTP(t, id)
+				}
+			}
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := c.Reset(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	sum, err := c.Sum(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTotal(t, c, id, sum)
+	// After the reset, every increment counts from the shards' zeros.
+	for i := 0; i < 7; i++ {
+		incrementHTTP(t, id)
+	}
+	waitTotal(t, c, id, sum+7)
+
+	if err := c.Reset(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	waitTotal(t, c, id, 0)
+	if err := c.Reset(ctx, emulatortest.ID(t)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Reset of a missing counter: %v", err)
+	}
+}
+
+// TestReconcileRepairsCorruptedTotal overwrites a total and the rollup's
+// bookkeeping, then reconciles: the drift is reported, the total repaired,
+// and later increments stay exact.
+func TestReconcileRepairsCorruptedTotal(t *testing.T) {
+	c, fs := newClient(t)
+	ctx := context.Background()
+	id := emulatortest.ID(t)
+	if err := c.Create(ctx, id, 4); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 9; i++ {
+		incrementHTTP(t, id)
+	}
+	waitTotal(t, c, id, 9)
+	corrupt(t, fs, id, 1000)
+	d, err := c.Reconcile(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Total != 1000 || d.Sum != 9 || d.Drift != 991 || d.Shards != 4 {
+		t.Errorf("drift = %+v, want total 1000, sum 9, drift 991 over 4 shards", d)
+	}
+	if got, _ := c.Total(ctx, id); got != 9 {
+		t.Errorf("total after reconcile = %d, want 9", got)
+	}
+	for i := 0; i < 5; i++ {
+		incrementHTTP(t, id)
+	}
+	waitTotal(t, c, id, 14)
+	if d, err := c.Reconcile(ctx, id); err != nil || d.Drift != 0 {
+		t.Errorf("reconcile of an exact counter: %+v, %v", d, err)
+	}
+}
+
+func corrupt(t *testing.T, fs *firestore.Client, id string, total int64) {
+	t.Helper()
+	_, err := layout.Default().Counter(fs, id).Update(context.Background(), []firestore.Update{
+		{Path: layout.FieldTotal, Value: total},
+		{Path: layout.FieldRollup, Value: firestore.Delete},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReconcileAll(t *testing.T) {
+	c, fs := newClient(t)
+	ctx := context.Background()
+	ids := []string{emulatortest.ID(t), emulatortest.ID(t)}
+	for _, id := range ids {
+		if err := c.Create(ctx, id, 2); err != nil {
+			t.Fatal(err)
+		}
+		c.Increment(ctx, id, 3)
+		waitTotal(t, c, id, 3)
+		corrupt(t, fs, id, -4)
+	}
+	found := map[string]rollup.Drift{}
+	err := c.ReconcileAll(ctx, func(d rollup.Drift, err error) {
+		if err == nil {
+			found[d.Counter] = d
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if d := found[id]; d.Drift != -7 {
+			t.Errorf("%s: drift %+v, want -7", id, d)
+		}
+		if got, _ := c.Total(ctx, id); got != 3 {
+			t.Errorf("%s: total %d after reconcile, want 3", id, got)
+		}
+	}
+}
+
+// TestDelete removes a counter with events still in flight: it stays gone.
+func TestDelete(t *testing.T) {
+	c, fs := newClient(t)
+	ctx := context.Background()
+	id := emulatortest.ID(t)
+	if err := c.Create(ctx, id, 3); err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	for i := 0; i < 10; i++ {
+		if incrementHTTP(t, id) {
+			n.Add(1)
+		}
+	}
+	if err := c.Delete(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	// Let every event of the increments and the deletes reach the rollup.
+	if err := local.Bridge.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if err := local.Bridge.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if snap, _ := layout.Default().Counter(fs, id).Get(ctx); snap.Exists() {
+		t.Errorf("parent exists after delete: %v", snap.Data())
+	}
+	if refs, _ := layout.Default().Shards(fs, id).DocumentRefs(ctx).GetAll(); len(refs) > 0 {
+		t.Errorf("%d shards remain after delete", len(refs))
+	}
+	if err := c.Delete(ctx, id); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second Delete: %v, want ErrNotFound", err)
+	}
+}
