@@ -1,6 +1,7 @@
-// Package tally registers tally's two Cloud Functions: Increment, an HTTP
-// function that adds to one random shard of a counter, and Rollup, triggered
-// by every shard write, which keeps the counter's total exact.
+// Package tally registers tally's Cloud Functions: Increment, an HTTP
+// function that adds to one random shard of a counter; Rollup, triggered by
+// every shard write, which keeps the counter's total exact; and Reconcile, an
+// HTTP function for a scheduled job that repairs drifted totals.
 package tally
 
 import (
@@ -15,6 +16,7 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/rollup"
@@ -23,12 +25,14 @@ import (
 func init() {
 	functions.HTTP("Increment", incrementHTTP)
 	functions.CloudEvent("Rollup", rollupEvent)
+	functions.HTTP("Reconcile", reconcileHTTP) // for the scheduled repair job
 }
 
 // app is built once per instance, on first use.
 type app struct {
 	increment *increment.Handler
 	rollup    *rollup.Handler
+	reconcile http.Handler
 }
 
 var (
@@ -63,6 +67,8 @@ func setup() (*app, error) {
 				MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: log,
 			}),
 			rollup: rollup.New(client, rollup.Config{Layout: cfg.Layout, Window: cfg.Window, Grow: cfg.Grow, Logger: log}),
+			reconcile: counter.New(client, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL}).
+				ReconcileHandler(log),
 		}
 	})
 	return shared, setupErr
@@ -76,6 +82,16 @@ func incrementHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.increment.ServeHTTP(w, r)
+}
+
+func reconcileHTTP(w http.ResponseWriter, r *http.Request) {
+	a, err := setup()
+	if err != nil {
+		log.Error("reconcile: setup failed", "error", err.Error())
+		increment.WriteError(w, err)
+		return
+	}
+	a.reconcile.ServeHTTP(w, r)
 }
 
 func rollupEvent(ctx context.Context, e event.Event) error {

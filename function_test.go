@@ -156,3 +156,45 @@ func total(t *testing.T, c *firestore.Client, id string) int64 {
 	n, _ := snap.Data()[layout.FieldTotal].(int64)
 	return n
 }
+
+// TestReconcileFunction corrupts a total, then calls the registered
+// Reconcile function as the scheduler would.
+func TestReconcileFunction(t *testing.T) {
+	ctx := context.Background()
+	client := emulatortest.Client(t)
+	id := emulatortest.ID(t)
+	l := layout.Default()
+	if _, err := l.Counter(client, id).Set(ctx, map[string]any{layout.FieldNumShards: 2, layout.FieldTotal: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Shard(client, id, 1).Set(ctx, map[string]any{l.ShardField: 8}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/Reconcile", nil)
+	resp := post(t, req)
+	var rep struct {
+		Repaired []struct {
+			Counter string
+			Drift   int64
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&rep)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("Reconcile answered %d", resp.StatusCode)
+	}
+	found := false
+	for _, d := range rep.Repaired {
+		found = found || d.Counter == id && d.Drift == 42
+	}
+	if !found {
+		t.Errorf("report %+v does not list %s with drift 42", rep, id)
+	}
+	if got := total(t, client, id); got != 8 {
+		t.Errorf("total = %d after reconcile, want 8", got)
+	}
+	req, _ = http.NewRequest(http.MethodGet, base+"/Reconcile", nil)
+	if resp := post(t, req); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET /Reconcile answered %d, want 405", resp.StatusCode)
+	}
+}

@@ -1,4 +1,4 @@
-package counter
+package counter_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/layout"
 )
@@ -31,7 +32,7 @@ func TestCreate(t *testing.T) {
 	if err != nil || len(shards) != 4 {
 		t.Fatalf("%d shards, %v; want 4", len(shards), err)
 	}
-	if err := c.Create(ctx, id, 4); !errors.Is(err, ErrExists) {
+	if err := c.Create(ctx, id, 4); !errors.Is(err, counter.ErrExists) {
 		t.Errorf("second Create: %v, want ErrExists", err)
 	}
 	for _, bad := range []struct {
@@ -42,7 +43,7 @@ func TestCreate(t *testing.T) {
 			t.Errorf("Create(%q, %d) succeeded", bad.id, bad.shards)
 		}
 	}
-	if _, err := c.Total(ctx, emulatortest.ID(t)); !errors.Is(err, ErrNotFound) {
+	if _, err := c.Total(ctx, emulatortest.ID(t)); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("Total of a missing counter: %v, want ErrNotFound", err)
 	}
 }
@@ -157,7 +158,7 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 	if sum, _ := c.Sum(ctx, id); sum != want {
 		t.Errorf("Sum after growing = %d, want %d", sum, want)
 	}
-	if _, err := c.Reshard(ctx, emulatortest.ID(t), 3); !errors.Is(err, ErrNotFound) {
+	if _, err := c.Reshard(ctx, emulatortest.ID(t), 3); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("Reshard of a missing counter: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package counter
+package counter_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	_ "github.com/tallycounters/tally" // registers Increment and Rollup
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/stack"
@@ -41,14 +42,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func newClient(t testing.TB) (*Client, *firestore.Client) {
+func newClient(t testing.TB) (*counter.Client, *firestore.Client) {
 	fs := emulatortest.Client(t)
-	return New(fs, Options{ShardCacheTTL: cacheTTL}), fs
+	return counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL}), fs
 }
 
 // waitTotal waits until id's total is want, or fails after a minute (a
 // liveness bound, not a measurement).
-func waitTotal(t *testing.T, c *Client, id string, want int64) {
+func waitTotal(t *testing.T, c *counter.Client, id string, want int64) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {

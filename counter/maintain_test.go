@@ -1,4 +1,4 @@
-package counter
+package counter_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
@@ -78,7 +79,7 @@ func TestResetRacingIncrements(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitTotal(t, c, id, 0)
-	if err := c.Reset(ctx, emulatortest.ID(t)); !errors.Is(err, ErrNotFound) {
+	if err := c.Reset(ctx, emulatortest.ID(t)); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("Reset of a missing counter: %v", err)
 	}
 }
@@ -190,7 +191,7 @@ func TestDelete(t *testing.T) {
 	if refs, _ := layout.Default().Shards(fs, id).DocumentRefs(ctx).GetAll(); len(refs) > 0 {
 		t.Errorf("%d shards remain after delete", len(refs))
 	}
-	if err := c.Delete(ctx, id); !errors.Is(err, ErrNotFound) {
+	if err := c.Delete(ctx, id); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("second Delete: %v, want ErrNotFound", err)
 	}
 }

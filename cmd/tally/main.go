@@ -34,6 +34,7 @@ func commands() []command {
 		{"reset", "set a counter back to 0", runReset},
 		{"reconcile", "repair a counter's total from its shards: tally reconcile ID | --all", runReconcile},
 		{"delete", "delete a counter, its shards and its bookkeeping", runDelete},
+		{"rules", "print the Firestore security rules, or publish them (--publish)", runRules},
 		{"serve", "run the Firestore emulator, the functions and the event bridge locally", runServe},
 		{"bench", "measure tally against a single-document counter and the per-event rollup", runBench},
 		{"help", "list the commands", runHelp},

@@ -1,0 +1,48 @@
+package counter
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/tallycounters/tally/rollup"
+)
+
+// ReconcileReport is the answer of the Reconcile function.
+type ReconcileReport struct {
+	Counters int            `json:"counters"`
+	Repaired []rollup.Drift `json:"repaired"` // counters whose total had drifted
+	Errors   int            `json:"errors"`
+}
+
+// ReconcileHandler is the Reconcile HTTP function, for a scheduler: a POST
+// reconciles every counter, logs each drift, and answers with a report.
+func (c *Client) ReconcileHandler(log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			json.NewEncoder(w).Encode(map[string]string{"error": "use POST"})
+			return
+		}
+		rep := ReconcileReport{Repaired: []rollup.Drift{}}
+		err := c.ReconcileAll(r.Context(), func(d rollup.Drift, err error) {
+			rep.Counters++
+			switch {
+			case err != nil:
+				rep.Errors++
+				log.Error("reconcile failed", "counter", d.Counter, "error", err.Error())
+			case d.Drift != 0:
+				rep.Repaired = append(rep.Repaired, d)
+				log.Warn("reconcile repaired a drifted total", "counter", d.Counter, "total", d.Total, "sum", d.Sum, "drift", d.Drift)
+			}
+		})
+		code := http.StatusOK
+		if err != nil {
+			code = http.StatusInternalServerError // the scheduler retries
+		}
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(rep)
+	})
+}
