@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Deploys tally to Google Cloud: Increment (HTTP) and Rollup (Firestore
+# trigger through Eventarc) as 2nd gen Go functions, on service accounts with
+# the least privilege that works, with tally's Firestore security rules and,
+# on request, an hourly job that reconciles every counter.
+#
+# Safe to run again: what exists is left as it is, and the functions are
+# redeployed with the same settings. --dry-run prints every command instead.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATION [flags]
+
+  --project ID              Google Cloud project
+  --region REGION           region of the functions, e.g. us-central1
+  --database ID             Firestore database (default "(default)")
+  --database-location LOC   the database's location, e.g. nam5 or us-central1;
+                            the Rollup trigger must be in it
+  --public                  anyone may call Increment (browser counters);
+                            default: only callers with roles/run.invoker
+  --cors-origins LIST       origins browsers may call Increment from, comma-separated
+  --signed-in-reads         only signed-in users may read counters (default: anyone)
+  --reconcile-schedule      also deploy Reconcile and an hourly Cloud Scheduler job for it
+  --collection NAME         collection of counters (default counters)
+  --shard-field NAME        integer field of each shard (default count)
+  --window DURATION         Rollup's group-commit window (default 1s)
+  --runtime RUNTIME         Cloud Functions runtime (default go126)
+  --dry-run                 print the commands, run nothing
+EOF
+}
+
+project="" region="" database="(default)" location=""
+public=false cors="" signed_in_reads=false reconcile=false dry_run=false
+collection="counters" shard_field="count" window="1s" runtime="go126"
+
+need() { # need FLAG VALUE: the flag's value must be there
+	if [ -z "${2-}" ]; then
+		echo "deploy: $1 needs a value" >&2
+		exit 2
+	fi
+}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--project) need "$1" "${2-}"; project=$2; shift 2 ;;
+	--region) need "$1" "${2-}"; region=$2; shift 2 ;;
+	--database) need "$1" "${2-}"; database=$2; shift 2 ;;
+	--database-location) need "$1" "${2-}"; location=$2; shift 2 ;;
+	--cors-origins) need "$1" "${2-}"; cors=$2; shift 2 ;;
+	--collection) need "$1" "${2-}"; collection=$2; shift 2 ;;
+	--shard-field) need "$1" "${2-}"; shard_field=$2; shift 2 ;;
+	--window) need "$1" "${2-}"; window=$2; shift 2 ;;
+	--runtime) need "$1" "${2-}"; runtime=$2; shift 2 ;;
+	--public) public=true; shift ;;
+	--signed-in-reads) signed_in_reads=true; shift ;;
+	--reconcile-schedule) reconcile=true; shift ;;
+	--dry-run) dry_run=true; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "deploy: unknown argument $1" >&2; usage >&2; exit 2 ;;
+	esac
+done
+if [ -z "$project" ] || [ -z "$region" ] || [ -z "$location" ]; then
+	echo "deploy: --project, --region and --database-location are required" >&2
+	usage >&2
+	exit 2
+fi
+if ! [[ $region =~ ^[a-z]+-[a-z]+[0-9]+$ ]]; then
+	echo "deploy: --region $region is not a Cloud Functions region such as us-central1" \
+		"(a multi-region such as nam5 goes in --database-location)" >&2
+	exit 2
+fi
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# quote prints one argument so that a shell reads it back unchanged.
+quote() {
+	if [[ $1 =~ ^[A-Za-z0-9_./:=@,+%-]+$ ]]; then
+		printf '%s' "$1"
+	else
+		printf "'%s'" "${1//\'/\'\\\'\'}"
+	fi
+}
+
+# run prints a command and, unless this is a dry run, runs it.
+run() {
+	local sep=""
+	for arg in "$@"; do
+		printf '%s' "$sep"
+		quote "$arg"
+		sep=" "
+	done
+	printf '\n'
+	if [ "$dry_run" = false ]; then
+		"$@"
+	fi
+}
+
+# exists runs a describe command quietly; in a dry run nothing exists yet.
+exists() {
+	[ "$dry_run" = false ] && "$@" >/dev/null 2>&1
+}
+
+runtime_sa="tally-runtime@$project.iam.gserviceaccount.com"
+trigger_sa="tally-trigger@$project.iam.gserviceaccount.com"
+scheduler_sa="tally-scheduler@$project.iam.gserviceaccount.com"
+env_vars="^|^TALLY_DATABASE=$database|TALLY_COLLECTION=$collection|TALLY_SHARD_FIELD=$shard_field|TALLY_ROLLUP_WINDOW=$window"
+if [ -n "$cors" ]; then
+	env_vars="$env_vars|TALLY_CORS_ORIGINS=$cors"
+fi
+
+echo "# APIs"
+apis=(cloudfunctions.googleapis.com run.googleapis.com cloudbuild.googleapis.com
+	artifactregistry.googleapis.com eventarc.googleapis.com pubsub.googleapis.com
+	firestore.googleapis.com firebaserules.googleapis.com)
+if [ "$reconcile" = true ]; then
+	apis+=(cloudscheduler.googleapis.com)
+fi
+run gcloud services enable "${apis[@]}" --project="$project"
+
+echo "# Service accounts"
+ensure_sa() { # ensure_sa NAME TITLE
+	local email="$1@$project.iam.gserviceaccount.com"
+	if exists gcloud iam service-accounts describe "$email" --project="$project"; then
+		echo "# $email exists"
+	else
+		run gcloud iam service-accounts create "$1" --display-name="$2" --project="$project"
+	fi
+}
+ensure_sa tally-runtime "tally functions: Firestore read and write"
+ensure_sa tally-trigger "tally Rollup trigger: receives Eventarc events, invokes Rollup"
+# Re-adding a binding that exists changes nothing.
+run gcloud projects add-iam-policy-binding "$project" --member="serviceAccount:$runtime_sa" \
+	--role=roles/datastore.user --condition=None --quiet
+run gcloud projects add-iam-policy-binding "$project" --member="serviceAccount:$trigger_sa" \
+	--role=roles/eventarc.eventReceiver --condition=None --quiet
+
+echo "# Increment: HTTP"
+access=--no-allow-unauthenticated
+if [ "$public" = true ]; then
+	access=--allow-unauthenticated
+fi
+run gcloud functions deploy tally-increment --gen2 --project="$project" --region="$region" \
+	--runtime="$runtime" --source=. --entry-point=Increment --trigger-http "$access" \
+	--service-account="$runtime_sa" --set-env-vars="$env_vars" \
+	--memory=256Mi --cpu=1 --concurrency=80 --timeout=30s
+
+echo "# Rollup: every write to a shard. One instance holding up to 1000 events"
+echo "# keeps each parent at one write per window (see README: production)."
+run gcloud functions deploy tally-rollup --gen2 --project="$project" --region="$region" \
+	--runtime="$runtime" --source=. --entry-point=Rollup \
+	--trigger-location="$location" \
+	--trigger-event-filters=type=google.cloud.firestore.document.v1.written \
+	--trigger-event-filters="database=$database" \
+	--trigger-event-filters-path-pattern="document=$collection/{counterId}/shards/{shardId}" \
+	--trigger-service-account="$trigger_sa" --retry \
+	--service-account="$runtime_sa" --set-env-vars="$env_vars" \
+	--max-instances=1 --concurrency=1000 --cpu=1 --memory=256Mi --timeout=60s
+run gcloud functions add-invoker-policy-binding tally-rollup --project="$project" --region="$region" \
+	--member="serviceAccount:$trigger_sa"
+
+echo "# Security rules"
+rules=(go run ./cmd/tally rules --publish --project="$project" --database="$database" --collection="$collection")
+if [ "$signed_in_reads" = true ]; then
+	rules+=(--signed-in-reads)
+fi
+run "${rules[@]}"
+
+if [ "$reconcile" = true ]; then
+	echo "# Reconcile, hourly"
+	ensure_sa tally-scheduler "tally reconcile job: invokes Reconcile"
+	run gcloud functions deploy tally-reconcile --gen2 --project="$project" --region="$region" \
+		--runtime="$runtime" --source=. --entry-point=Reconcile --trigger-http --no-allow-unauthenticated \
+		--service-account="$runtime_sa" --set-env-vars="$env_vars" \
+		--memory=256Mi --timeout=540s --max-instances=1
+	run gcloud functions add-invoker-policy-binding tally-reconcile --project="$project" --region="$region" \
+		--member="serviceAccount:$scheduler_sa"
+	url="https://$region-$project.cloudfunctions.net/tally-reconcile"
+	verb=create
+	if exists gcloud scheduler jobs describe tally-reconcile --location="$region" --project="$project"; then
+		verb=update
+	fi
+	run gcloud scheduler jobs "$verb" http tally-reconcile --project="$project" --location="$region" \
+		--schedule="0 * * * *" --uri="$url" --http-method=POST \
+		--oidc-service-account-email="$scheduler_sa" --oidc-token-audience="$url"
+fi
+
+if [ "$dry_run" = false ]; then
+	echo "# Done. Try it:"
+	if [ "$public" = true ]; then
+		echo "curl -s -X POST https://$region-$project.cloudfunctions.net/tally-increment -H 'Content-Type: application/json' -d '{\"counter\":\"likes\"}'"
+	else
+		echo "curl -s -X POST https://$region-$project.cloudfunctions.net/tally-increment -H \"Authorization: Bearer \$(gcloud auth print-identity-token)\" -H 'Content-Type: application/json' -d '{\"counter\":\"likes\"}'"
+	fi
+fi

@@ -1,0 +1,174 @@
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tool finds a program the tests need, or fails saying how to install it.
+func tool(t *testing.T, name, install string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s is not installed: %s", name, install)
+	}
+	return p
+}
+
+// dryRun runs deploy.sh --dry-run with args and returns its command lines.
+func dryRun(t *testing.T, args ...string) []string {
+	t.Helper()
+	out, err := exec.Command("bash", append([]string{"deploy.sh", "--dry-run"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("deploy.sh --dry-run %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	var cmds []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
+			cmds = append(cmds, line)
+		}
+	}
+	return cmds
+}
+
+// gcloudEnv is a gcloud with no account, no prompts and no update check:
+// it parses a command and stops, before any network, for want of credentials.
+func gcloudEnv(t *testing.T) []string {
+	return append(os.Environ(),
+		"CLOUDSDK_CONFIG="+t.TempDir(),
+		"CLOUDSDK_CORE_DISABLE_PROMPTS=1",
+		"CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK=1",
+		"CLOUDSDK_CORE_ACCOUNT=",
+	)
+}
+
+// parse runs one printed gcloud command as a shell would read it. It
+// reports whether gcloud accepted its arguments: a valid command fails only
+// for want of an account.
+func parse(t *testing.T, env []string, line string) (ok bool, out string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", line)
+	cmd.Env = env
+	b, err := cmd.CombinedOutput()
+	out = string(b)
+	code := 0
+	if ee, isExit := err.(*exec.ExitError); isExit {
+		code = ee.ExitCode()
+	}
+	usage := code == 2 || strings.Contains(out, "unrecognized arguments") || strings.Contains(out, "Invalid choice")
+	noAccount := strings.Contains(out, "You do not currently have an active account selected")
+	return !usage && noAccount, out
+}
+
+var variants = map[string][]string{
+	"public, scheduled": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
+		"--public", "--reconcile-schedule", "--cors-origins", "https://a.example,https://b.example"},
+	"private, named database": {"--project", "demo-proj", "--region", "europe-west1", "--database", "tallies",
+		"--database-location", "eur3", "--signed-in-reads", "--collection", "votes", "--shard-field", "Count"},
+}
+
+// TestDryRunParsesWithGcloud checks every gcloud command of the dry run
+// against the installed gcloud's own argument parser, offline.
+func TestDryRunParsesWithGcloud(t *testing.T) {
+	tool(t, "gcloud", "install the Google Cloud CLI (Debian package google-cloud-cli)")
+	env := gcloudEnv(t)
+	for name, args := range variants {
+		t.Run(name, func(t *testing.T) {
+			n := 0
+			for _, line := range dryRun(t, args...) {
+				if !strings.HasPrefix(line, "gcloud ") {
+					continue
+				}
+				n++
+				if ok, out := parse(t, env, line); !ok {
+					t.Errorf("gcloud rejects:\n  %s\n%s", line, lastLines(out, 6))
+				}
+			}
+			if n < 8 {
+				t.Errorf("the dry run printed %d gcloud commands", n)
+			}
+		})
+	}
+}
+
+// TestParseCatchesBrokenFlag shows that the check above fails a command
+// whose flag is misspelt.
+func TestParseCatchesBrokenFlag(t *testing.T) {
+	tool(t, "gcloud", "install the Google Cloud CLI (Debian package google-cloud-cli)")
+	env := gcloudEnv(t)
+	var deployLine string
+	for _, line := range dryRun(t, variants["public, scheduled"]...) {
+		if strings.Contains(line, "--entry-point=Rollup") {
+			deployLine = line
+		}
+	}
+	for old, bad := range map[string]string{
+		"--trigger-event-filters-path-pattern": "--trigger-event-filter-path-pattern",
+		"--retry":                              "--retries",
+		"--concurrency=1000":                   "--concurrency=lots",
+	} {
+		broken := strings.Replace(deployLine, old, bad, 1)
+		if broken == deployLine {
+			t.Fatalf("the Rollup deploy has no %s", old)
+		}
+		if ok, out := parse(t, env, broken); ok {
+			t.Errorf("a command with %s passed the check:\n%s", bad, lastLines(out, 4))
+		}
+	}
+}
+
+// TestDryRunRulesCommand runs the printed rules command without --publish:
+// its flags parse and it renders the rules.
+func TestDryRunRulesCommand(t *testing.T) {
+	for name, args := range variants {
+		for _, line := range dryRun(t, args...) {
+			if !strings.HasPrefix(line, "go run ./cmd/tally rules") {
+				continue
+			}
+			cmd := exec.Command("bash", "-c", strings.Replace(line, " --publish", "", 1))
+			cmd.Dir = ".."
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "service cloud.firestore") {
+				t.Errorf("%s: %s: %v\n%s", name, line, err, out)
+			}
+		}
+	}
+}
+
+func TestScriptRejectsBadArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"--region", "us-central1", "--database-location", "nam5"},
+		{"--project", "p", "--region", "nam5", "--database-location", "nam5"},
+		{"--project", "p", "--region", "us-central1", "--database-location", "nam5", "--frobnicate"},
+		{"--project"},
+	} {
+		err := exec.Command("bash", append([]string{"deploy.sh", "--dry-run"}, args...)...).Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+			t.Errorf("deploy.sh %v: %v, want exit status 2", args, err)
+		}
+	}
+}
+
+func TestShellcheck(t *testing.T) {
+	sc := tool(t, "shellcheck", "apt-get install shellcheck")
+	for _, f := range []string{"deploy.sh", filepath.Join("..", ".ci", "run")} {
+		if out, err := exec.Command(sc, f).CombinedOutput(); err != nil {
+			t.Errorf("shellcheck %s: %v\n%s", f, err, out)
+		}
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

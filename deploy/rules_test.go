@@ -1,0 +1,140 @@
+package deploy
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/emulatortest"
+)
+
+// rest talks to the emulator's REST API as one kind of client.
+type rest struct {
+	t    *testing.T
+	base string
+	auth string // Authorization header; "" is an unauthenticated client
+}
+
+func (r rest) do(method, path, body string) int {
+	r.t.Helper()
+	req, err := http.NewRequest(method, r.base+path, strings.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if r.auth != "" {
+		req.Header.Set("Authorization", r.auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// userToken is an unsigned ID token for a signed-in user, which the emulator
+// accepts as it is.
+func userToken(project, uid string) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	header, _ := json.Marshal(map[string]string{"alg": "none", "typ": "JWT"})
+	now := time.Now().Unix()
+	claims, _ := json.Marshal(map[string]any{
+		"iss": "https://securetoken.google.com/" + project, "aud": project,
+		"sub": uid, "user_id": uid, "iat": now, "exp": now + 3600, "auth_time": now,
+		"firebase": map[string]any{"sign_in_provider": "password", "identities": map[string]any{}},
+	})
+	return "Bearer " + enc(header) + "." + enc(claims) + "."
+}
+
+// TestRules runs the rendered rules in the emulator: clients may read a
+// counter (anyone, or signed-in users only) and may write nothing; the
+// functions' admin access is not bound by them.
+func TestRules(t *testing.T) {
+	for _, v := range []struct {
+		name     string
+		opts     RulesOptions
+		anonRead int
+	}{
+		{"public reads", RulesOptions{}, http.StatusOK},
+		{"signed-in reads", RulesOptions{SignedInReads: true}, http.StatusForbidden},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			src, err := Rules(v.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "firestore.rules")
+			if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e, err := emulatortest.Start(emulator.Options{Rules: file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Stop()
+			const project = "demo-rules"
+			base := "http://" + e.Host() + "/v1/projects/" + project + "/databases/(default)/documents/"
+			owner := rest{t, base, "Bearer owner"}
+			if code := owner.do("PATCH", "counters/likes", `{"fields":{"num_shards":{"integerValue":"2"},"total":{"integerValue":"5"}}}`); code != 200 {
+				t.Fatalf("owner write: %d", code)
+			}
+			if code := owner.do("PATCH", "counters/likes/shards/0", `{"fields":{"count":{"integerValue":"5"}}}`); code != 200 {
+				t.Fatalf("owner write: %d", code)
+			}
+			clients := map[string]struct {
+				c    rest
+				read int
+			}{
+				"unauthenticated": {rest{t, base, ""}, v.anonRead},
+				"signed-in":       {rest{t, base, userToken(project, "alice")}, http.StatusOK},
+			}
+			for who, cl := range clients {
+				if code := cl.c.do("GET", "counters/likes", ""); code != cl.read {
+					t.Errorf("%s read of a counter: %d, want %d", who, code, cl.read)
+				}
+				for _, w := range []struct{ method, path, body string }{
+					{"PATCH", "counters/likes", `{"fields":{"total":{"integerValue":"1000"}}}`},
+					{"PATCH", "counters/likes?updateMask.fieldPaths=total", `{"fields":{"total":{"integerValue":"1000"}}}`},
+					{"PATCH", "counters/likes?updateMask.fieldPaths=rollup", `{"fields":{"rollup":{"mapValue":{}}}}`},
+					{"PATCH", "counters/likes?updateMask.fieldPaths=num_shards", `{"fields":{"num_shards":{"integerValue":"1"}}}`},
+					{"DELETE", "counters/likes", ""},
+					{"POST", "counters?documentId=mine", `{"fields":{"total":{"integerValue":"1"}}}`},
+					{"PATCH", "counters/likes/shards/0", `{"fields":{"count":{"integerValue":"99"}}}`},
+					{"PATCH", "counters/likes/shards/7", `{"fields":{"count":{"integerValue":"1"}}}`},
+					{"DELETE", "counters/likes/shards/0", ""},
+					{"GET", "counters/likes/shards/0", ""},
+				} {
+					if code := cl.c.do(w.method, w.path, w.body); code != http.StatusForbidden {
+						t.Errorf("%s %s %s: %d, want 403", who, w.method, w.path, code)
+					}
+				}
+			}
+			// Nothing a client tried changed the counter.
+			if code := owner.do("GET", "counters/likes/shards/7", ""); code != http.StatusNotFound {
+				t.Errorf("a denied write created a shard: %d", code)
+			}
+		})
+	}
+}
+
+func TestRulesRender(t *testing.T) {
+	src, err := Rules(RulesOptions{Collection: "votes", SignedInReads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"match /votes/{counterId}", "allow read: if request.auth != null;", "allow write: if false;"} {
+		if !strings.Contains(src, want) {
+			t.Errorf("rendered rules lack %q", want)
+		}
+	}
+	if _, err := Rules(RulesOptions{Collection: "a/b"}); err == nil {
+		t.Error("a collection with a slash was accepted")
+	}
+}
