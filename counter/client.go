@@ -82,20 +82,15 @@ func (c *Client) Create(ctx context.Context, id string, shards int) error {
 // createShards creates shards [from, to) with count 0, leaving any that
 // exist alone.
 func (c *Client) createShards(ctx context.Context, id string, from, to int) error {
-	bw := c.fs.BulkWriter(ctx)
-	var jobs []*firestore.BulkWriterJob
+	refs := make([]*firestore.DocumentRef, 0, max(0, to-from))
 	for n := from; n < to; n++ {
-		j, err := bw.Create(c.layout.Shard(c.fs, id, n), map[string]any{c.layout.ShardField: int64(0)})
-		if err != nil {
-			return fmt.Errorf("counter: create shards of %s: %w", id, err)
-		}
-		jobs = append(jobs, j)
+		refs = append(refs, c.layout.Shard(c.fs, id, n))
 	}
-	bw.End()
-	for _, j := range jobs {
-		if _, err := j.Results(); err != nil && status.Code(err) != codes.AlreadyExists {
-			return fmt.Errorf("counter: create shards of %s: %w", id, err)
-		}
+	err := c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
+		return bw.Create(ref, map[string]any{c.layout.ShardField: int64(0)})
+	})
+	if err != nil {
+		return fmt.Errorf("counter: create shards of %s: %w", id, err)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,12 +14,8 @@ import (
 )
 
 func TestCreate(t *testing.T) {
-	c, fs := newClient(t)
+	c, fs, id := newCounter(t, 4)
 	ctx := context.Background()
-	id := emulatortest.ID(t)
-	if err := c.Create(ctx, id, 4); err != nil {
-		t.Fatal(err)
-	}
 	snap, err := layout.Default().Counter(fs, id).Get(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -49,12 +44,8 @@ func TestCreate(t *testing.T) {
 }
 
 func TestIncrementTotalSum(t *testing.T) {
-	c, _ := newClient(t)
+	c, _, id := newCounter(t, 5)
 	ctx := context.Background()
-	id := emulatortest.ID(t)
-	if err := c.Create(ctx, id, 5); err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < 20; i++ {
 		if err := c.Increment(ctx, id, 2); err != nil {
 			t.Fatal(err)
@@ -104,40 +95,16 @@ func TestWatch(t *testing.T) {
 // while increments run: nothing acknowledged is lost, and only 3 shards
 // remain.
 func TestReshardDownWhileIncrementing(t *testing.T) {
-	c, fs := newClient(t)
+	c, fs, id := newCounter(t, 10)
 	ctx := context.Background()
-	id := emulatortest.ID(t)
-	if err := c.Create(ctx, id, 10); err != nil {
-		t.Fatal(err)
-	}
-	var acked atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if incrementHTTP(t, id) {
-					acked.Add(1)
-				}
-			}
-		}()
-	}
+	stop := incrementing(t, id, 8)
 	time.Sleep(300 * time.Millisecond)
 	old, err := c.Reshard(ctx, id, 3)
 	if err != nil || old != 10 {
 		t.Fatalf("Reshard = %d, %v", old, err)
 	}
 	time.Sleep(300 * time.Millisecond) // increments after the reshard, too
-	close(stop)
-	wg.Wait()
-	want := acked.Load()
+	want := stop()
 	if sum, err := c.Sum(ctx, id); err != nil || sum != want {
 		t.Errorf("Sum = %d, %v; want the %d acknowledged", sum, err, want)
 	}

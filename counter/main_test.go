@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +47,46 @@ func TestMain(m *testing.M) {
 func newClient(t testing.TB) (*counter.Client, *firestore.Client) {
 	fs := emulatortest.Client(t)
 	return counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL}), fs
+}
+
+// newCounter creates a counter with the given shards for the test.
+func newCounter(t *testing.T, shards int) (*counter.Client, *firestore.Client, string) {
+	t.Helper()
+	c, fs := newClient(t)
+	id := emulatortest.ID(t)
+	if err := c.Create(context.Background(), id, shards); err != nil {
+		t.Fatal(err)
+	}
+	return c, fs, id
+}
+
+// incrementing runs workers that add 1 through the Increment function until
+// the returned stop is called; stop returns how many were acknowledged.
+func incrementing(t *testing.T, id string, workers int) (stop func() int64) {
+	var acked atomic.Int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if incrementHTTP(t, id) {
+					acked.Add(1)
+				}
+			}
+		}()
+	}
+	return func() int64 {
+		close(done)
+		wg.Wait()
+		return acked.Load()
+	}
 }
 
 // waitTotal waits until id's total is want, or fails after a minute (a

@@ -26,20 +26,11 @@ func (c *Client) Reset(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
-	bw := c.fs.BulkWriter(ctx)
-	var jobs []*firestore.BulkWriterJob
-	for _, ref := range refs {
-		j, err := bw.Set(ref, map[string]any{c.layout.ShardField: int64(0)}, firestore.Merge([]string{c.layout.ShardField}))
-		if err != nil {
-			return fmt.Errorf("counter: reset %s: %w", id, err)
-		}
-		jobs = append(jobs, j)
-	}
-	bw.End()
-	for _, j := range jobs {
-		if _, err := j.Results(); err != nil {
-			return fmt.Errorf("counter: reset %s: %w", id, err)
-		}
+	err = c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
+		return bw.Set(ref, map[string]any{c.layout.ShardField: int64(0)}, firestore.Merge([]string{c.layout.ShardField}))
+	})
+	if err != nil {
+		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
 	return nil
 }
@@ -97,23 +88,37 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("counter: delete %s: %w", id, err)
 	}
+	err = c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
+		return bw.Delete(ref)
+	})
+	if err != nil {
+		return fmt.Errorf("counter: delete %s: %w", id, err)
+	}
+	if _, err := parent.Delete(ctx); err != nil {
+		return fmt.Errorf("counter: delete %s: %w", id, err)
+	}
+	return nil
+}
+
+// bulk applies op to every ref through one BulkWriter and returns the first
+// failure. An AlreadyExists failure (of a create) counts as done.
+func (c *Client) bulk(ctx context.Context, refs []*firestore.DocumentRef,
+	op func(*firestore.BulkWriter, *firestore.DocumentRef) (*firestore.BulkWriterJob, error)) error {
 	bw := c.fs.BulkWriter(ctx)
-	var jobs []*firestore.BulkWriterJob
+	jobs := make([]*firestore.BulkWriterJob, 0, len(refs))
 	for _, ref := range refs {
-		j, err := bw.Delete(ref)
+		j, err := op(bw, ref)
 		if err != nil {
-			return fmt.Errorf("counter: delete %s: %w", id, err)
+			bw.End()
+			return err
 		}
 		jobs = append(jobs, j)
 	}
 	bw.End()
 	for _, j := range jobs {
-		if _, err := j.Results(); err != nil {
-			return fmt.Errorf("counter: delete %s: %w", id, err)
+		if _, err := j.Results(); err != nil && status.Code(err) != codes.AlreadyExists {
+			return err
 		}
-	}
-	if _, err := parent.Delete(ctx); err != nil {
-		return fmt.Errorf("counter: delete %s: %w", id, err)
 	}
 	return nil
 }

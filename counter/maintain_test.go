@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,38 +31,18 @@ func incrementHTTP(t *testing.T, id string) bool {
 // TestResetRacingIncrements resets a counter while increments run: the total
 // ends equal to the shards, and increments after the reset all count.
 func TestResetRacingIncrements(t *testing.T) {
-	c, _ := newClient(t)
+	c, _, id := newCounter(t, 5)
 	ctx := context.Background()
-	id := emulatortest.ID(t)
-	if err := c.Create(ctx, id, 5); err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < 20; i++ {
 		incrementHTTP(t, id)
 	}
 	waitTotal(t, c, id, 20)
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					incrementHTTP(t, id)
-				}
-			}
-		}()
-	}
+	stop := incrementing(t, id, 4)
 	time.Sleep(100 * time.Millisecond)
 	if err := c.Reset(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	sum, err := c.Sum(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -88,12 +67,8 @@ func TestResetRacingIncrements(t *testing.T) {
 // bookkeeping, then reconciles: the drift is reported, the total repaired,
 // and later increments stay exact.
 func TestReconcileRepairsCorruptedTotal(t *testing.T) {
-	c, fs := newClient(t)
+	c, fs, id := newCounter(t, 4)
 	ctx := context.Background()
-	id := emulatortest.ID(t)
-	if err := c.Create(ctx, id, 4); err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < 9; i++ {
 		incrementHTTP(t, id)
 	}
@@ -162,12 +137,8 @@ func TestReconcileAll(t *testing.T) {
 
 // TestDelete removes a counter with events still in flight: it stays gone.
 func TestDelete(t *testing.T) {
-	c, fs := newClient(t)
+	c, fs, id := newCounter(t, 3)
 	ctx := context.Background()
-	id := emulatortest.ID(t)
-	if err := c.Create(ctx, id, 3); err != nil {
-		t.Fatal(err)
-	}
 	var n atomic.Int64
 	for i := 0; i < 10; i++ {
 		if incrementHTTP(t, id) {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/tallycounters/tally/internal/bench"
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -45,17 +44,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.Modes = strings.Split(*modes, ",")
-	o.Project = os.Getenv("GOOGLE_CLOUD_PROJECT")
-	if o.Project == "" {
-		o.Project = "demo-tally"
-	}
+	o.Project = localProject()
 	if o.EmulatorHost == "" {
-		paths, err := emulator.Locate(os.Getenv("TALLY_FIRESTORE_EMULATOR"), os.Getenv("JAVA"))
-		if err != nil {
-			fmt.Fprintf(stderr, "tally bench: %v\n", err)
+		var ok bool
+		if o.Emulator, ok = locateEmulator("bench", stderr); !ok {
 			return 1
 		}
-		o.Emulator = paths
 	} else if o.BridgePort == 0 {
 		fmt.Fprintln(stderr, "tally bench: --emulator needs --bridge-port, the port that emulator was started to post events to")
 		return 2

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
 )
 
@@ -34,12 +33,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tally serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	project := os.Getenv("GOOGLE_CLOUD_PROJECT")
-	if project == "" {
-		project = "demo-tally"
-	}
 	o := stack.Options{
-		Project: project, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
+		Project: localProject(), Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
 		DataDir: *data, ExternalHost: os.Getenv("FIRESTORE_EMULATOR_HOST"),
 		Logger: cloudlog.New(stdout, slog.LevelInfo),
 	}
@@ -47,12 +42,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		o.EmulatorOutput = stderr
 	}
 	if o.ExternalHost == "" {
-		paths, err := emulator.Locate(os.Getenv("TALLY_FIRESTORE_EMULATOR"), os.Getenv("JAVA"))
-		if err != nil {
-			fmt.Fprintf(stderr, "tally serve: %v\n", err)
+		var ok bool
+		if o.Emulator, ok = locateEmulator("serve", stderr); !ok {
 			return 1
 		}
-		o.Emulator = paths
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

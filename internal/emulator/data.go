@@ -1,12 +1,9 @@
 package emulator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,19 +33,8 @@ func (e *Emulator) Export(ctx context.Context, project, dir string) error {
 		"export_name":      name,
 	})
 	url := "http://" + e.host + "/emulator/v1/projects/" + project + ":export"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	if err := postJSON(ctx, url, body); err != nil {
 		return fmt.Errorf("emulator: export: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-		return fmt.Errorf("emulator: export: %s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
 	for _, old := range exports(abs) {
 		if filepath.Base(old) != name {

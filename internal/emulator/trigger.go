@@ -32,6 +32,14 @@ func RegisterTrigger(ctx context.Context, host, project, key string, t Trigger) 
 	})
 	u := fmt.Sprintf("http://%s/emulator/v1/projects/%s/eventarcTrigger?eventarcTriggerId=%s",
 		host, url.PathEscape(project), url.QueryEscape(key))
+	if err := postJSON(ctx, u, body); err != nil {
+		return fmt.Errorf("emulator: register trigger %s: %w", key, err)
+	}
+	return nil
+}
+
+// postJSON posts body to the emulator's admin API at u and wants 200 OK.
+func postJSON(ctx context.Context, u string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -39,12 +47,12 @@ func RegisterTrigger(ctx context.Context, host, project, key string, t Trigger) 
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("emulator: register trigger %s: %w", key, err)
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-		return fmt.Errorf("emulator: register trigger %s: %s: %s", key, resp.Status, bytes.TrimSpace(msg))
+		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
 	}
 	return nil
 }
