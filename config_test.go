@@ -1,8 +1,10 @@
 package tally
 
 import (
+	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +65,20 @@ func TestConfigFromEnv(t *testing.T) {
 				t.Errorf("ConfigFromEnv(%v) = %+v, %v", tc.env, cfg, err)
 			}
 		})
+	}
+}
+
+// TestNewAppReportsBadConfig: a bad setting is an error, never an app with
+// a nil client.
+func TestNewAppReportsBadConfig(t *testing.T) {
+	env := map[string]string{EnvProject: "demo-x", EnvMaxStep: "lots"}
+	a, _, err := newApp(context.Background(), func(k string) string { return env[k] })
+	if err == nil || a != nil || !strings.Contains(err.Error(), EnvMaxStep) {
+		t.Errorf("newApp = %v, %v; want an error naming %s", a, err, EnvMaxStep)
+	}
+	delete(env, EnvMaxStep)
+	a, _, err = newApp(context.Background(), func(k string) string { return env[k] })
+	if err != nil || a == nil || a.increment == nil || a.rollup == nil || a.reconcile == nil {
+		t.Errorf("newApp with a good configuration = %+v, %v", a, err)
 	}
 }

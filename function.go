@@ -46,32 +46,39 @@ var (
 // environment. Its error is kept: every call reports it, none gets a nil client.
 func setup() (*app, error) {
 	setupOnce.Do(func() {
-		cfg, err := ConfigFromEnv(os.Getenv)
-		if err != nil {
-			setupErr = err
-			return
-		}
-		log = cloudlog.New(os.Stdout, cfg.LogLevel)
-		project := cfg.Project
-		if project == "" {
-			project = firestore.DetectProjectID
-		}
-		client, err := firestore.NewClientWithDatabase(context.Background(), project, cfg.Database)
-		if err != nil {
-			setupErr = fmt.Errorf("tally: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
-			return
-		}
-		shared = &app{
-			increment: increment.New(client, increment.Config{
-				Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
-				MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: log,
-			}),
-			rollup: rollup.New(client, rollup.Config{Layout: cfg.Layout, Window: cfg.Window, Grow: cfg.Grow, Logger: log}),
-			reconcile: counter.New(client, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL}).
-				ReconcileHandler(log),
+		var logger *slog.Logger
+		shared, logger, setupErr = newApp(context.Background(), os.Getenv)
+		if logger != nil {
+			log = logger
 		}
 	})
 	return shared, setupErr
+}
+
+// newApp builds the handlers from the configuration getenv gives.
+func newApp(ctx context.Context, getenv func(string) string) (*app, *slog.Logger, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	logger := cloudlog.New(os.Stdout, cfg.LogLevel)
+	project := cfg.Project
+	if project == "" {
+		project = firestore.DetectProjectID
+	}
+	client, err := firestore.NewClientWithDatabase(ctx, project, cfg.Database)
+	if err != nil {
+		return nil, logger, fmt.Errorf("tally: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
+	}
+	return &app{
+		increment: increment.New(client, increment.Config{
+			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
+			MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: logger,
+		}),
+		rollup: rollup.New(client, rollup.Config{Layout: cfg.Layout, Window: cfg.Window, Grow: cfg.Grow, Logger: logger}),
+		reconcile: counter.New(client, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL}).
+			ReconcileHandler(logger),
+	}, logger, nil
 }
 
 func incrementHTTP(w http.ResponseWriter, r *http.Request) {
