@@ -55,6 +55,10 @@ func BenchmarkHandlePeakMemory(b *testing.B) {
 	for b.Loop() {
 		id := emulatortest.ID(b)
 		events := chain(id, shards, rate*seconds/shards)
+		// The counter exists, as Increment or an admin creates it.
+		if _, err := layout.Default().Counter(client, id).Set(context.Background(), map[string]any{layout.FieldNumShards: shards}); err != nil {
+			b.Fatal(err)
+		}
 		h := New(client, Config{Layout: layout.Default(), Window: DefaultWindow})
 		runtime.GC()
 		var base runtime.MemStats
