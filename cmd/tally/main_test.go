@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/emulatortest"
 )
 
 // The test binary doubles as the tally command when TALLY_TEST_MAIN is set,
@@ -189,5 +192,44 @@ func TestHelpListsCommands(t *testing.T) {
 	}
 	if code := run([]string{"frobnicate"}, &out, &out); code != 2 {
 		t.Errorf("unknown command exited %d, want 2", code)
+	}
+}
+
+// TestServeUsesGivenEmulator runs serve with FIRESTORE_EMULATOR_HOST set: it
+// starts no emulator of its own, says what trigger delivery needs, and leaves
+// that emulator running when it stops.
+func TestServeUsesGivenEmulator(t *testing.T) {
+	e, err := emulatortest.Start(emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	cmd, out, stderr := tally(t, []string{"FIRESTORE_EMULATOR_HOST=" + e.Host()}, "serve", "--port", "0")
+	var said []string
+	for out.Scan() {
+		said = append(said, out.Text())
+		if strings.HasPrefix(out.Text(), "FIRESTORE_EMULATOR_HOST=") {
+			break
+		}
+	}
+	go func() {
+		for out.Scan() {
+		}
+	}()
+	text := strings.Join(said, "\n")
+	if !strings.Contains(text, "FIRESTORE_EMULATOR_HOST="+e.Host()) || !strings.Contains(text, "--functions_emulator") {
+		t.Errorf("serve said:\n%s\nwant the given emulator and what trigger delivery needs", text)
+	}
+	if pidLine.MatchString(text) {
+		t.Error("serve started an emulator of its own")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd); code != 0 {
+		t.Errorf("exit status %d: %s", code, stderr)
+	}
+	select {
+	case <-e.Done():
+		t.Error("serve stopped an emulator it did not start")
+	default:
 	}
 }
