@@ -1,0 +1,36 @@
+package cloudlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"testing"
+)
+
+func TestCloudLoggingShape(t *testing.T) {
+	var buf bytes.Buffer
+	log := New(&buf, slog.LevelInfo)
+	log.Debug("hidden")
+	log.Warn("rollup: will retry", "counter", "likes", "event_id", "e1")
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("not one JSON line: %q", buf.String())
+	}
+	if got["severity"] != "WARNING" || got["message"] != "rollup: will retry" || got["counter"] != "likes" || got["event_id"] != "e1" {
+		t.Errorf("entry = %v", got)
+	}
+	if _, ok := got["level"]; ok {
+		t.Errorf("entry keeps slog's level key: %v", got)
+	}
+}
+
+func TestParseLevel(t *testing.T) {
+	for in, want := range map[string]slog.Level{"": slog.LevelInfo, "debug": slog.LevelDebug, "WARNING": slog.LevelWarn, "error": slog.LevelError} {
+		if got, err := ParseLevel(in); err != nil || got != want {
+			t.Errorf("ParseLevel(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseLevel("loud"); err == nil {
+		t.Error("ParseLevel took an unknown level")
+	}
+}
