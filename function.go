@@ -23,9 +23,9 @@ import (
 )
 
 func init() {
-	functions.HTTP("Increment", incrementHTTP)
+	functions.HTTP("Increment", lazyHTTP("increment", func(a *app) http.Handler { return a.increment }))
 	functions.CloudEvent("Rollup", rollupEvent)
-	functions.HTTP("Reconcile", reconcileHTTP) // for the scheduled repair job
+	functions.HTTP("Reconcile", lazyHTTP("reconcile", func(a *app) http.Handler { return a.reconcile })) // for the scheduled repair job
 }
 
 // app is built once per instance, on first use.
@@ -81,24 +81,18 @@ func newApp(ctx context.Context, getenv func(string) string) (*app, *slog.Logger
 	}, logger, nil
 }
 
-func incrementHTTP(w http.ResponseWriter, r *http.Request) {
-	a, err := setup()
-	if err != nil {
-		log.Error("increment: setup failed", "error", err.Error())
-		increment.WriteError(w, err)
-		return
+// lazyHTTP serves name with the handler pick chooses from the shared app,
+// building it on first use; a setup error is logged and answered.
+func lazyHTTP(name string, pick func(*app) http.Handler) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a, err := setup()
+		if err != nil {
+			log.Error(name+": setup failed", "error", err.Error())
+			increment.WriteError(w, err)
+			return
+		}
+		pick(a).ServeHTTP(w, r)
 	}
-	a.increment.ServeHTTP(w, r)
-}
-
-func reconcileHTTP(w http.ResponseWriter, r *http.Request) {
-	a, err := setup()
-	if err != nil {
-		log.Error("reconcile: setup failed", "error", err.Error())
-		increment.WriteError(w, err)
-		return
-	}
-	a.reconcile.ServeHTTP(w, r)
 }
 
 func rollupEvent(ctx context.Context, e event.Event) error {

@@ -21,7 +21,7 @@ import (
 
 // Errors a caller may test for with errors.Is.
 var (
-	ErrNotFound = errors.New("counter does not exist")
+	ErrNotFound = layout.ErrNoCounter // the same value the functions' packages return
 	ErrExists   = errors.New("counter already exists")
 )
 

@@ -140,10 +140,7 @@ func TestReshardKeepsTotal(t *testing.T) {
 	if err := c.Create(ctx, id, 10); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 40; i++ {
-		incrementHTTP(t, id)
-	}
-	waitTotal(t, c, id, 40)
+	incrementAndWait(t, c, id, 40, 40)
 	var mu sync.Mutex
 	var seen []int64
 	watching := make(chan struct{})

@@ -13,7 +13,6 @@ import (
 
 	_ "github.com/tallycounters/tally" // registers Increment and Rollup
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/stack"
 )
@@ -29,7 +28,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("TALLY_SHARD_CACHE_TTL", cacheTTL.String())
 	os.Setenv("TALLY_ROLLUP_WINDOW", "200ms")
 	os.Setenv("TALLY_AUTO_GROW", "false")
-	paths, err := emulator.Locate(os.Getenv("TALLY_FIRESTORE_EMULATOR"), os.Getenv("JAVA"))
+	paths, err := emulatortest.Paths()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 		os.Exit(1)
@@ -87,6 +86,16 @@ func incrementing(t *testing.T, id string, workers int) (stop func() int64) {
 		wg.Wait()
 		return acked.Load()
 	}
+}
+
+// incrementAndWait adds 1 n times through the Increment function, then
+// waits until the total is want.
+func incrementAndWait(t *testing.T, c *counter.Client, id string, n int, want int64) {
+	t.Helper()
+	for range n {
+		incrementHTTP(t, id)
+	}
+	waitTotal(t, c, id, want)
 }
 
 // waitTotal waits until id's total is want, or fails after a minute (a

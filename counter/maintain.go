@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -36,23 +35,21 @@ func (c *Client) Reset(ctx context.Context, id string) error {
 }
 
 // Reconcile compares id's total with its shards and repairs it in one
-// transaction, first folding any shard numbered past num_shards (left by an
-// increment that raced a reshard) into the kept ones. The drift reported is
-// the total before minus the shards' sum.
+// transaction. Shards numbered past num_shards (left by an increment that
+// raced a reshard) count in the sum, and are then moved into the kept ones,
+// which leaves the total as it is. The drift reported is the total before
+// minus the shards' sum.
 func (c *Client) Reconcile(ctx context.Context, id string) (rollup.Drift, error) {
-	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
-	if status.Code(err) == codes.NotFound {
-		return rollup.Drift{}, fmt.Errorf("counter: reconcile %s: %w", id, ErrNotFound)
-	}
+	d, err := c.applier.Reconcile(ctx, id)
 	if err != nil {
-		return rollup.Drift{}, fmt.Errorf("counter: reconcile %s: %w", id, err)
+		return rollup.Drift{}, fmt.Errorf("counter: %w", err)
 	}
-	if n, _ := snap.Data()[layout.FieldNumShards].(int64); n > 0 {
-		if _, err := c.fold(ctx, id, int(n)); err != nil {
-			return rollup.Drift{}, err
+	if d.Extra > 0 {
+		if _, err := c.fold(ctx, id, d.NumShards); err != nil {
+			return d, err
 		}
 	}
-	return c.applier.Reconcile(ctx, id)
+	return d, nil
 }
 
 // ReconcileAll reconciles every counter in the collection, calling report

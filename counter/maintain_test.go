@@ -33,10 +33,7 @@ func incrementHTTP(t *testing.T, id string) bool {
 func TestResetRacingIncrements(t *testing.T) {
 	c, _, id := newCounter(t, 5)
 	ctx := context.Background()
-	for i := 0; i < 20; i++ {
-		incrementHTTP(t, id)
-	}
-	waitTotal(t, c, id, 20)
+	incrementAndWait(t, c, id, 20, 20)
 	stop := incrementing(t, id, 4)
 	time.Sleep(100 * time.Millisecond)
 	if err := c.Reset(ctx, id); err != nil {
@@ -69,10 +66,7 @@ func TestResetRacingIncrements(t *testing.T) {
 func TestReconcileRepairsCorruptedTotal(t *testing.T) {
 	c, fs, id := newCounter(t, 4)
 	ctx := context.Background()
-	for i := 0; i < 9; i++ {
-		incrementHTTP(t, id)
-	}
-	waitTotal(t, c, id, 9)
+	incrementAndWait(t, c, id, 9, 9)
 	corrupt(t, fs, id, 1000)
 	d, err := c.Reconcile(ctx, id)
 	if err != nil {
@@ -84,10 +78,7 @@ func TestReconcileRepairsCorruptedTotal(t *testing.T) {
 	if got, _ := c.Total(ctx, id); got != 9 {
 		t.Errorf("total after reconcile = %d, want 9", got)
 	}
-	for i := 0; i < 5; i++ {
-		incrementHTTP(t, id)
-	}
-	waitTotal(t, c, id, 14)
+	incrementAndWait(t, c, id, 5, 14)
 	if d, err := c.Reconcile(ctx, id); err != nil || d.Drift != 0 {
 		t.Errorf("reconcile of an exact counter: %+v, %v", d, err)
 	}

@@ -37,8 +37,9 @@ func (c *Client) Reshard(ctx context.Context, id string, n int) (old int, err er
 		if err != nil {
 			return err
 		}
-		v, _ := snap.Data()[layout.FieldNumShards].(int64)
-		old = int(v)
+		if old, err = layout.NumShards(snap.Data()); err != nil {
+			return err
+		}
 		return tx.Update(parent, []firestore.Update{{Path: layout.FieldNumShards, Value: int64(n)}})
 	})
 	if err != nil {

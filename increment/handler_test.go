@@ -3,9 +3,9 @@ package increment
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -240,18 +240,8 @@ func TestIncrementCORS(t *testing.T) {
 // TestIncrementFirestoreDown points the handler at an address where nothing
 // listens: the client sees 503 with no internal detail.
 func TestIncrementFirestoreDown(t *testing.T) {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := l.Addr().String()
-	l.Close()
-	t.Setenv("FIRESTORE_EMULATOR_HOST", dead)
-	c, err := firestore.NewClient(context.Background(), emulatortest.Project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := emulatortest.Unreachable(t)
+	dead := os.Getenv("FIRESTORE_EMULATOR_HOST")
 	h := New(c, Config{Layout: layout.Default(), AutoCreate: true})
 	r := httptest.NewRequest(http.MethodPost, "/?counter=x", nil)
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)

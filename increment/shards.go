@@ -3,7 +3,6 @@ package increment
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -94,7 +93,14 @@ func (s *shardCounts) load(ctx context.Context, id string) (int, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		snap, err := ref.Get(ctx)
 		if err == nil {
-			return numShards(snap, s.defaults)
+			n, err := layout.NumShards(snap.Data())
+			if err != nil {
+				return 0, fmt.Errorf("increment: counter %s: %w", id, err)
+			}
+			if n == 0 {
+				n = s.defaults // a parent the rollup made before anyone set it
+			}
+			return n, nil
 		}
 		if status.Code(err) != codes.NotFound {
 			return 0, fmt.Errorf("increment: read counter %s: %w", id, err)
@@ -112,27 +118,4 @@ func (s *shardCounts) load(ctx context.Context, id string) (int, error) {
 		// Created meanwhile by someone else: read what they wrote.
 	}
 	return 0, fmt.Errorf("increment: counter %s was deleted while being created", id)
-}
-
-// numShards reads a positive num_shards, or def when the field is absent.
-func numShards(snap *firestore.DocumentSnapshot, def int) (int, error) {
-	v, ok := snap.Data()[layout.FieldNumShards]
-	if !ok || v == nil {
-		return def, nil
-	}
-	var n int64
-	switch x := v.(type) {
-	case int64:
-		n = x
-	case float64:
-		n = int64(x)
-		if float64(n) != x {
-			n = 0
-		}
-	}
-	if n < 1 || n > layout.MaxShards {
-		return 0, fmt.Errorf("increment: counter %s: %s is %v, want an integer in [1, %s]",
-			snap.Ref.ID, layout.FieldNumShards, v, strconv.Itoa(layout.MaxShards))
-	}
-	return int(n), nil
 }

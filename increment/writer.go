@@ -2,7 +2,6 @@ package increment
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -12,8 +11,8 @@ import (
 )
 
 // ErrNotFound is returned for a counter that does not exist when
-// auto-create is off.
-var ErrNotFound = errors.New("counter does not exist")
+// auto-create is off. It is layout.ErrNoCounter.
+var ErrNotFound = layout.ErrNoCounter
 
 // WriterConfig configures a Writer. Zero fields take the defaults.
 type WriterConfig struct {

@@ -82,11 +82,21 @@ func (a *Applier) Apply(ctx context.Context, counter string, changes []Change) (
 		if wait == 0 {
 			return res, err
 		}
-		select {
-		case <-ctx.Done():
-			return Result{}, fmt.Errorf("rollup: apply to %s: %w", counter, ctx.Err())
-		case <-time.After(wait):
+		if err := sleep(ctx, wait); err != nil {
+			return Result{}, fmt.Errorf("rollup: apply to %s: %w", counter, err)
 		}
+	}
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

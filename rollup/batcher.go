@@ -129,10 +129,8 @@ func (b *Batcher) commit(counter string, q *queue, batch *[]waiter) (Result, err
 		if wait == 0 {
 			return res, err
 		}
-		select {
-		case <-ctx.Done():
-			return Result{}, fmt.Errorf("rollup: commit to %s: %w", counter, ctx.Err())
-		case <-time.After(wait):
+		if err := sleep(ctx, wait); err != nil {
+			return Result{}, fmt.Errorf("rollup: commit to %s: %w", counter, err)
 		}
 		*batch = append(*batch, b.take(counter, q, maxBatch-len(*batch), false)...)
 	}

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/tallycounters/tally/internal/cloudlog"
@@ -84,19 +82,7 @@ func TestHandleAcknowledgesMalformed(t *testing.T) {
 // TestHandleRetriesTransient points the handler at a closed port: the error
 // is returned, so the platform retries.
 func TestHandleRetriesTransient(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := l.Addr().String()
-	l.Close()
-	t.Setenv("FIRESTORE_EMULATOR_HOST", dead)
-	client, err := firestore.NewClient(context.Background(), emulatortest.Project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	handler := New(client, Config{Layout: layout.Default()})
+	handler := New(emulatortest.Unreachable(t), Config{Layout: layout.Default()})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	e := eventFor(Change{Counter: "c", Shard: 0, After: Snapshot{true, time.Now(), 1}})

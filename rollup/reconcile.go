@@ -2,7 +2,6 @@ package rollup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -13,8 +12,9 @@ import (
 	"github.com/tallycounters/tally/layout"
 )
 
-// ErrNoCounter is returned by Reconcile for a counter without a parent.
-var ErrNoCounter = errors.New("counter does not exist")
+// ErrNoCounter is returned for a counter without a parent. It is
+// layout.ErrNoCounter.
+var ErrNoCounter = layout.ErrNoCounter
 
 // Drift is what Reconcile found and repaired.
 type Drift struct {
@@ -23,6 +23,11 @@ type Drift struct {
 	Sum     int64  `json:"sum"`    // the shards' counts, now also the total
 	Drift   int64  `json:"drift"`  // Total - Sum
 	Shards  int    `json:"shards"` // shard documents read
+
+	// Extra is how many of them are numbered past num_shards (left by an
+	// increment that raced a reshard); NumShards is num_shards, 0 if unset.
+	Extra     int `json:"extra_shards"`
+	NumShards int `json:"num_shards"`
 }
 
 // Reconcile reads the parent and every shard of counter in one transaction
@@ -50,8 +55,11 @@ func (a *Applier) Reconcile(ctx context.Context, counter string) (Drift, error) 
 			// Unreadable bookkeeping is what reconcile repairs.
 			st = parentState{Exists: true, Shards: map[int]applied{}}
 			st.Total, _ = snap.Data()[layout.FieldTotal].(int64)
+			if n, err := layout.NumShards(snap.Data()); err == nil {
+				st.NumShards = int64(n)
+			}
 		}
-		d = Drift{Counter: counter, Total: st.Total, Shards: len(docs)}
+		d = Drift{Counter: counter, Total: st.Total, Shards: len(docs), NumShards: int(st.NumShards)}
 		fresh := map[int]applied{}
 		for _, doc := range docs {
 			n, err := strconv.Atoi(doc.Ref.ID)
@@ -64,6 +72,9 @@ func (a *Applier) Reconcile(ctx context.Context, counter string) (Drift, error) 
 			}
 			fresh[n] = applied{Version: precise(doc.UpdateTime), Count: c}
 			d.Sum += c
+			if d.NumShards > 0 && n >= d.NumShards {
+				d.Extra++
+			}
 		}
 		// Shards the bookkeeping knows and that are gone were deleted after
 		// their last recorded version.
@@ -79,7 +90,7 @@ func (a *Applier) Reconcile(ctx context.Context, counter string) (Drift, error) 
 		d.Drift = d.Total - d.Sum
 		entries := make(map[string]any, len(fresh))
 		for n, s := range fresh {
-			entries[strconv.Itoa(n)] = map[string]any{fieldVersion: s.Version, fieldCount: s.Count, fieldDeleted: s.Deleted}
+			entries[strconv.Itoa(n)] = s.entry()
 		}
 		return tx.Set(parent, map[string]any{
 			layout.FieldTotal:  d.Sum,

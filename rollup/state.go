@@ -34,6 +34,11 @@ func (a applied) counted() int64 {
 	return a.Count
 }
 
+// entry is how a is stored under rollup.shards.{n}.
+func (a applied) entry() map[string]any {
+	return map[string]any{fieldVersion: a.Version, fieldCount: a.Count, fieldDeleted: a.Deleted}
+}
+
 // parentState is the rollup's view of counters/{id}.
 type parentState struct {
 	Exists    bool
@@ -51,7 +56,9 @@ func readParent(snap *firestore.DocumentSnapshot) (parentState, error) {
 	}
 	st.Exists = true
 	data := snap.Data()
-	st.NumShards, _ = data[layout.FieldNumShards].(int64)
+	if n, err := layout.NumShards(data); err == nil {
+		st.NumShards = int64(n) // an unreadable num_shards is not grown
+	}
 	if v, ok := data[layout.FieldTotal]; ok && v != nil {
 		n, ok := v.(int64)
 		if !ok {
@@ -86,7 +93,7 @@ func (st parentState) fields(shards map[int]bool) (map[string]any, []firestore.F
 	for n := range shards {
 		a := st.Shards[n]
 		key := strconv.Itoa(n)
-		entries[key] = map[string]any{fieldVersion: a.Version, fieldCount: a.Count, fieldDeleted: a.Deleted}
+		entries[key] = a.entry()
 		paths = append(paths, firestore.FieldPath{layout.FieldRollup, fieldShards, key})
 	}
 	data := map[string]any{

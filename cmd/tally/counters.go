@@ -94,8 +94,11 @@ var (
 					a.print(map[string]any{"counter": d.Counter, "error": err.Error()}, "%v", err)
 					return
 				}
-				a.print(d, "%s: total %d, shards %d, drift %+d%s", d.Counter, d.Total, d.Sum, d.Drift,
-					map[bool]string{true: ", repaired", false: ""}[d.Drift != 0])
+				repaired := ""
+				if d.Drift != 0 {
+					repaired = ", repaired"
+				}
+				a.print(d, "%s: total %d, shards %d, drift %+d%s", d.Counter, d.Total, d.Sum, d.Drift, repaired)
 			}
 			switch {
 			case *all && id != "":

@@ -20,7 +20,7 @@ func localProject() string {
 // locateEmulator finds Java and the emulator, or explains how to install
 // them on stderr.
 func locateEmulator(cmd string, stderr io.Writer) (emulator.Paths, bool) {
-	paths, err := emulator.Locate(os.Getenv("TALLY_FIRESTORE_EMULATOR"), os.Getenv("JAVA"))
+	paths, err := emulator.LocateEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "tally %s: %v\n", cmd, err)
 		return emulator.Paths{}, false

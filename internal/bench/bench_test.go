@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
 )
 
@@ -16,7 +15,7 @@ import (
 // instance, are closer than the window; the per-event rollup writes the
 // parent once per event and counts the duplicates.
 func TestBenchSmall(t *testing.T) {
-	paths, err := emulator.Locate("", "")
+	paths, err := emulatortest.Paths()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package bench
 
 import (
 	"math"
-	"slices"
+	"sort"
 	"time"
 )
 
@@ -93,10 +93,7 @@ func perSecond(times []time.Time, start time.Time, seconds int) []int {
 
 // totalAt is the total after the last write at or before t.
 func totalAt(writes []write, t time.Time) int64 {
-	i, _ := slices.BinarySearchFunc(writes, t, func(w write, t time.Time) int { return w.At.Compare(t) })
-	for i < len(writes) && !writes[i].At.After(t) {
-		i++
-	}
+	i := sort.Search(len(writes), func(i int) bool { return writes[i].At.After(t) })
 	if i == 0 {
 		return 0
 	}
@@ -105,17 +102,5 @@ func totalAt(writes []write, t time.Time) int64 {
 
 // countUpTo is how many of the sorted times are at or before t.
 func countUpTo(sorted []time.Time, t time.Time) int {
-	i, _ := slices.BinarySearchFunc(sorted, t, func(a, t time.Time) int {
-		if a.After(t) {
-			return 1
-		}
-		return -1
-	})
-	return i
+	return sort.Search(len(sorted), func(i int) bool { return sorted[i].After(t) })
 }
-
-func slicesSortTimes(ts []time.Time) {
-	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
-}
-
-func slicesSortDurations(ds []time.Duration) { slices.Sort(ds) }

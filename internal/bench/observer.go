@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/base64"
 	"io"
 	"net/http"
 	"sort"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/tallycounters/tally/internal/bridge"
 )
 
 // write is one committed write to a counter's parent document, as the
@@ -62,10 +63,7 @@ func newObserver(field string) *observer {
 func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	w.WriteHeader(http.StatusNoContent)
-	body, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(raw)))
-	if err != nil {
-		body = raw
-	}
+	body := bridge.DecodeBody(raw)
 	var data firestoredata.DocumentEventData
 	if proto.Unmarshal(body, &data) != nil || data.GetValue() == nil {
 		return

@@ -49,7 +49,10 @@ func (r *Report) WriteTable(w io.Writer) {
 		return na(m.HasRollup, fmt.Sprintf("%.0f / %.0f", m.LagP50, m.LagP99))
 	})
 	row("  last increment to exact ms", func(m ModeResult) string {
-		return na(m.HasRollup, map[bool]string{true: fmt.Sprintf("%.0f", m.SettleLag), false: "never"}[m.SettleLag >= 0])
+		if m.SettleLag < 0 {
+			return na(m.HasRollup, "never")
+		}
+		return na(m.HasRollup, fmt.Sprintf("%.0f", m.SettleLag))
 	})
 	row("  emulator event delivery p50 / p99 ms", func(m ModeResult) string {
 		return na(m.HasRollup, fmt.Sprintf("%.0f / %.0f", m.DeliveryP50, m.DeliveryP99))

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/tallycounters/tally/layout"
@@ -22,7 +23,7 @@ func (e *env) settle(ctx context.Context, m, coll string, ids []string, res load
 		total := e.sumTotals(ctx, coll, ids)
 		idle := true
 		if b := e.bridges[m]; b != nil {
-			idle = b.Stats().Received > 0 && b.Wait(ctxDone()) == nil
+			idle = b.Stats().Received > 0 && b.Idle()
 		}
 		if total != last {
 			last, stableSince = total, time.Now()
@@ -33,13 +34,6 @@ func (e *env) settle(ctx context.Context, m, coll string, ids []string, res load
 		time.Sleep(100 * time.Millisecond)
 	}
 	return time.Now()
-}
-
-// ctxDone is an already-ended context: Wait with it only asks "idle now?".
-func ctxDone() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
 }
 
 // sumTotals reads the counters' parents and adds up their totals.
@@ -126,7 +120,7 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 			r.ParentSeries[s] += n
 			r.ParentPeak = max(r.ParentPeak, r.ParentSeries[s])
 		}
-		slicesSortTimes(ackTimes[i])
+		slices.SortFunc(ackTimes[i], time.Time.Compare)
 		l, unreached := lags(ackTimes[i], writes)
 		all = append(all, l...)
 		r.Unreached += unreached
@@ -149,7 +143,7 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 	if gap >= 0 {
 		r.ParentGap = ms(gap)
 	}
-	slicesSortDurations(all)
+	slices.Sort(all)
 	r.LagP50, r.LagP99 = ms(percentile(all, .5)), ms(percentile(all, .99))
 	r.SettleLag = -1
 	if exactAt != (time.Time{}) {

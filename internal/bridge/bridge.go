@@ -108,7 +108,7 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reading body failed", http.StatusBadRequest)
 		return
 	}
-	e := event{id: r.Header.Get("ce-id"), header: ceHeaders(r.Header), body: decodeBody(raw)}
+	e := event{id: r.Header.Get("ce-id"), header: ceHeaders(r.Header), body: DecodeBody(raw)}
 	b.received.Add(1)
 	w.WriteHeader(http.StatusNoContent)
 	if b.o.OnReceive != nil {
@@ -150,9 +150,9 @@ func ceHeaders(in http.Header) http.Header {
 	return out
 }
 
-// decodeBody undoes the emulator's base64 encoding of the protobuf; a body
-// that is not base64 is passed on as it is.
-func decodeBody(raw []byte) []byte {
+// DecodeBody undoes the emulator's base64 encoding of an event's protobuf;
+// a body that is not base64 (as production sends) is returned as it is.
+func DecodeBody(raw []byte) []byte {
 	trimmed := bytes.TrimSpace(raw)
 	dec := make([]byte, base64.StdEncoding.DecodedLen(len(trimmed)))
 	n, err := base64.StdEncoding.Decode(dec, trimmed)
@@ -215,7 +215,7 @@ func errString(err error) string {
 func (b *Bridge) Wait(ctx context.Context) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for b.pending.Load() > 0 {
+	for !b.Idle() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -224,6 +224,9 @@ func (b *Bridge) Wait(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Idle reports whether every event received so far is delivered or dropped.
+func (b *Bridge) Idle() bool { return b.pending.Load() == 0 }
 
 // Stats returns the counts so far.
 func (b *Bridge) Stats() Stats {

@@ -17,6 +17,8 @@ import (
 	"time"
 )
 
+var errExited = errors.New("emulator: exited before it was ready")
+
 // Options configures Start. The zero value starts a plain emulator on a free
 // loopback port.
 type Options struct {

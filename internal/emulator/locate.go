@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,6 +23,12 @@ const InstallHelp = `tally runs the real Cloud Firestore emulator from the Googl
 	`install Java with "apt-get install default-jre-headless". If the emulator lives ` +
 	`elsewhere, set TALLY_FIRESTORE_EMULATOR to its cloud_firestore_emulator script, ` +
 	`its jar, or its folder.`
+
+// LocateEnv is Locate with the hints a user can set: TALLY_FIRESTORE_EMULATOR
+// (the emulator's script, jar or folder) and JAVA, read through getenv.
+func LocateEnv(getenv func(string) string) (Paths, error) {
+	return Locate(getenv("TALLY_FIRESTORE_EMULATOR"), getenv("JAVA"))
+}
 
 // Paths are the programs Start runs.
 type Paths struct {
@@ -90,5 +95,3 @@ func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
 }
-
-var errExited = errors.New("emulator: exited before it was ready")

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"regexp"
@@ -44,10 +45,13 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
+// Paths finds Java and the emulator as the tests' users set them up.
+func Paths() (emulator.Paths, error) { return emulator.LocateEnv(os.Getenv) }
+
 // Start starts an emulator for tests with its output on stderr when
 // TALLY_EMULATOR_LOG is set, and stops it on SIGINT or SIGTERM.
 func Start(o emulator.Options) (*emulator.Emulator, error) {
-	paths, err := emulator.Locate(os.Getenv("TALLY_FIRESTORE_EMULATOR"), os.Getenv("JAVA"))
+	paths, err := Paths()
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +85,25 @@ func Client(t testing.TB) *firestore.Client {
 	if os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
 		t.Fatal("emulatortest: FIRESTORE_EMULATOR_HOST is not set; call emulatortest.Main from TestMain")
 	}
+	c, err := firestore.NewClient(context.Background(), Project)
+	if err != nil {
+		t.Fatalf("emulatortest: client: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Unreachable returns a client whose Firestore is an address where nothing
+// listens, for tests of how failures are handled.
+func Unreachable(t testing.TB) *firestore.Client {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	t.Setenv("FIRESTORE_EMULATOR_HOST", dead)
 	c, err := firestore.NewClient(context.Background(), Project)
 	if err != nil {
 		t.Fatalf("emulatortest: client: %v", err)

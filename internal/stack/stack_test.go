@@ -12,7 +12,6 @@ import (
 	"cloud.google.com/go/firestore"
 
 	_ "github.com/tallycounters/tally" // registers Increment and Rollup
-	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/layout"
 )
@@ -21,7 +20,7 @@ import (
 // over 3 counters of 10 shards, the emulator's own trigger delivery, and
 // Rollup. Every total must equal its acknowledged increments and its shards.
 func TestEndToEnd(t *testing.T) {
-	paths, err := emulator.Locate("", "")
+	paths, err := emulatortest.Paths()
 	if err != nil {
 		t.Fatal(err)
 	}
