@@ -157,3 +157,29 @@ func TestDelete(t *testing.T) {
 		t.Errorf("second Delete: %v, want ErrNotFound", err)
 	}
 }
+
+// TestReconcileMovesLeftOverShards: a shard numbered past num_shards (as an
+// increment racing a reshard leaves) counts in the sum and is moved into a
+// kept shard, and the total stays exact.
+func TestReconcileMovesLeftOverShards(t *testing.T) {
+	c, fs, id := newCounter(t, 2)
+	ctx := context.Background()
+	if _, err := layout.Default().Shard(fs, id, 5).Set(ctx, map[string]any{"count": 4}); err != nil {
+		t.Fatal(err)
+	}
+	incrementAndWait(t, c, id, 3, 7)
+	d, err := c.Reconcile(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Sum != 7 || d.Extra != 1 || d.NumShards != 2 {
+		t.Errorf("drift = %+v, want sum 7 with 1 shard past 2", d)
+	}
+	if sum, _ := c.Sum(ctx, id); sum != 7 {
+		t.Errorf("Sum = %d after the move, want 7", sum)
+	}
+	if snap, _ := layout.Default().Shard(fs, id, 5).Get(ctx); snap.Exists() {
+		t.Error("shard 5 is still there")
+	}
+	waitTotal(t, c, id, 7)
+}

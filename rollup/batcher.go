@@ -13,7 +13,7 @@ import (
 const (
 	maxBatch      = 5000             // changes in one transaction; the rest wait
 	maxRates      = 10000            // counters whose rate is tracked
-	commitTimeout = 60 * time.Second // bound on one Apply
+	commitTimeout = 60 * time.Second // default bound on one commit
 )
 
 // Batcher commits the changes for each counter in groups: the first change
@@ -29,6 +29,9 @@ type Batcher struct {
 	mu     sync.Mutex
 	queues map[string]*queue
 	rates  map[string]*rateWindow
+
+	// CommitTimeout bounds one commit, waits included; default 60s.
+	CommitTimeout time.Duration
 
 	// OnCommit, if set before the first Submit, is called after each commit
 	// with the counter, the batch size and when the commit started and ended.
@@ -118,7 +121,11 @@ func (b *Batcher) run(counter string, q *queue) {
 // commit applies batch. While another instance's recent write makes the
 // applier wait, the changes that arrive meanwhile join the batch.
 func (b *Batcher) commit(counter string, q *queue, batch *[]waiter) (Result, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	timeout := b.CommitTimeout
+	if timeout <= 0 {
+		timeout = commitTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	for {
 		changes := make([]Change, len(*batch))

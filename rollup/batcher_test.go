@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
 )
 
 type commit struct {
@@ -111,5 +114,40 @@ func TestBatcherGrowsBusyCounter(t *testing.T) {
 	}
 	if n := quiet.parent()["num_shards"]; n != int64(2) {
 		t.Errorf("quiet counter: num_shards = %v, want 2", n)
+	}
+}
+
+// TestBatcherFailedCommitFailsEveryWaiter: when the commit holding many
+// changes fails, every one of their handlers gets the error, so that the
+// platform retries each event.
+func TestBatcherFailedCommitFailsEveryWaiter(t *testing.T) {
+	b := NewBatcher(NewApplier(emulatortest.Unreachable(t), layout.Default()), 100*time.Millisecond, nil)
+	b.CommitTimeout = time.Second
+	var commits int
+	b.OnCommit = func(_ string, n int, _, _ time.Time, err error) {
+		if err == nil {
+			t.Errorf("a commit of %d changes succeeded with Firestore unreachable", n)
+		}
+		commits++
+	}
+	now := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := Change{Counter: "c", Shard: i, After: Snapshot{true, now, 1}}
+			errs[i] = b.Submit(context.Background(), c)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			t.Errorf("handler %d got nil from a failed commit; its event would be lost", i)
+		}
+	}
+	if commits >= len(errs) {
+		t.Errorf("%d commits for %d changes: no grouping", commits, len(errs))
 	}
 }

@@ -171,14 +171,21 @@ func TestServeFailsWhenEmulatorCrashes(t *testing.T) {
 }
 
 func TestServeWithoutEmulatorExplains(t *testing.T) {
-	cmd, _, stderr := tally(t, []string{"TALLY_FIRESTORE_EMULATOR=/nonexistent"}, "serve", "--port", "0")
-	if code := waitExit(t, cmd); code == 0 {
-		t.Error("serve exited 0 without an emulator")
-	}
-	for _, want := range []string{"gcloud components install cloud-firestore-emulator", "google-cloud-cli-firestore-emulator", "Java"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("error does not mention %q: %s", want, stderr)
-		}
+	for name, env := range map[string][]string{
+		"no emulator": {"TALLY_FIRESTORE_EMULATOR=/nonexistent"},
+		"no Java":     {"JAVA=/nonexistent/java"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd, _, stderr := tally(t, env, "serve", "--port", "0")
+			if code := waitExit(t, cmd); code == 0 {
+				t.Errorf("serve exited 0 with %s", name)
+			}
+			for _, want := range []string{"cannot find", "gcloud components install cloud-firestore-emulator", "google-cloud-cli-firestore-emulator", "default-jre-headless"} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("error does not mention %q: %s", want, stderr)
+				}
+			}
+		})
 	}
 }
 

@@ -2,10 +2,15 @@ package bench
 
 import (
 	"context"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
 )
 
 // TestBenchSmall runs tally and the per-event rollup side by side at a small
@@ -49,5 +54,36 @@ func TestBenchSmall(t *testing.T) {
 	}
 	if naive.Drift != naive.Duplicated {
 		t.Errorf("naive: total - acknowledged = %d, want the %d duplicates", naive.Drift, naive.Duplicated)
+	}
+}
+
+// TestBenchGivenEmulatorAndURL runs tally mode against an emulator the test
+// started (with --functions_emulator at the bench's bridge port) and an
+// Increment served elsewhere: the figures come out and the total is exact.
+func TestBenchGivenEmulatorAndURL(t *testing.T) {
+	port, err := emulator.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := emulatortest.Start(emulator.Options{FunctionsEmulator: "127.0.0.1:" + strconv.Itoa(port)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	t.Setenv("FIRESTORE_EMULATOR_HOST", e.Host())
+	inc := httptest.NewServer(increment.New(emulatortest.Client(t), increment.Config{Layout: layout.Default(), AutoCreate: true}))
+	defer inc.Close()
+
+	rep, err := Run(context.Background(), Options{
+		Counters: 1, Shards: 4, Workers: 4, Rate: 50, Duration: 2 * time.Second, Window: 200 * time.Millisecond,
+		Modes: []string{ModeTally}, Project: emulatortest.Project,
+		EmulatorHost: e.Host(), BridgePort: port, URL: inc.URL,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Modes[0]
+	if m.Acked == 0 || m.Total != m.Acked || m.ShardSum != m.Acked || m.Events == 0 || m.ParentTotal == 0 {
+		t.Errorf("tally against the given emulator and URL: %+v", m)
 	}
 }
