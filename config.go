@@ -21,7 +21,7 @@ const (
 	EnvShardField    = "TALLY_SHARD_FIELD"    // default "count"
 	EnvDefaultShards = "TALLY_DEFAULT_SHARDS" // default 10
 	EnvAutoCreate    = "TALLY_AUTO_CREATE"    // default true
-	EnvMaxStep       = "TALLY_MAX_STEP"       // default 1000
+	EnvMaxStep       = "TALLY_MAX_STEP"       // default 1000, at most MaxStep
 	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"   // comma-separated; "*" for any
 	EnvCacheTTL      = "TALLY_SHARD_CACHE_TTL"
 	EnvLogLevel      = "TALLY_LOG_LEVEL"      // debug, info, warning, error
@@ -50,9 +50,13 @@ type Config struct {
 // Defaults of the growth policy.
 const (
 	DefaultGrowPerShard = 1.0
-	DefaultGrowMax      = 100
+	DefaultGrowMax      = 1000 // a fold sums up to 1,000 shards with one read
 	DefaultGrowPeriod   = 10 * time.Second
 )
+
+// MaxStep bounds TALLY_MAX_STEP, so that a counter's shards sum past int64
+// only after about 9 * 10^12 increments of the largest step.
+const MaxStep = 1_000_000
 
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in
 // production) and checks it; the first bad value is the error.
@@ -78,7 +82,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.AutoCreate, err = strconv.ParseBool(env(EnvAutoCreate, "true")); err != nil {
 		return Config{}, fmt.Errorf("config: %s=%q is not a boolean", EnvAutoCreate, getenv(EnvAutoCreate))
 	}
-	step, err := intIn(env(EnvMaxStep, "1000"), EnvMaxStep, 1, 1<<53)
+	step, err := intIn(env(EnvMaxStep, "1000"), EnvMaxStep, 1, MaxStep)
 	if err != nil {
 		return Config{}, err
 	}

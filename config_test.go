@@ -22,7 +22,7 @@ func TestConfigFromEnv(t *testing.T) {
 			return c.Database == "(default)" && c.Layout.Collection == "counters" && c.Layout.ShardField == "count" &&
 				c.DefaultShards == 10 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
 				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Window == time.Second &&
-				c.Grow == rollup.GrowPolicy{PerShard: 1, Max: 100, Period: 10 * time.Second}
+				c.Grow == rollup.GrowPolicy{PerShard: 1, Max: 1000, Period: 10 * time.Second}
 		}},
 		{name: "all set", env: map[string]string{
 			EnvProject: "p", EnvDatabase: "db2", EnvCollection: "tallies", EnvShardField: "Count",
@@ -39,6 +39,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "shards too many", env: map[string]string{EnvDefaultShards: "10001"}, bad: true},
 		{name: "auto-create", env: map[string]string{EnvAutoCreate: "maybe"}, bad: true},
 		{name: "max step", env: map[string]string{EnvMaxStep: "-1"}, bad: true},
+		{name: "max step past its bound", env: map[string]string{EnvMaxStep: "1000001"}, bad: true},
+		{name: "max step at its bound", env: map[string]string{EnvMaxStep: "1000000"}, check: func(c Config) bool { return c.MaxStep == MaxStep }},
 		{name: "ttl", env: map[string]string{EnvCacheTTL: "10"}, bad: true},
 		{name: "ttl negative", env: map[string]string{EnvCacheTTL: "-1s"}, bad: true},
 		{name: "grow policy", env: map[string]string{EnvGrowPerShard: "2.5", EnvGrowMax: "40", EnvGrowPeriod: "30s"}, check: func(c Config) bool {

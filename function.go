@@ -12,9 +12,9 @@ import (
 	"os"
 	"sync"
 
+	"cloud.google.com/go/compute/metadata"
 	"cloud.google.com/go/firestore"
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
-	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
@@ -24,7 +24,10 @@ import (
 
 func init() {
 	functions.HTTP("Increment", lazyHTTP("increment", func(a *app) http.Handler { return a.increment }))
-	functions.CloudEvent("Rollup", rollupEvent)
+	// Rollup takes Eventarc's CloudEvents over HTTP and reads them with the
+	// CloudEvents SDK itself; see rollup.Handler.ServeHTTP for why it is not
+	// registered with functions.CloudEvent.
+	functions.HTTP("Rollup", lazyHTTP("rollup", func(a *app) http.Handler { return a.rollup }))
 	functions.HTTP("Reconcile", lazyHTTP("reconcile", func(a *app) http.Handler { return a.reconcile })) // for the scheduled repair job
 }
 
@@ -62,11 +65,16 @@ func newApp(ctx context.Context, getenv func(string) string) (*app, *slog.Logger
 		return nil, nil, err
 	}
 	logger := cloudlog.New(os.Stdout, cfg.LogLevel)
-	project := cfg.Project
-	if project == "" {
-		project = firestore.DetectProjectID
+	if cfg.Project == "" && metadata.OnGCE() {
+		// Cloud Functions (2nd gen) does not set GOOGLE_CLOUD_PROJECT.
+		if cfg.Project, err = metadata.ProjectIDWithContext(ctx); err != nil {
+			return nil, logger, fmt.Errorf("tally: project from the metadata server: %w", err)
+		}
 	}
-	client, err := firestore.NewClientWithDatabase(ctx, project, cfg.Database)
+	if cfg.Project == "" {
+		return nil, logger, fmt.Errorf("tally: no project: set %s", EnvProject)
+	}
+	client, err := firestore.NewClientWithDatabase(ctx, cfg.Project, cfg.Database)
 	if err != nil {
 		return nil, logger, fmt.Errorf("tally: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
 	}
@@ -75,8 +83,12 @@ func newApp(ctx context.Context, getenv func(string) string) (*app, *slog.Logger
 			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
 			MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: logger,
 		}),
-		rollup: rollup.New(client, rollup.Config{Layout: cfg.Layout, Window: cfg.Window, Grow: cfg.Grow, Logger: logger}),
-		reconcile: counter.New(client, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL}).
+		rollup: rollup.New(client, rollup.Config{
+			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Window: cfg.Window, Grow: cfg.Grow, Logger: logger,
+		}),
+		reconcile: counter.New(client, counter.Options{
+			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window,
+		}).
 			ReconcileHandler(logger),
 	}, logger, nil
 }
@@ -93,13 +105,4 @@ func lazyHTTP(name string, pick func(*app) http.Handler) func(http.ResponseWrite
 		}
 		pick(a).ServeHTTP(w, r)
 	}
-}
-
-func rollupEvent(ctx context.Context, e event.Event) error {
-	a, err := setup()
-	if err != nil {
-		log.Error("rollup: setup failed", "event_id", e.ID(), "error", err.Error())
-		return err
-	}
-	return a.rollup.Handle(ctx, e)
 }

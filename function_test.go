@@ -147,6 +147,39 @@ func TestFunctions(t *testing.T) {
 	}
 }
 
+// TestRollupHTTP checks what /Rollup answers to what cannot be an
+// Eventarc delivery: a GET, a body over 512 KiB, a POST that is not a
+// CloudEvent. None writes anything.
+func TestRollupHTTP(t *testing.T) {
+	ctx := context.Background()
+	client := emulatortest.Client(t)
+	id := emulatortest.ID(t)
+	big := eventarc.Written(emulatortest.Project, "(default)", nil, eventarc.IntDoc("counters/"+id+"/shards/1", "count", 1, time.Now()))
+	big.SetData("application/protobuf", make([]byte, 513<<10))
+	bigReq, _ := eventarc.Request(ctx, base+"/Rollup", big)
+	plain, _ := http.NewRequest(http.MethodPost, base+"/Rollup", strings.NewReader(`{"counter":"`+id+`"}`))
+	plain.Header.Set("Content-Type", "application/json")
+	get, _ := http.NewRequest(http.MethodGet, base+"/Rollup", nil)
+	for _, tc := range []struct {
+		name string
+		req  *http.Request
+		want int
+	}{
+		{"GET", get, http.StatusMethodNotAllowed},
+		{"over 512 KiB", bigReq, http.StatusRequestEntityTooLarge},
+		{"not a CloudEvent: logged and acknowledged", plain, http.StatusNoContent},
+	} {
+		resp := post(t, tc.req)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+	}
+	if snap, _ := layout.Default().Counter(client, id).Get(ctx); snap.Exists() {
+		t.Error("a refused request wrote a counter")
+	}
+}
+
 func total(t *testing.T, c *firestore.Client, id string) int64 {
 	t.Helper()
 	snap, err := layout.Default().Counter(c, id).Get(context.Background())

@@ -33,6 +33,9 @@ type Options struct {
 	// (its TALLY_SHARD_CACHE_TTL). Reshard waits this long, and a little
 	// more, before it removes shards. Default 10s.
 	ShardCacheTTL time.Duration
+	// Window is the deployed rollup's TALLY_ROLLUP_WINDOW: the folds of
+	// Reset and Reconcile keep to it too. Default 1s.
+	Window time.Duration
 }
 
 // Client administers counters in one Firestore database.
@@ -40,7 +43,7 @@ type Client struct {
 	fs       *firestore.Client
 	layout   layout.Layout
 	writer   *increment.Writer
-	applier  *rollup.Applier
+	folder   *rollup.Folder
 	cacheTTL time.Duration
 }
 
@@ -52,11 +55,14 @@ func New(fs *firestore.Client, o Options) *Client {
 	if o.ShardCacheTTL <= 0 {
 		o.ShardCacheTTL = increment.DefaultCacheTTL
 	}
+	if o.Window <= 0 {
+		o.Window = rollup.DefaultWindow
+	}
 	return &Client{
 		fs:       fs,
 		layout:   o.Layout,
 		writer:   increment.NewWriter(fs, increment.WriterConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: true, CacheTTL: o.ShardCacheTTL}),
-		applier:  rollup.NewApplier(fs, o.Layout),
+		folder:   rollup.NewFolder(fs, o.Layout, o.Window),
 		cacheTTL: o.ShardCacheTTL,
 	}
 }
@@ -131,7 +137,7 @@ func (c *Client) Sum(ctx context.Context, id string) (int64, error) {
 	case int64:
 		return v, nil
 	case float64:
-		return int64(v), nil
+		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", id, rollup.ErrSumNotInteger, v)
 	}
 	return 0, nil
 }

@@ -99,7 +99,7 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 	ctx := context.Background()
 	stop := incrementing(t, id, 8)
 	time.Sleep(300 * time.Millisecond)
-	old, err := c.Reshard(ctx, id, 3)
+	old, err := c.Reshard(ctx, id, 3, nil)
 	if err != nil || old != 10 {
 		t.Fatalf("Reshard = %d, %v", old, err)
 	}
@@ -119,13 +119,13 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 		}
 	}
 	// And back up: new shards start at 0.
-	if old, err := c.Reshard(ctx, id, 6); err != nil || old != 3 {
+	if old, err := c.Reshard(ctx, id, 6, nil); err != nil || old != 3 {
 		t.Fatalf("Reshard up = %d, %v", old, err)
 	}
 	if sum, _ := c.Sum(ctx, id); sum != want {
 		t.Errorf("Sum after growing = %d, want %d", sum, want)
 	}
-	if _, err := c.Reshard(ctx, emulatortest.ID(t), 3); !errors.Is(err, counter.ErrNotFound) {
+	if _, err := c.Reshard(ctx, emulatortest.ID(t), 3, nil); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("Reshard of a missing counter: %v", err)
 	}
 }
@@ -155,8 +155,19 @@ func TestReshardKeepsTotal(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
+	// Every snapshot of the shards sums the same while they move.
+	sums := make(chan []int64)
+	go func() {
+		var got []int64
+		for ctx.Err() == nil {
+			if s, err := c.Sum(ctx, id); err == nil {
+				got = append(got, s)
+			}
+		}
+		sums <- got
+	}()
 	for _, n := range []int{3, 5} {
-		if _, err := c.Reshard(ctx, id, n); err != nil {
+		if _, err := c.Reshard(ctx, id, n, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,6 +178,11 @@ func TestReshardKeepsTotal(t *testing.T) {
 	time.Sleep(time.Second)
 	cancel()
 	<-watching
+	for _, s := range <-sums {
+		if s != 40 {
+			t.Fatalf("a snapshot of the shards summed %d while they moved; want 40", s)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, v := range seen {

@@ -18,7 +18,10 @@ import (
 )
 
 // Short expiries keep reshard quick; growth is off so shard counts stay put.
-const cacheTTL = 300 * time.Millisecond
+const (
+	cacheTTL = 300 * time.Millisecond
+	window   = 200 * time.Millisecond
+)
 
 var local *stack.Stack
 
@@ -26,7 +29,7 @@ var local *stack.Stack
 // own trigger events reaching Rollup, so that totals move as in production.
 func TestMain(m *testing.M) {
 	os.Setenv("TALLY_SHARD_CACHE_TTL", cacheTTL.String())
-	os.Setenv("TALLY_ROLLUP_WINDOW", "200ms")
+	os.Setenv("TALLY_ROLLUP_WINDOW", window.String())
 	os.Setenv("TALLY_AUTO_GROW", "false")
 	paths, err := emulatortest.Paths()
 	if err != nil {
@@ -45,7 +48,7 @@ func TestMain(m *testing.M) {
 
 func newClient(t testing.TB) (*counter.Client, *firestore.Client) {
 	fs := emulatortest.Client(t)
-	return counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL}), fs
+	return counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL, Window: window}), fs
 }
 
 // newCounter creates a counter with the given shards for the test.

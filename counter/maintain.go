@@ -13,10 +13,10 @@ import (
 	"github.com/tallycounters/tally/rollup"
 )
 
-// Reset sets every shard of id to 0. The rollup then brings the total to
-// exactly 0; an increment that races the reset is counted if it commits
-// after the shard's reset and dropped with the old value if before, and the
-// total follows the shards either way.
+// Reset sets every shard of id to 0, then folds: when it returns, the total
+// is the shards' sum, 0 unless an increment raced the reset. Such an
+// increment is counted if it committed after its shard's reset and wiped
+// with the shard if before; the total follows the shards either way.
 func (c *Client) Reset(ctx context.Context, id string) error {
 	if _, err := c.layout.Counter(c.fs, id).Get(ctx); status.Code(err) == codes.NotFound {
 		return fmt.Errorf("counter: reset %s: %w", id, ErrNotFound)
@@ -31,21 +31,32 @@ func (c *Client) Reset(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
+	if _, err := c.folder.Fold(ctx, id); err != nil {
+		return fmt.Errorf("counter: reset %s: %w", id, err)
+	}
 	return nil
 }
 
-// Reconcile compares id's total with its shards and repairs it in one
-// transaction. Shards numbered past num_shards (left by an increment that
-// raced a reshard) count in the sum, and are then moved into the kept ones,
-// which leaves the total as it is. The drift reported is the total before
-// minus the shards' sum.
+// Reconcile folds id now, so that its total is its shards' sum, and reports
+// how far the total had drifted (the total before minus that sum). Shards
+// numbered past num_shards (left by an increment that raced a reshard)
+// count in the sum; they are then moved into the kept ones, which leaves the
+// sum as it is.
 func (c *Client) Reconcile(ctx context.Context, id string) (rollup.Drift, error) {
-	d, err := c.applier.Reconcile(ctx, id)
+	d, err := c.folder.Reconcile(ctx, id)
 	if err != nil {
 		return rollup.Drift{}, fmt.Errorf("counter: %w", err)
 	}
-	if d.Extra > 0 {
-		if _, err := c.fold(ctx, id, d.NumShards); err != nil {
+	if d.NumShards == 0 {
+		return d, nil
+	}
+	extra, err := c.extraShards(ctx, id, d.NumShards)
+	if err != nil {
+		return d, err
+	}
+	d.Extra = len(extra)
+	if len(extra) > 0 {
+		if err := c.move(ctx, id, d.NumShards, extra); err != nil {
 			return d, err
 		}
 	}
@@ -73,8 +84,9 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(rollup.Drift, err
 	}
 }
 
-// Delete removes id's shards and then its parent, with the rollup's
-// bookkeeping in it. Stop increments to it first: one racing the delete
+// Delete removes id's shards and then its parent. Events still in flight
+// for the shards bring nothing back: a fold creates a parent only for shards
+// that hold something. Stop increments to it first: one racing the delete
 // brings the counter back with that increment.
 func (c *Client) Delete(ctx context.Context, id string) error {
 	parent := c.layout.Counter(c.fs, id)

@@ -19,12 +19,13 @@ const reshardMargin = 2 * time.Second
 // Reshard sets the number of shards of id to n and returns the old number.
 // Growing adds shards with count 0. Shrinking first stops new increments from
 // picking the shards to be removed: it lowers num_shards, then waits for the
-// deployed Increment's cache of num_shards to expire. Then the removed
-// shards' counts move into kept ones (shard r into r mod n) in transactions
-// that also keep the total where it was, so neither Sum nor Total changes.
-// An increment racing the move is either moved with it or re-creates its
-// shard, which Reconcile moves.
-func (c *Client) Reshard(ctx context.Context, id string, n int) (old int, err error) {
+// deployed Increment's cache of num_shards to expire. Then each removed
+// shard's count moves into a kept one (shard r into r mod n) in
+// transactions, so every snapshot of the shards sums the same, and neither
+// Sum nor Total changes. An increment that still lands on a removed shard
+// re-creates it; Reconcile moves it. wait, if set, hears how long Reshard
+// waits and why.
+func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.Duration, string)) (old int, err error) {
 	if err := check(id, n); err != nil {
 		return 0, err
 	}
@@ -48,22 +49,18 @@ func (c *Client) Reshard(ctx context.Context, id string, n int) (old int, err er
 	if n >= old {
 		return old, c.createShards(ctx, id, old, n)
 	}
+	pause := c.cacheTTL + reshardMargin
+	if wait != nil {
+		wait(pause, fmt.Sprintf("until every Increment instance has seen num_shards %d (its cache of num_shards lasts %v)", n, c.cacheTTL))
+	}
 	select {
 	case <-ctx.Done():
 		return old, fmt.Errorf("counter: reshard %s: num_shards is %d, shards not yet moved: %w", id, n, ctx.Err())
-	case <-time.After(c.cacheTTL + reshardMargin):
+	case <-time.After(pause):
 	}
-	if _, err := c.fold(ctx, id, n); err != nil {
+	extra, err := c.extraShards(ctx, id, n)
+	if err != nil {
 		return old, err
 	}
-	return old, nil
-}
-
-// fold moves every shard of id numbered n or more into the kept ones.
-func (c *Client) fold(ctx context.Context, id string, n int) (int, error) {
-	moved, err := c.applier.Fold(ctx, id, n)
-	if err != nil {
-		return moved, fmt.Errorf("counter: %w", err)
-	}
-	return moved, nil
+	return old, c.move(ctx, id, n, extra)
 }

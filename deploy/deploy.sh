@@ -24,7 +24,9 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
   --reconcile-schedule      also deploy Reconcile and an hourly Cloud Scheduler job for it
   --collection NAME         collection of counters (default counters)
   --shard-field NAME        integer field of each shard (default count)
-  --window DURATION         Rollup's group-commit window (default 1s)
+  --window DURATION         each counter's total is written at most once per window (default 1s)
+  --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
+                            see README, "Running it in production")
   --runtime RUNTIME         Cloud Functions runtime (default go126)
   --dry-run                 print the commands, run nothing
 EOF
@@ -32,7 +34,7 @@ EOF
 
 project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false
-collection="counters" shard_field="count" window="1s" runtime="go126"
+collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100
 
 need() { # need FLAG VALUE: the flag's value must be there
 	if [ -z "${2-}" ]; then
@@ -51,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--shard-field) need "$1" "${2-}"; shard_field=$2; shift 2 ;;
 	--window) need "$1" "${2-}"; window=$2; shift 2 ;;
 	--runtime) need "$1" "${2-}"; runtime=$2; shift 2 ;;
+	--rollup-max-instances) need "$1" "${2-}"; rollup_max=$2; shift 2 ;;
 	--public) public=true; shift ;;
 	--signed-in-reads) signed_in_reads=true; shift ;;
 	--reconcile-schedule) reconcile=true; shift ;;
@@ -62,6 +65,10 @@ done
 if [ -z "$project" ] || [ -z "$region" ] || [ -z "$location" ]; then
 	echo "deploy: --project, --region and --database-location are required" >&2
 	usage >&2
+	exit 2
+fi
+if ! [[ $rollup_max =~ ^[1-9][0-9]*$ ]]; then
+	echo "deploy: --rollup-max-instances $rollup_max is not a whole number of instances" >&2
 	exit 2
 fi
 if ! [[ $region =~ ^[a-z]+-[a-z]+[0-9]+$ ]]; then
@@ -144,8 +151,8 @@ run gcloud functions deploy tally-increment --gen2 --project="$project" --region
 	--service-account="$runtime_sa" --set-env-vars="$env_vars" \
 	--memory=256Mi --cpu=1 --concurrency=80 --timeout=30s
 
-echo "# Rollup: every write to a shard. One instance holding up to 1000 events"
-echo "# keeps each parent at one write per window (see README: production)."
+echo "# Rollup: every write to a shard. Any number of instances keeps each parent"
+echo "# at one write per window; each holds up to 1000 events (see README: production)."
 run gcloud functions deploy tally-rollup --gen2 --project="$project" --region="$region" \
 	--runtime="$runtime" --source=. --entry-point=Rollup \
 	--trigger-location="$location" \
@@ -154,7 +161,7 @@ run gcloud functions deploy tally-rollup --gen2 --project="$project" --region="$
 	--trigger-event-filters-path-pattern="document=$collection/{counterId}/shards/{shardId}" \
 	--trigger-service-account="$trigger_sa" --retry \
 	--service-account="$runtime_sa" --set-env-vars="$env_vars" \
-	--max-instances=1 --concurrency=1000 --cpu=1 --memory=256Mi --timeout=60s
+	--max-instances="$rollup_max" --concurrency=1000 --cpu=1 --memory=256Mi --timeout=60s
 run gcloud functions add-invoker-policy-binding tally-rollup --project="$project" --region="$region" \
 	--member="serviceAccount:$trigger_sa"
 

@@ -101,6 +101,32 @@ func TestDryRunParsesWithGcloud(t *testing.T) {
 	}
 }
 
+// TestRollupScalesOut: Rollup is deployed to run on many instances, each
+// holding up to Cloud Run's 1,000 requests; --rollup-max-instances sets how
+// many.
+func TestRollupScalesOut(t *testing.T) {
+	rollupLine := func(args ...string) string {
+		for _, line := range dryRun(t, args...) {
+			if strings.Contains(line, "--entry-point=Rollup") {
+				return line
+			}
+		}
+		t.Fatal("no Rollup deploy")
+		return ""
+	}
+	base := variants["public, scheduled"]
+	if line := rollupLine(base...); !strings.Contains(line, " --max-instances=100 ") || !strings.Contains(line, " --concurrency=1000 ") {
+		t.Errorf("Rollup deploy: %s\nwant --max-instances=100 --concurrency=1000", line)
+	}
+	if line := rollupLine(append(base, "--rollup-max-instances", "20")...); !strings.Contains(line, " --max-instances=20 ") {
+		t.Errorf("--rollup-max-instances 20: %s", line)
+	}
+	out, err := exec.Command("bash", append([]string{"deploy.sh", "--dry-run", "--rollup-max-instances", "0"}, base...)...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--rollup-max-instances") {
+		t.Errorf("--rollup-max-instances 0 was taken: %s", out)
+	}
+}
+
 // TestParseCatchesBrokenFlag shows that the check above fails a command
 // whose flag is misspelt.
 func TestParseCatchesBrokenFlag(t *testing.T) {

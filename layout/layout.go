@@ -19,7 +19,8 @@ const (
 	ShardsCollection  = "shards"   // subcollection of each counter
 	FieldNumShards    = "num_shards"
 	FieldTotal        = "total"
-	FieldRollup       = "rollup" // the rollup's bookkeeping map
+	FieldAsOf         = "as_of"  // the server time of the snapshot total sums
+	FieldLegacy       = "rollup" // per-shard bookkeeping of tally before 2; folds delete it
 	MaxIDLength       = 128
 	MaxShards         = 10000 // bound on num_shards
 )

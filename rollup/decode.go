@@ -19,84 +19,133 @@ const (
 	protobufType    = "application/protobuf"
 )
 
-// ErrMalformed is wrapped by every decoding error. Such an event can never
-// succeed, so it is logged and acknowledged rather than retried.
-var ErrMalformed = errors.New("malformed event")
+// Why an event is dropped. Such an event can never succeed, so it is logged
+// and acknowledged rather than retried.
+var (
+	ErrMalformed = errors.New("malformed event")
+	ErrForeign   = errors.New("event for another project, database or document")
+	ErrFuture    = errors.New("event dated in the future")
+)
 
-// Decoder turns Firestore document events into shard changes.
+// DefaultMaxSkew is how far in the future an event may be dated: the clock
+// skew allowed between Firestore and the instance.
+const DefaultMaxSkew = 5 * time.Second
+
+// Decoder turns Firestore document events into hints.
 type Decoder struct {
-	Layout layout.Layout
+	Layout   layout.Layout
+	Project  string        // events for another project are refused; "" accepts any
+	Database string        // events for another database are refused; "" means "(default)"
+	MaxSkew  time.Duration // 0 means DefaultMaxSkew
 }
 
-// Decode reads a binary-mode CloudEvent carrying a protobuf DocumentEventData
-// for a write to counters/{id}/shards/{n}. It talks to nothing.
-func (d Decoder) Decode(e event.Event) (Change, error) {
+// Decode reads a binary-mode CloudEvent carrying a protobuf
+// DocumentEventData for a write to counters/{id}/shards/{n} of the
+// decoder's project and database. received is when the event arrived. It
+// talks to nothing.
+func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if !strings.HasPrefix(e.Type(), eventTypePrefix) {
-		return Change{}, fmt.Errorf("%w: type %q is not a Firestore document event", ErrMalformed, e.Type())
+		return Hint{}, fmt.Errorf("%w: type %q is not a Firestore document event", ErrMalformed, e.Type())
 	}
 	if ct := e.DataContentType(); ct != "" && !strings.HasPrefix(ct, protobufType) {
-		return Change{}, fmt.Errorf("%w: data content type %q, want %s", ErrMalformed, ct, protobufType)
+		return Hint{}, fmt.Errorf("%w: data content type %q, want %s", ErrMalformed, ct, protobufType)
 	}
 	var data firestoredata.DocumentEventData
 	if err := proto.Unmarshal(e.Data(), &data); err != nil {
-		return Change{}, fmt.Errorf("%w: data is not a DocumentEventData: %v", ErrMalformed, err)
+		return Hint{}, fmt.Errorf("%w: data is not a DocumentEventData: %v", ErrMalformed, err)
 	}
-	before, beforeName, err := d.snapshot(data.GetOldValue())
-	if err != nil {
-		return Change{}, fmt.Errorf("%w: old value: %v", ErrMalformed, err)
-	}
-	after, afterName, err := d.snapshot(data.GetValue())
-	if err != nil {
-		return Change{}, fmt.Errorf("%w: value: %v", ErrMalformed, err)
-	}
-	name := afterName
+	after, before := data.GetValue(), data.GetOldValue()
+	var name string
 	switch {
-	case !before.Exists && !after.Exists:
-		return Change{}, fmt.Errorf("%w: neither value nor old value is set", ErrMalformed)
-	case !after.Exists:
-		name = beforeName
-	case before.Exists && beforeName != afterName:
-		return Change{}, fmt.Errorf("%w: old value %q and value %q differ", ErrMalformed, beforeName, afterName)
+	case after == nil && before == nil:
+		return Hint{}, fmt.Errorf("%w: neither value nor old value is set", ErrMalformed)
+	case after != nil && before != nil && after.GetName() != before.GetName():
+		return Hint{}, fmt.Errorf("%w: old value %q and value %q differ", ErrMalformed, before.GetName(), after.GetName())
+	case after != nil:
+		name = after.GetName()
+	default:
+		name = before.GetName()
 	}
-	id, shard, err := d.Layout.ParseShardPath(relativePath(name))
+	path, err := d.relative(name)
 	if err != nil {
-		return Change{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return Hint{}, err
 	}
-	return Change{EventID: e.ID(), Counter: id, Shard: shard, Before: before, After: after}, nil
+	if s := e.Subject(); s != "" && s != "documents/"+path {
+		return Hint{}, fmt.Errorf("%w: subject %q does not name %s", ErrMalformed, s, path)
+	}
+	id, shard, err := d.Layout.ParseShardPath(path)
+	if err == nil {
+		err = layout.ValidID(id)
+	}
+	if err != nil {
+		return Hint{}, fmt.Errorf("%w: %v", ErrForeign, err)
+	}
+	at, err := changedAt(e, after, before, received)
+	if err != nil {
+		return Hint{}, err
+	}
+	skew := d.MaxSkew
+	if skew <= 0 {
+		skew = DefaultMaxSkew
+	}
+	if latest := received.Add(skew); at.After(latest) || e.Time().After(latest) {
+		return Hint{}, fmt.Errorf("%w: dated %s, received %s", ErrFuture,
+			maxTime(at, e.Time()).Format(time.RFC3339Nano), received.Format(time.RFC3339Nano))
+	}
+	return Hint{EventID: e.ID(), Counter: id, Shard: shard, At: at}, nil
 }
 
-// snapshot reads one side of the event. A nil document is an absent shard.
-func (d Decoder) snapshot(doc *firestoredata.Document) (Snapshot, string, error) {
-	if doc == nil {
-		return Snapshot{}, "", nil
+// relative checks that name is a document of the decoder's project and
+// database and returns its path below the database root.
+func (d Decoder) relative(name string) (string, error) {
+	rest, ok := strings.CutPrefix(name, "projects/")
+	project, rest, ok2 := strings.Cut(rest, "/databases/")
+	database, path, ok3 := strings.Cut(rest, "/documents/")
+	if !ok || !ok2 || !ok3 || project == "" || database == "" || path == "" {
+		return "", fmt.Errorf("%w: document name %q is not projects/{p}/databases/{d}/documents/{path}", ErrMalformed, name)
 	}
-	if doc.GetName() == "" {
-		return Snapshot{}, "", errors.New("document has no name")
+	want := d.Database
+	if want == "" {
+		want = "(default)"
 	}
-	if doc.GetUpdateTime() == nil {
-		return Snapshot{}, "", fmt.Errorf("document %s has no update time", doc.GetName())
+	if d.Project != "" && project != d.Project || database != want {
+		return "", fmt.Errorf("%w: %s is in project %q, database %q; this rollup serves project %q, database %q",
+			ErrForeign, path, project, database, d.Project, want)
 	}
-	s := Snapshot{Exists: true, Version: precise(doc.GetUpdateTime().AsTime())}
-	if v, ok := doc.GetFields()[d.Layout.ShardField]; ok {
-		iv, ok := v.GetValueType().(*firestoredata.Value_IntegerValue)
-		if !ok {
-			return Snapshot{}, "", fmt.Errorf("field %q of %s is not an integer", d.Layout.ShardField, doc.GetName())
+	return path, nil
+}
+
+// changedAt is when the write happened: the update_time of the value it
+// wrote. A delete has none; its time is then the event's time, which
+// Eventarc sets to the commit time, and which the emulator cuts to whole
+// seconds (so a time without a fraction of a second counts as that second's
+// end), or, without one, the event's arrival.
+func changedAt(e event.Event, after, before *firestoredata.Document, received time.Time) (time.Time, error) {
+	if after != nil {
+		if after.GetUpdateTime() == nil {
+			return time.Time{}, fmt.Errorf("%w: document %s has no update time", ErrMalformed, after.GetName())
 		}
-		s.Count = iv.IntegerValue
+		return precise(after.GetUpdateTime().AsTime()), nil
 	}
-	return s, doc.GetName(), nil
+	if before.GetUpdateTime() == nil {
+		return time.Time{}, fmt.Errorf("%w: deleted document %s has no update time", ErrMalformed, before.GetName())
+	}
+	at := e.Time()
+	switch {
+	case at.IsZero():
+		at = received
+	case at.Equal(at.Truncate(time.Second)):
+		at = at.Add(time.Second - time.Microsecond)
+	}
+	return precise(maxTime(at, before.GetUpdateTime().AsTime().Add(time.Microsecond))), nil
 }
 
-// relativePath strips "projects/{p}/databases/{db}/documents/" from a
-// document's full resource name.
-func relativePath(name string) string {
-	const marker = "/documents/"
-	if i := strings.Index(name, marker); i >= 0 && strings.HasPrefix(name, "projects/") {
-		return name[i+len(marker):]
+func maxTime(ts ...time.Time) time.Time {
+	var m time.Time
+	for _, t := range ts {
+		if t.After(m) {
+			m = t
+		}
 	}
-	return name
+	return m
 }
-
-// precise cuts t to the microseconds Firestore keeps, so that a version read
-// back from the parent compares equal to the one an event carried.
-func precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }

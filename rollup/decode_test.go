@@ -14,73 +14,77 @@ import (
 )
 
 var (
-	t1 = time.Date(2026, 11, 21, 10, 0, 0, 1000, time.UTC)
-	t2 = t1.Add(time.Millisecond)
+	t1       = time.Date(2026, 11, 21, 10, 0, 0, 1000, time.UTC)
+	t2       = t1.Add(time.Millisecond)
+	received = t2.Add(time.Second)
 )
 
 func shard(path string, n int64, at time.Time) *eventarc.Doc {
 	return eventarc.IntDoc(path, "count", n, at)
 }
 
-func withField(d *eventarc.Doc, field string, v *firestoredata.Value) *eventarc.Doc {
-	d.Fields = map[string]*firestoredata.Value{field: v}
-	return d
-}
-
 func TestDecode(t *testing.T) {
 	const p = "counters/likes/shards/3"
 	written := func(before, after *eventarc.Doc) event.Event {
-		return eventarc.Written("demo", "(default)", before, after)
+		e := eventarc.Written("demo", "(default)", before, after)
+		e.SetTime(t1.Truncate(time.Second)) // the emulator's event time has whole seconds
+		return e
 	}
-	retype := func(e event.Event, typ string) event.Event { e.SetType(typ); return e }
-	recontent := func(e event.Event, ct string) event.Event { e.SetData(ct, e.Data()); return e }
-	garbage := written(nil, shard(p, 1, t1))
-	garbage.SetData("application/protobuf", []byte{0xff, 0xff, 0xff})
-	noTime := written(nil, shard(p, 1, t1))
-	raw, _ := proto.Marshal(&firestoredata.DocumentEventData{
-		Value: &firestoredata.Document{Name: "projects/demo/databases/(default)/documents/" + p},
-	})
-	noTime.SetData("application/protobuf", raw)
-
+	edit := func(e event.Event, f func(*event.Event)) event.Event { f(&e); return e }
+	withData := func(d *firestoredata.DocumentEventData) event.Event {
+		raw, _ := proto.Marshal(d)
+		return edit(written(nil, shard(p, 1, t1)), func(e *event.Event) { e.SetData("application/protobuf", raw) })
+	}
 	tests := []struct {
-		name  string
-		event event.Event
-		field string
-		want  Change // compared unless bad
-		bad   bool
+		name    string
+		event   event.Event
+		field   string
+		want    Hint  // compared unless err is set
+		err     error // the kind of error, if bad
+		project string
 	}{
-		{name: "update", event: written(shard(p, 4, t1), shard(p, 5, t2)),
-			want: Change{Counter: "likes", Shard: 3, Before: Snapshot{true, t1, 4}, After: Snapshot{true, t2, 5}}},
-		{name: "create", event: written(nil, shard(p, 1, t1)),
-			want: Change{Counter: "likes", Shard: 3, After: Snapshot{true, t1, 1}}},
-		{name: "delete", event: written(shard(p, 7, t1), nil),
-			want: Change{Counter: "likes", Shard: 3, Before: Snapshot{true, t1, 7}}},
-		{name: "negative count", event: written(shard(p, 0, t1), shard(p, -2, t2)),
-			want: Change{Counter: "likes", Shard: 3, Before: Snapshot{true, t1, 0}, After: Snapshot{true, t2, -2}}},
-		{name: "field absent counts 0", event: written(nil, &eventarc.Doc{Path: p, Updated: t1}),
-			want: Change{Counter: "likes", Shard: 3, After: Snapshot{true, t1, 0}}},
-		{name: "versions cut to microseconds", event: written(shard(p, 1, t1.Add(999)), shard(p, 2, t2.Add(1))),
-			want: Change{Counter: "likes", Shard: 3, Before: Snapshot{true, t1, 1}, After: Snapshot{true, t2, 2}}},
-		{name: "configured field", field: "Count", event: written(nil, eventarc.IntDoc(p, "Count", 9, t1)),
-			want: Change{Counter: "likes", Shard: 3, After: Snapshot{true, t1, 9}}},
-		{name: "other fields ignored", event: written(nil, withField(shard(p, 0, t1), "note", &firestoredata.Value{ValueType: &firestoredata.Value_StringValue{StringValue: "x"}})),
-			want: Change{Counter: "likes", Shard: 3, After: Snapshot{true, t1, 0}}},
+		{name: "update", event: written(shard(p, 4, t1), shard(p, 5, t2)), want: Hint{Counter: "likes", Shard: 3, At: t2}},
+		{name: "create", event: written(nil, shard(p, 1, t1)), want: Hint{Counter: "likes", Shard: 3, At: t1}},
+		{name: "delete with an event time in whole seconds", event: written(shard(p, 7, t1), nil),
+			want: Hint{Counter: "likes", Shard: 3, At: t1.Truncate(time.Second).Add(time.Second - time.Microsecond)}},
+		{name: "delete with an exact event time", event: edit(written(shard(p, 7, t1), nil), func(e *event.Event) { e.SetTime(t2.Add(5 * time.Microsecond)) }),
+			want: Hint{Counter: "likes", Shard: 3, At: t2.Add(5 * time.Microsecond)}},
+		{name: "delete without an event time", event: edit(written(shard(p, 7, t1), nil), func(e *event.Event) { e.SetTime(time.Time{}) }),
+			want: Hint{Counter: "likes", Shard: 3, At: received}},
+		{name: "delete dated before its version", event: edit(written(shard(p, 7, t2), nil), func(e *event.Event) { e.SetTime(t1) }),
+			want: Hint{Counter: "likes", Shard: 3, At: t2.Add(time.Microsecond)}},
+		{name: "update times cut to microseconds", event: written(shard(p, 1, t1), shard(p, 2, t2.Add(999))), want: Hint{Counter: "likes", Shard: 3, At: t2}},
+		{name: "counts are not read", event: written(nil, &eventarc.Doc{Path: p, Updated: t1,
+			Fields: map[string]*firestoredata.Value{"count": {ValueType: &firestoredata.Value_StringValue{StringValue: "x"}}}}),
+			want: Hint{Counter: "likes", Shard: 3, At: t1}},
+		{name: "the project checked", project: "demo", event: written(nil, shard(p, 1, t1)), want: Hint{Counter: "likes", Shard: 3, At: t1}},
+		{name: "the emulator's source is not read", event: edit(written(nil, shard(p, 1, t1)), func(e *event.Event) {
+			e.SetSource("//firestore.googleapis.com/projects/projects/demo/databases/(default)")
+		}), want: Hint{Counter: "likes", Shard: 3, At: t1}},
 
-		{name: "foreign type", bad: true, event: retype(written(nil, shard(p, 1, t1)), "google.cloud.pubsub.topic.v1.messagePublished")},
-		{name: "json data", bad: true, event: recontent(written(nil, shard(p, 1, t1)), "application/json")},
-		{name: "not a protobuf", bad: true, event: garbage},
-		{name: "no document", bad: true, event: written(nil, nil)},
-		{name: "parent document", bad: true, event: written(nil, shard("counters/likes", 1, t1))},
-		{name: "other collection", bad: true, event: written(nil, shard("votes/likes/shards/3", 1, t1))},
-		{name: "other subcollection", bad: true, event: written(nil, shard("counters/likes/parts/3", 1, t1))},
-		{name: "nested deeper", bad: true, event: written(nil, shard("counters/likes/shards/3/x/y", 1, t1))},
-		{name: "shard not a number", bad: true, event: written(nil, shard("counters/likes/shards/abc", 1, t1))},
-		{name: "shard negative", bad: true, event: written(nil, shard("counters/likes/shards/-1", 1, t1))},
-		{name: "shard leading zero", bad: true, event: written(nil, shard("counters/likes/shards/03", 1, t1))},
-		{name: "double count", bad: true, event: written(nil, withField(shard(p, 0, t1), "count", &firestoredata.Value{ValueType: &firestoredata.Value_DoubleValue{DoubleValue: 1.5}}))},
-		{name: "string count", bad: true, event: written(shard(p, 0, t1), withField(shard(p, 0, t2), "count", &firestoredata.Value{ValueType: &firestoredata.Value_StringValue{StringValue: "1"}}))},
-		{name: "paths differ", bad: true, event: written(shard(p, 0, t1), shard("counters/likes/shards/4", 1, t2))},
-		{name: "no update time", bad: true, event: noTime},
+		{name: "foreign type", err: ErrMalformed, event: edit(written(nil, shard(p, 1, t1)), func(e *event.Event) { e.SetType("google.cloud.pubsub.topic.v1.messagePublished") })},
+		{name: "json data", err: ErrMalformed, event: edit(written(nil, shard(p, 1, t1)), func(e *event.Event) { e.SetData("application/json", e.Data()) })},
+		{name: "not a protobuf", err: ErrMalformed, event: edit(written(nil, shard(p, 1, t1)), func(e *event.Event) { e.SetData("application/protobuf", []byte{0xff, 0xff}) })},
+		{name: "no document", err: ErrMalformed, event: written(nil, nil)},
+		{name: "no update time", err: ErrMalformed, event: withData(&firestoredata.DocumentEventData{
+			Value: &firestoredata.Document{Name: "projects/demo/databases/(default)/documents/" + p}})},
+		{name: "name not a resource name", err: ErrMalformed, event: withData(&firestoredata.DocumentEventData{
+			Value: &firestoredata.Document{Name: p}})},
+		{name: "paths differ", err: ErrMalformed, event: written(shard(p, 0, t1), shard("counters/likes/shards/4", 1, t2))},
+		{name: "subject names another document", err: ErrMalformed, event: edit(written(nil, shard(p, 1, t1)), func(e *event.Event) { e.SetSubject("documents/counters/other/shards/3") })},
+		{name: "other project", err: ErrForeign, project: "mine", event: written(nil, shard(p, 1, t1))},
+		{name: "other database", err: ErrForeign, event: eventarc.Written("demo", "db2", nil, shard(p, 1, t1))},
+		{name: "parent document", err: ErrForeign, event: written(nil, shard("counters/likes", 1, t1))},
+		{name: "other collection", err: ErrForeign, event: written(nil, shard("votes/likes/shards/3", 1, t1))},
+		{name: "other subcollection", err: ErrForeign, event: written(nil, shard("counters/likes/parts/3", 1, t1))},
+		{name: "nested deeper", err: ErrForeign, event: written(nil, shard("counters/likes/shards/3/x/y", 1, t1))},
+		{name: "shard not a number", err: ErrForeign, event: written(nil, shard("counters/likes/shards/abc", 1, t1))},
+		{name: "shard negative", err: ErrForeign, event: written(nil, shard("counters/likes/shards/-1", 1, t1))},
+		{name: "shard leading zero", err: ErrForeign, event: written(nil, shard("counters/likes/shards/03", 1, t1))},
+		{name: "counter id tally never makes", err: ErrForeign, event: written(nil, shard("counters/caf\u00e9/shards/1", 1, t1))},
+		{name: "written in 2100", err: ErrFuture, event: written(nil, shard(p, 1, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)))},
+		{name: "event time an hour ahead", err: ErrFuture, event: edit(written(nil, shard(p, 1, t1)), func(e *event.Event) { e.SetTime(received.Add(time.Hour)) })},
+		{name: "delete dated 2100", err: ErrFuture, event: edit(written(shard(p, 1, t1), nil), func(e *event.Event) { e.SetTime(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)) })},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,10 +92,10 @@ func TestDecode(t *testing.T) {
 			if tc.field != "" {
 				l.ShardField = tc.field
 			}
-			got, err := Decoder{Layout: l}.Decode(tc.event)
-			if tc.bad {
-				if !errors.Is(err, ErrMalformed) {
-					t.Fatalf("Decode = %v, %v; want an ErrMalformed error", got, err)
+			got, err := Decoder{Layout: l, Project: tc.project}.Decode(tc.event, received)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("Decode = %v, %v; want a %v error", got, err, tc.err)
 				}
 				return
 			}

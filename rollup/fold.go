@@ -2,148 +2,186 @@ package rollup
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strconv"
+	"time"
 
 	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/layout"
 )
 
-// foldChunk bounds the shards one fold transaction moves: each costs two
-// writes, and a commit takes at most 500.
-const foldChunk = 200
+// ErrNoCounter is returned for a counter without a parent. It is
+// layout.ErrNoCounter.
+var ErrNoCounter = layout.ErrNoCounter
 
-// Fold moves every shard of counter numbered keep or more into shard
-// (number mod keep), creating that one with count 0 if need be, and deletes
-// it. Each chunk of shards
-// moves in one transaction that also brings total and the bookkeeping up to
-// date for every shard it touches, so the total never passes through a value
-// the shards never had: the events of the move itself are then skipped, or
-// add nothing. It returns how many shards it moved.
-func (a *Applier) Fold(ctx context.Context, counter string, keep int) (int, error) {
-	refs, err := a.layout.Shards(a.client, counter).DocumentRefs(ctx).GetAll()
+// ErrSumNotInteger means sum() over a counter's shards came back as a
+// double: the sum is past int64, or a shard holds a non-integer count. No
+// fold can succeed until the shards are repaired, so nothing is written.
+var ErrSumNotInteger = errors.New("the shards' sum is not an int64")
+
+// errStale ends a fold whose view of the parent is out of date: someone
+// wrote or deleted it since. Read it again.
+var errStale = errors.New("parent changed since it was read")
+
+// Folder folds counters: it sums a counter's shards at one read time, with
+// no lock on them, and writes that sum and time to the parent if the
+// parent's as_of is older and its last write is at least a window old.
+type Folder struct {
+	client *firestore.Client
+	layout layout.Layout
+	window time.Duration
+}
+
+// NewFolder returns a Folder for counters in client's database, writing each
+// parent at most once per window.
+func NewFolder(client *firestore.Client, l layout.Layout, window time.Duration) *Folder {
+	return &Folder{client: client, layout: l, window: window}
+}
+
+// Sum is sum() over a counter's shards at one read time.
+type Sum struct {
+	At     time.Time // the read time
+	Value  int64
+	Shards int64 // shard documents summed
+}
+
+// Fold says what one fold did.
+type Fold struct {
+	Counter   string    `json:"counter"`
+	Before    int64     `json:"total_before"` // the parent's total when read
+	Sum       Sum       `json:"-"`
+	Wrote     bool      `json:"wrote"`   // false: the parent already held this or a later snapshot, or there is nothing to hold
+	Updated   time.Time `json:"updated"` // the write's commit time
+	NumShards int       `json:"num_shards"`
+	Grew      bool      `json:"grew"` // num_shards was raised in this write
+}
+
+// read gets the parent as it is now.
+func (f *Folder) read(ctx context.Context, id string) (parent, error) {
+	snap, err := f.layout.Counter(f.client, id).Get(ctx)
+	if err != nil && status.Code(err) != codes.NotFound {
+		return parent{}, fmt.Errorf("rollup: read %s: %w", id, err)
+	}
+	return parentFrom(snap, time.Now()), nil
+}
+
+// sumAt runs sum() and count() over id's shards as one aggregation query in
+// a read-only transaction at the read time at: no shard is locked, and the
+// sum holds every shard write committed at or before at.
+func (f *Folder) sumAt(ctx context.Context, id string, at time.Time) (Sum, error) {
+	s := Sum{At: precise(at)}
+	q := f.layout.Shards(f.client, id).NewAggregationQuery().WithSum(f.layout.ShardField, "sum").WithCount("shards")
+	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		res, err := q.Transaction(tx).Get(ctx)
+		if err != nil {
+			return err
+		}
+		sum, _ := res["sum"].(*firestorepb.Value)
+		n, _ := res["shards"].(*firestorepb.Value)
+		s.Shards = n.GetIntegerValue()
+		switch v := sum.GetValueType().(type) {
+		case *firestorepb.Value_IntegerValue:
+			s.Value = v.IntegerValue
+		case *firestorepb.Value_DoubleValue:
+			return fmt.Errorf("%w: sum() is the double %g", ErrSumNotInteger, v.DoubleValue)
+		}
+		return nil
+	}, firestore.TransactionReadTime(s.At))
 	if err != nil {
-		return 0, fmt.Errorf("rollup: fold %s: %w", counter, err)
+		return Sum{}, fmt.Errorf("rollup: sum of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
 	}
-	var extra []int
-	present := map[int]bool{}
-	for _, ref := range refs {
-		if n, err := strconv.Atoi(ref.ID); err == nil && strconv.Itoa(n) == ref.ID {
-			present[n] = true
-			if n >= keep {
-				extra = append(extra, n)
-			}
-		}
-	}
-	// The shards that take the counts must exist before the move, so that
-	// the move's transaction knows their versions.
-	for _, r := range extra {
-		if k := r % keep; !present[k] {
-			_, err := a.layout.Shard(a.client, counter, k).Create(ctx, map[string]any{a.layout.ShardField: int64(0)})
-			if err != nil && status.Code(err) != codes.AlreadyExists {
-				return 0, fmt.Errorf("rollup: fold %s: create shard %d: %w", counter, k, err)
-			}
-			present[k] = true
-		}
-	}
-	moved := 0
-	for len(extra) > 0 {
-		chunk := extra[:min(foldChunk, len(extra))]
-		extra = extra[len(chunk):]
-		n, err := a.fold(ctx, counter, keep, chunk)
-		moved += n
-		if err != nil {
-			return moved, fmt.Errorf("rollup: fold %s into %d shards: %w", counter, keep, err)
-		}
-	}
-	return moved, nil
+	return s, nil
 }
 
-func (a *Applier) fold(ctx context.Context, counter string, keep int, extra []int) (int, error) {
-	parent := a.layout.Counter(a.client, counter)
-	moved := 0
-	err := a.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		snap, err := tx.Get(parent)
-		if err != nil {
-			return err
-		}
-		st, err := readParent(snap)
-		if err != nil {
-			return err
-		}
-		// Read everything first: a transaction writes only after its reads.
-		refs := map[int]*firestore.DocumentRef{}
-		for _, r := range extra {
-			refs[r] = a.layout.Shard(a.client, counter, r)
-			refs[r%keep] = a.layout.Shard(a.client, counter, r%keep)
-		}
-		var all []*firestore.DocumentRef
-		for _, ref := range refs {
-			all = append(all, ref)
-		}
-		snaps, err := tx.GetAll(all)
-		if err != nil {
-			return err
-		}
-		now := map[int]*firestore.DocumentSnapshot{}
-		for i, s := range snaps {
-			n, _ := strconv.Atoi(all[i].ID)
-			now[n] = s
-		}
-		moved = 0
-		touched := map[int]bool{}
-		adds := map[int]int64{}
-		for _, r := range extra {
-			rs, ks := now[r], now[r%keep]
-			if !rs.Exists() {
-				continue // moved already
-			}
-			if !ks.Exists() {
-				return fmt.Errorf("shard %d to keep does not exist", r%keep)
-			}
-			c, err := countOf(rs, a.layout.ShardField)
-			if err != nil {
-				return err
-			}
-			// total holds r at its current count, then r as deleted just
-			// after its current version, as its delete event will say.
-			a.settle(&st, touched, r, applied{Version: precise(rs.UpdateTime), Count: c})
-			a.settle(&st, touched, r, applied{Version: precise(rs.UpdateTime).Add(tombstoneGap), Deleted: true})
-			adds[r%keep] += c
-			if err := tx.Delete(refs[r]); err != nil {
-				return err
-			}
-			moved++
-		}
-		for k, add := range adds {
-			ks := now[k]
-			c, err := countOf(ks, a.layout.ShardField)
-			if err != nil {
-				return err
-			}
-			// k at its current version, with the count it will have: its
-			// event from this move then adds nothing.
-			a.settle(&st, touched, k, applied{Version: precise(ks.UpdateTime), Count: c + add})
-			if err := tx.Set(refs[k], map[string]any{a.layout.ShardField: firestore.Increment(add)}, firestore.MergeAll); err != nil {
-				return err
-			}
-		}
-		if len(touched) == 0 {
-			return nil
-		}
-		data, paths := st.fields(touched)
-		return tx.Set(parent, data, firestore.Merge(paths...))
-	})
-	if status.Code(err) == codes.NotFound {
-		return 0, fmt.Errorf("counter %s: %w", counter, ErrNoCounter)
+// write commits the fold s onto p, the parent as last known, raising
+// num_shards to grow if that is more. It commits only if the parent is
+// still exactly p (an update_time precondition makes the write a
+// compare-and-set), so the as_of and window checks made on p hold at
+// commit. It creates a missing parent only for shards that hold something.
+func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int) (Fold, parent, error) {
+	fold := Fold{Counter: id, Before: p.Total, Sum: s, NumShards: p.NumShards}
+	ref := f.layout.Counter(f.client, id)
+	switch {
+	case p.Exists && !p.AsOf.Before(s.At):
+		return fold, p, nil // a later fold is there already
+	case p.Exists && s.At.Before(p.Updated.Add(f.window)):
+		return fold, p, fmt.Errorf("rollup: fold %s at %s: within the window of the write at %s", id, s.At, p.Updated)
+	case !p.Exists && s.Value == 0:
+		p.AsOf = s.At // nothing to hold, as of then
+		return fold, p, nil
 	}
-	return moved, err
+	var wr *firestore.WriteResult
+	var err error
+	if p.Exists {
+		updates := []firestore.Update{{Path: layout.FieldTotal, Value: s.Value}, {Path: layout.FieldAsOf, Value: s.At}}
+		if p.Legacy {
+			updates = append(updates, firestore.Update{Path: layout.FieldLegacy, Value: firestore.Delete})
+		}
+		if grow > p.NumShards && p.NumShards > 0 {
+			updates = append(updates, firestore.Update{Path: layout.FieldNumShards, Value: int64(grow)})
+			fold.NumShards, fold.Grew = grow, true
+		}
+		wr, err = ref.Update(ctx, updates, firestore.LastUpdateTime(p.Updated))
+	} else {
+		wr, err = ref.Create(ctx, map[string]any{layout.FieldTotal: s.Value, layout.FieldAsOf: s.At})
+	}
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
+		return fold, p, errStale
+	default:
+		return fold, p, fmt.Errorf("rollup: write fold of %s: %w", id, err)
+	}
+	fold.Wrote, fold.Updated = true, wr.UpdateTime
+	return fold, parent{
+		Exists: true, Updated: wr.UpdateTime, AsOf: s.At, Total: s.Value, NumShards: fold.NumShards,
+		Anchor: wr.UpdateTime, AnchorAt: time.Now(),
+	}, nil
 }
 
-// settle makes total reflect shard n as next, and records it.
-func (a *Applier) settle(st *parentState, touched map[int]bool, n int, next applied) {
-	st.Total += next.counted() - st.Shards[n].counted()
-	st.Shards[n] = next
-	touched[n] = true
+// Fold folds id now: it reads the parent, waits out the rest of the window
+// if the parent was written within it, sums the shards at the time of that
+// read and writes the sum. It is what Reset and Reconcile do; events need
+// no such call. A missing parent is ErrNoCounter.
+func (f *Folder) Fold(ctx context.Context, id string) (Fold, error) {
+	for {
+		p, err := f.read(ctx, id)
+		if err != nil {
+			return Fold{}, err
+		}
+		if !p.Exists {
+			return Fold{}, fmt.Errorf("rollup: fold %s: %w", id, ErrNoCounter)
+		}
+		if wait := p.Updated.Add(f.window).Sub(p.Anchor); wait > 0 {
+			if err := sleep(ctx, wait+time.Millisecond); err != nil {
+				return Fold{}, fmt.Errorf("rollup: fold %s: %w", id, err)
+			}
+			continue
+		}
+		s, err := f.sumAt(ctx, id, p.Anchor)
+		if err != nil {
+			return Fold{}, err
+		}
+		fold, _, err := f.write(ctx, id, p, s, 0)
+		if errors.Is(err, errStale) {
+			continue
+		}
+		return fold, err
+	}
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

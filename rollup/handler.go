@@ -2,6 +2,7 @@ package rollup
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -13,20 +14,32 @@ import (
 
 // Config configures a Handler.
 type Config struct {
-	Layout layout.Layout
-	Window time.Duration // group-commit window: parent writes per counter at most one per Window
-	Grow   GrowPolicy    // adding shards to busy counters; zero: never
-	Logger *slog.Logger  // nil discards logs
+	Layout   layout.Layout
+	Project  string        // events for another project are dropped; "" accepts any
+	Database string        // events for another database are dropped; "" means "(default)"
+	Window   time.Duration // each parent is written at most once per Window
+	Grow     GrowPolicy    // adding shards to busy counters; zero: never
+	MaxSkew  time.Duration // how far ahead an event may be dated; default DefaultMaxSkew
+	Hold     time.Duration // longest a handler waits for a fold; default DefaultHold
+	// ConfirmEvery is the longest a follower instance goes between reads
+	// of a parent it holds events for; default five windows.
+	ConfirmEvery time.Duration
+	Logger       *slog.Logger   // nil discards logs
+	OnFold       func(FoldInfo) // if set, called after each fold this handler makes
 }
 
-// DefaultWindow keeps each parent within Firestore's sustained one write per
-// second.
-const DefaultWindow = time.Second
+// Defaults of Config.
+const (
+	DefaultWindow = time.Second      // Firestore's sustained one write per second per document
+	DefaultHold   = 30 * time.Second // within the deployed 60 s timeout
+)
 
-// Handler is the Rollup function: decode the event, then apply it.
+// Handler is the Rollup function: decode the event into a hint, then wait
+// until a fold covers it.
 type Handler struct {
 	decoder Decoder
-	batcher *Batcher
+	tracker *Tracker
+	hold    time.Duration
 	log     *slog.Logger
 }
 
@@ -36,29 +49,39 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	applier := NewApplier(client, cfg.Layout)
-	applier.Spacing = cfg.Window
-	applier.Grow = cfg.Grow
+	if cfg.Hold <= 0 {
+		cfg.Hold = DefaultHold
+	}
+	t := NewTracker(NewFolder(client, cfg.Layout, cfg.Window), cfg.Grow, cfg.ConfirmEvery, log)
+	t.onFold = cfg.OnFold
 	return &Handler{
-		decoder: Decoder{Layout: cfg.Layout},
-		batcher: NewBatcher(applier, cfg.Window, log),
+		decoder: Decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},
+		tracker: t,
+		hold:    cfg.Hold,
 		log:     log,
 	}
 }
 
-// Handle is the CloudEvent function. It waits for the group commit that holds
-// the event's change, and returns an error only when that commit failed and a
-// retry can succeed; a malformed or foreign event is logged and acknowledged.
+// Handle is the CloudEvent function. It returns nil once a fold covering
+// the event is on the parent, whichever instance made it. It returns an
+// error, so that the platform retries, only when no fold could be made in
+// time. A malformed, foreign or future-dated event is logged with its id and
+// acknowledged.
 func (h *Handler) Handle(ctx context.Context, e event.Event) error {
-	c, err := h.decoder.Decode(e)
+	hint, err := h.decoder.Decode(e, time.Now())
 	if err != nil {
 		h.log.Error("rollup: dropping event", "event_id", e.ID(), "type", e.Type(), "subject", e.Subject(), "error", err.Error())
 		return nil
 	}
-	if err := h.batcher.Submit(ctx, c); err != nil {
-		h.log.Warn("rollup: will retry", "event_id", c.EventID, "counter", c.Counter, "shard", c.Shard, "error", err.Error())
+	ctx, cancel := context.WithTimeout(ctx, h.hold)
+	defer cancel()
+	if err := h.tracker.Wait(ctx, hint); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = errors.New("rollup: no fold covered the event in time")
+		}
+		h.log.Warn("rollup: will retry", "event_id", hint.EventID, "counter", hint.Counter, "shard", hint.Shard, "error", err.Error())
 		return err
 	}
-	h.log.Debug("rollup: committed", "event_id", c.EventID, "counter", c.Counter, "shard", c.Shard)
+	h.log.Debug("rollup: covered", "event_id", hint.EventID, "counter", hint.Counter, "shard", hint.Shard)
 	return nil
 }

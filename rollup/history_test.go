@@ -1,64 +1,118 @@
 package rollup
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/firestore"
+	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/eventarc"
 	"github.com/tallycounters/tally/layout"
 )
 
-// history makes real shard writes on the emulator and records the change
-// each one's event would carry, with the versions Firestore gave them.
+// testWindow keeps the tests quick; the bound it sets is checked all the same.
+const testWindow = 50 * time.Millisecond
+
+// history makes real shard writes on the emulator and records the event
+// Eventarc would send for each, with the versions Firestore gave them.
 type history struct {
-	t       *testing.T
-	client  *firestore.Client
-	layout  layout.Layout
-	id      string
-	last    map[int]Snapshot
-	changes []Change
+	t      *testing.T
+	client *firestore.Client
+	layout layout.Layout
+	id     string
+	last   map[int]*eventarc.Doc
+	events []event.Event
+
+	// live, if set, has each write's event delivered to it right after the
+	// write, as a running system would, unless skip says otherwise.
+	live *Handler
+	skip func(i int) bool
+
+	logs  syncBuffer
+	folds foldLog
 }
 
 func newHistory(t *testing.T) *history {
-	return &history{t: t, client: emulatortest.Client(t), layout: layout.Default(), id: emulatortest.ID(t), last: map[int]Snapshot{}}
+	return &history{t: t, client: emulatortest.Client(t), layout: layout.Default(), id: emulatortest.ID(t), last: map[int]*eventarc.Doc{}}
 }
 
-func (h *history) record(n int, after Snapshot) Change {
-	c := Change{EventID: h.id, Counter: h.id, Shard: n, Before: h.last[n], After: after}
+// handler is a Rollup instance for the history's counter, with its own
+// Firestore client, logging to h.logs and recording its folds in h.folds.
+func (h *history) handler(cfg Config) *Handler {
+	cfg.Layout = h.layout
+	cfg.Project = emulatortest.Project
+	if cfg.Window == 0 {
+		cfg.Window = testWindow
+	}
+	cfg.Logger = cloudlog.New(&h.logs, slog.LevelDebug)
+	cfg.OnFold = h.folds.add
+	return New(emulatortest.Client(h.t), cfg)
+}
+
+func (h *history) path(n int) string {
+	return fmt.Sprintf("%s/%s/%s/%d", h.layout.Collection, h.id, layout.ShardsCollection, n)
+}
+
+func (h *history) record(n int, after *eventarc.Doc) event.Event {
+	e := eventarc.Written(emulatortest.Project, "(default)", h.last[n], after)
 	h.last[n] = after
-	h.changes = append(h.changes, c)
-	return c
+	h.events = append(h.events, e)
+	if h.live != nil && (h.skip == nil || !h.skip(len(h.events)-1)) {
+		h.deliver(h.live, e)
+	}
+	return e
 }
 
 // set writes count to shard n, as a create or an update.
-func (h *history) set(n int, count int64) Change {
+func (h *history) set(n int, count int64) event.Event {
 	h.t.Helper()
 	wr, err := h.layout.Shard(h.client, h.id, n).Set(context.Background(), map[string]any{h.layout.ShardField: count})
 	if err != nil {
 		h.t.Fatalf("set shard %d: %v", n, err)
 	}
-	return h.record(n, Snapshot{Exists: true, Version: wr.UpdateTime, Count: count})
+	return h.record(n, eventarc.IntDoc(h.path(n), h.layout.ShardField, count, wr.UpdateTime))
 }
 
 // incr adds by to shard n with a server-side increment, as Increment does.
-func (h *history) incr(n int, by int64) Change {
+func (h *history) incr(n int, by int64) event.Event {
 	h.t.Helper()
 	wr, err := h.layout.Shard(h.client, h.id, n).Set(context.Background(),
 		map[string]any{h.layout.ShardField: firestore.Increment(by)}, firestore.MergeAll)
 	if err != nil {
 		h.t.Fatalf("increment shard %d: %v", n, err)
 	}
-	return h.record(n, Snapshot{Exists: true, Version: wr.UpdateTime, Count: h.last[n].Count + by})
+	var count int64
+	if prev := h.last[n]; prev != nil {
+		count = prev.Fields[h.layout.ShardField].GetIntegerValue()
+	}
+	return h.record(n, eventarc.IntDoc(h.path(n), h.layout.ShardField, count+by, wr.UpdateTime))
 }
 
-func (h *history) delete(n int) Change {
+func (h *history) delete(n int) event.Event {
 	h.t.Helper()
 	if _, err := h.layout.Shard(h.client, h.id, n).Delete(context.Background()); err != nil {
 		h.t.Fatalf("delete shard %d: %v", n, err)
 	}
-	return h.record(n, Snapshot{})
+	return h.record(n, nil)
+}
+
+// deliver hands each event to handler, one after another.
+func (h *history) deliver(handler *Handler, events ...event.Event) {
+	h.t.Helper()
+	for _, e := range events {
+		if err := handler.Handle(context.Background(), e); err != nil {
+			h.t.Fatalf("Handle(%s): %v", e.ID(), err)
+		}
+	}
 }
 
 // sum is the true value: the shards' counts, read now.
@@ -70,50 +124,95 @@ func (h *history) sum() int64 {
 	}
 	var s int64
 	for _, d := range docs {
-		n, err := countOf(d, h.layout.ShardField)
-		if err != nil {
-			h.t.Fatal(err)
-		}
+		n, _ := d.Data()[h.layout.ShardField].(int64)
 		s += n
 	}
 	return s
 }
 
 // parent reads the counter's parent document; nil when it does not exist.
-func (h *history) parent() map[string]any {
+func (h *history) parent() *firestore.DocumentSnapshot {
 	h.t.Helper()
 	snap, err := h.layout.Counter(h.client, h.id).Get(context.Background())
+	if err != nil && !snap.Exists() {
+		return nil
+	}
 	if err != nil {
-		if !snap.Exists() {
-			return nil
-		}
 		h.t.Fatalf("read parent: %v", err)
 	}
-	return snap.Data()
+	return snap
 }
 
-// total reads the parent's total.
-func (h *history) total() int64 {
-	h.t.Helper()
-	n, _ := h.parent()[layout.FieldTotal].(int64)
-	return n
-}
-
-// apply feeds changes to Apply one at a time.
-func (h *history) apply(changes ...Change) {
-	h.t.Helper()
-	a := NewApplier(h.client, h.layout)
-	for _, c := range changes {
-		if _, err := a.Apply(context.Background(), h.id, []Change{c}); err != nil {
-			h.t.Fatalf("Apply(%v): %v", c, err)
-		}
-	}
-}
-
-// checkExact fails unless total equals the shards' sum.
+// checkExact checks that the parent holds the shards' sum, as_of a
+// timestamp, nothing of the old bookkeeping, and is small.
 func (h *history) checkExact() {
 	h.t.Helper()
-	if got, want := h.total(), h.sum(); got != want {
-		h.t.Errorf("total = %d, want the shards' sum %d", got, want)
+	snap := h.parent()
+	if snap == nil {
+		h.t.Fatal("no parent")
 	}
+	d := snap.Data()
+	if want := h.sum(); d[layout.FieldTotal] != want {
+		h.t.Errorf("total = %v (%T), want the shards' sum %d", d[layout.FieldTotal], d[layout.FieldTotal], want)
+	}
+	if _, ok := d[layout.FieldAsOf].(time.Time); !ok {
+		h.t.Errorf("as_of = %v (%T), want a timestamp", d[layout.FieldAsOf], d[layout.FieldAsOf])
+	}
+	if _, ok := d[layout.FieldLegacy]; ok {
+		h.t.Errorf("the old bookkeeping is still there: %v", d[layout.FieldLegacy])
+	}
+	if size := docSize(d); size > 64<<10 {
+		h.t.Errorf("parent is about %d bytes, over 64 KiB", size)
+	}
+}
+
+// docSize is about the size Firestore bills for a document's fields: the
+// length of their JSON, which is no smaller.
+func docSize(d map[string]any) int {
+	b, _ := json.Marshal(d)
+	return len(b)
+}
+
+// syncBuffer is a bytes.Buffer that handlers may log to at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// foldLog records the folds of one or more handlers.
+type foldLog struct {
+	mu    sync.Mutex
+	folds []FoldInfo
+}
+
+func (l *foldLog) add(f FoldInfo) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.folds = append(l.folds, f)
+}
+
+// writes returns the commit times of the folds that wrote, in order.
+func (l *foldLog) writes() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []time.Time
+	for _, f := range l.folds {
+		if f.Wrote {
+			out = append(out, f.Updated)
+		}
+	}
+	slicesSortTimes(out)
+	return out
 }

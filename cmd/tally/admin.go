@@ -25,7 +25,7 @@ type admin struct {
 	project, database, collection, field string
 	cacheTTL                             time.Duration
 	json                                 bool
-	stdout                               io.Writer
+	stdout, stderr                       io.Writer
 }
 
 func (a *admin) flags(fs *flag.FlagSet) {
@@ -77,7 +77,7 @@ func adminCommand(name string, noID bool, setup func(fs *flag.FlagSet) func(ctx 
 	return func(args []string, stdout, stderr io.Writer) int {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(stderr)
-		a := &admin{stdout: stdout}
+		a := &admin{stdout: stdout, stderr: stderr}
 		a.flags(fs)
 		action := setup(fs)
 		pos, err := parseInterspersed(fs, args)

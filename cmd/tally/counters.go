@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/rollup"
@@ -69,7 +70,9 @@ var (
 			if *shards < 1 {
 				return fmt.Errorf("--shards is required and must be at least 1")
 			}
-			old, err := c.Reshard(ctx, id, *shards)
+			old, err := c.Reshard(ctx, id, *shards, func(d time.Duration, why string) {
+				fmt.Fprintf(a.stderr, "%s: waiting %v %s\n", id, d, why)
+			})
 			if err != nil {
 				return err
 			}

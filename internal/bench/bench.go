@@ -1,28 +1,25 @@
 // Package bench measures tally against the two baselines of the
 // distributed-counter guides, side by side on one Firestore emulator: a
 // single-document counter, and sharded counters with the per-event rollup
-// (total += after - before). The trigger events come from the emulator itself.
+// (total += after - before). The trigger events come from the emulator
+// itself, or, past what its serial delivery keeps up with, straight from
+// the load generator's commits.
 package bench
 
 import (
 	"context"
-
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
+	"slices"
 	"time"
 
 	"cloud.google.com/go/firestore"
-	cloudevents "github.com/cloudevents/sdk-go/v2"
-	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup"
 )
 
 // The modes, in the order they run.
@@ -35,6 +32,12 @@ const (
 
 // AllModes lists every mode.
 var AllModes = []string{ModeRaw, ModeTally, ModeNaive, ModeSingle}
+
+// How shard events reach the rollups.
+const (
+	DeliveryEmulator = "emulator" // the emulator's own triggers, one event at a time
+	DeliveryDirect   = "direct"   // posted by the bench from each commit, concurrently, as Eventarc does
+)
 
 // Collections keep the modes' data apart.
 const (
@@ -51,13 +54,14 @@ type Options struct {
 	Workers       int
 	Rate          float64 // increments per second over all counters; 0: unlimited
 	Duration      time.Duration
-	Window        time.Duration // tally's group-commit window
-	Instances     int           // tally Rollup instances, each with its own batcher; deliveries alternate
+	Window        time.Duration // tally's window: each parent is written at most once per window
+	Instances     int           // tally Rollup instances, each with its own handler and client; each event goes to a random one
+	Delivery      string        // DeliveryEmulator (default) or DeliveryDirect
 	DuplicateRate float64       // share of shard events delivered twice
 	DelayRate     float64       // share of shard events held back (reordered)
 	MaxDelay      time.Duration
 	Modes         []string
-	Warmup        time.Duration // unmeasured raw load first, so that no mode runs on a cold emulator
+	Warmup        time.Duration // unmeasured load first, so that no mode runs on a cold emulator
 
 	Project      string
 	EmulatorHost string // an emulator already running, started with --functions_emulator at BridgePort
@@ -85,6 +89,7 @@ type OptionsJSON struct {
 	Seconds       float64 `json:"seconds"`
 	WindowMS      float64 `json:"window_ms"`
 	Instances     int     `json:"rollup_instances"`
+	Delivery      string  `json:"delivery"`
 	DuplicateRate float64 `json:"duplicate_rate"`
 	DelayRate     float64 `json:"delay_rate"`
 	MaxDelayMS    float64 `json:"max_delay_ms"`
@@ -93,22 +98,35 @@ type OptionsJSON struct {
 
 // env is the running bench: emulator, bridges, functions and clients.
 type env struct {
-	o        Options
-	emu      *emulator.Emulator
-	host     string
-	servers  []*http.Server
-	funcsURL string
-	obs      *observer
-	bridges  map[string]*bridge.Bridge
-	clients  map[string]*firestore.Client
-	ops      map[string]*Ops
-	reader   *firestore.Client
+	o         Options
+	emu       *emulator.Emulator
+	host      string
+	servers   []*http.Server
+	funcsURL  string
+	obs       *observer
+	bridges   map[string]*bridge.Bridge
+	clients   map[string]*firestore.Client // each mode's, and "reader"
+	ops       map[string]*Ops
+	instances []*instance // tally's Rollup instances
+	reader    *firestore.Client
 }
 
 // Run starts the environment, runs each mode in turn and reports.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(o.Modes) == 0 {
 		o.Modes = AllModes
+	}
+	o.Instances = max(1, o.Instances)
+	switch o.Delivery {
+	case "":
+		o.Delivery = DeliveryEmulator
+	case DeliveryEmulator:
+	case DeliveryDirect:
+		if o.URL != "" {
+			return nil, fmt.Errorf("bench: direct delivery needs the in-process Increment, not --url")
+		}
+	default:
+		return nil, fmt.Errorf("bench: delivery %q: want %s or %s", o.Delivery, DeliveryEmulator, DeliveryDirect)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -120,14 +138,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer e.stop()
 	rep := &Report{Started: time.Now(), Options: OptionsJSON{
 		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(),
-		WindowMS: ms(o.Window), Instances: max(1, o.Instances), DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL,
+		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL,
 	}}
 	if o.Warmup > 0 {
-		if o.Progress != nil {
-			o.Progress("warmup", 0, o.Warmup, 0)
-		}
-		inc := e.incrementer(ModeRaw, collRaw, e.reader)
-		drive(ctx, []string{fmt.Sprintf("warmup-%d", time.Now().UnixNano())}, o.Workers, o.Rate, o.Warmup, inc, nil)
+		e.warmup(ctx)
 	}
 	var raw float64
 	for _, m := range o.Modes {
@@ -168,8 +182,11 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 	faults := bridge.Faults{DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay}
 	router := bridge.Router{}
 	for _, m := range []string{ModeTally, ModeNaive} {
+		// As Eventarc, more than the instances take: each tally instance
+		// holds at most MaxRequestsPerInstance at once, as Cloud Run does,
+		// and answers 429 past that; the bridge then retries.
 		e.bridges[m] = bridge.New(bridge.Options{Target: e.funcsURL + "/" + m + "/Rollup", Faults: faults,
-			Logger: o.Logger, OnReceive: e.obs.delivered})
+			Logger: o.Logger, OnReceive: e.obs.delivered, MaxInFlight: 2 * MaxRequestsPerInstance * o.Instances})
 		router[m] = e.bridges[m]
 	}
 	router["observe-"+ModeTally] = e.obs
@@ -183,9 +200,10 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 		}
 		e.host = e.emu.Host()
 	}
-	triggers := map[string]string{
-		ModeTally: collTally + "/{c}/shards/{s}", ModeNaive: collNaive + "/{c}/shards/{s}",
-		"observe-" + ModeTally: collTally + "/{c}",
+	triggers := map[string]string{"observe-" + ModeTally: collTally + "/{c}"}
+	if o.Delivery == DeliveryEmulator {
+		triggers[ModeTally] = collTally + "/{c}/shards/{s}"
+		triggers[ModeNaive] = collNaive + "/{c}/shards/{s}"
 	}
 	for key, pattern := range triggers {
 		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: pattern}
@@ -194,14 +212,40 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 		}
 	}
 	for _, m := range append(AllModes, "reader") {
-		c, ops, err := countingClient(ctx, e.host, o.Project)
-		if err != nil {
+		e.ops[m] = &Ops{}
+		if e.clients[m], err = countingClient(ctx, e.host, o.Project, e.ops[m]); err != nil {
 			return nil, err
 		}
-		e.clients[m], e.ops[m] = c, ops
+	}
+	if o.Delivery == DeliveryDirect {
+		for _, m := range []string{ModeTally, ModeNaive} {
+			e.ops[m].OnCommit = direct(o.Project, e.bridges[m])
+		}
 	}
 	e.reader = e.clients["reader"]
-	return e, e.serveFunctions(fl)
+	return e, e.serveFunctions(ctx, fl)
+}
+
+// warmup drives unmeasured load, through tally's Increment and Rollup when
+// tally is to run, so that the emulator's writes, its trigger delivery and
+// the rollup instances are all warm before the first mode, then waits until
+// every event of it is answered.
+func (e *env) warmup(ctx context.Context) {
+	o := e.o
+	if o.Progress != nil {
+		o.Progress("warmup", 0, o.Warmup, 0)
+	}
+	id := fmt.Sprintf("warmup-%d", time.Now().UnixNano())
+	inc := e.incrementer(ModeRaw, collRaw, e.reader)
+	if slices.Contains(o.Modes, ModeTally) && o.URL == "" {
+		inc = e.incrementer(ModeTally, collTally, e.clients[ModeTally])
+	}
+	drive(ctx, []string{id}, o.Workers, o.Rate, o.Warmup, inc, nil)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, b := range e.bridges {
+		b.Wait(wctx)
+	}
 }
 
 func (e *env) serve(l net.Listener, h http.Handler) {
@@ -210,54 +254,12 @@ func (e *env) serve(l net.Listener, h http.Handler) {
 	go s.Serve(l)
 }
 
-// serveFunctions serves each rollup mode's Increment and Rollup, built from
-// tally's own packages, with the mode's counting client.
-func (e *env) serveFunctions(l net.Listener) error {
-	mux := http.NewServeMux()
-	for _, m := range []string{ModeTally, ModeNaive} {
-		lay := layout.Default()
-		if m == ModeNaive {
-			lay.Collection = collNaive
-		}
-		c := e.clients[m]
-		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: lay, AutoCreate: true, DefaultShards: e.o.Shards}))
-		fns := []func(context.Context, event.Event) error{naiveRollup(c, lay, e.obs.added)}
-		if m == ModeTally {
-			fns = nil
-			for range max(1, e.o.Instances) {
-				fns = append(fns, rollup.New(c, rollup.Config{Layout: lay, Window: e.o.Window, Logger: e.o.Logger}).Handle)
-			}
-		}
-		var hs []http.Handler
-		for _, fn := range fns {
-			p, err := cloudevents.NewHTTP()
-			if err != nil {
-				return err
-			}
-			h, err := cloudevents.NewHTTPReceiveHandler(context.Background(), p, fn)
-			if err != nil {
-				return err
-			}
-			hs = append(hs, h)
-		}
-		mux.Handle("/"+m+"/Rollup", roundRobin(hs))
-	}
-	e.serve(l, mux)
-	return nil
-}
-
-// roundRobin spreads requests over hs, as the platform spreads events over
-// instances.
-func roundRobin(hs []http.Handler) http.Handler {
-	var n atomic.Uint64
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hs[int(n.Add(1)%uint64(len(hs)))].ServeHTTP(w, r)
-	})
-}
-
 func (e *env) stop() {
 	for _, c := range e.clients {
 		c.Close()
+	}
+	for _, in := range e.instances {
+		in.client.Close()
 	}
 	if e.emu != nil {
 		e.emu.Stop()

@@ -47,6 +47,14 @@ type ModeResult struct {
 
 	HasRollup bool `json:"has_rollup"`
 
+	// tally's Rollup instances: requests each took per second while the
+	// load ran, and the most each held at once; InflightMax is the most of
+	// any; Refused counts requests answered 429 for want of room.
+	InstanceEventsPerSec []float64 `json:"events_per_second_per_instance,omitempty"`
+	InstanceInflightMax  []int     `json:"rollup_inflight_max_per_instance,omitempty"`
+	InflightMax          int       `json:"rollup_inflight_max,omitempty"`
+	Refused              int64     `json:"rollup_refused,omitempty"`
+
 	ParentSeries []int     `json:"parent_writes_each_second"`
 	LagSeries    []float64 `json:"lag_increments_each_100ms"` // acked - total
 }

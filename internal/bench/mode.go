@@ -12,12 +12,13 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/layout"
 )
 
 var descriptions = map[string]string{
 	ModeRaw:    "client increments to random shards, no HTTP, no rollup (ceiling)",
-	ModeTally:  "Increment + tally Rollup (exactly once, group commit)",
+	ModeTally:  "Increment + tally Rollup (snapshot folds)",
 	ModeNaive:  "Increment + per-event rollup of the guides (total += after - before)",
 	ModeSingle: "client increments to one document per counter, no shards",
 }
@@ -49,11 +50,22 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	inc := e.incrementer(m, coll, client)
 	ops.Reset()
 	e.obs.takeDelays()
+	var before bridge.Stats
+	if b := e.bridges[m]; b != nil {
+		before = b.Stats()
+	}
+	for _, in := range e.instances {
+		in.reset()
+	}
 	var progress func(time.Duration, int64)
 	if o.Progress != nil {
 		progress = func(el time.Duration, n int64) { o.Progress(m, el, o.Duration, n) }
 	}
 	res := drive(ctx, ids, o.Workers, o.Rate, o.Duration, inc, progress)
+	during := make([]int64, len(e.instances)) // requests each instance took while the load ran
+	for i, in := range e.instances {
+		during[i] = in.requests.Load()
+	}
 	r := ModeResult{Mode: m, Description: descriptions[m], Seconds: res.End.Sub(res.Start).Seconds(),
 		Acked: int64(len(res.Acks)), Errors: res.Errors, HasRollup: m == ModeTally || m == ModeNaive}
 	if r.Acked == 0 {
@@ -66,6 +78,14 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 
 	settled := e.settle(ctx, m, coll, ids, res)
 	e.measureParents(&r, coll, ids, res, settled)
+	if m == ModeTally {
+		for i, in := range e.instances {
+			r.InstanceEventsPerSec = append(r.InstanceEventsPerSec, float64(during[i])/r.Seconds)
+			r.InstanceInflightMax = append(r.InstanceInflightMax, int(in.most.Load()))
+			r.InflightMax = max(r.InflightMax, int(in.most.Load()))
+			r.Refused += in.refused.Load()
+		}
+	}
 	if err := e.finalTotals(ctx, &r, m, coll, ids); err != nil {
 		return r, err
 	}
@@ -77,7 +97,7 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	}
 	if b := e.bridges[m]; b != nil {
 		st := b.Stats()
-		r.Events, r.Duplicated, r.Delayed = st.Received, st.Duplicated, st.Delayed
+		r.Events, r.Duplicated, r.Delayed = st.Received-before.Received, st.Duplicated-before.Duplicated, st.Delayed-before.Delayed
 	}
 	return r, nil
 }

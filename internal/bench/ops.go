@@ -11,10 +11,13 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// Ops counts the Firestore operations a client was billed for: documents
-// read (gets, queries) and documents written (each write in a commit).
+// Ops counts the Firestore operations clients were billed for: documents
+// read (gets, queries; an aggregation query is one read per 1,000 index
+// entries it scans, at least one) and documents written (each write in a
+// commit). OnCommit, if set, sees each successful commit.
 type Ops struct {
 	reads, writes atomic.Int64
+	OnCommit      func(*firestorepb.CommitRequest, *firestorepb.CommitResponse)
 }
 
 // Reads and Writes are the counts so far.
@@ -24,9 +27,9 @@ func (o *Ops) Writes() int64 { return o.writes.Load() }
 // Reset zeroes the counts.
 func (o *Ops) Reset() { o.reads.Store(0); o.writes.Store(0) }
 
-// countingClient connects to the emulator at host with every RPC counted.
-func countingClient(ctx context.Context, host, project string) (*firestore.Client, *Ops, error) {
-	ops := &Ops{}
+// countingClient connects to the emulator at host with every RPC counted
+// in ops.
+func countingClient(ctx context.Context, host, project string, ops *Ops) (*firestore.Client, error) {
 	conn, err := grpc.NewClient(host,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithPerRPCCredentials(ownerToken{}),
@@ -34,20 +37,23 @@ func countingClient(ctx context.Context, host, project string) (*firestore.Clien
 		grpc.WithChainStreamInterceptor(ops.stream),
 	)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	c, err := firestore.NewClient(ctx, project, option.WithGRPCConn(conn))
 	if err != nil {
 		conn.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return c, ops, nil
+	return c, nil
 }
 
 func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	if c, ok := req.(*firestorepb.CommitRequest); ok && err == nil {
 		o.writes.Add(int64(len(c.GetWrites())))
+		if o.OnCommit != nil {
+			o.OnCommit(c, reply.(*firestorepb.CommitResponse))
+		}
 	}
 	return err
 }
@@ -76,10 +82,22 @@ func (s *countingStream) SendMsg(m any) error {
 
 func (s *countingStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	if r, ok := m.(*firestorepb.RunQueryResponse); ok && err == nil && r.GetDocument() != nil {
-		s.ops.reads.Add(1)
+	if err != nil {
+		return err
 	}
-	return err
+	switch r := m.(type) {
+	case *firestorepb.RunQueryResponse:
+		if r.GetDocument() != nil {
+			s.ops.reads.Add(1)
+		}
+	case *firestorepb.RunAggregationQueryResponse:
+		if res := r.GetResult(); res != nil {
+			// tally's folds count the shards too; 1 read per 1,000 of them.
+			entries := res.GetAggregateFields()["shards"].GetIntegerValue()
+			s.ops.reads.Add(max(1, (entries+999)/1000))
+		}
+	}
+	return nil
 }
 
 // ownerToken is the emulator's admin credential: it bypasses security rules.

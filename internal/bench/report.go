@@ -16,9 +16,13 @@ func (r *Report) WriteTable(w io.Writer) {
 	if o.Rate > 0 {
 		rate = fmt.Sprintf("%.0f/s", o.Rate)
 	}
+	delivery := "events delivered by the emulator's triggers"
+	if o.Delivery == DeliveryDirect {
+		delivery = "events posted by the bench from each commit (direct), concurrently, as Eventarc pushes them"
+	}
 	fmt.Fprintf(w, "%d counter(s) x %d shards, %d workers, rate %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
-		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms)\n\n",
-		o.Counters, o.Shards, o.Workers, rate, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate, o.MaxDelayMS)
+		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s\n\n",
+		o.Counters, o.Shards, o.Workers, rate, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate, o.MaxDelayMS, delivery)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, f func(m ModeResult) string) {
 		cells := []string{label}
@@ -66,7 +70,25 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("events (duplicated, delayed)", func(m ModeResult) string {
 		return na(m.HasRollup, fmt.Sprintf("%d (%d, %d)", m.Events, m.Duplicated, m.Delayed))
 	})
+	row("events/s per rollup instance", func(m ModeResult) string {
+		return na(len(m.InstanceEventsPerSec) > 0, joinf("%.0f", m.InstanceEventsPerSec))
+	})
+	row("  most held at once, per instance", func(m ModeResult) string {
+		return na(len(m.InstanceInflightMax) > 0, joinf("%d", m.InstanceInflightMax))
+	})
+	row(fmt.Sprintf("  refused, holding %d (429)", MaxRequestsPerInstance), func(m ModeResult) string {
+		return na(len(m.InstanceInflightMax) > 0, fmt.Sprint(m.Refused))
+	})
 	tw.Flush()
+}
+
+// joinf formats each of vs and joins them with slashes.
+func joinf[T any](format string, vs []T) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprintf(format, v)
+	}
+	return strings.Join(parts, " / ")
 }
 
 // WriteJSON writes every figure to path.

@@ -20,7 +20,7 @@ import (
 // Options configures a Bridge. Zero fields take the defaults in New.
 type Options struct {
 	Target      string        // URL of the CloudEvent function, e.g. http://127.0.0.1:8080/Rollup
-	Client      *http.Client  // default: 30s timeout, connections kept for MaxInFlight
+	Client      *http.Client  // default: RequestTimeout, connections kept for MaxInFlight
 	Logger      *slog.Logger  // nil discards
 	MaxAttempts int           // deliveries of one event before it is dropped; default 20
 	MinBackoff  time.Duration // first retry delay; default 100ms
@@ -50,6 +50,11 @@ type Stats struct {
 	Delayed    int64 // events held back
 }
 
+// RequestTimeout bounds one delivery, as the deployed function's timeout
+// (60 s) bounds a request in production, and a little more: the function
+// answers before it, so the bridge never cuts a request short.
+const RequestTimeout = 65 * time.Second
+
 // Bridge is an http.Handler for the emulator's --functions_emulator address.
 type Bridge struct {
 	o       Options
@@ -65,11 +70,11 @@ func New(o Options) *Bridge {
 		o.MaxInFlight = 1000
 	}
 	if o.Client == nil {
-		// A group-committing function holds each event up to a window, so
+		// The function holds each event until a fold covers it, so
 		// deliveries overlap: keep a connection for each.
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = o.MaxInFlight
-		o.Client = &http.Client{Timeout: 30 * time.Second, Transport: t}
+		o.Client = &http.Client{Timeout: RequestTimeout, Transport: t}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -108,13 +113,19 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reading body failed", http.StatusBadRequest)
 		return
 	}
-	e := event{id: r.Header.Get("ce-id"), header: ceHeaders(r.Header), body: DecodeBody(raw)}
-	b.received.Add(1)
 	w.WriteHeader(http.StatusNoContent)
+	b.Send(r.Header, DecodeBody(raw))
+}
+
+// Send delivers one event, given as its binary-mode headers and raw body, as
+// if the emulator had posted it: with the faults, concurrently and with
+// retries.
+func (b *Bridge) Send(header http.Header, body []byte) {
+	e := event{id: header.Get("ce-id"), header: ceHeaders(header), body: body}
+	b.received.Add(1)
 	if b.o.OnReceive != nil {
 		b.o.OnReceive(e.body, time.Now())
 	}
-
 	copies := 1
 	if rand.Float64() < b.o.Faults.DuplicateRate {
 		copies = 2

@@ -1,0 +1,75 @@
+package counter
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"cloud.google.com/go/firestore"
+)
+
+// moveChunk bounds the shards one move transaction takes: each costs two
+// writes, and a commit takes at most 500.
+const moveChunk = 200
+
+// extraShards lists id's shards numbered keep or more.
+func (c *Client) extraShards(ctx context.Context, id string, keep int) ([]int, error) {
+	refs, err := c.layout.Shards(c.fs, id).DocumentRefs(ctx).GetAll()
+	if err != nil {
+		return nil, fmt.Errorf("counter: list shards of %s: %w", id, err)
+	}
+	var extra []int
+	for _, ref := range refs {
+		if n, err := strconv.Atoi(ref.ID); err == nil && strconv.Itoa(n) == ref.ID && n >= keep {
+			extra = append(extra, n)
+		}
+	}
+	return extra, nil
+}
+
+// move moves each shard r in extra into shard r mod keep: one transaction
+// per chunk reads the shards it removes, deletes them and adds their counts
+// to the kept ones with server-side increments. A snapshot sees all of a
+// chunk's move or none of it, so every sum of the shards is the same.
+func (c *Client) move(ctx context.Context, id string, keep int, extra []int) error {
+	for len(extra) > 0 {
+		chunk := extra[:min(moveChunk, len(extra))]
+		extra = extra[len(chunk):]
+		refs := make([]*firestore.DocumentRef, len(chunk))
+		for i, r := range chunk {
+			refs[i] = c.layout.Shard(c.fs, id, r)
+		}
+		err := c.fs.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+			snaps, err := tx.GetAll(refs)
+			if err != nil {
+				return err
+			}
+			adds := map[int]int64{}
+			for i, s := range snaps {
+				if !s.Exists() {
+					continue // moved already
+				}
+				v := s.Data()[c.layout.ShardField]
+				n, ok := v.(int64)
+				if v != nil && !ok {
+					return fmt.Errorf("shard %s: field %s is %T, not an integer", s.Ref.ID, c.layout.ShardField, v)
+				}
+				adds[chunk[i]%keep] += n
+				if err := tx.Delete(refs[i]); err != nil {
+					return err
+				}
+			}
+			for k, add := range adds {
+				err := tx.Set(c.layout.Shard(c.fs, id, k), map[string]any{c.layout.ShardField: firestore.Increment(add)}, firestore.MergeAll)
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("counter: move shards of %s into %d: %w", id, keep, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package rollup
+
+import (
+	"math"
+	"time"
+)
+
+// GrowPolicy says when the rollup adds shards to a busy counter. It never
+// removes any.
+type GrowPolicy struct {
+	PerShard float64       // writes per second one shard should take; 0 disables growth
+	Max      int           // most shards growth leads to
+	Period   time.Duration // rates are measured over at least this long; default 10s
+}
+
+// growTo is the num_shards the fold s of c should write, or 0 to leave it.
+// The rate is the counter's net rate, |Δ sum| / Δ read time, between this
+// fold and one at least a period earlier: it comes from the shards
+// themselves, so no event, forged or not, can make a counter grow.
+func (t *Tracker) growTo(c *tracked, p parent, s Sum) int {
+	g := t.grow
+	n := p.NumShards
+	if g.PerShard <= 0 || !p.Exists || n <= 0 || n >= g.Max {
+		return 0
+	}
+	period := g.Period
+	if period <= 0 {
+		period = 10 * time.Second
+	}
+	if c.base.At.IsZero() || s.At.Before(c.base.At) {
+		c.base = s
+		return 0
+	}
+	elapsed := s.At.Sub(c.base.At)
+	if elapsed < period {
+		return 0
+	}
+	rate := math.Abs(float64(s.Value-c.base.Value)) / elapsed.Seconds()
+	c.base = s
+	if rate <= g.PerShard*float64(n) {
+		return 0
+	}
+	return min(g.Max, max(2*n, int(math.Ceil(rate/g.PerShard))))
+}

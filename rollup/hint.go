@@ -1,0 +1,30 @@
+// Package rollup keeps counters/{id}.total equal to the sum of the counter's
+// shards by snapshot folds: total is always sum() of the shards at one
+// server read time, written with that time as as_of, at most once per
+// window per counter, by whichever instance gets there first. A shard's
+// write event is only a hint that the counter changed at a time; its handler
+// answers once the parent's as_of has reached that time.
+package rollup
+
+import (
+	"fmt"
+	"time"
+)
+
+// Hint is all a shard's write event tells the rollup: counter Counter
+// changed at time At. Nothing else in an event is trusted.
+type Hint struct {
+	EventID string
+	Counter string
+	Shard   int
+	// At is the shard's update_time after the write. A delete carries no
+	// time of its own; At is then an upper bound of when it committed.
+	At time.Time
+}
+
+func (h Hint) String() string {
+	return fmt.Sprintf("%s/%d@%s", h.Counter, h.Shard, h.At.Format(time.RFC3339Nano))
+}
+
+// precise cuts t to the microseconds Firestore keeps.
+func precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }

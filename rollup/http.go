@@ -1,0 +1,56 @@
+package rollup
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+)
+
+// MaxEventBytes is the largest event Eventarc delivers: 512 KiB. A larger
+// body cannot be one of its events.
+const MaxEventBytes = 512 << 10
+
+// ServeHTTP is the Rollup function as Eventarc calls it: a POST of one
+// CloudEvent, binary mode with the protobuf as its body. The event is read
+// with the CloudEvents SDK's HTTP binding; the SDK's receive handler is not
+// used, because its shared hand-off channel stalls requests once a client
+// cancels one (cloudevents/sdk-go issues 1224 and 1332): an event could then
+// wait for the next one to arrive before any fold runs.
+//
+// It answers 204 once a fold covers the event, or when the event is dropped
+// (malformed, foreign, or dated in the future: logged, never retried); 503
+// when no fold could be made in time, so that the platform retries; 405 and
+// 413 to what cannot be an Eventarc delivery at all.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		answer(w, http.StatusMethodNotAllowed, "use POST")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxEventBytes)
+	e, err := cehttp.NewEventFromHTTPRequest(r)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		h.log.Error("rollup: refusing a body over 512 KiB", "event_id", r.Header.Get("ce-id"))
+		answer(w, http.StatusRequestEntityTooLarge, "an event is at most 512 KiB")
+		return
+	case err != nil:
+		h.log.Error("rollup: dropping event", "event_id", r.Header.Get("ce-id"), "error", "not a CloudEvent: "+err.Error())
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if err := h.Handle(r.Context(), *e); err != nil {
+		answer(w, http.StatusServiceUnavailable, "no fold covered the event in time; retry")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func answer(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}

@@ -1,0 +1,53 @@
+package rollup
+
+import (
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/layout"
+)
+
+// parent is what the rollup knows of counters/{id}, and as of when.
+type parent struct {
+	Exists    bool
+	Updated   time.Time // update_time: the last write, whoever made it
+	AsOf      time.Time // the snapshot total sums; zero if absent or not a timestamp
+	Total     int64     // 0 if absent or not an integer
+	NumShards int       // 0 if absent or unreadable
+	Legacy    bool      // holds the bookkeeping of tally before snapshot folds
+
+	// The server's clock had passed Anchor by the local time AnchorAt
+	// (which carries a monotonic reading): Now derives from it.
+	Anchor   time.Time
+	AnchorAt time.Time
+}
+
+// parentFrom reads a snapshot of the parent taken by a plain get: the
+// server read it at snap.ReadTime, before the call returned at returned.
+// Fields of the wrong type read as absent, so the next fold repairs them.
+func parentFrom(snap *firestore.DocumentSnapshot, returned time.Time) parent {
+	p := parent{Anchor: snap.ReadTime, AnchorAt: returned}
+	if !snap.Exists() {
+		return p
+	}
+	data := snap.Data()
+	p.Exists = true
+	p.Updated = snap.UpdateTime
+	p.AsOf, _ = data[layout.FieldAsOf].(time.Time)
+	p.Total, _ = data[layout.FieldTotal].(int64)
+	p.NumShards, _ = layout.NumShards(data)
+	_, p.Legacy = data[layout.FieldLegacy]
+	return p
+}
+
+// Now is a time the server's clock has certainly passed: the anchor plus the
+// local time elapsed since. It is safe to read at.
+func (p parent) Now() time.Time {
+	return p.Anchor.Add(time.Since(p.AnchorAt))
+}
+
+// covers reports whether the parent's total holds a write made at t.
+func (p parent) covers(t time.Time) bool {
+	return !p.AsOf.IsZero() && !t.After(p.AsOf)
+}
