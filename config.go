@@ -44,7 +44,8 @@ type Config struct {
 	CacheTTL      time.Duration
 	LogLevel      slog.Level
 	Window        time.Duration
-	Grow          rollup.GrowPolicy // zero when auto-grow is off
+	AutoGrow      bool
+	Grow          rollup.GrowPolicy // in force when AutoGrow is on
 }
 
 // Defaults of the growth policy.
@@ -72,8 +73,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		Database: env(EnvDatabase, "(default)"),
 		Layout:   layout.Layout{Collection: env(EnvCollection, layout.DefaultCollection), ShardField: env(EnvShardField, layout.DefaultShardField)},
 	}
+	if err := layout.ValidID(cfg.Layout.Collection); err != nil {
+		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvCollection, cfg.Layout.Collection, err)
+	}
 	if err := cfg.Layout.Validate(); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvShardField, cfg.Layout.ShardField, err)
+	}
+	if !validDatabase(cfg.Database) {
+		return Config{}, fmt.Errorf("config: %s=%q is not a database id: (default), or 4 to 63 of a-z, 0-9 and '-', "+
+			"starting with a letter and not ending with '-'", EnvDatabase, cfg.Database)
 	}
 	var err error
 	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, "10"), EnvDefaultShards, 1, layout.MaxShards); err != nil {
@@ -95,8 +103,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
 		}
 	}
-	if cfg.Window, err = time.ParseDuration(env(EnvWindow, rollup.DefaultWindow.String())); err != nil || cfg.Window < 0 {
-		return Config{}, fmt.Errorf("config: %s=%q is not a duration such as 1s", EnvWindow, getenv(EnvWindow))
+	if cfg.Window, err = time.ParseDuration(env(EnvWindow, rollup.DefaultWindow.String())); err != nil || cfg.Window <= 0 || cfg.Window > time.Hour {
+		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 1s", EnvWindow, getenv(EnvWindow))
 	}
 	if err := growFromEnv(env, &cfg); err != nil {
 		return Config{}, err
@@ -105,6 +113,22 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("config: %s: %w", EnvLogLevel, err)
 	}
 	return cfg, nil
+}
+
+// validDatabase reports whether id names a Firestore database.
+func validDatabase(id string) bool {
+	if id == "(default)" {
+		return true
+	}
+	if len(id) < 4 || len(id) > 63 || id[0] < 'a' || id[0] > 'z' || id[len(id)-1] == '-' {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func intIn(s, key string, lo, hi int) (int, error) {
@@ -133,8 +157,35 @@ func growFromEnv(env func(key, def string) string, cfg *Config) error {
 	if err != nil || period <= 0 {
 		return fmt.Errorf("config: %s=%q is not a positive duration such as 10s", EnvGrowPeriod, env(EnvGrowPeriod, ""))
 	}
-	if on {
-		cfg.Grow = rollup.GrowPolicy{PerShard: per, Max: maxShards, Period: period}
-	}
+	cfg.AutoGrow = on
+	cfg.Grow = rollup.GrowPolicy{PerShard: per, Max: maxShards, Period: period}
 	return nil
+}
+
+// Var is one environment variable of the configuration, with the value
+// that is in force.
+type Var struct {
+	Name, Value string
+}
+
+// Vars lists every variable of the configuration with its value in force,
+// written as it would be set in the environment.
+func (c Config) Vars() []Var {
+	return []Var{
+		{EnvProject, c.Project},
+		{EnvDatabase, c.Database},
+		{EnvCollection, c.Layout.Collection},
+		{EnvShardField, c.Layout.ShardField},
+		{EnvDefaultShards, strconv.Itoa(c.DefaultShards)},
+		{EnvAutoCreate, strconv.FormatBool(c.AutoCreate)},
+		{EnvMaxStep, strconv.FormatInt(c.MaxStep, 10)},
+		{EnvCORSOrigins, strings.Join(c.CORSOrigins, ",")},
+		{EnvCacheTTL, c.CacheTTL.String()},
+		{EnvWindow, c.Window.String()},
+		{EnvAutoGrow, strconv.FormatBool(c.AutoGrow)},
+		{EnvGrowPerShard, strconv.FormatFloat(c.Grow.PerShard, 'g', -1, 64)},
+		{EnvGrowMax, strconv.Itoa(c.Grow.Max)},
+		{EnvGrowPeriod, c.Grow.Period.String()},
+		{EnvLogLevel, cloudlog.LevelName(c.LogLevel)},
+	}
 }

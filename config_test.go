@@ -3,6 +3,7 @@ package tally
 import (
 	"context"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -22,17 +23,17 @@ func TestConfigFromEnv(t *testing.T) {
 			return c.Database == "(default)" && c.Layout.Collection == "counters" && c.Layout.ShardField == "count" &&
 				c.DefaultShards == 10 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
 				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Window == time.Second &&
-				c.Grow == rollup.GrowPolicy{PerShard: 1, Max: 1000, Period: 10 * time.Second}
+				c.AutoGrow && c.Grow == rollup.GrowPolicy{PerShard: 1, Max: 1000, Period: 10 * time.Second}
 		}},
 		{name: "all set", env: map[string]string{
-			EnvProject: "p", EnvDatabase: "db2", EnvCollection: "tallies", EnvShardField: "Count",
+			EnvProject: "p", EnvDatabase: "db-2", EnvCollection: "tallies", EnvShardField: "Count",
 			EnvDefaultShards: "4", EnvAutoCreate: "false", EnvMaxStep: "5", EnvCORSOrigins: " https://a.example, https://b.example ,",
 			EnvCacheTTL: "2s", EnvLogLevel: "debug", EnvWindow: "250ms", EnvAutoGrow: "false",
 		}, check: func(c Config) bool {
-			return c.Project == "p" && c.Database == "db2" && c.Layout.Collection == "tallies" && c.Layout.ShardField == "Count" &&
+			return c.Project == "p" && c.Database == "db-2" && c.Layout.Collection == "tallies" && c.Layout.ShardField == "Count" &&
 				c.DefaultShards == 4 && !c.AutoCreate && c.MaxStep == 5 &&
 				slices.Equal(c.CORSOrigins, []string{"https://a.example", "https://b.example"}) &&
-				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug && c.Window == 250*time.Millisecond && c.Grow == rollup.GrowPolicy{}
+				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug && c.Window == 250*time.Millisecond && !c.AutoGrow
 		}},
 		{name: "shards zero", env: map[string]string{EnvDefaultShards: "0"}, bad: true},
 		{name: "shards not a number", env: map[string]string{EnvDefaultShards: "ten"}, bad: true},
@@ -50,9 +51,14 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "grow rate", env: map[string]string{EnvGrowPerShard: "0"}, bad: true},
 		{name: "grow max", env: map[string]string{EnvGrowMax: "0"}, bad: true},
 		{name: "window", env: map[string]string{EnvWindow: "soon"}, bad: true},
+		{name: "window without a unit", env: map[string]string{EnvWindow: "5"}, bad: true},
+		{name: "window zero", env: map[string]string{EnvWindow: "0s"}, bad: true},
 		{name: "log level", env: map[string]string{EnvLogLevel: "loud"}, bad: true},
 		{name: "collection with slash", env: map[string]string{EnvCollection: "a/b"}, bad: true},
 		{name: "field with dot", env: map[string]string{EnvShardField: "a.b"}, bad: true},
+		{name: "database", env: map[string]string{EnvDatabase: "Tallies!"}, bad: true},
+		{name: "database too short", env: map[string]string{EnvDatabase: "db"}, bad: true},
+		{name: "named database", env: map[string]string{EnvDatabase: "tallies-eu"}, check: func(c Config) bool { return c.Database == "tallies-eu" }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,13 +80,32 @@ func TestConfigFromEnv(t *testing.T) {
 // a nil client.
 func TestNewAppReportsBadConfig(t *testing.T) {
 	env := map[string]string{EnvProject: "demo-x", EnvMaxStep: "lots"}
-	a, _, err := newApp(context.Background(), func(k string) string { return env[k] })
+	a, err := newApp(context.Background(), func(k string) string { return env[k] })
 	if err == nil || a != nil || !strings.Contains(err.Error(), EnvMaxStep) {
 		t.Errorf("newApp = %v, %v; want an error naming %s", a, err, EnvMaxStep)
 	}
 	delete(env, EnvMaxStep)
-	a, _, err = newApp(context.Background(), func(k string) string { return env[k] })
-	if err != nil || a == nil || a.increment == nil || a.rollup == nil || a.reconcile == nil {
+	a, err = newApp(context.Background(), func(k string) string { return env[k] })
+	if err != nil || a == nil || a.Increment == nil || a.Rollup == nil || a.Reconcile == nil {
 		t.Errorf("newApp with a good configuration = %+v, %v", a, err)
+	}
+}
+
+// TestVarsReadBack: every variable Vars prints reads back, through
+// ConfigFromEnv, as the same configuration.
+func TestVarsReadBack(t *testing.T) {
+	env := map[string]string{EnvProject: "p", EnvShardField: "Count", EnvCORSOrigins: "https://a.example,https://b.example",
+		EnvAutoGrow: "false", EnvWindow: "250ms", EnvLogLevel: "warning", EnvGrowPerShard: "2.5"}
+	cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := map[string]string{}
+	for _, v := range cfg.Vars() {
+		back[v.Name] = v.Value
+	}
+	again, err := ConfigFromEnv(func(k string) string { return back[k] })
+	if err != nil || !reflect.DeepEqual(again, cfg) {
+		t.Errorf("read back %+v, %v; want %+v", again, err, cfg)
 	}
 }

@@ -36,6 +36,10 @@ type Options struct {
 	// Window is the deployed rollup's TALLY_ROLLUP_WINDOW: the folds of
 	// Reset and Reconcile keep to it too. Default 1s.
 	Window time.Duration
+	// Timeout, if set, bounds each Firestore call the Client makes: a get,
+	// a query, a transaction, a fold (with its wait for the window), and
+	// 500 documents of a bulk write.
+	Timeout time.Duration
 }
 
 // Client administers counters in one Firestore database.
@@ -45,6 +49,8 @@ type Client struct {
 	writer   *increment.Writer
 	folder   *rollup.Folder
 	cacheTTL time.Duration
+	timeout  time.Duration
+	window   time.Duration
 }
 
 // New returns a Client using fs.
@@ -64,8 +70,30 @@ func New(fs *firestore.Client, o Options) *Client {
 		writer:   increment.NewWriter(fs, increment.WriterConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: true, CacheTTL: o.ShardCacheTTL}),
 		folder:   rollup.NewFolder(fs, o.Layout, o.Window),
 		cacheTTL: o.ShardCacheTTL,
+		timeout:  o.Timeout,
+		window:   o.Window,
 	}
 }
+
+// bound gives one Firestore call its deadline: n times the Timeout, if set.
+func (c *Client) bound(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	if c.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Duration(max(n, 1))*c.timeout)
+}
+
+// boundFold gives a fold its deadline: a read, a sum and a write, and the
+// rest of a window to wait.
+func (c *Client) boundFold(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, 3*c.timeout+c.window)
+}
+
+// listBatches is how many Timeouts listing a collection may take.
+const listBatches = 6
 
 // Create makes counter id with the given number of shards: the parent with
 // num_shards and total 0, and every shard with count 0.
@@ -73,7 +101,9 @@ func (c *Client) Create(ctx context.Context, id string, shards int) error {
 	if err := check(id, shards); err != nil {
 		return err
 	}
-	_, err := c.layout.Counter(c.fs, id).Create(ctx, map[string]any{
+	cctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	_, err := c.layout.Counter(c.fs, id).Create(cctx, map[string]any{
 		layout.FieldNumShards: int64(shards), layout.FieldTotal: int64(0),
 	})
 	if status.Code(err) == codes.AlreadyExists {
@@ -107,6 +137,8 @@ func (c *Client) Increment(ctx context.Context, id string, by int64) error {
 	if err := layout.ValidID(id); err != nil {
 		return fmt.Errorf("counter: %w", err)
 	}
+	ctx, cancel := c.bound(ctx, 2)
+	defer cancel()
 	if _, err := c.writer.Add(ctx, id, by); err != nil {
 		return fmt.Errorf("counter: increment %s: %w", id, err)
 	}
@@ -115,6 +147,8 @@ func (c *Client) Increment(ctx context.Context, id string, by int64) error {
 
 // Total is the counter's total as the rollup keeps it: one document read.
 func (c *Client) Total(ctx context.Context, id string) (int64, error) {
+	ctx, cancel := c.bound(ctx, 1)
+	defer cancel()
 	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
 	if status.Code(err) == codes.NotFound {
 		return 0, fmt.Errorf("counter: total of %s: %w", id, ErrNotFound)
@@ -129,6 +163,8 @@ func (c *Client) Total(ctx context.Context, id string) (int64, error) {
 // Sum is the strongly consistent value: a sum() aggregation over the shards,
 // billed as one read per 1,000 shards.
 func (c *Client) Sum(ctx context.Context, id string) (int64, error) {
+	ctx, cancel := c.bound(ctx, 1)
+	defer cancel()
 	res, err := c.layout.Shards(c.fs, id).NewAggregationQuery().WithSum(c.layout.ShardField, "sum").Get(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("counter: sum of %s: %w", id, err)

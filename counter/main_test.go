@@ -11,7 +11,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	_ "github.com/tallycounters/tally" // registers Increment and Rollup
+	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/stack"
@@ -36,13 +36,23 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 		os.Exit(1)
 	}
-	local, err = stack.Start(context.Background(), stack.Options{Project: emulatortest.Project, Emulator: paths})
+	cfg, err := tally.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+		os.Exit(1)
+	}
+	cfg.Project = emulatortest.Project
+	local, err = stack.Start(context.Background(), stack.Options{Config: cfg, Emulator: paths})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 		os.Exit(1)
 	}
 	code := m.Run()
-	local.Stop(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := local.Stop(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "stop: %v\n", err)
+	}
 	os.Exit(code)
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"cloud.google.com/go/firestore"
-	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -18,10 +17,10 @@ import (
 // increment is counted if it committed after its shard's reset and wiped
 // with the shard if before; the total follows the shards either way.
 func (c *Client) Reset(ctx context.Context, id string) error {
-	if _, err := c.layout.Counter(c.fs, id).Get(ctx); status.Code(err) == codes.NotFound {
-		return fmt.Errorf("counter: reset %s: %w", id, ErrNotFound)
+	if err := c.exists(ctx, id); err != nil {
+		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
-	refs, err := c.layout.Shards(c.fs, id).DocumentRefs(ctx).GetAll()
+	refs, err := c.shardRefs(ctx, id)
 	if err != nil {
 		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
@@ -31,10 +30,30 @@ func (c *Client) Reset(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
-	if _, err := c.folder.Fold(ctx, id); err != nil {
+	fctx, cancel := c.boundFold(ctx)
+	defer cancel()
+	if _, err := c.folder.Fold(fctx, id); err != nil {
 		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
 	return nil
+}
+
+// exists is nil if id's parent exists, ErrNotFound if not.
+func (c *Client) exists(ctx context.Context, id string) error {
+	ctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	_, err := c.layout.Counter(c.fs, id).Get(ctx)
+	if status.Code(err) == codes.NotFound {
+		return ErrNotFound
+	}
+	return err
+}
+
+// shardRefs lists id's shard documents.
+func (c *Client) shardRefs(ctx context.Context, id string) ([]*firestore.DocumentRef, error) {
+	ctx, cancel := c.bound(ctx, listBatches)
+	defer cancel()
+	return c.layout.Shards(c.fs, id).DocumentRefs(ctx).GetAll()
 }
 
 // Reconcile folds id now, so that its total is its shards' sum, and reports
@@ -43,7 +62,9 @@ func (c *Client) Reset(ctx context.Context, id string) error {
 // count in the sum; they are then moved into the kept ones, which leaves the
 // sum as it is.
 func (c *Client) Reconcile(ctx context.Context, id string) (rollup.Drift, error) {
-	d, err := c.folder.Reconcile(ctx, id)
+	fctx, cancel := c.boundFold(ctx)
+	defer cancel()
+	d, err := c.folder.Reconcile(fctx, id)
 	if err != nil {
 		return rollup.Drift{}, fmt.Errorf("counter: %w", err)
 	}
@@ -66,22 +87,24 @@ func (c *Client) Reconcile(ctx context.Context, id string) (rollup.Drift, error)
 // ReconcileAll reconciles every counter in the collection, calling report
 // for each, and returns the first error after trying them all.
 func (c *Client) ReconcileAll(ctx context.Context, report func(rollup.Drift, error)) error {
+	lctx, cancel := c.bound(ctx, listBatches)
+	refs, err := c.fs.Collection(c.layout.Collection).DocumentRefs(lctx).GetAll()
+	cancel()
+	if err != nil {
+		return fmt.Errorf("counter: list counters: %w", err)
+	}
 	var first error
-	it := c.fs.Collection(c.layout.Collection).DocumentRefs(ctx)
-	for {
-		ref, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			return first
-		}
-		if err != nil {
-			return fmt.Errorf("counter: list counters: %w", err)
-		}
+	for _, ref := range refs {
 		d, err := c.Reconcile(ctx, ref.ID)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted meanwhile, or a document without a parent
+		}
 		if err != nil && first == nil {
 			first = err
 		}
 		report(d, err)
 	}
+	return first
 }
 
 // Delete removes id's shards and then its parent. Events still in flight
@@ -89,11 +112,10 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(rollup.Drift, err
 // that hold something. Stop increments to it first: one racing the delete
 // brings the counter back with that increment.
 func (c *Client) Delete(ctx context.Context, id string) error {
-	parent := c.layout.Counter(c.fs, id)
-	if _, err := parent.Get(ctx); status.Code(err) == codes.NotFound {
-		return fmt.Errorf("counter: delete %s: %w", id, ErrNotFound)
+	if err := c.exists(ctx, id); err != nil {
+		return fmt.Errorf("counter: delete %s: %w", id, err)
 	}
-	refs, err := c.layout.Shards(c.fs, id).DocumentRefs(ctx).GetAll()
+	refs, err := c.shardRefs(ctx, id)
 	if err != nil {
 		return fmt.Errorf("counter: delete %s: %w", id, err)
 	}
@@ -103,7 +125,9 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("counter: delete %s: %w", id, err)
 	}
-	if _, err := parent.Delete(ctx); err != nil {
+	dctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	if _, err := c.layout.Counter(c.fs, id).Delete(dctx); err != nil {
 		return fmt.Errorf("counter: delete %s: %w", id, err)
 	}
 	return nil
@@ -113,6 +137,8 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 // failure. An AlreadyExists failure (of a create) counts as done.
 func (c *Client) bulk(ctx context.Context, refs []*firestore.DocumentRef,
 	op func(*firestore.BulkWriter, *firestore.DocumentRef) (*firestore.BulkWriterJob, error)) error {
+	ctx, cancel := c.bound(ctx, len(refs)/500+1)
+	defer cancel()
 	bw := c.fs.BulkWriter(ctx)
 	jobs := make([]*firestore.BulkWriterJob, 0, len(refs))
 	for _, ref := range refs {

@@ -14,7 +14,7 @@ const moveChunk = 200
 
 // extraShards lists id's shards numbered keep or more.
 func (c *Client) extraShards(ctx context.Context, id string, keep int) ([]int, error) {
-	refs, err := c.layout.Shards(c.fs, id).DocumentRefs(ctx).GetAll()
+	refs, err := c.shardRefs(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("counter: list shards of %s: %w", id, err)
 	}
@@ -39,7 +39,8 @@ func (c *Client) move(ctx context.Context, id string, keep int, extra []int) err
 		for i, r := range chunk {
 			refs[i] = c.layout.Shard(c.fs, id, r)
 		}
-		err := c.fs.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		tctx, cancel := c.bound(ctx, 1)
+		err := c.fs.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
 			snaps, err := tx.GetAll(refs)
 			if err != nil {
 				return err
@@ -67,6 +68,7 @@ func (c *Client) move(ctx context.Context, id string, keep int, extra []int) err
 			}
 			return nil
 		})
+		cancel()
 		if err != nil {
 			return fmt.Errorf("counter: move shards of %s into %d: %w", id, keep, err)
 		}

@@ -16,6 +16,14 @@ import (
 // increments that read num_shards just before it changed.
 const reshardMargin = 2 * time.Second
 
+// WithShardCacheTTL returns a copy of c for a deployment whose Increment
+// caches num_shards for d (see Options.ShardCacheTTL).
+func (c *Client) WithShardCacheTTL(d time.Duration) *Client {
+	cp := *c
+	cp.cacheTTL = d
+	return &cp
+}
+
 // Reshard sets the number of shards of id to n and returns the old number.
 // Growing adds shards with count 0. Shrinking first stops new increments from
 // picking the shards to be removed: it lowers num_shards, then waits for the
@@ -30,7 +38,9 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 		return 0, err
 	}
 	parent := c.layout.Counter(c.fs, id)
-	err = c.fs.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+	tctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	err = c.fs.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		snap, err := tx.Get(parent)
 		if status.Code(err) == codes.NotFound {
 			return ErrNotFound

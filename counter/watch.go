@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"time"
 
 	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
@@ -15,17 +16,31 @@ import (
 
 // Watch streams id's total from a realtime listener on the parent: the
 // current value first, then each change. A missing counter reads as 0. It
-// ends when ctx does (without an error) or when the listener fails.
+// ends when ctx does (without an error) or when the listener fails; with a
+// Timeout, also when the first value takes longer than that.
 //
 //	for total, err := range c.Watch(ctx, "likes") { ... }
 func (c *Client) Watch(ctx context.Context, id string) iter.Seq2[int64, error] {
 	return func(yield func(int64, error) bool) {
-		it := c.layout.Counter(c.fs, id).Snapshots(ctx)
+		lctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		silent := fmt.Errorf("counter: watch %s: no answer within %v: %w", id, c.timeout, context.DeadlineExceeded)
+		answered := func() {}
+		if c.timeout > 0 {
+			t := time.AfterFunc(c.timeout, func() { cancel(silent) })
+			defer t.Stop()
+			answered = func() { t.Stop() }
+		}
+		it := c.layout.Counter(c.fs, id).Snapshots(lctx)
 		defer it.Stop()
 		last := int64(-1)
 		first := true
 		for {
 			snap, err := it.Next()
+			if errors.Is(context.Cause(lctx), silent) {
+				yield(0, silent)
+				return
+			}
 			if ctx.Err() != nil || errors.Is(err, iterator.Done) || status.Code(err) == codes.Canceled {
 				return
 			}
@@ -33,6 +48,7 @@ func (c *Client) Watch(ctx context.Context, id string) iter.Seq2[int64, error] {
 				yield(0, fmt.Errorf("counter: watch %s: %w", id, err))
 				return
 			}
+			answered()
 			var total int64
 			if snap.Exists() {
 				total, _ = snap.Data()[layout.FieldTotal].(int64)

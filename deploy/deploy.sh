@@ -28,12 +28,15 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
   --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
                             see README, "Running it in production")
   --runtime RUNTIME         Cloud Functions runtime (default go126)
+  --no-monitoring           skip the log-based metrics and the fold-lag alert
   --dry-run                 print the commands, run nothing
+
+Flags take their value as the next argument or after '=' (--project=p).
 EOF
 }
 
 project="" region="" database="(default)" location=""
-public=false cors="" signed_in_reads=false reconcile=false dry_run=false
+public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100
 
 need() { # need FLAG VALUE: the flag's value must be there
@@ -44,6 +47,18 @@ need() { # need FLAG VALUE: the flag's value must be there
 }
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--*=*) # --flag=value is --flag value
+		flag=${1%%=*} value=${1#*=}
+		shift
+		set -- "$flag" "$value" "$@"
+		case "$flag" in
+		--public | --signed-in-reads | --reconcile-schedule | --no-monitoring | --dry-run | --help)
+			echo "deploy: $flag takes no value" >&2
+			exit 2
+			;;
+		esac
+		continue
+		;;
 	--project) need "$1" "${2-}"; project=$2; shift 2 ;;
 	--region) need "$1" "${2-}"; region=$2; shift 2 ;;
 	--database) need "$1" "${2-}"; database=$2; shift 2 ;;
@@ -57,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--public) public=true; shift ;;
 	--signed-in-reads) signed_in_reads=true; shift ;;
 	--reconcile-schedule) reconcile=true; shift ;;
+	--no-monitoring) monitoring=false; shift ;;
 	--dry-run) dry_run=true; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "deploy: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -78,6 +94,26 @@ if ! [[ $region =~ ^[a-z]+-[a-z]+[0-9]+$ ]]; then
 fi
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# The values passed on to the functions are checked by the functions' own
+# configuration code, through 'tally config --check', with nothing else of
+# this shell's TALLY_* environment in the way: a bad one stops the deploy
+# here, naming its variable, rather than in the cloud.
+check_config() {
+	local clean=()
+	for v in $(compgen -e); do
+		if [[ $v == TALLY_* ]]; then
+			clean+=(-u "$v")
+		fi
+	done
+	if ! env "${clean[@]}" GOOGLE_CLOUD_PROJECT="$project" TALLY_DATABASE="$database" \
+		TALLY_COLLECTION="$collection" TALLY_SHARD_FIELD="$shard_field" TALLY_ROLLUP_WINDOW="$window" \
+		TALLY_CORS_ORIGINS="$cors" FIRESTORE_EMULATOR_HOST= go run ./cmd/tally config --check; then
+		echo "deploy: fix the value above; nothing was deployed" >&2
+		exit 2
+	fi
+}
+check_config
 
 # quote prints one argument so that a shell reads it back unchanged.
 quote() {
@@ -119,6 +155,9 @@ echo "# APIs"
 apis=(cloudfunctions.googleapis.com run.googleapis.com cloudbuild.googleapis.com
 	artifactregistry.googleapis.com eventarc.googleapis.com pubsub.googleapis.com
 	firestore.googleapis.com firebaserules.googleapis.com)
+if [ "$monitoring" = true ]; then
+	apis+=(logging.googleapis.com monitoring.googleapis.com)
+fi
 if [ "$reconcile" = true ]; then
 	apis+=(cloudscheduler.googleapis.com)
 fi
@@ -171,6 +210,38 @@ if [ "$signed_in_reads" = true ]; then
 	rules+=(--signed-in-reads)
 fi
 run "${rules[@]}"
+
+if [ "$monitoring" = true ]; then
+	echo "# Monitoring: fold lag (a distribution) and failed folds, from Rollup's log lines;"
+	echo "# an alert when the fold lag's 99th percentile stays over 30 s for 5 minutes."
+	lag_config="$PWD/deploy/monitoring/fold-lag.yaml"
+	if exists gcloud logging metrics describe tally_fold_lag --project="$project"; then
+		run gcloud logging metrics update tally_fold_lag --config-from-file="$lag_config" --project="$project"
+	else
+		run gcloud logging metrics create tally_fold_lag --config-from-file="$lag_config" --project="$project"
+	fi
+	failed_filter='resource.type="cloud_run_revision" AND resource.labels.service_name="tally-rollup"'
+	failed_filter+=' AND severity>=WARNING AND jsonPayload.message=~"^rollup: (fold failed|cannot fold|will retry)"'
+	if exists gcloud logging metrics describe tally_fold_failures --project="$project"; then
+		run gcloud logging metrics update tally_fold_failures --log-filter="$failed_filter" --project="$project"
+	else
+		run gcloud logging metrics create tally_fold_failures --project="$project" \
+			--description="tally: folds that failed or could not be made, and events sent back for a retry" \
+			--log-filter="$failed_filter"
+	fi
+	alert="tally: fold lag over 30 s"
+	if [ "$dry_run" = false ] && [ -n "$(gcloud alpha monitoring policies list --project="$project" \
+		--filter="displayName=\"$alert\"" --format='value(name)' 2>/dev/null)" ]; then
+		echo "# the alert policy \"$alert\" exists"
+	else
+		run gcloud alpha monitoring policies create --project="$project" --display-name="$alert" \
+			--combiner=OR --condition-display-name="p99 fold lag over 30 s for 5 minutes" \
+			--condition-filter='metric.type="logging.googleapis.com/user/tally_fold_lag" AND resource.type="cloud_run_revision"' \
+			--aggregation='{"alignmentPeriod": "60s", "perSeriesAligner": "ALIGN_PERCENTILE_99", "crossSeriesReducer": "REDUCE_MAX"}' \
+			--if='> 30000' --duration=300s \
+			--documentation='A counter total trails its shards by over 30 s: see the rollup: fold log lines and tally_fold_failures.'
+	fi
+fi
 
 if [ "$reconcile" = true ]; then
 	echo "# Reconcile, hourly"

@@ -75,6 +75,8 @@ var variants = map[string][]string{
 		"--public", "--reconcile-schedule", "--cors-origins", "https://a.example,https://b.example"},
 	"private, named database": {"--project", "demo-proj", "--region", "europe-west1", "--database", "tallies",
 		"--database-location", "eur3", "--signed-in-reads", "--collection", "votes", "--shard-field", "Count"},
+	"flags with =": {"--project=demo-proj", "--region=asia-northeast1", "--database-location=asia-northeast1",
+		"--window=500ms", "--rollup-max-instances=20", "--cors-origins=https://a.example"},
 }
 
 // TestDryRunParsesWithGcloud checks every gcloud command of the dry run
@@ -172,15 +174,31 @@ func TestDryRunRulesCommand(t *testing.T) {
 }
 
 func TestScriptRejectsBadArguments(t *testing.T) {
-	for _, args := range [][]string{
-		{"--region", "us-central1", "--database-location", "nam5"},
-		{"--project", "p", "--region", "nam5", "--database-location", "nam5"},
-		{"--project", "p", "--region", "us-central1", "--database-location", "nam5", "--frobnicate"},
-		{"--project"},
+	base := []string{"--project", "p", "--region", "us-central1", "--database-location", "nam5"}
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--region", "us-central1", "--database-location", "nam5"}, "required"},
+		{[]string{"--project", "p", "--region", "nam5", "--database-location", "nam5"}, "--region"},
+		{append(base, "--frobnicate"), "unknown argument"},
+		{[]string{"--project"}, "needs a value"},
+		{append(base, "--public=true"), "takes no value"},
+		// Values the functions would refuse are refused here, by the same code.
+		{append(base, "--window", "5"), "TALLY_ROLLUP_WINDOW"},
+		{append(base, "--window=soon"), "TALLY_ROLLUP_WINDOW"},
+		{append(base, "--shard-field", "a.b"), "TALLY_SHARD_FIELD"},
+		{append(base, "--collection=a/b"), "TALLY_COLLECTION"},
+		{append(base, "--database", "Bad_DB"), "TALLY_DATABASE"},
 	} {
-		err := exec.Command("bash", append([]string{"deploy.sh", "--dry-run"}, args...)...).Run()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
-			t.Errorf("deploy.sh %v: %v, want exit status 2", args, err)
+		cmd := exec.Command("bash", append([]string{"deploy.sh", "--dry-run"}, tc.args...)...)
+		cmd.Env = append(os.Environ(), "TALLY_MAX_STEP=not-passed-on") // the shell's own TALLY_* do not count
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), tc.says) {
+			t.Errorf("deploy.sh %v: %v, want exit status 2 saying %q:\n%s", tc.args, err, tc.says, out)
+		}
+		if strings.Contains(string(out), "gcloud functions deploy") {
+			t.Errorf("deploy.sh %v printed a deploy before failing", tc.args)
 		}
 	}
 }

@@ -3,6 +3,7 @@
 package increment
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -22,6 +23,10 @@ type Config struct {
 	CacheTTL      time.Duration // how long num_shards is cached; default 10s
 	Logger        *slog.Logger  // nil discards logs
 }
+
+// WriteTimeout bounds the Firestore work of one increment; past it the
+// caller gets 503 and may retry.
+const WriteTimeout = 10 * time.Second
 
 // Defaults for Config's zero fields.
 const (
@@ -89,7 +94,9 @@ func (h *Handler) increment(w http.ResponseWriter, r *http.Request) (Response, e
 	if err := req.validate(h.maxStep); err != nil {
 		return Response{}, err
 	}
-	shard, err := h.writer.Add(r.Context(), req.Counter, req.By)
+	ctx, cancel := context.WithTimeout(r.Context(), WriteTimeout)
+	defer cancel()
+	shard, err := h.writer.Add(ctx, req.Counter, req.By)
 	if err != nil {
 		return Response{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/tallycounters/tally/layout"
 )
@@ -42,6 +43,9 @@ func parseRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
 	case err != nil:
 		return Request{}, errorf(http.StatusBadRequest, "reading request body failed")
 	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return Request{}, errorf(http.StatusUnsupportedMediaType, "Content-Encoding %s is not supported; send the body as it is", truncate(ce))
+	}
 	query := r.URL.Query()
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fromQuery(query)
@@ -56,6 +60,9 @@ func parseRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
 }
 
 func fromJSON(raw []byte) (Request, error) {
+	if err := exactKeys(raw, "counter", "by"); err != nil {
+		return Request{}, err
+	}
 	var b body
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -77,6 +84,11 @@ func fromJSON(raw []byte) (Request, error) {
 }
 
 func fromQuery(q url.Values) (Request, error) {
+	for key, vs := range q {
+		if len(vs) > 1 {
+			return Request{}, errorf(http.StatusBadRequest, "%s is given %d times in the query string; give it once", truncate(key), len(vs))
+		}
+	}
 	req := Request{Counter: q.Get("counter"), By: 1}
 	if q.Has("by") {
 		n, err := strconv.ParseInt(q.Get("by"), 10, 64)
@@ -90,14 +102,24 @@ func fromQuery(q url.Values) (Request, error) {
 
 // validate checks the id and bounds |by| by maxStep.
 func (req Request) validate(maxStep int64) error {
-	if err := layout.ValidID(req.Counter); err != nil {
-		return errorf(http.StatusBadRequest, "counter: %v", err)
+	if err := Validate(req.Counter, req.By, maxStep); err != nil {
+		return errorf(http.StatusBadRequest, "%v", err)
 	}
-	if req.By == 0 {
-		return errorf(http.StatusBadRequest, "by must not be 0")
+	return nil
+}
+
+// Validate checks an increment as the Increment function does: a valid
+// counter id, and by neither 0 nor past ±maxStep. The tally command checks
+// its own increments with it.
+func Validate(counter string, by, maxStep int64) error {
+	if err := layout.ValidID(counter); err != nil {
+		return fmt.Errorf("counter: %w", err)
 	}
-	if req.By > maxStep || req.By < -maxStep {
-		return errorf(http.StatusBadRequest, "by must be between -%d and %d", maxStep, maxStep)
+	if by == 0 {
+		return errors.New("by must not be 0")
+	}
+	if by > maxStep || by < -maxStep {
+		return fmt.Errorf("by must be between -%d and %d", maxStep, maxStep)
 	}
 	return nil
 }

@@ -10,9 +10,9 @@ import (
 func TestParseRequest(t *testing.T) {
 	long := strings.Repeat("a", 129)
 	tests := []struct {
-		name, query, ctype, body string
-		want                     Request
-		status                   int // 0: valid
+		name, query, ctype, body, encoding string
+		want                               Request
+		status                             int // 0: valid
 	}{
 		{name: "json", ctype: "application/json", body: `{"counter":"likes","by":3}`, want: Request{"likes", 3}},
 		{name: "json charset", ctype: "application/json; charset=utf-8", body: `{"counter":"likes"}`, want: Request{"likes", 1}},
@@ -46,6 +46,14 @@ func TestParseRequest(t *testing.T) {
 		{name: "truncated", ctype: "application/json", body: `{"counter":"x"`, status: 400},
 		{name: "body and query", query: "counter=y", ctype: "application/json", body: `{"counter":"x"}`, status: 400},
 		{name: "form body", ctype: "application/x-www-form-urlencoded", body: `counter=x`, status: 415},
+		{name: "duplicate key", ctype: "application/json", body: `{"counter":"x","by":1,"by":900}`, status: 400},
+		{name: "duplicate counter", ctype: "application/json", body: `{"counter":"x","counter":"y"}`, status: 400},
+		{name: "key in capitals", ctype: "application/json", body: `{"COUNTER":"x"}`, status: 400},
+		{name: "key in mixed case", ctype: "application/json", body: `{"counter":"x","By":2}`, status: 400},
+		{name: "duplicate in query", query: "counter=x&counter=y", status: 400},
+		{name: "by twice in query", query: "counter=x&by=1&by=900", status: 400},
+		{name: "gzip body", ctype: "application/json", encoding: "gzip", body: `{"counter":"x"}`, status: 415},
+		{name: "identity encoding", ctype: "application/json", encoding: "identity", body: `{"counter":"x"}`, want: Request{"x", 1}},
 		{name: "no content type", body: `{"counter":"x"}`, status: 415},
 		{name: "too large", ctype: "application/json", body: `{"counter":"` + strings.Repeat("x", maxBody) + `"}`, status: 413},
 	}
@@ -54,6 +62,9 @@ func TestParseRequest(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, "/?"+tc.query, strings.NewReader(tc.body))
 			if tc.ctype != "" {
 				r.Header.Set("Content-Type", tc.ctype)
+			}
+			if tc.encoding != "" {
+				r.Header.Set("Content-Encoding", tc.encoding)
 			}
 			req, err := parseRequest(httptest.NewRecorder(), r)
 			if err == nil {

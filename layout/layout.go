@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"cloud.google.com/go/firestore"
 )
@@ -98,9 +99,14 @@ func ValidID(id string) error {
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
-		if !ok {
-			return fmt.Errorf("%w: byte %q at %d; use letters, digits, '_', '-' and '.'", ErrInvalidID, c, i)
+		if ok {
+			continue
 		}
+		what := fmt.Sprintf("byte 0x%02x", c)
+		if r, size := utf8.DecodeRuneInString(id[i:]); r != utf8.RuneError || size > 1 {
+			what = fmt.Sprintf("character %q", r)
+		}
+		return fmt.Errorf("%w: %s at byte %d; use ASCII letters, digits, '_', '-' and '.'", ErrInvalidID, what, i)
 	}
 	return nil
 }

@@ -29,3 +29,19 @@ func TestParseShardPath(t *testing.T) {
 		}
 	}
 }
+
+// TestValidIDNamesCharacters: the error names a non-ASCII character as
+// itself, not as the first byte of its UTF-8 encoding.
+func TestValidIDNamesCharacters(t *testing.T) {
+	for id, want := range map[string]string{
+		"caf\u00e9":    "character '\u00e9' at byte 3",
+		"a\xffb":       "byte 0xff at byte 1",
+		"a b":          "character ' ' at byte 1",
+		"\u65e5\u672c": "character '\u65e5' at byte 0",
+	} {
+		err := ValidID(id)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidID(%q) = %v; want it to say %s", id, err, want)
+		}
+	}
+}

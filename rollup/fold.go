@@ -23,6 +23,12 @@ var ErrNoCounter = layout.ErrNoCounter
 // fold can succeed until the shards are repaired, so nothing is written.
 var ErrSumNotInteger = errors.New("the shards' sum is not an int64")
 
+// ErrNoShardField means no shard of a counter whose total is not 0 holds
+// the shard field: most likely the field is misconfigured
+// (TALLY_SHARD_FIELD), and writing the sum, 0, would wipe the total. Nothing
+// is written.
+var ErrNoShardField = errors.New("no shard holds the shard field")
+
 // errStale ends a fold whose view of the parent is out of date: someone
 // wrote or deleted it since. Read it again.
 var errStale = errors.New("parent changed since it was read")
@@ -46,7 +52,7 @@ func NewFolder(client *firestore.Client, l layout.Layout, window time.Duration) 
 type Sum struct {
 	At     time.Time // the read time
 	Value  int64
-	Shards int64 // shard documents summed
+	Shards int64 // shard documents summed: those that hold the shard field
 }
 
 // Fold says what one fold did.
@@ -69,12 +75,14 @@ func (f *Folder) read(ctx context.Context, id string) (parent, error) {
 	return parentFrom(snap, time.Now()), nil
 }
 
-// sumAt runs sum() and count() over id's shards as one aggregation query in
-// a read-only transaction at the read time at: no shard is locked, and the
-// sum holds every shard write committed at or before at.
+// sumAt runs sum() and count() over id's shards that hold the shard field,
+// as one aggregation query in a read-only transaction at the read time at:
+// no shard is locked, and the sum holds every shard write committed at or
+// before at.
 func (f *Folder) sumAt(ctx context.Context, id string, at time.Time) (Sum, error) {
 	s := Sum{At: precise(at)}
-	q := f.layout.Shards(f.client, id).NewAggregationQuery().WithSum(f.layout.ShardField, "sum").WithCount("shards")
+	holding := f.layout.Shards(f.client, id).Where(f.layout.ShardField, "!=", nil)
+	q := holding.NewAggregationQuery().WithSum(f.layout.ShardField, "sum").WithCount("shards")
 	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		res, err := q.Transaction(tx).Get(ctx)
 		if err != nil {
@@ -113,6 +121,8 @@ func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int
 	case !p.Exists && s.Value == 0:
 		p.AsOf = s.At // nothing to hold, as of then
 		return fold, p, nil
+	case p.Exists && s.Shards == 0 && p.Total != 0:
+		return fold, p, fmt.Errorf("rollup: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Total)
 	}
 	var wr *firestore.WriteResult
 	var err error

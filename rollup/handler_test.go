@@ -279,3 +279,23 @@ func TestHintsAloneNeverGrowACounter(t *testing.T) {
 		t.Errorf("num_shards = %v, want 2", n)
 	}
 }
+
+// TestFoldKeepsTotalWithoutShardField: a rollup configured with a shard
+// field no shard holds (TALLY_SHARD_FIELD wrong) logs an error and leaves
+// a non-zero total alone instead of writing 0 over it.
+func TestFoldKeepsTotalWithoutShardField(t *testing.T) {
+	h := newHistory(t)
+	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{layout.FieldNumShards: 2, layout.FieldTotal: 12}); err != nil {
+		t.Fatal(err)
+	}
+	h.incr(0, 5)
+	before := h.parent()
+	h.layout.ShardField = "Count" // the rollup looks for another field
+	h.deliver(h.handler(Config{}), h.events...)
+	if after := h.parent(); !after.UpdateTime.Equal(before.UpdateTime) {
+		t.Errorf("the parent was written: %v", after.Data())
+	}
+	if !strings.Contains(h.logs.String(), "no shard holds the shard field") {
+		t.Errorf("no error logged:\n%s", h.logs.String())
+	}
+}

@@ -1,8 +1,10 @@
 package rollup
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
@@ -29,8 +31,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusMethodNotAllowed, "use POST")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, MaxEventBytes)
-	e, err := cehttp.NewEventFromHTTPRequest(r)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -38,6 +39,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusRequestEntityTooLarge, "an event is at most 512 KiB")
 		return
 	case err != nil:
+		answer(w, http.StatusBadRequest, "reading the body failed")
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	e, err := cehttp.NewEventFromHTTPRequest(r)
+	if err != nil {
 		h.log.Error("rollup: dropping event", "event_id", r.Header.Get("ce-id"), "error", "not a CloudEvent: "+err.Error())
 		w.WriteHeader(http.StatusNoContent)
 		return

@@ -284,6 +284,12 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p parent, at time.Time) 
 		c.known = false
 		return nil
 	}
+	if errors.Is(err, ErrNoShardField) {
+		t.log.Error("rollup: cannot fold: is the shard field right? nothing written", "counter", c.id, "error", err.Error())
+		c.pause = time.Now().Add(t.window)
+		t.answer(c, at, nil)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

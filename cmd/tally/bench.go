@@ -2,109 +2,157 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
 	"github.com/tallycounters/tally/internal/bench"
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/stack"
 	"github.com/tallycounters/tally/rollup"
 )
 
-func runBench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o := bench.Options{}
-	fs.IntVar(&o.Counters, "counters", 1, "counters to spread the load over")
-	fs.IntVar(&o.Shards, "shards", 10, "shards per counter")
-	fs.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
-	fs.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
-	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
-	fs.DurationVar(&o.Warmup, "warmup", 3*time.Second, "unmeasured load before the first mode")
-	fs.DurationVar(&o.Window, "window", rollup.DefaultWindow, "tally's window: each parent is written at most once per window")
-	fs.IntVar(&o.Instances, "instances", 1, "tally Rollup instances, each with its own handler and Firestore client; each event goes to a random one")
-	fs.StringVar(&o.Delivery, "delivery", bench.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
-	fs.Float64Var(&o.DuplicateRate, "duplicate", 0.1, "share of shard events the bridge delivers twice")
-	fs.Float64Var(&o.DelayRate, "delay", 0.1, "share of shard events the bridge holds back, so that later ones overtake them")
-	fs.DurationVar(&o.MaxDelay, "max-delay", 2*time.Second, "longest hold-back of a delayed event")
-	modes := fs.String("modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
-	fs.StringVar(&o.EmulatorHost, "emulator", "", "use this running emulator (started with --functions_emulator 127.0.0.1:<bridge-port>)")
-	fs.IntVar(&o.BridgePort, "bridge-port", 0, "port the emulator posts trigger events to (default: a free one)")
-	fs.StringVar(&o.URL, "url", "", "drive this Increment URL in tally mode instead of the in-process one")
-	jsonPath := fs.String("json", "", "write every figure to `FILE`")
-	chartPath := fs.String("chart", "", "draw parent writes/s and lag over time, tally against per-event rollup, to `FILE.svg`")
-	quiet := fs.Bool("q", false, "no progress bar")
-	logPath := fs.String("log", "", "write the functions' debug logs to `FILE`")
-	if err := fs.Parse(args); err != nil {
-		return 2
+func benchCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure tally against a single-document counter and the per-event rollup",
+		Long: "bench starts its own emulator and runs each mode in turn on fresh counters, at the same\n" +
+			"load: raw client writes (the ceiling), tally, the guides' per-event rollup, and a\n" +
+			"single-document counter. It prints a table, and with --json and --chart, every figure\n" +
+			"and a chart of them.",
+		Args: exactArgs(0, "no arguments"),
 	}
-	o.Modes = strings.Split(*modes, ",")
-	o.Project = localProject()
-	if o.EmulatorHost == "" {
-		var ok bool
-		if o.Emulator, ok = locateEmulator("bench", stderr); !ok {
-			return 1
+	o := bench.Options{Project: stack.DefaultProject}
+	f := cmd.Flags()
+	f.IntVar(&o.Counters, "counters", 1, "counters to spread the load over")
+	f.IntVar(&o.Shards, "shards", 10, "shards per counter")
+	f.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
+	f.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
+	f.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
+	f.DurationVar(&o.Warmup, "warmup", 3*time.Second, "unmeasured load before the first mode")
+	f.DurationVar(&o.Window, "window", rollup.DefaultWindow, "tally's window: each parent is written at most once per window")
+	f.IntVar(&o.Instances, "instances", 1, "tally Rollup instances, each with its own handler and Firestore client; each event goes to a random one")
+	f.StringVar(&o.Delivery, "delivery", bench.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
+	f.Float64Var(&o.DuplicateRate, "duplicate", 0.1, "share of shard events delivered twice")
+	f.Float64Var(&o.DelayRate, "delay", 0.1, "share of shard events held back, so that later ones overtake them")
+	f.DurationVar(&o.MaxDelay, "max-delay", 2*time.Second, "longest hold-back of a delayed event")
+	f.DurationVar(&o.Settle, "settle", bench.DefaultSettle, "longest wait, after the load, for a mode's total")
+	modes := f.String("modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
+	f.StringVar(&o.EmulatorHost, "emulator", "", "use this running emulator (started with --functions_emulator 127.0.0.1:<bridge-port>)")
+	f.IntVar(&o.BridgePort, "bridge-port", 0, "port the emulator posts trigger events to (default: a free one)")
+	f.StringVar(&o.URL, "url", "", "drive this Increment URL in tally mode instead of the in-process one")
+	jsonPath := f.String("json", "", "write every figure to `FILE`")
+	chartPath := f.String("chart", "", "draw the run to `FILE` (.svg or .png)")
+	quiet := f.BoolP("quiet", "q", false, "no progress bars")
+	logPath := f.String("log", "", "write the functions' debug logs to `FILE`")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+		o.Modes = strings.Split(*modes, ",")
+		if p := os.Getenv("GOOGLE_CLOUD_PROJECT"); p != "" {
+			o.Project = p
 		}
-	} else if o.BridgePort == 0 {
-		fmt.Fprintln(stderr, "tally bench: --emulator needs --bridge-port, the port that emulator was started to post events to")
-		return 2
-	}
-	if !*quiet {
-		o.Progress = progressBar(stderr)
-	}
-	if *logPath != "" {
-		f, err := os.Create(*logPath)
+		if o.EmulatorHost == "" {
+			var err error
+			if o.Emulator, err = emulator.LocateEnv(os.Getenv); err != nil {
+				return err
+			}
+		} else if o.BridgePort == 0 {
+			return usagef("--emulator needs --bridge-port, the port that emulator was started to post events to")
+		}
+		if *logPath != "" {
+			lf, err := os.Create(*logPath)
+			if err != nil {
+				return err
+			}
+			defer lf.Close()
+			o.Logger = cloudlog.New(lf, slog.LevelDebug)
+		}
+		var bars *progress
+		if !*quiet {
+			bars = newProgress(stderr)
+			o.Progress = bars.phase
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		rep, err := bench.Run(ctx, o)
+		if bars != nil {
+			bars.wait()
+		}
 		if err != nil {
-			fmt.Fprintf(stderr, "tally bench: %v\n", err)
-			return 1
+			return err
 		}
-		defer f.Close()
-		o.Logger = cloudlog.New(f, slog.LevelDebug)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rep, err := bench.Run(ctx, o)
-	if !*quiet {
-		fmt.Fprintln(stderr)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "tally bench: %v\n", err)
-		return 1
-	}
-	rep.WriteTable(stdout)
-	if *jsonPath != "" {
-		if err := rep.WriteJSON(*jsonPath); err != nil {
-			fmt.Fprintf(stderr, "tally bench: %v\n", err)
-			return 1
+		rep.WriteTable(stdout)
+		if *jsonPath != "" {
+			if err := rep.WriteJSON(*jsonPath); err != nil {
+				return err
+			}
 		}
-	}
-	if *chartPath != "" {
-		if err := rep.WriteChart(*chartPath); err != nil {
-			fmt.Fprintf(stderr, "tally bench: %v\n", err)
-			return 1
+		if *chartPath != "" {
+			if err := rep.WriteChart(*chartPath); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	return 0
+	return cmd
 }
 
-// progressBar redraws one line per mode on w.
-func progressBar(w io.Writer) func(mode string, elapsed, total time.Duration, acked int64) {
-	last := ""
-	return func(mode string, elapsed, total time.Duration, acked int64) {
-		if last != "" && last != mode {
-			fmt.Fprintln(w)
-		}
-		last = mode
-		const width = 30
-		done := min(width, int(float64(width)*elapsed.Seconds()/total.Seconds()))
-		rate := float64(acked) / max(elapsed.Seconds(), 0.001)
-		fmt.Fprintf(w, "\r%-7s [%s%s] %5.1fs/%.0fs %7d increments %6.0f/s",
-			mode, strings.Repeat("#", done), strings.Repeat(".", width-done), elapsed.Seconds(), total.Seconds(), acked, rate)
+// progress draws one bar per phase of the bench: the warm-up, each mode's
+// load, and each mode's wait for its total to settle.
+type progress struct {
+	p    *mpb.Progress
+	bar  *mpb.Bar
+	name string
+	note *atomic.Value // the current bar's detail, read as it is drawn
+}
+
+func newProgress(w io.Writer) *progress {
+	return &progress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(30), mpb.WithRefreshRate(200*time.Millisecond))}
+}
+
+// phase hears how a phase goes: its bar starts with the phase, moves with
+// its time against its bound, and completes when the phase ends.
+func (g *progress) phase(ph bench.Phase) {
+	if ph.Name != g.name {
+		g.finish()
+		g.name = ph.Name
+		note := &atomic.Value{}
+		note.Store("")
+		g.note = note
+		bound := ph.Bound
+		g.bar = g.p.AddBar(max(1, bound.Milliseconds()),
+			mpb.PrependDecorators(decor.Name(fmt.Sprintf("%-15s", ph.Name))),
+			mpb.AppendDecorators(decor.Any(func(st decor.Statistics) string {
+				return fmt.Sprintf("%5.1fs of at most %v  %s", float64(st.Current)/1000, bound, note.Load())
+			})),
+		)
 	}
+	g.note.Store(ph.Detail)
+	g.bar.SetCurrent(min(ph.Elapsed.Milliseconds(), ph.Bound.Milliseconds()))
+	if ph.Done {
+		g.finish()
+	}
+}
+
+func (g *progress) finish() {
+	if g.bar != nil && !g.bar.Completed() {
+		g.bar.SetTotal(g.bar.Current(), true)
+	}
+	g.bar, g.name = nil, ""
+}
+
+func (g *progress) wait() {
+	g.finish()
+	g.p.Wait()
 }

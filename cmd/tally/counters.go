@@ -2,76 +2,174 @@ package main
 
 import (
 	"context"
-	"flag"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
+// admin is what a counter command works with.
+type admin struct {
+	cfg    tally.Config
+	json   bool
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// print writes v as JSON, or text for a person.
+func (a *admin) print(v any, text string, args ...any) {
+	if a.json {
+		b, _ := json.Marshal(v)
+		fmt.Fprintln(a.stdout, string(b))
+		return
+	}
+	fmt.Fprintf(a.stdout, text+"\n", args...)
+}
+
 type action = func(ctx context.Context, a *admin, c *counter.Client, id string) error
 
-var (
-	runCreate = adminCommand("create", false, func(fs *flag.FlagSet) action {
-		shards := fs.Int("shards", 10, "number of shards")
-		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			if err := c.Create(ctx, id, *shards); err != nil {
-				return err
+// counterCommand builds a command on one counter (or, with args allowing
+// none, on all): its own flags, the configuration's, and an action.
+func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*cobra.Command) action) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Args: args}
+	s := configFlags(cmd)
+	s.clientFlags()
+	act := setup(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		id := ""
+		if len(args) > 0 {
+			id = args[0]
+			if err := layout.ValidID(id); err != nil {
+				return usageError{err}
 			}
-			a.print(map[string]any{"counter": id, "shards": *shards}, "created %s with %d shards", id, *shards)
-			return nil
 		}
-	})
-	runIncr = adminCommand("incr", false, func(fs *flag.FlagSet) action {
-		by := fs.Int64("by", 1, "amount to add (may be negative)")
-		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			if err := c.Increment(ctx, id, *by); err != nil {
-				return err
+		cfg, err := s.config()
+		if err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		fs, err := connect(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer fs.Close()
+		c := counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards,
+			ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window, Timeout: s.timeout})
+		a := &admin{cfg: cfg, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+		if err := act(ctx, a, c, id); err != nil && !errors.Is(err, context.Canceled) {
+			return explain(err, s.timeout)
+		}
+		return nil
+	}
+	return cmd
+}
+
+func counterCommands() []*cobra.Command {
+	one := exactArgs(1, "one counter id")
+	return []*cobra.Command{
+		counterCommand("create ID", "Create a counter with its shards", one, func(cmd *cobra.Command) action {
+			shards := cmd.Flags().Int("shards", 10, "number of shards")
+			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				if err := c.Create(ctx, id, *shards); err != nil {
+					return err
+				}
+				a.print(map[string]any{"counter": id, "shards": *shards}, "created %s with %d shards", id, *shards)
+				return nil
 			}
-			a.print(map[string]any{"counter": id, "by": *by}, "%s %+d", id, *by)
-			return nil
-		}
-	})
-	runGet = adminCommand("get", false, func(fs *flag.FlagSet) action {
-		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			total, err := c.Total(ctx, id)
-			if err != nil {
-				return err
+		}),
+		counterCommand("incr ID", "Add to a counter, as the Increment function does", one, func(cmd *cobra.Command) action {
+			by := cmd.Flags().Int64("by", 1, "amount to add: not 0, at most TALLY_MAX_STEP either way")
+			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				if err := increment.Validate(id, *by, a.cfg.MaxStep); err != nil {
+					return usageError{err}
+				}
+				if err := c.Increment(ctx, id, *by); err != nil {
+					return err
+				}
+				a.print(map[string]any{"counter": id, "by": *by}, "%s %+d", id, *by)
+				return nil
 			}
-			a.print(map[string]any{"counter": id, "total": total}, "%s %d", id, total)
-			return nil
-		}
-	})
-	runSum = adminCommand("sum", false, func(fs *flag.FlagSet) action {
-		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			sum, err := c.Sum(ctx, id)
-			if err != nil {
-				return err
-			}
-			a.print(map[string]any{"counter": id, "sum": sum}, "%s %d (sum of the shards)", id, sum)
-			return nil
-		}
-	})
-	runWatch = adminCommand("watch", false, func(fs *flag.FlagSet) action {
-		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			for total, err := range c.Watch(ctx, id) {
+		}),
+		counterCommand("get ID", "Read a counter's total: one document read", one, func(*cobra.Command) action {
+			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				total, err := c.Total(ctx, id)
 				if err != nil {
 					return err
 				}
 				a.print(map[string]any{"counter": id, "total": total}, "%s %d", id, total)
+				return nil
 			}
-			return nil
-		}
-	})
-	runReshard = adminCommand("reshard", false, func(fs *flag.FlagSet) action {
-		shards := fs.Int("shards", 0, "new number of shards (required)")
+		}),
+		counterCommand("sum ID", "Add up a counter's shards: strongly consistent", one, func(*cobra.Command) action {
+			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				sum, err := c.Sum(ctx, id)
+				if err != nil {
+					return err
+				}
+				a.print(map[string]any{"counter": id, "sum": sum}, "%s %d (sum of the shards)", id, sum)
+				return nil
+			}
+		}),
+		counterCommand("watch ID", "Print a counter's total as it changes, until Ctrl-C", one, func(*cobra.Command) action {
+			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				for total, err := range c.Watch(ctx, id) {
+					if err != nil {
+						return err
+					}
+					a.print(map[string]any{"counter": id, "total": total}, "%s %d", id, total)
+				}
+				return nil
+			}
+		}),
+		reshardCommand(one),
+		counterCommand("reset ID", "Set a counter's shards to 0, then fold its total", one, func(*cobra.Command) action {
+			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				if err := c.Reset(ctx, id); err != nil {
+					return err
+				}
+				a.print(map[string]any{"counter": id, "reset": true}, "%s: shards set to 0, total folded", id)
+				return nil
+			}
+		}),
+		reconcileCommand(),
+		counterCommand("delete ID", "Delete a counter: its shards, then its parent", one, func(*cobra.Command) action {
+			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				if err := c.Delete(ctx, id); err != nil {
+					return err
+				}
+				a.print(map[string]any{"counter": id, "deleted": true}, "deleted %s", id)
+				return nil
+			}
+		}),
+	}
+}
+
+func reshardCommand(args cobra.PositionalArgs) *cobra.Command {
+	return counterCommand("reshard ID --shards N", "Change a counter's number of shards; its value never changes", args, func(cmd *cobra.Command) action {
+		shards := cmd.Flags().Int("shards", 0, "new number of shards (required)")
+		cacheTTL := cmd.Flags().Duration("cache-ttl", 0, "how long the deployed Increment caches num_shards (TALLY_SHARD_CACHE_TTL); shrinking waits it out")
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
 			if *shards < 1 {
-				return fmt.Errorf("--shards is required and must be at least 1")
+				return usagef("--shards is required and must be at least 1")
+			}
+			if cmd.Flags().Changed("cache-ttl") {
+				c = c.WithShardCacheTTL(*cacheTTL)
 			}
 			old, err := c.Reshard(ctx, id, *shards, func(d time.Duration, why string) {
-				fmt.Fprintf(a.stderr, "%s: waiting %v %s\n", id, d, why)
+				fmt.Fprintf(a.stderr, "%s: waiting %v %s\n", id, d.Round(time.Millisecond), why)
 			})
 			if err != nil {
 				return err
@@ -80,17 +178,17 @@ var (
 			return nil
 		}
 	})
-	runReset = adminCommand("reset", false, func(fs *flag.FlagSet) action {
-		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			if err := c.Reset(ctx, id); err != nil {
-				return err
-			}
-			a.print(map[string]any{"counter": id, "reset": true}, "%s: shards set to 0; the total follows through the rollup", id)
-			return nil
+}
+
+func reconcileCommand() *cobra.Command {
+	upToOne := func(cmd *cobra.Command, args []string) error {
+		if len(args) > 1 {
+			return usagef("want one counter id or --all, got %d arguments", len(args))
 		}
-	})
-	runReconcile = adminCommand("reconcile", true, func(fs *flag.FlagSet) action {
-		all := fs.Bool("all", false, "reconcile every counter")
+		return nil
+	}
+	return counterCommand("reconcile ID | --all", "Fold a counter now and report how far its total had drifted", upToOne, func(cmd *cobra.Command) action {
+		all := cmd.Flags().Bool("all", false, "reconcile every counter")
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
 			report := func(d rollup.Drift, err error) {
 				if err != nil {
@@ -105,11 +203,11 @@ var (
 			}
 			switch {
 			case *all && id != "":
-				return fmt.Errorf("give a counter id or --all, not both")
+				return usagef("give a counter id or --all, not both")
 			case *all:
 				return c.ReconcileAll(ctx, report)
 			case id == "":
-				return fmt.Errorf("give a counter id, or --all")
+				return usagef("give a counter id, or --all")
 			}
 			d, err := c.Reconcile(ctx, id)
 			if err != nil {
@@ -119,13 +217,4 @@ var (
 			return nil
 		}
 	})
-	runDelete = adminCommand("delete", false, func(fs *flag.FlagSet) action {
-		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			if err := c.Delete(ctx, id); err != nil {
-				return err
-			}
-			a.print(map[string]any{"counter": id, "deleted": true}, "deleted %s", id)
-			return nil
-		}
-	})
-)
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,83 +12,99 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
 )
 
-func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	port := fs.Int("port", envInt("PORT", 8080), "port of the functions (/Increment, /Rollup); env PORT")
-	host := fs.String("host", "127.0.0.1", "address to serve on")
-	emuPort := fs.Int("emulator-port", 0, "port of the Firestore emulator (default: a free one)")
-	bridgePort := fs.Int("bridge-port", 0, "port of the event bridge the emulator posts to (default: a free one)")
-	data := fs.String("data", "", "keep the emulator's data in `DIR` across runs")
-	verbose := fs.Bool("v", false, "show the emulator's own output")
-	if err := fs.Parse(args); err != nil {
-		return 2
+// stopTimeout bounds serve's draining: events in flight, the last folds
+// and the export.
+const stopTimeout = time.Minute
+
+func serveCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the Firestore emulator, the functions and the event bridge locally",
+		Long: "serve starts the Firestore emulator (with tally's security rules), serves Increment,\n" +
+			"Rollup and Reconcile, and carries the emulator's trigger events to Rollup as Eventarc\n" +
+			"does. On start it brings every total up to date. On Ctrl-C or SIGTERM it refuses new\n" +
+			"increments, answers every event in flight, folds every counter, saves the data\n" +
+			"(--data) and stops everything it started.\n\n" +
+			"With FIRESTORE_EMULATOR_HOST set it uses that emulator instead, which must post its\n" +
+			"events to the bridge (--functions_emulator 127.0.0.1:<--bridge-port>).",
+		Args: exactArgs(0, "no arguments"),
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tally serve: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	o := stack.Options{
-		Project: localProject(), Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
-		DataDir: *data, ExternalHost: os.Getenv("FIRESTORE_EMULATOR_HOST"),
-		Logger: cloudlog.New(stdout, slog.LevelInfo),
-	}
-	if *verbose {
-		o.EmulatorOutput = stderr
-	}
-	if o.ExternalHost == "" {
-		var ok bool
-		if o.Emulator, ok = locateEmulator("serve", stderr); !ok {
-			return 1
+	s := configFlags(cmd)
+	f := cmd.Flags()
+	port := f.Int("port", envInt("PORT", 8080), "port of the functions (/Increment, /Rollup, /Reconcile); env PORT")
+	host := f.String("host", "127.0.0.1", "address to serve on")
+	emuPort := f.Int("emulator-port", 0, "port of the Firestore emulator (default: a free one)")
+	bridgePort := f.Int("bridge-port", 0, "port of the event bridge the emulator posts to (default: a free one)")
+	data := f.String("data", "", "keep the emulator's data in `DIR` across runs")
+	verbose := f.BoolP("verbose", "v", false, "show the emulator's own output")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cfg, err := s.config()
+		if err != nil {
+			return err
 		}
+		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+		o := stack.Options{
+			Config: cfg, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
+			DataDir: *data, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
+		}
+		if *verbose {
+			o.EmulatorOutput = stderr
+		}
+		if o.ExternalHost == "" {
+			if o.Emulator, err = emulator.LocateEnv(os.Getenv); err != nil {
+				return err
+			}
+		}
+		stopWithParent()
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		st, err := stack.Start(ctx, o)
+		if err != nil {
+			return err
+		}
+		printReady(stdout, st, o)
+		var failed error
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(stderr, "tally serve: stopping: answering the events in flight, folding every counter, then saving")
+		case <-st.Done():
+			failed = fmt.Errorf("the Firestore emulator exited unexpectedly: %v", st.Emulator.Err())
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		if err := st.Stop(sctx); err != nil && failed == nil && !errors.Is(err, context.Canceled) {
+			failed = err
+		}
+		return failed
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	s, err := stack.Start(ctx, o)
-	if err != nil {
-		fmt.Fprintf(stderr, "tally serve: %v\n", err)
-		return 1
-	}
-	printReady(stdout, s, o)
-
-	code := 0
-	select {
-	case <-ctx.Done():
-		fmt.Fprintln(stderr, "tally serve: stopping")
-	case <-s.Done():
-		fmt.Fprintf(stderr, "tally serve: the Firestore emulator exited unexpectedly: %v\n", s.Emulator.Err())
-		code = 1
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.Stop(sctx); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stderr, "tally serve: %v\n", err)
-		code = 1
-	}
-	return code
+	return cmd
 }
 
 func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 	if s.Emulator != nil {
-		fmt.Fprintf(w, "tally: Firestore emulator (pid %d) at %s, delivering events to %s\n",
+		fmt.Fprintf(w, "tally: Firestore emulator (pid %d) at %s, delivering events to %s, enforcing deploy/firestore.rules\n",
 			s.Emulator.PID(), s.EmulatorHost, s.BridgeAddr)
 	} else {
-		fmt.Fprintf(w, "tally: using the emulator at %s (FIRESTORE_EMULATOR_HOST). Rollup runs only if that "+
-			"emulator was started with --functions_emulator %s\n", s.EmulatorHost, s.BridgeAddr)
+		fmt.Fprintf(w, "tally: using the emulator at %s (%s). Rollup runs only if that emulator was started with "+
+			"--functions_emulator %s; its security rules are its own\n", s.EmulatorHost, EnvEmulator, s.BridgeAddr)
 	}
 	if o.DataDir != "" {
 		fmt.Fprintf(w, "tally: data kept in %s\n", o.DataDir)
 	}
-	fmt.Fprintf(w, "tally: functions at %s/Increment and %s/Rollup; Ctrl-C stops everything\n", s.FunctionsURL, s.FunctionsURL)
-	fmt.Fprintf(w, "FIRESTORE_EMULATOR_HOST=%s\n", s.EmulatorHost)
+	fmt.Fprintf(w, "tally: %d counter(s) brought up to date\n", s.Settled)
+	fmt.Fprintf(w, "tally: functions at %s/Increment, %s/Rollup and %s/Reconcile; Ctrl-C stops everything\n",
+		s.FunctionsURL, s.FunctionsURL, s.FunctionsURL)
+	fmt.Fprintf(w, "%s=%s\n", EnvEmulator, s.EmulatorHost)
 	fmt.Fprintf(w, "curl -s -X POST %s/Increment -H 'Content-Type: application/json' -d '{\"counter\":\"likes\"}'\n", s.FunctionsURL)
-	fmt.Fprintf(w, "curl -s -H 'Authorization: Bearer owner' 'http://%s/v1/projects/%s/databases/(default)/documents/%s/likes'\n",
-		s.EmulatorHost, o.Project, "counters")
+	fmt.Fprintf(w, "curl -s -H 'Authorization: Bearer owner' 'http://%s/v1/projects/%s/databases/%s/documents/%s/likes?mask.fieldPaths=total'\n",
+		s.EmulatorHost, o.Config.Project, o.Config.Database, o.Config.Layout.Collection)
 }
 
 func envInt(key string, def int) int {

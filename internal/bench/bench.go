@@ -69,8 +69,25 @@ type Options struct {
 	URL          string // an Increment to drive in tally mode instead of the in-process one
 	Emulator     emulator.Paths
 
-	Progress func(mode string, elapsed, total time.Duration, acked int64)
+	Settle   time.Duration // longest wait for a mode's total after its load; default DefaultSettle
+	Progress func(Phase)   // hears how each phase goes; nil: nothing
 	Logger   *slog.Logger
+}
+
+// Phase is how one phase of a run goes: the warm-up, a mode's load, or the
+// wait for its total to settle. Bound is the longest it may take.
+type Phase struct {
+	Name           string
+	Elapsed, Bound time.Duration
+	Detail         string
+	Done           bool
+}
+
+// report passes a phase's progress to Options.Progress.
+func (e *env) report(name string, elapsed, bound time.Duration, detail string, done bool) {
+	if e.o.Progress != nil {
+		e.o.Progress(Phase{Name: name, Elapsed: elapsed, Bound: bound, Detail: detail, Done: done})
+	}
 }
 
 // Report is every figure of one run.
@@ -90,10 +107,18 @@ type OptionsJSON struct {
 	WindowMS      float64 `json:"window_ms"`
 	Instances     int     `json:"rollup_instances"`
 	Delivery      string  `json:"delivery"`
+	SettleSeconds float64 `json:"settle_bound_seconds"`
 	DuplicateRate float64 `json:"duplicate_rate"`
 	DelayRate     float64 `json:"delay_rate"`
 	MaxDelayMS    float64 `json:"max_delay_ms"`
 	URL           string  `json:"url,omitempty"`
+}
+
+func settleBound(o Options) time.Duration {
+	if o.Settle <= 0 {
+		return DefaultSettle
+	}
+	return o.Settle
 }
 
 // env is the running bench: emulator, bridges, functions and clients.
@@ -137,7 +162,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer e.stop()
 	rep := &Report{Started: time.Now(), Options: OptionsJSON{
-		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(),
+		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL,
 	}}
 	if o.Warmup > 0 {
@@ -156,7 +181,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	for i := range rep.Modes {
 		if raw > 0 {
-			rep.Modes[i].RatioToRaw = rep.Modes[i].IncrPerSec / raw
+			rep.Modes[i].RatioToRaw = ptr(rep.Modes[i].IncrPerSec / raw)
 		}
 	}
 	return rep, nil
@@ -232,15 +257,14 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 // every event of it is answered.
 func (e *env) warmup(ctx context.Context) {
 	o := e.o
-	if o.Progress != nil {
-		o.Progress("warmup", 0, o.Warmup, 0)
-	}
 	id := fmt.Sprintf("warmup-%d", time.Now().UnixNano())
 	inc := e.incrementer(ModeRaw, collRaw, e.reader)
 	if slices.Contains(o.Modes, ModeTally) && o.URL == "" {
 		inc = e.incrementer(ModeTally, collTally, e.clients[ModeTally])
 	}
-	drive(ctx, []string{id}, o.Workers, o.Rate, o.Warmup, inc, nil)
+	drive(ctx, []string{id}, o.Workers, o.Rate, o.Warmup, inc, func(el time.Duration, n int64, done bool) {
+		e.report("warmup", el, o.Warmup, fmt.Sprintf("%d increments, not measured", n), done)
+	})
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for _, b := range e.bridges {

@@ -2,8 +2,14 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"encoding/xml"
+	"image/png"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,21 +46,25 @@ func TestBenchSmall(t *testing.T) {
 			t.Errorf("%s: %d acknowledged, %d errors, shards sum %d", m.Mode, m.Acked, m.Errors, m.ShardSum)
 		}
 	}
-	if tally.Total != tally.Acked || tally.SettleLag < 0 || tally.Unreached > 0 {
+	if tally.Total != tally.Acked || tally.SettleLag == nil || *tally.Unreached > 0 || tally.SettleBounded {
 		t.Errorf("tally: total %d for %d acknowledged increments", tally.Total, tally.Acked)
 	}
-	if tally.ParentGap >= 0 && tally.ParentGap < float64(window/time.Millisecond) {
-		t.Errorf("tally: two parent writes %.1fms apart, inside the %v window", tally.ParentGap, window)
+	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
+		t.Errorf("tally: two parent writes %.1fms apart, inside the %v window", *tally.ParentGap, window)
 	}
-	if tally.Duplicated == 0 || tally.Delayed == 0 {
-		t.Errorf("tally: no faults injected (%d duplicated, %d delayed)", tally.Duplicated, tally.Delayed)
+	if *tally.Duplicated == 0 || *tally.Delayed == 0 {
+		t.Errorf("tally: no faults injected (%d duplicated, %d delayed)", *tally.Duplicated, *tally.Delayed)
 	}
-	if want := int(naive.Events + naive.Duplicated); naive.ParentTotal != want {
-		t.Errorf("naive: %d parent writes, want one per delivered event, %d", naive.ParentTotal, want)
+	if want := int(*naive.Events + *naive.Duplicated); *naive.ParentTotal != want {
+		t.Errorf("naive: %d parent writes, want one per delivered event, %d", *naive.ParentTotal, want)
 	}
-	if naive.Drift != naive.Duplicated {
-		t.Errorf("naive: total - acknowledged = %d, want the %d duplicates", naive.Drift, naive.Duplicated)
+	if naive.Drift != *naive.Duplicated {
+		t.Errorf("naive: total - acknowledged = %d, want the %d duplicates", naive.Drift, *naive.Duplicated)
 	}
+	if naive.SettleLag != nil || naive.SettleBounded {
+		t.Errorf("naive: exact after %v ms, waited to the bound: %v; want never exact, and no wait to the bound", naive.SettleLag, naive.SettleBounded)
+	}
+	checkReportFiles(t, rep)
 }
 
 // TestBenchGivenEmulatorAndURL runs tally mode against an emulator the test
@@ -83,7 +93,73 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := rep.Modes[0]
-	if m.Acked == 0 || m.Total != m.Acked || m.ShardSum != m.Acked || m.Events == 0 || m.ParentTotal == 0 {
+	if m.Acked == 0 || m.Total != m.Acked || m.ShardSum != m.Acked || *m.Events == 0 || *m.ParentTotal == 0 {
 		t.Errorf("tally against the given emulator and URL: %+v", m)
+	}
+}
+
+var pngDecode = png.Decode
+
+// checkReportFiles writes the report's JSON and its chart, as SVG and PNG,
+// and checks that each is what it claims: JSON with null where a figure does
+// not apply, a PNG image that decodes, an SVG document.
+func checkReportFiles(t *testing.T, rep *Report) {
+	t.Helper()
+	dir := t.TempDir()
+	js := filepath.Join(dir, "bench.json")
+	if err := rep.WriteJSON(js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Modes []map[string]any `json:"modes"`
+	}
+	raw, _ := os.ReadFile(js)
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatalf("bench.json: %v", err)
+	}
+	for _, m := range back.Modes {
+		if v, ok := m["ratio_to_raw"]; !ok || v != nil {
+			t.Errorf("%s: ratio_to_raw = %v, want null (no raw mode ran)", m["mode"], v)
+		}
+		if m["mode"] == ModeNaive {
+			if v, ok := m["last_increment_to_exact_ms"]; !ok || v != nil {
+				t.Errorf("naive: last_increment_to_exact_ms = %v, want null: never", v)
+			}
+			if v, ok := m["rollup_inflight_max"]; !ok || v != nil {
+				t.Errorf("naive: rollup_inflight_max = %v, want null", v)
+			}
+		}
+	}
+	png := filepath.Join(dir, "bench.png")
+	if err := rep.WriteChart(png); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := pngDecode(f)
+	if err != nil || img.Bounds().Dx() < 500 || img.Bounds().Dy() < 500 {
+		t.Errorf("bench.png is not a chart-sized PNG: %v", err)
+	}
+	svg := filepath.Join(dir, "bench.svg")
+	if err := rep.WriteChart(svg); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		XMLName xml.Name
+	}
+	body, _ := os.ReadFile(svg)
+	if err := xml.Unmarshal(body, &doc); err != nil || doc.XMLName.Local != "svg" {
+		t.Errorf("bench.svg is not an SVG document: %v, root %q", err, doc.XMLName.Local)
+	}
+	for _, want := range []string{"parent writes per second", "increments per second", "acknowledged increments not in the total"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the chart has no axis titled %q", want)
+		}
+	}
+	if err := rep.WriteChart(filepath.Join(dir, "bench.gif")); err == nil {
+		t.Error("a .gif chart was written")
 	}
 }

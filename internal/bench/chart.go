@@ -2,112 +2,167 @@ package bench
 
 import (
 	"fmt"
-	"math"
+	"image/color"
 	"os"
+	"path/filepath"
 	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// WriteChart draws, for tally and the per-event rollup, parent writes per
-// second (log scale) and how far the total trails the acknowledged
-// increments, over the run, as an SVG file.
+// modeColors tells the modes apart in every panel.
+var modeColors = map[string]color.Color{
+	ModeRaw:    color.RGBA{0x5f, 0x63, 0x68, 0xff},
+	ModeTally:  color.RGBA{0x1a, 0x73, 0xe8, 0xff},
+	ModeNaive:  color.RGBA{0xd9, 0x30, 0x25, 0xff},
+	ModeSingle: color.RGBA{0xf2, 0x99, 0x00, 0xff},
+}
+
+// WriteChart draws the run to path, an .svg or a .png, in three panels over
+// the same time axis, from the start of each mode's load until its total
+// settled: parent writes per second, how many acknowledged increments the
+// total lacks, and increments per second. The axes are linear, so zero is
+// zero, and the title holds the run's parameters.
 func (r *Report) WriteChart(path string) error {
-	return os.WriteFile(path, []byte(r.svg()), 0o644)
-}
-
-const (
-	chartW, panelH   = 760.0, 240.0
-	left, right, gap = 70.0, 20.0, 60.0
-)
-
-var colors = map[string]string{ModeTally: "#1a73e8", ModeNaive: "#d93025", ModeSingle: "#f29900"}
-
-func (r *Report) svg() string {
-	var modes []ModeResult
+	const w, h = 10 * vg.Inch, 11 * vg.Inch
+	var canvas interface {
+		vg.CanvasWriterTo
+		vg.CanvasSizer
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg":
+		canvas = vgsvg.New(w, h)
+	case ".png":
+		canvas = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	default:
+		return fmt.Errorf("bench: chart %s: want a .svg or .png file", path)
+	}
+	seconds := 1.0
 	for _, m := range r.Modes {
-		if m.HasRollup {
-			modes = append(modes, m)
-		}
+		seconds = max(seconds, float64(len(m.IncrSeries)), float64(len(m.ParentSeries)), float64(len(m.LagSeries))/10)
 	}
-	var b strings.Builder
-	height := 2*panelH + 2*gap + 40 + 18*float64(len(modes))
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", chartW, height)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	panels := []*plot.Plot{r.parentPanel(), r.lagPanel(), r.incrPanel()}
+	panels[0].Title.Text = "tally bench: " + wrap(r.Title(), 110)
+	for _, p := range panels {
+		p.X.Label.Text = "seconds since the mode's load began"
+		p.X.Min, p.X.Max = 0, seconds
+		p.Legend.Top = true
+		p.Add(plotter.NewGrid())
+	}
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadTop: vg.Millimeter * 4, PadBottom: vg.Millimeter * 4,
+		PadLeft: vg.Millimeter * 4, PadRight: vg.Millimeter * 6, PadY: vg.Millimeter * 8}
+	grid := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		grid[i] = []*plot.Plot{p}
+	}
+	dc := draw.New(canvas)
+	for i, row := range plot.Align(grid, tiles, dc) {
+		panels[i].Draw(row[0])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("bench: chart: %w", err)
+	}
+	if _, err := canvas.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("bench: chart: %w", err)
+	}
+	return f.Close()
+}
 
-	// Panel 1: parent writes per second, log scale 0.1 .. 10^k.
-	maxW := 1.0
-	seconds := 1
-	for _, m := range modes {
-		for _, v := range m.ParentSeries {
-			maxW = math.Max(maxW, float64(v))
+// parentPanel: writes per second to the counters' parent documents, with
+// the line of one write a second, what one document sustains.
+func (r *Report) parentPanel() *plot.Plot {
+	p := plot.New()
+	p.Y.Label.Text = "parent writes per second"
+	p.Y.Min = 0
+	longest := 0
+	for _, m := range r.Modes {
+		if m.ParentSeries == nil {
+			continue
 		}
-		seconds = max(seconds, len(m.ParentSeries))
+		longest = max(longest, len(m.ParentSeries))
+		addLine(p, m.Mode, perSecondPoints(m.ParentSeries), plotter.PostStep)
 	}
-	top := math.Pow(10, math.Ceil(math.Log10(maxW)))
-	y1 := func(v float64) float64 {
-		v = math.Max(v, 0.1)
-		return gap + panelH*(1-(math.Log10(v)+1)/(math.Log10(top)+1))
-	}
-	x := func(sec float64) float64 { return left + (chartW-left-right)*sec/float64(seconds) }
-	panel(&b, gap, "parent writes per second (log scale)", seconds)
-	for v := 0.1; v <= top; v *= 10 {
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%g</text><line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#eee"/>`+"\n",
-			left-6, y1(v)+4, v, left, chartW-right, y1(v), y1(v))
-	}
-	for _, m := range modes {
-		var pts []string
-		for s, v := range m.ParentSeries {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", x(float64(s)), y1(float64(v)), x(float64(s+1)), y1(float64(v))))
-		}
-		polyline(&b, pts, colors[m.Mode])
-	}
+	limit, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: float64(max(longest, 1)), Y: 1}})
+	limit.Color = color.Gray{0x80}
+	limit.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+	p.Add(limit)
+	p.Legend.Add("1 write/s: one document's sustained rate", limit)
+	return p
+}
 
-	// Panel 2: acknowledged minus total, in increments, every 100 ms.
-	top2 := gap*2 + panelH
-	lo, hi := 0.0, 1.0
-	for _, m := range modes {
-		for _, v := range m.LagSeries {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
+// lagPanel: acknowledged increments not yet in the total, every 100 ms;
+// below zero, the total counts more than was acknowledged.
+func (r *Report) lagPanel() *plot.Plot {
+	p := plot.New()
+	p.Y.Label.Text = "acknowledged increments not in the total"
+	for _, m := range r.Modes {
+		if !m.HasRollup {
+			continue
 		}
-	}
-	y2 := func(v float64) float64 { return top2 + panelH*(1-(v-lo)/(hi-lo)) }
-	panel(&b, top2, "acknowledged increments not yet in total (negative: total too high)", seconds)
-	for _, v := range []float64{lo, 0, hi} {
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%.0f</text><line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#eee"/>`+"\n",
-			left-6, y2(v)+4, v, left, chartW-right, y2(v), y2(v))
-	}
-	for _, m := range modes {
-		var pts []string
+		pts := make(plotter.XYs, len(m.LagSeries))
 		for i, v := range m.LagSeries {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(i)/10), y2(v)))
+			pts[i] = plotter.XY{X: float64(i) / 10, Y: v}
 		}
-		polyline(&b, pts, colors[m.Mode])
+		addLine(p, m.Mode, pts, plotter.NoStep)
 	}
-
-	// Legend.
-	ly := top2 + panelH + 44
-	for _, m := range modes {
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="14" height="4" fill="%s"/><text x="%.0f" y="%.0f">%s: %s</text>`+"\n",
-			left, ly-4, colors[m.Mode], left+20, ly, m.Mode, m.Description)
-		ly += 18
-	}
-	b.WriteString("</svg>\n")
-	return b.String()
+	return p
 }
 
-// panel draws a panel's frame, title and time axis.
-func panel(b *strings.Builder, top float64, title string, seconds int) {
-	fmt.Fprintf(b, `<text x="%.0f" y="%.0f" font-weight="bold">%s</text>`+"\n", left, top-10, title)
-	fmt.Fprintf(b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#999"/>`+"\n", left, top, chartW-left-right, panelH)
-	step := max(1, seconds/10)
-	for s := 0; s <= seconds; s += step {
-		xs := left + (chartW-left-right)*float64(s)/float64(seconds)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle">%ds</text>`+"\n", xs, top+panelH+16, s)
+// incrPanel: acknowledged increments per second, for every mode.
+func (r *Report) incrPanel() *plot.Plot {
+	p := plot.New()
+	p.Y.Label.Text = "increments per second"
+	p.Y.Min = 0
+	for _, m := range r.Modes {
+		addLine(p, m.Mode, perSecondPoints(m.IncrSeries), plotter.PostStep)
 	}
+	return p
 }
 
-func polyline(b *strings.Builder, pts []string, color string) {
+// perSecondPoints draws per-second counts as steps across each second.
+func perSecondPoints(series []int) plotter.XYs {
+	pts := make(plotter.XYs, 0, len(series)+1)
+	for s, n := range series {
+		pts = append(pts, plotter.XY{X: float64(s), Y: float64(n)})
+	}
+	if n := len(series); n > 0 {
+		pts = append(pts, plotter.XY{X: float64(n), Y: float64(series[n-1])})
+	}
+	return pts
+}
+
+func addLine(p *plot.Plot, mode string, pts plotter.XYs, step plotter.StepKind) {
 	if len(pts) == 0 {
 		return
 	}
-	fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`+"\n", color, strings.Join(pts, " "))
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return // no finite points to draw
+	}
+	l.StepStyle = step
+	l.Color = modeColors[mode]
+	l.Width = vg.Points(1.5)
+	p.Add(l)
+	p.Legend.Add(mode, l)
+}
+
+// wrap breaks s into lines of at most n bytes at spaces.
+func wrap(s string, n int) string {
+	var lines []string
+	for len(s) > n {
+		i := strings.LastIndex(s[:n], " ")
+		if i <= 0 {
+			break
+		}
+		lines = append(lines, s[:i])
+		s = s[i+1:]
+	}
+	return strings.Join(append(lines, s), "\n")
 }

@@ -28,10 +28,11 @@ type loadResult struct {
 type incrementFunc func(ctx context.Context, counter string) (shard int, err error)
 
 // drive runs workers that each loop: wait for the rate limiter, increment the
-// next counter, record the answer; until the duration is over. progress, if
-// set, is called about five times a second with the acknowledgements so far.
+// next counter, record the answer; until the duration is over. progress is
+// called about five times a second with the acknowledgements so far, and
+// once more, done, at the end.
 func drive(ctx context.Context, counters []string, workers int, perSecond float64, d time.Duration,
-	inc incrementFunc, progress func(elapsed time.Duration, acked int64)) loadResult {
+	inc incrementFunc, progress func(elapsed time.Duration, acked int64, done bool)) loadResult {
 	limit := rate.Inf
 	if perSecond > 0 {
 		limit = rate.Limit(perSecond)
@@ -48,7 +49,7 @@ func drive(ctx context.Context, counters []string, workers int, perSecond float6
 		wg     sync.WaitGroup
 		doneCh = make(chan struct{})
 	)
-	if progress != nil {
+	{
 		go func() {
 			t := time.NewTicker(200 * time.Millisecond)
 			defer t.Stop()
@@ -57,7 +58,7 @@ func drive(ctx context.Context, counters []string, workers int, perSecond float6
 				case <-doneCh:
 					return
 				case <-t.C:
-					progress(time.Since(res.Start), acked.Load())
+					progress(time.Since(res.Start), acked.Load(), false)
 				}
 			}
 		}()
@@ -87,8 +88,6 @@ func drive(ctx context.Context, counters []string, workers int, perSecond float6
 	wg.Wait()
 	close(doneCh)
 	res.End = time.Now()
-	if progress != nil {
-		progress(res.End.Sub(res.Start), acked.Load())
-	}
+	progress(res.End.Sub(res.Start), acked.Load(), true)
 	return res
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // ModeResult holds every figure for one mode. Rates are per second of load;
-// durations are in milliseconds.
+// durations are in milliseconds. A figure that does not apply to the mode,
+// or an event that never came (a total never exact), is nil: null in JSON.
 type ModeResult struct {
 	Mode        string  `json:"mode"`
 	Description string  `json:"description"`
@@ -15,21 +16,24 @@ type ModeResult struct {
 	Acked       int64   `json:"acked"`
 	Errors      int64   `json:"errors"`
 
-	IncrPerSec  float64 `json:"increments_per_second"`
-	RatioToRaw  float64 `json:"ratio_to_raw"`
-	LatencyP50  float64 `json:"latency_p50_ms"`
-	LatencyP99  float64 `json:"latency_p99_ms"`
-	HotDocPerS  float64 `json:"hottest_shard_writes_per_second"`
-	ParentPerS  float64 `json:"parent_writes_per_second"`
-	ParentPeak  int     `json:"parent_writes_peak_in_one_second"`
-	ParentTotal int     `json:"parent_writes"`
-	ParentPerI  float64 `json:"parent_writes_per_increment"`
-	ParentGap   float64 `json:"parent_writes_min_gap_ms"` // closest two writes to one parent; -1 if fewer than two
+	IncrPerSec  float64  `json:"increments_per_second"`
+	RatioToRaw  *float64 `json:"ratio_to_raw"`
+	LatencyP50  float64  `json:"latency_p50_ms"`
+	LatencyP99  float64  `json:"latency_p99_ms"`
+	HotDocPerS  float64  `json:"hottest_shard_writes_per_second"`
+	ParentPerS  *float64 `json:"parent_writes_per_second"`
+	ParentPeak  *int     `json:"parent_writes_peak_in_one_second"`
+	ParentTotal *int     `json:"parent_writes"`
+	ParentPerI  *float64 `json:"parent_writes_per_increment"`
+	ParentGap   *float64 `json:"parent_writes_min_gap_ms"` // closest two writes to one parent
 
-	LagP50    float64 `json:"lag_p50_ms"`
-	LagP99    float64 `json:"lag_p99_ms"`
-	Unreached int     `json:"increments_never_in_total"`
-	SettleLag float64 `json:"last_increment_to_exact_ms"` // -1: never exact
+	LagP50    *float64 `json:"lag_p50_ms"`
+	LagP99    *float64 `json:"lag_p99_ms"`
+	Unreached *int     `json:"increments_never_in_total"`
+	SettleLag *float64 `json:"last_increment_to_exact_ms"` // nil: never exact, or no rollup
+
+	SettleWait    float64 `json:"settle_wait_ms"`       // how long the bench waited for the total after the load
+	SettleBounded bool    `json:"settle_bound_reached"` // it stopped at the --settle bound
 
 	Total    int64 `json:"total"`
 	ShardSum int64 `json:"shard_sum"`
@@ -38,26 +42,30 @@ type ModeResult struct {
 	ReadsPerIncr  float64 `json:"reads_per_increment"`
 	WritesPerIncr float64 `json:"writes_per_increment"`
 
-	DeliveryP50 float64 `json:"event_delivery_p50_ms"` // shard commit to the bridge, the emulator's part of the lag
-	DeliveryP99 float64 `json:"event_delivery_p99_ms"`
+	DeliveryP50 *float64 `json:"event_delivery_p50_ms"` // shard commit to the bridge: the emulator's part of the lag
+	DeliveryP99 *float64 `json:"event_delivery_p99_ms"`
 
-	Events     int64 `json:"events_received"`
-	Duplicated int64 `json:"events_duplicated"`
-	Delayed    int64 `json:"events_delayed"`
+	Events     *int64 `json:"events_received"`
+	Duplicated *int64 `json:"events_duplicated"`
+	Delayed    *int64 `json:"events_delayed"`
 
 	HasRollup bool `json:"has_rollup"`
 
 	// tally's Rollup instances: requests each took per second while the
 	// load ran, and the most each held at once; InflightMax is the most of
 	// any; Refused counts requests answered 429 for want of room.
-	InstanceEventsPerSec []float64 `json:"events_per_second_per_instance,omitempty"`
-	InstanceInflightMax  []int     `json:"rollup_inflight_max_per_instance,omitempty"`
-	InflightMax          int       `json:"rollup_inflight_max,omitempty"`
-	Refused              int64     `json:"rollup_refused,omitempty"`
+	InstanceEventsPerSec []float64 `json:"events_per_second_per_instance"`
+	InstanceInflightMax  []int     `json:"rollup_inflight_max_per_instance"`
+	InflightMax          *int      `json:"rollup_inflight_max"`
+	Refused              *int64    `json:"rollup_refused"`
 
+	IncrSeries   []int     `json:"increments_each_second"`
 	ParentSeries []int     `json:"parent_writes_each_second"`
-	LagSeries    []float64 `json:"lag_increments_each_100ms"` // acked - total
+	LagSeries    []float64 `json:"lag_increments_each_100ms"` // acknowledged - total
 }
+
+// ptr is a pointer to a copy of v, for the figures that may be null.
+func ptr[T any](v T) *T { return &v }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

@@ -57,11 +57,9 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	for _, in := range e.instances {
 		in.reset()
 	}
-	var progress func(time.Duration, int64)
-	if o.Progress != nil {
-		progress = func(el time.Duration, n int64) { o.Progress(m, el, o.Duration, n) }
-	}
-	res := drive(ctx, ids, o.Workers, o.Rate, o.Duration, inc, progress)
+	res := drive(ctx, ids, o.Workers, o.Rate, o.Duration, inc, func(el time.Duration, n int64, done bool) {
+		e.report(m+" load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
+	})
 	during := make([]int64, len(e.instances)) // requests each instance took while the load ran
 	for i, in := range e.instances {
 		during[i] = in.requests.Load()
@@ -76,30 +74,44 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
 	r.HotDocPerS = float64(hottest(res.Acks, m == ModeSingle)) / r.Seconds
 
-	settled := e.settle(ctx, m, coll, ids, res)
+	r.IncrSeries = perSecond(ackTimes(res.Acks), res.Start, int(res.End.Sub(res.Start)/time.Second)+1)
+	settled, bounded := e.settle(ctx, m, coll, ids, res)
+	r.SettleWait, r.SettleBounded = ms(max(0, settled.Sub(res.End))), bounded
 	e.measureParents(&r, coll, ids, res, settled)
 	if m == ModeTally {
+		var most int
+		var refused int64
 		for i, in := range e.instances {
 			r.InstanceEventsPerSec = append(r.InstanceEventsPerSec, float64(during[i])/r.Seconds)
 			r.InstanceInflightMax = append(r.InstanceInflightMax, int(in.most.Load()))
-			r.InflightMax = max(r.InflightMax, int(in.most.Load()))
-			r.Refused += in.refused.Load()
+			most = max(most, int(in.most.Load()))
+			refused += in.refused.Load()
 		}
+		r.InflightMax, r.Refused = ptr(most), ptr(refused)
 	}
 	if err := e.finalTotals(ctx, &r, m, coll, ids); err != nil {
 		return r, err
 	}
 	r.ReadsPerIncr = float64(ops.Reads()) / float64(r.Acked)
 	r.WritesPerIncr = float64(ops.Writes()) / float64(r.Acked)
-	if d := e.obs.takeDelays(); len(d) > 0 {
+	if d := e.obs.takeDelays(); len(d) > 0 && r.HasRollup {
 		slices.Sort(d)
-		r.DeliveryP50, r.DeliveryP99 = ms(percentile(d, .5)), ms(percentile(d, .99))
+		r.DeliveryP50, r.DeliveryP99 = ptr(ms(percentile(d, .5))), ptr(ms(percentile(d, .99)))
 	}
 	if b := e.bridges[m]; b != nil {
 		st := b.Stats()
-		r.Events, r.Duplicated, r.Delayed = st.Received-before.Received, st.Duplicated-before.Duplicated, st.Delayed-before.Delayed
+		r.Events, r.Duplicated, r.Delayed = ptr(st.Received-before.Received), ptr(st.Duplicated-before.Duplicated), ptr(st.Delayed-before.Delayed)
 	}
 	return r, nil
+}
+
+// ackTimes lists when each increment was acknowledged.
+func ackTimes(acks []ack) []time.Time {
+	out := make([]time.Time, len(acks))
+	for i, a := range acks {
+		out[i] = a.At
+	}
+	return out
 }
 
 // incrementer is how mode m adds 1 to a counter.

@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable prints the report with one column per mode.
-func (r *Report) WriteTable(w io.Writer) {
+// Title is the run's parameters, in one line.
+func (r *Report) Title() string {
 	o := r.Options
 	rate := "unlimited"
 	if o.Rate > 0 {
@@ -20,9 +20,16 @@ func (r *Report) WriteTable(w io.Writer) {
 	if o.Delivery == DeliveryDirect {
 		delivery = "events posted by the bench from each commit (direct), concurrently, as Eventarc pushes them"
 	}
-	fmt.Fprintf(w, "%d counter(s) x %d shards, %d workers, rate %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
-		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s\n\n",
-		o.Counters, o.Shards, o.Workers, rate, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate, o.MaxDelayMS, delivery)
+	return fmt.Sprintf("%d counter(s) x %d shards, %d workers, rate %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
+		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s; settle bound %.0fs",
+		o.Counters, o.Shards, o.Workers, rate, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
+		o.MaxDelayMS, delivery, o.SettleSeconds)
+}
+
+// WriteTable prints the report with one column per mode: "-" where a
+// figure does not apply, "never" where a total never became exact.
+func (r *Report) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "%s\n\n", r.Title())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, f func(m ModeResult) string) {
 		cells := []string{label}
@@ -31,35 +38,42 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
-	na := func(ok bool, s string) string {
-		if !ok {
-			return "-"
-		}
-		return s
-	}
 	row("", func(m ModeResult) string { return m.Mode })
 	row("increments/s", func(m ModeResult) string { return fmt.Sprintf("%.0f", m.IncrPerSec) })
-	row("  ratio to raw client", func(m ModeResult) string { return na(m.RatioToRaw > 0, fmt.Sprintf("%.2f", m.RatioToRaw)) })
+	row("  ratio to raw client", func(m ModeResult) string { return opt("%.2f", m.RatioToRaw) })
 	row("  latency p50 / p99 ms", func(m ModeResult) string { return fmt.Sprintf("%.1f / %.1f", m.LatencyP50, m.LatencyP99) })
 	row("  errors", func(m ModeResult) string { return fmt.Sprint(m.Errors) })
 	row("hottest shard writes/s", func(m ModeResult) string { return fmt.Sprintf("%.1f", m.HotDocPerS) })
-	row("parent writes/s", func(m ModeResult) string { return na(m.Mode != ModeRaw, fmt.Sprintf("%.2f", m.ParentPerS)) })
-	row("  per increment", func(m ModeResult) string { return na(m.Mode != ModeRaw, fmt.Sprintf("%.3f", m.ParentPerI)) })
-	row("  most in one second", func(m ModeResult) string { return na(m.Mode != ModeRaw, fmt.Sprint(m.ParentPeak)) })
-	row("  closest two writes ms", func(m ModeResult) string {
-		return na(m.Mode != ModeRaw && m.ParentGap >= 0, fmt.Sprintf("%.1f", m.ParentGap))
-	})
+	row("parent writes/s", func(m ModeResult) string { return opt("%.2f", m.ParentPerS) })
+	row("  per increment", func(m ModeResult) string { return opt("%.3f", m.ParentPerI) })
+	row("  most in one second", func(m ModeResult) string { return opt("%d", m.ParentPeak) })
+	row("  closest two writes ms", func(m ModeResult) string { return opt("%.1f", m.ParentGap) })
 	row("rollup lag p50 / p99 ms", func(m ModeResult) string {
-		return na(m.HasRollup, fmt.Sprintf("%.0f / %.0f", m.LagP50, m.LagP99))
+		if m.LagP50 == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f / %.0f", *m.LagP50, *m.LagP99)
 	})
 	row("  last increment to exact ms", func(m ModeResult) string {
-		if m.SettleLag < 0 {
-			return na(m.HasRollup, "never")
+		if m.HasRollup && m.SettleLag == nil {
+			return "never"
 		}
-		return na(m.HasRollup, fmt.Sprintf("%.0f", m.SettleLag))
+		return opt("%.0f", m.SettleLag)
+	})
+	row("  waited for the total ms", func(m ModeResult) string {
+		switch {
+		case !m.HasRollup:
+			return "-"
+		case m.SettleBounded:
+			return fmt.Sprintf("%.0f (bound)", m.SettleWait)
+		}
+		return fmt.Sprintf("%.0f", m.SettleWait)
 	})
 	row("  emulator event delivery p50 / p99 ms", func(m ModeResult) string {
-		return na(m.HasRollup, fmt.Sprintf("%.0f / %.0f", m.DeliveryP50, m.DeliveryP99))
+		if m.DeliveryP50 == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f / %.0f", *m.DeliveryP50, *m.DeliveryP99)
 	})
 	row("acknowledged", func(m ModeResult) string { return fmt.Sprint(m.Acked) })
 	row("total", func(m ModeResult) string { return fmt.Sprint(m.Total) })
@@ -68,18 +82,33 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("Firestore reads/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
 	row("Firestore writes/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
 	row("events (duplicated, delayed)", func(m ModeResult) string {
-		return na(m.HasRollup, fmt.Sprintf("%d (%d, %d)", m.Events, m.Duplicated, m.Delayed))
+		if m.Events == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%d (%d, %d)", *m.Events, *m.Duplicated, *m.Delayed)
 	})
 	row("events/s per rollup instance", func(m ModeResult) string {
-		return na(len(m.InstanceEventsPerSec) > 0, joinf("%.0f", m.InstanceEventsPerSec))
+		if m.InstanceEventsPerSec == nil {
+			return "-"
+		}
+		return joinf("%.0f", m.InstanceEventsPerSec)
 	})
 	row("  most held at once, per instance", func(m ModeResult) string {
-		return na(len(m.InstanceInflightMax) > 0, joinf("%d", m.InstanceInflightMax))
+		if m.InstanceInflightMax == nil {
+			return "-"
+		}
+		return joinf("%d", m.InstanceInflightMax)
 	})
-	row(fmt.Sprintf("  refused, holding %d (429)", MaxRequestsPerInstance), func(m ModeResult) string {
-		return na(len(m.InstanceInflightMax) > 0, fmt.Sprint(m.Refused))
-	})
+	row(fmt.Sprintf("  refused, holding %d (429)", MaxRequestsPerInstance), func(m ModeResult) string { return opt("%d", m.Refused) })
 	tw.Flush()
+}
+
+// opt formats *v, or "-" when it is nil.
+func opt[T any](format string, v *T) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf(format, *v)
 }
 
 // joinf formats each of vs and joins them with slashes.

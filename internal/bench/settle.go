@@ -2,38 +2,52 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/tallycounters/tally/layout"
 )
 
-// settle waits until the mode's totals stop moving after the load: exact, or
-// unchanged for three seconds with no event left in flight. It returns when
-// that happened.
-func (e *env) settle(ctx context.Context, m, coll string, ids []string, res loadResult) time.Time {
-	if m == ModeRaw {
-		return res.End
+// DefaultSettle bounds the wait for a mode's total after its load.
+const DefaultSettle = 30 * time.Second
+
+// settle waits, after the load, until the mode's totals have settled: exact
+// with every event answered, or, for the per-event rollup, whose total need
+// not ever be exact (it counts duplicates), every event answered and the
+// total still for a second; at most o.Settle. The shards have settled when
+// the load ends: increments are acknowledged after their write. It returns
+// when it stopped and whether the bound stopped it.
+func (e *env) settle(ctx context.Context, m, coll string, ids []string, res loadResult) (time.Time, bool) {
+	if m == ModeRaw || m == ModeSingle {
+		return res.End, false
 	}
+	bound := settleBound(e.o)
 	want := int64(len(res.Acks))
-	deadline := time.Now().Add(90 * time.Second)
+	start := time.Now()
 	var last int64 = -1
-	stableSince := time.Now()
-	for time.Now().Before(deadline) {
+	stableSince := start
+	for {
 		total := e.sumTotals(ctx, coll, ids)
 		idle := true
 		if b := e.bridges[m]; b != nil {
-			idle = b.Stats().Received > 0 && b.Idle()
+			idle = b.Idle()
 		}
 		if total != last {
 			last, stableSince = total, time.Now()
 		}
-		if (total == want || time.Since(stableSince) > 3*time.Second) && idle && e.observed(coll, ids, total) {
-			return time.Now()
+		exact := total == want
+		if idle && e.observed(coll, ids, total) && (exact || m != ModeTally && time.Since(stableSince) >= time.Second) {
+			e.report(m+" settle", time.Since(start), bound, fmt.Sprintf("total %d of %d acknowledged", total, want), true)
+			return time.Now(), false
 		}
+		if time.Since(start) >= bound || ctx.Err() != nil {
+			e.report(m+" settle", bound, bound, fmt.Sprintf("total %d of %d acknowledged: gave up", total, want), true)
+			return time.Now(), true
+		}
+		e.report(m+" settle", time.Since(start), bound, fmt.Sprintf("total %d of %d acknowledged", total, want), false)
 		time.Sleep(100 * time.Millisecond)
 	}
-	return time.Now()
 }
 
 // sumTotals reads the counters' parents and adds up their totals.
@@ -100,7 +114,7 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 	var all []time.Duration
 	exactAt := res.End
 	gap := time.Duration(-1)
-	var during int
+	var during, total, peak, unreached int
 	for i, id := range ids {
 		writes := e.obs.of(coll+"/"+id, res.Start)
 		var times []time.Time
@@ -110,7 +124,7 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 				during++
 			}
 		}
-		r.ParentTotal += len(writes)
+		total += len(writes)
 		for k := 1; k < len(writes); k++ {
 			if d := writes[k].At.Sub(writes[k-1].At); gap < 0 || d < gap {
 				gap = d
@@ -118,12 +132,12 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 		}
 		for s, n := range perSecond(times, res.Start, seconds) {
 			r.ParentSeries[s] += n
-			r.ParentPeak = max(r.ParentPeak, r.ParentSeries[s])
+			peak = max(peak, r.ParentSeries[s])
 		}
 		slices.SortFunc(ackTimes[i], time.Time.Compare)
-		l, unreached := lags(ackTimes[i], writes)
+		l, u := lags(ackTimes[i], writes)
 		all = append(all, l...)
-		r.Unreached += unreached
+		unreached += u
 		if n := len(writes); n == 0 || writes[n-1].Total != int64(len(ackTimes[i])) {
 			exactAt = time.Time{}
 		} else if exactAt != (time.Time{}) && writes[n-1].At.After(exactAt) {
@@ -133,20 +147,22 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 			for len(r.LagSeries) <= k {
 				r.LagSeries = append(r.LagSeries, 0)
 			}
-			acked := countUpTo(ackTimes[i], t)
-			r.LagSeries[k] += float64(int64(acked) - totalAt(writes, t))
+			r.LagSeries[k] += float64(int64(countUpTo(ackTimes[i], t)) - totalAt(writes, t))
 		}
 	}
-	r.ParentPerS = float64(during) / r.Seconds
-	r.ParentPerI = float64(r.ParentTotal) / float64(r.Acked)
-	r.ParentGap = -1
+	r.ParentPerS = ptr(float64(during) / r.Seconds)
+	r.ParentPerI = ptr(float64(total) / float64(r.Acked))
+	r.ParentTotal, r.ParentPeak = ptr(total), ptr(peak)
 	if gap >= 0 {
-		r.ParentGap = ms(gap)
+		r.ParentGap = ptr(ms(gap))
+	}
+	if !r.HasRollup {
+		return
 	}
 	slices.Sort(all)
-	r.LagP50, r.LagP99 = ms(percentile(all, .5)), ms(percentile(all, .99))
-	r.SettleLag = -1
+	r.LagP50, r.LagP99 = ptr(ms(percentile(all, .5))), ptr(ms(percentile(all, .99)))
+	r.Unreached = ptr(unreached)
 	if exactAt != (time.Time{}) {
-		r.SettleLag = ms(max(0, exactAt.Sub(res.End)))
+		r.SettleLag = ptr(ms(max(0, exactAt.Sub(res.End))))
 	}
 }

@@ -45,6 +45,19 @@ func severity(l slog.Level) string {
 	}
 }
 
+// LevelName is the name ParseLevel reads for l.
+func LevelName(l slog.Level) string {
+	switch {
+	case l < slog.LevelInfo:
+		return "debug"
+	case l < slog.LevelWarn:
+		return "info"
+	case l < slog.LevelError:
+		return "warning"
+	}
+	return "error"
+}
+
 // ParseLevel reads a level name: debug, info, warning (or warn), error.
 func ParseLevel(s string) (slog.Level, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -131,6 +132,26 @@ func (e *Emulator) waitReady(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// Up reports whether an emulator answers at host (host:port).
+func Up(host string) bool { return Check(host) == nil }
+
+// Check says whether a Firestore emulator answers at host (host:port)
+// within 3 seconds: its root says "Ok". The error says what answered
+// instead, if anything did.
+func Check(host string) error {
+	client := &http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get("http://" + host + "/")
+	if err != nil {
+		return fmt.Errorf("no Firestore emulator answers at %s: %w", host, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "Ok" {
+		return fmt.Errorf("%s is not a Firestore emulator: it answered %s %q", host, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
 }
 
 // Host is the emulator's host:port, the value for FIRESTORE_EMULATOR_HOST.

@@ -1,6 +1,8 @@
-// Package stack runs tally on one machine: the Firestore emulator, the
-// registered functions served by the functions framework, and the bridge
-// that carries the emulator's trigger events to Rollup.
+// Package stack runs tally on one machine: the Firestore emulator with
+// tally's security rules, the functions on an HTTP server of their own, and
+// the bridge that carries the emulator's trigger events to Rollup. It
+// starts with every total brought up to date, and stops in order: new
+// increments refused, events in flight answered, totals folded, data saved.
 package stack
 
 import (
@@ -12,73 +14,105 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
+	"path/filepath"
+	"sync/atomic"
 	"time"
 
-	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
-
+	"github.com/tallycounters/tally"
+	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/deploy"
 	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup"
 )
 
 // TriggerKey names the Rollup trigger registered with the emulator.
 const TriggerKey = "tally-rollup"
 
+// DefaultProject is the project of a local run: "demo-" ids never reach a
+// real project.
+const DefaultProject = "demo-tally"
+
 // Options configures Start.
 type Options struct {
-	Project        string // default demo-tally
-	Host           string // address to serve on; default 127.0.0.1
-	Port           int    // functions port; 0 picks a free one
-	EmulatorPort   int    // 0 picks a free one
-	BridgePort     int    // 0 picks a free one
-	DataDir        string // import on start, export on Stop
-	ExternalHost   string // use this running emulator instead of starting one
+	Config         tally.Config // the functions' configuration; Project defaults to DefaultProject
+	Host           string       // address to serve on; default 127.0.0.1
+	Port           int          // functions port; 0 picks a free one
+	EmulatorPort   int          // 0 picks a free one
+	BridgePort     int          // 0 picks a free one
+	DataDir        string       // import on start, export on Stop
+	ExternalHost   string       // use this running emulator instead of starting one
 	Emulator       emulator.Paths
 	EmulatorOutput io.Writer
-	Logger         *slog.Logger
+	Logs           io.Writer      // the functions' JSON log lines; nil discards
+	Logger         *slog.Logger   // the stack's own; nil discards
 	Bridge         bridge.Options // Target is filled in
-	Pattern        string         // default counters/{counterId}/shards/{shardId}
+	Timeout        time.Duration  // bounds each Firestore call the stack makes itself; default 10s
 }
 
 // Stack is a running local tally.
 type Stack struct {
 	EmulatorHost string // FIRESTORE_EMULATOR_HOST
-	FunctionsURL string // e.g. http://127.0.0.1:8080; functions at /Increment, /Rollup
+	FunctionsURL string // e.g. http://127.0.0.1:8080; functions at /Increment, /Rollup, /Reconcile
 	BridgeAddr   string // the --functions_emulator address
 	Emulator     *emulator.Emulator
 	Bridge       *bridge.Bridge
+	Functions    *tally.Functions
+	Rules        string // the rules file the emulator enforces; "" for an external emulator
+	Settled      int    // counters whose totals Start brought up to date
 
 	o        Options
-	bridgeSv *http.Server
+	admin    *counter.Client
+	servers  []*http.Server
+	draining atomic.Bool
+	watching chan struct{} // closed to stop watching an external emulator
+	watched  chan struct{} // closed when the watch has stopped
 }
 
-// Start brings the stack up. The functions read their configuration from the
-// environment, so Start sets FIRESTORE_EMULATOR_HOST and GOOGLE_CLOUD_PROJECT
-// for this process. The functions framework cannot be stopped: a process
-// starts one stack.
-func Start(ctx context.Context, o Options) (*Stack, error) {
-	if o.Project == "" {
-		o.Project = "demo-tally"
+// Timeouts of the local servers: a client must send its headers within
+// readHeaderTimeout and its body within readTimeout, and an idle
+// keep-alive connection is closed after idleTimeout.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	idleTimeout       = 60 * time.Second
+	maxHeaderBytes    = 64 << 10
+)
+
+// Start brings the stack up. It sets FIRESTORE_EMULATOR_HOST for this
+// process, as the Firestore client reads it.
+func Start(ctx context.Context, o Options) (_ *Stack, err error) {
+	if o.Config.Project == "" {
+		o.Config.Project = DefaultProject
 	}
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
-	if o.Pattern == "" {
-		o.Pattern = "counters/{counterId}/shards/{shardId}"
+	if o.Logs == nil {
+		o.Logs = io.Discard
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Stack{o: o}
-	port, err := listenPort(o.Host, o.Port)
-	if err != nil {
-		return nil, err
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
 	}
-	s.FunctionsURL = "http://" + net.JoinHostPort(o.Host, strconv.Itoa(port))
-
-	bl, err := net.Listen("tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.BridgePort)))
+	s := &Stack{o: o}
+	defer func() {
+		if err != nil {
+			s.shutdown()
+		}
+	}()
+	fl, err := net.Listen("tcp", net.JoinHostPort(o.Host, fmt.Sprint(o.Port)))
 	if err != nil {
-		return nil, fmt.Errorf("stack: bridge: %w", err)
+		return nil, fmt.Errorf("stack: functions port: %w", err)
+	}
+	s.FunctionsURL = "http://" + fl.Addr().String()
+	bl, err := net.Listen("tcp", net.JoinHostPort(o.Host, fmt.Sprint(o.BridgePort)))
+	if err != nil {
+		fl.Close()
+		return nil, fmt.Errorf("stack: bridge port: %w", err)
 	}
 	s.BridgeAddr = bl.Addr().String()
 	bo := o.Bridge
@@ -87,67 +121,114 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		bo.Logger = o.Logger
 	}
 	s.Bridge = bridge.New(bo)
-	s.bridgeSv = &http.Server{Handler: s.Bridge, ReadHeaderTimeout: 10 * time.Second}
-	go s.bridgeSv.Serve(bl)
+	s.serve(bl, s.Bridge)
 
-	if o.ExternalHost != "" {
-		s.EmulatorHost = o.ExternalHost
-	} else {
-		eo := emulator.Options{Paths: o.Emulator, Host: o.Host, Port: o.EmulatorPort,
-			FunctionsEmulator: s.BridgeAddr, Output: o.EmulatorOutput}
-		if o.DataDir != "" {
-			eo.ImportData = emulator.LatestExport(o.DataDir)
-		}
-		if s.Emulator, err = emulator.Start(ctx, eo); err != nil {
-			s.bridgeSv.Close()
-			return nil, err
-		}
-		s.EmulatorHost = s.Emulator.Host()
+	if err := s.startEmulator(ctx); err != nil {
+		fl.Close()
+		return nil, err
 	}
 	os.Setenv("FIRESTORE_EMULATOR_HOST", s.EmulatorHost)
-	os.Setenv("GOOGLE_CLOUD_PROJECT", o.Project)
-
-	trigger := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: o.Pattern}
-	if err := emulator.RegisterTrigger(ctx, s.EmulatorHost, o.Project, TriggerKey, trigger); err != nil {
-		s.Stop(context.Background())
+	if s.Functions, err = tally.NewFunctions(ctx, o.Config, o.Logs); err != nil {
+		fl.Close()
 		return nil, err
 	}
-	served := make(chan error, 1)
-	go func() { served <- funcframework.StartHostPort(o.Host, strconv.Itoa(port)) }()
-	if err := waitServing(ctx, s.FunctionsURL, served); err != nil {
-		s.Stop(context.Background())
+	s.admin = counter.New(s.Functions.Client, counter.Options{
+		Layout: o.Config.Layout, ShardCacheTTL: o.Config.CacheTTL, Window: o.Config.Window, Timeout: o.Timeout,
+	})
+	if err := s.register(ctx); err != nil {
+		fl.Close()
 		return nil, err
+	}
+	s.serve(fl, s.gate(s.Functions.Handler()))
+	if s.Settled, err = s.settle(ctx); err != nil {
+		return nil, err
+	}
+	if o.ExternalHost != "" {
+		s.watching, s.watched = make(chan struct{}), make(chan struct{})
+		go s.watch()
 	}
 	return s, nil
 }
 
-// listenPort checks that port is free (or finds one) on host.
-func listenPort(host string, port int) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
-		return 0, fmt.Errorf("stack: functions port: %w", err)
+// startEmulator starts the emulator with tally's rules and the data kept in
+// DataDir, or takes the external one.
+func (s *Stack) startEmulator(ctx context.Context) error {
+	o := s.o
+	if o.ExternalHost != "" {
+		s.EmulatorHost = o.ExternalHost
+		return nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	src, err := deploy.Rules(deploy.RulesOptions{Collection: o.Config.Layout.Collection})
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "tally-rules-")
+	if err != nil {
+		return fmt.Errorf("stack: rules: %w", err)
+	}
+	s.Rules = filepath.Join(dir, "firestore.rules")
+	if err := os.WriteFile(s.Rules, []byte(src), 0o644); err != nil {
+		return fmt.Errorf("stack: rules: %w", err)
+	}
+	eo := emulator.Options{Paths: o.Emulator, Host: o.Host, Port: o.EmulatorPort,
+		FunctionsEmulator: s.BridgeAddr, Output: o.EmulatorOutput, Rules: s.Rules}
+	if o.DataDir != "" {
+		eo.ImportData = emulator.LatestExport(o.DataDir)
+	}
+	if s.Emulator, err = emulator.Start(ctx, eo); err != nil {
+		return err
+	}
+	s.EmulatorHost = s.Emulator.Host()
+	return nil
 }
 
-func waitServing(ctx context.Context, url string, served <-chan error) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// register has the emulator deliver every write to a shard to the bridge.
+func (s *Stack) register(ctx context.Context) error {
+	pattern := s.o.Config.Layout.Collection + "/{counterId}/" + layout.ShardsCollection + "/{shardId}"
+	t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Database: s.o.Config.Database, Pattern: pattern}
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
-	for {
-		resp, err := http.Get(url + "/Increment")
-		if err == nil {
-			resp.Body.Close()
-			return nil
+	return emulator.RegisterTrigger(ctx, s.EmulatorHost, s.o.Config.Project, TriggerKey, t)
+}
+
+// settle folds every counter, so that each total is its shards' sum however
+// the last run ended, and says how many there were.
+func (s *Stack) settle(ctx context.Context) (int, error) {
+	n := 0
+	err := s.admin.ReconcileAll(ctx, func(d rollup.Drift, err error) {
+		n++
+		if err != nil {
+			s.o.Logger.Error("stack: fold failed", "counter", d.Counter, "error", err.Error())
+		} else if d.Drift != 0 {
+			s.o.Logger.Info("stack: brought a total up to date", "counter", d.Counter, "total", d.Total, "sum", d.Sum)
 		}
-		select {
-		case err := <-served:
-			return fmt.Errorf("stack: functions framework: %w", err)
-		case <-ctx.Done():
-			return fmt.Errorf("stack: functions not serving at %s: %w", url, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+	})
+	if err != nil {
+		return n, fmt.Errorf("stack: bring totals up to date: %w", err)
 	}
+	return n, nil
+}
+
+// serve serves h on l with the local servers' timeouts.
+func (s *Stack) serve(l net.Listener, h http.Handler) {
+	sv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+		IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
+	s.servers = append(s.servers, sv)
+	go sv.Serve(l)
+}
+
+// gate refuses new increments once the stack is stopping.
+func (s *Stack) gate(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() && r.URL.Path == "/Increment" {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Header().Set("Retry-After", "5")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":"tally serve is stopping; try again"}`+"\n")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Done is closed if the emulator the stack started exits; nil for an
@@ -159,31 +240,63 @@ func (s *Stack) Done() <-chan struct{} {
 	return s.Emulator.Done()
 }
 
-// Stop lets in-flight events finish (bounded by ctx), exports the data when
-// DataDir is set, and stops the emulator and the bridge.
+// Stop drains, then saves, then stops: new increments are refused, every
+// event the bridge holds is answered (each by a fold), every counter is
+// folded (which covers writes whose events the emulator had not handed
+// over), the data is exported when DataDir is set, and then the servers and
+// the emulator stop. ctx bounds the draining.
 func (s *Stack) Stop(ctx context.Context) error {
+	s.draining.Store(true)
 	var errs []error
-	if s.Bridge != nil {
-		if err := s.Bridge.Wait(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("stack: events still in flight: %w", err))
-		}
+	if err := s.Bridge.Wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stack: events still in flight: %w", err))
 	}
-	if s.Emulator != nil {
-		if s.o.DataDir != "" {
-			select {
-			case <-s.Emulator.Done():
-			default:
-				if err := s.Emulator.Export(ctx, s.o.Project, s.o.DataDir); err != nil {
-					errs = append(errs, err)
-				}
-			}
-		}
-		if err := s.Emulator.Stop(); err != nil {
+	if s.emulatorUp() {
+		if _, err := s.settle(ctx); err != nil {
 			errs = append(errs, err)
 		}
+		if s.Emulator != nil && s.o.DataDir != "" {
+			if err := s.Emulator.Export(ctx, s.o.Config.Project, s.o.DataDir); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
-	if s.bridgeSv != nil {
-		s.bridgeSv.Close()
-	}
+	errs = append(errs, s.shutdown())
 	return errors.Join(errs...)
+}
+
+// emulatorUp reports whether the emulator answers.
+func (s *Stack) emulatorUp() bool {
+	if s.Emulator != nil {
+		select {
+		case <-s.Emulator.Done():
+			return false
+		default:
+		}
+	}
+	return emulator.Up(s.EmulatorHost)
+}
+
+// shutdown stops whatever was started, in reverse.
+func (s *Stack) shutdown() error {
+	if s.watching != nil {
+		close(s.watching)
+		<-s.watched
+		s.watching = nil
+	}
+	for _, sv := range s.servers {
+		sv.Close()
+	}
+	s.servers = nil
+	if s.Functions != nil {
+		s.Functions.Close()
+	}
+	var err error
+	if s.Emulator != nil {
+		err = s.Emulator.Stop()
+	}
+	if s.Rules != "" {
+		os.RemoveAll(filepath.Dir(s.Rules))
+	}
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -11,7 +12,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	_ "github.com/tallycounters/tally" // registers Increment and Rollup
+	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/layout"
 )
@@ -26,7 +27,12 @@ func TestEndToEnd(t *testing.T) {
 	}
 	t.Setenv("TALLY_AUTO_GROW", "false") // keep the 10 shards the test counts
 	ctx := context.Background()
-	s, err := Start(ctx, Options{Project: emulatortest.Project, Port: 0, Emulator: paths})
+	cfg, err := tally.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Project = emulatortest.Project
+	s, err := Start(ctx, Options{Config: cfg, Emulator: paths})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// configCommand prints the configuration in force: the same variables, read
+// by the same code, as the functions, with this command's flags on top.
+func configCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Print the configuration in force, or check it (--check)",
+		Long: "config prints every TALLY_* variable with the value the functions and the other\n" +
+			"commands use, and where it came from. A bad value is an error naming its variable,\n" +
+			"with exit status 2; --check prints nothing else, for scripts such as deploy.sh.",
+		Args: exactArgs(0, "no arguments"),
+	}
+	s := configFlags(cmd)
+	cmd.Flags().BoolVar(&s.json, "json", false, "print one JSON object")
+	check := cmd.Flags().Bool("check", false, "only check the configuration")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cfg, err := s.config()
+		if err != nil || *check {
+			return err
+		}
+		vars := cfg.Vars()
+		from := s.sources()
+		host := os.Getenv(EnvEmulator)
+		if s.json {
+			out := map[string]string{EnvEmulator: host}
+			for _, v := range vars {
+				out[v.Name] = v.Value
+			}
+			b, _ := json.Marshal(out)
+			fmt.Fprintln(cmd.OutOrStdout(), string(b))
+			return nil
+		}
+		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+		for _, v := range vars {
+			fmt.Fprintf(tw, "%s=%s\t# %s\n", v.Name, v.Value, from[v.Name])
+		}
+		where := "unset: counter commands use a Google Cloud project"
+		if host != "" {
+			where = "environment: counter commands use this emulator"
+		}
+		fmt.Fprintf(tw, "%s=%s\t# %s\n", EnvEmulator, host, where)
+		return tw.Flush()
+	}
+	return cmd
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the tally command when TALLY_TEST_MAIN is set,
+// so tests run the real program as a child process.
+func TestMain(m *testing.M) {
+	if os.Getenv("TALLY_TEST_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// syncBuffer is a buffer a child process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// childEnv is the environment of a tally child: no emulator of the test's,
+// the local project, and env on top.
+func childEnv(env []string) []string {
+	return append(append(os.Environ(), "TALLY_TEST_MAIN=1", "FIRESTORE_EMULATOR_HOST=", "GOOGLE_CLOUD_PROJECT=demo-tally"), env...)
+}
+
+// start starts the command with args; its stdout is read line by line.
+func start(t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = childEnv(env)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, bufio.NewScanner(out), stderr
+}
+
+// tallyOut runs the command to its end and returns its output and status.
+func tallyOut(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = childEnv(env)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+var (
+	pidLine       = regexp.MustCompile(`Firestore emulator \(pid (\d+)\)`)
+	functionsLine = regexp.MustCompile(`functions at (http://\S+)/Increment`)
+)
+
+// ready is what serve printed once it was ready.
+type ready struct {
+	pid       int    // the emulator's
+	emulator  string // FIRESTORE_EMULATOR_HOST
+	functions string // base URL of the functions
+	lines     []string
+	later     *syncBuffer // what serve prints after
+}
+
+// waitReady reads serve's output up to its FIRESTORE_EMULATOR_HOST line, and
+// drains the rest in the background.
+func waitReady(t *testing.T, out *bufio.Scanner, stderr *syncBuffer) ready {
+	t.Helper()
+	r := ready{later: &syncBuffer{}}
+	for out.Scan() {
+		line := out.Text()
+		r.lines = append(r.lines, line)
+		if m := pidLine.FindStringSubmatch(line); m != nil {
+			r.pid, _ = strconv.Atoi(m[1])
+		}
+		if m := functionsLine.FindStringSubmatch(line); m != nil {
+			r.functions = m[1]
+		}
+		if host, ok := strings.CutPrefix(line, "FIRESTORE_EMULATOR_HOST="); ok {
+			r.emulator = host
+			go func() {
+				for out.Scan() {
+					r.later.Write([]byte(out.Text() + "\n"))
+				}
+			}()
+			return r
+		}
+	}
+	t.Fatalf("serve ended before it was ready: %s", stderr)
+	return r
+}
+
+// alive reports whether pid is a live process (a zombie counts as gone).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && !bytes.Contains(stat, []byte(") Z "))
+}
+
+// gone waits until pid has exited, for at most a minute (a liveness
+// bound, not a measurement).
+func gone(pid int) bool {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if !alive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("tally did not exit within 2 minutes")
+		return -1
+	}
+}
+
+// incrementVia adds 1 to counter through Increment at base and says whether it
+// was acknowledged.
+func incrementVia(t *testing.T, base, counter string) bool {
+	t.Helper()
+	resp, err := http.Post(base+"/Increment", "application/json", strings.NewReader(`{"counter":"`+counter+`"}`))
+	if err != nil {
+		t.Errorf("increment: %v", err)
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// rest calls the emulator's REST API for project demo-tally, as the owner
+// when owner is set, and returns the status and body.
+func rest(t *testing.T, method, emulator, path, body string, owner bool) (int, string) {
+	t.Helper()
+	url := "http://" + emulator + "/v1/projects/demo-tally/databases/(default)/documents/" + path
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if owner {
+		req.Header.Set("Authorization", "Bearer owner")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// total reads counter's total as the owner; -1 if it has none.
+func total(t *testing.T, emulator, counter string) int64 {
+	t.Helper()
+	code, body := rest(t, http.MethodGet, emulator, "counters/"+counter+"?mask.fieldPaths=total", "", true)
+	if code != http.StatusOK {
+		return -1
+	}
+	var doc struct {
+		Fields struct {
+			Total struct {
+				IntegerValue string `json:"integerValue"`
+			} `json:"total"`
+		} `json:"fields"`
+	}
+	json.Unmarshal([]byte(body), &doc)
+	n, err := strconv.ParseInt(doc.Fields.Total.IntegerValue, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// waitTotal waits until counter's total is want, for at most a minute.
+func waitTotal(t *testing.T, emulator, counter string, want int64) {
+	t.Helper()
+	var got int64
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = total(t, emulator, counter); got == want {
+			return
+		}
+	}
+	t.Errorf("total of %s = %d, want %d", counter, got, want)
+}
+
+// waitFor waits until serve has printed want after it was ready, for at
+// most a minute.
+func (r ready) waitFor(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if strings.Contains(r.later.String(), want) {
+			return
+		}
+	}
+	t.Fatalf("serve never printed %q; it printed:\n%s", want, r.later)
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally"
+	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/stack"
+)
+
+// EnvEmulator is where the Firestore client finds the emulator.
+const EnvEmulator = "FIRESTORE_EMULATOR_HOST"
+
+// settings are the flags that override the functions' configuration.
+type settings struct {
+	cmd                                  *cobra.Command
+	project, database, collection, field string
+	json                                 bool
+	timeout                              time.Duration
+}
+
+// configFlags adds the flags that override the configuration's place of
+// the counters to cmd.
+func configFlags(cmd *cobra.Command) *settings {
+	s := &settings{cmd: cmd}
+	f := cmd.Flags()
+	f.StringVar(&s.project, "project", "", "Google Cloud project ("+tally.EnvProject+"; "+stack.DefaultProject+" on the emulator)")
+	f.StringVar(&s.database, "database", "", "Firestore database ("+tally.EnvDatabase+"; default (default))")
+	f.StringVar(&s.collection, "collection", "", "collection of counters ("+tally.EnvCollection+"; default counters)")
+	f.StringVar(&s.field, "shard-field", "", "integer field of each shard ("+tally.EnvShardField+"; default count)")
+	return s
+}
+
+// clientFlags adds what commands that talk to Firestore take besides.
+func (s *settings) clientFlags() {
+	s.cmd.Flags().BoolVar(&s.json, "json", false, "print one JSON object per line, for scripts")
+	s.cmd.Flags().DurationVar(&s.timeout, "timeout", 10*time.Second, "bound on each Firestore call")
+}
+
+// config is the functions' configuration from the environment, with the
+// flags given on top. A bad value is a usage error naming its variable.
+func (s *settings) config() (tally.Config, error) {
+	cfg, err := tally.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return tally.Config{}, usageError{err}
+	}
+	f := s.cmd.Flags()
+	if f.Changed("project") {
+		cfg.Project = s.project
+	}
+	if f.Changed("database") {
+		cfg.Database = s.database
+	}
+	if f.Changed("collection") {
+		cfg.Layout.Collection = s.collection
+	}
+	if f.Changed("shard-field") {
+		cfg.Layout.ShardField = s.field
+	}
+	if err := cfg.Layout.Validate(); err != nil {
+		return tally.Config{}, usageError{err}
+	}
+	if cfg.Project == "" && os.Getenv(EnvEmulator) != "" {
+		cfg.Project = stack.DefaultProject
+	}
+	return cfg, nil
+}
+
+// sources says where each variable's value came from: a flag, the
+// environment, or the default.
+func (s *settings) sources() map[string]string {
+	flags := map[string]string{tally.EnvProject: "project", tally.EnvDatabase: "database",
+		tally.EnvCollection: "collection", tally.EnvShardField: "shard-field"}
+	out := map[string]string{}
+	cfg, _ := tally.ConfigFromEnv(func(string) string { return "" })
+	for _, v := range cfg.Vars() {
+		switch {
+		case flags[v.Name] != "" && s.cmd.Flags().Changed(flags[v.Name]):
+			out[v.Name] = "flag --" + flags[v.Name]
+		case os.Getenv(v.Name) != "":
+			out[v.Name] = "environment"
+		default:
+			out[v.Name] = "default"
+		}
+	}
+	return out
+}
+
+// connect checks the emulator, if one is set, and opens a client for cfg.
+func connect(ctx context.Context, cfg tally.Config) (*firestore.Client, error) {
+	if host := os.Getenv(EnvEmulator); host != "" {
+		if err := emulator.Check(host); err != nil {
+			return nil, fmt.Errorf("%v (%s=%s). Start one with 'tally serve', which prints the value to export, "+
+				"or unset %s to use a Google Cloud project", err, EnvEmulator, host, EnvEmulator)
+		}
+	}
+	project := cfg.Project
+	if project == "" {
+		project = firestore.DetectProjectID
+	}
+	fs, err := firestore.NewClientWithDatabase(ctx, project, cfg.Database)
+	if err != nil {
+		return nil, explain(fmt.Errorf("connect to Firestore: %w", err), 0)
+	}
+	return fs, nil
+}
+
+// explain turns what Firestore answered into what to do about it.
+func explain(err error, timeout time.Duration) error {
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(err.Error(), "could not find default credentials"):
+		return fmt.Errorf("no Google credentials found. To use the local emulator, set %s to the address "+
+			"'tally serve' prints; for a Google Cloud project, run 'gcloud auth application-default login' "+
+			"and give --project", EnvEmulator)
+	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.Unavailable:
+		if host := os.Getenv(EnvEmulator); host != "" {
+			return fmt.Errorf("the Firestore emulator at %s=%s did not answer within %v (--timeout): is it still running? (%v)",
+				EnvEmulator, host, timeout, err)
+		}
+		return fmt.Errorf("Firestore did not answer within %v (--timeout): %w", timeout, err)
+	}
+	return err
+}

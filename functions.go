@@ -1,0 +1,80 @@
+package tally
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"cloud.google.com/go/compute/metadata"
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/rollup"
+)
+
+// Functions are tally's three HTTP functions built from one Config, on one
+// Firestore client: what the functions framework serves in the cloud, and
+// what tally serve serves locally.
+type Functions struct {
+	Increment http.Handler
+	Rollup    *rollup.Handler
+	Reconcile http.Handler
+	Client    *firestore.Client
+	Log       *slog.Logger
+}
+
+// NewFunctions builds the functions for cfg, logging JSON lines to logs.
+// With no project configured it asks the metadata server, as Cloud
+// Functions (2nd gen) does not set GOOGLE_CLOUD_PROJECT.
+func NewFunctions(ctx context.Context, cfg Config, logs io.Writer) (*Functions, error) {
+	logger := cloudlog.New(logs, cfg.LogLevel)
+	if cfg.Project == "" && metadata.OnGCE() {
+		p, err := metadata.ProjectIDWithContext(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("tally: project from the metadata server: %w", err)
+		}
+		cfg.Project = p
+	}
+	if cfg.Project == "" {
+		return nil, fmt.Errorf("tally: no project: set %s", EnvProject)
+	}
+	client, err := firestore.NewClientWithDatabase(ctx, cfg.Project, cfg.Database)
+	if err != nil {
+		return nil, fmt.Errorf("tally: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
+	}
+	grow := rollup.GrowPolicy{}
+	if cfg.AutoGrow {
+		grow = cfg.Grow
+	}
+	return &Functions{
+		Increment: increment.New(client, increment.Config{
+			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
+			MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: logger,
+		}),
+		Rollup: rollup.New(client, rollup.Config{
+			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Window: cfg.Window, Grow: grow, Logger: logger,
+		}),
+		Reconcile: counter.New(client, counter.Options{
+			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window,
+		}).ReconcileHandler(logger),
+		Client: client,
+		Log:    logger,
+	}, nil
+}
+
+// Handler serves the functions at /Increment, /Rollup and /Reconcile, as
+// the functions framework serves them when no FUNCTION_TARGET is set.
+func (f *Functions) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/Increment", f.Increment)
+	mux.Handle("/Rollup", f.Rollup)
+	mux.Handle("/Reconcile", f.Reconcile)
+	return mux
+}
+
+// Close closes the Firestore client.
+func (f *Functions) Close() error { return f.Client.Close() }
