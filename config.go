@@ -3,6 +3,7 @@ package tally
 import (
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,17 @@ const (
 	EnvGrowPerShard  = "TALLY_GROW_PER_SHARD" // writes/s a shard should take; default 1
 	EnvGrowMax       = "TALLY_GROW_MAX_SHARDS"
 	EnvGrowPeriod    = "TALLY_GROW_PERIOD"
+	EnvAuth          = "TALLY_AUTH"            // none (default) or firebase
+	EnvPublic        = "TALLY_PUBLIC"          // default false: anyone may call Increment
+	EnvCounterPat    = "TALLY_COUNTER_PATTERN" // ids a public Increment may create
+	EnvPublicMaxStep = "TALLY_PUBLIC_MAX_STEP" // default 1
+	EnvIdemTTL       = "TALLY_IDEMPOTENCY_TTL" // default 24h
+)
+
+// Values of TALLY_AUTH.
+const (
+	AuthNone     = "none"
+	AuthFirebase = "firebase"
 )
 
 // Config is everything the functions are configured with.
@@ -46,6 +58,12 @@ type Config struct {
 	Window        time.Duration
 	AutoGrow      bool
 	Grow          rollup.GrowPolicy // in force when AutoGrow is on
+
+	Auth           string         // AuthNone or AuthFirebase
+	Public         bool           // anyone may call Increment
+	CounterPattern *regexp.Regexp // ids a public Increment may create; nil: none
+	PublicMaxStep  int64
+	IdempotencyTTL time.Duration
 }
 
 // Defaults of the growth policy.
@@ -87,7 +105,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, "10"), EnvDefaultShards, 1, layout.MaxShards); err != nil {
 		return Config{}, err
 	}
-	if cfg.AutoCreate, err = strconv.ParseBool(env(EnvAutoCreate, "true")); err != nil {
+	if err := publicFromEnv(env, &cfg); err != nil {
+		return Config{}, err
+	}
+	// A public Increment creates no counter unless told to.
+	if cfg.AutoCreate, err = strconv.ParseBool(env(EnvAutoCreate, strconv.FormatBool(!cfg.Public))); err != nil {
 		return Config{}, fmt.Errorf("config: %s=%q is not a boolean", EnvAutoCreate, getenv(EnvAutoCreate))
 	}
 	step, err := intIn(env(EnvMaxStep, "1000"), EnvMaxStep, 1, MaxStep)
@@ -162,6 +184,33 @@ func growFromEnv(env func(key, def string) string, cfg *Config) error {
 	return nil
 }
 
+// publicFromEnv reads who may call Increment and what they may do.
+func publicFromEnv(env func(key, def string) string, cfg *Config) error {
+	var err error
+	switch cfg.Auth = env(EnvAuth, AuthNone); cfg.Auth {
+	case AuthNone, AuthFirebase:
+	default:
+		return fmt.Errorf("config: %s=%q: want %s or %s", EnvAuth, cfg.Auth, AuthNone, AuthFirebase)
+	}
+	if cfg.Public, err = strconv.ParseBool(env(EnvPublic, "false")); err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvPublic, env(EnvPublic, ""))
+	}
+	if p := env(EnvCounterPat, ""); p != "" {
+		if cfg.CounterPattern, err = regexp.Compile("^(?:" + p + ")$"); err != nil {
+			return fmt.Errorf("config: %s=%q is not a regular expression: %v", EnvCounterPat, p, err)
+		}
+	}
+	step, err := intIn(env(EnvPublicMaxStep, "1"), EnvPublicMaxStep, 1, MaxStep)
+	if err != nil {
+		return err
+	}
+	cfg.PublicMaxStep = int64(step)
+	if cfg.IdempotencyTTL, err = time.ParseDuration(env(EnvIdemTTL, "24h")); err != nil || cfg.IdempotencyTTL < time.Minute {
+		return fmt.Errorf("config: %s=%q is not a duration of a minute or more such as 24h", EnvIdemTTL, env(EnvIdemTTL, ""))
+	}
+	return nil
+}
+
 // Var is one environment variable of the configuration, with the value
 // that is in force.
 type Var struct {
@@ -187,5 +236,18 @@ func (c Config) Vars() []Var {
 		{EnvGrowMax, strconv.Itoa(c.Grow.Max)},
 		{EnvGrowPeriod, c.Grow.Period.String()},
 		{EnvLogLevel, cloudlog.LevelName(c.LogLevel)},
+		{EnvAuth, c.Auth},
+		{EnvPublic, strconv.FormatBool(c.Public)},
+		{EnvCounterPat, patternSource(c.CounterPattern)},
+		{EnvPublicMaxStep, strconv.FormatInt(c.PublicMaxStep, 10)},
+		{EnvIdemTTL, c.IdempotencyTTL.String()},
 	}
+}
+
+// patternSource is the pattern as it was given.
+func patternSource(re *regexp.Regexp) string {
+	if re == nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(re.String(), "^(?:"), ")$")
 }

@@ -9,6 +9,7 @@ import (
 
 	"cloud.google.com/go/compute/metadata"
 	"cloud.google.com/go/firestore"
+	firebase "firebase.google.com/go/v4"
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
@@ -50,10 +51,24 @@ func NewFunctions(ctx context.Context, cfg Config, logs io.Writer) (*Functions, 
 	if cfg.AutoGrow {
 		grow = cfg.Grow
 	}
+	var verifier increment.TokenVerifier
+	if cfg.Auth == AuthFirebase {
+		// The Admin SDK honours FIREBASE_AUTH_EMULATOR_HOST.
+		app, err := firebase.NewApp(ctx, &firebase.Config{ProjectID: cfg.Project})
+		if err == nil {
+			verifier, err = app.Auth(ctx)
+		}
+		if err != nil {
+			client.Close()
+			return nil, fmt.Errorf("tally: Firebase Auth for project %q: %w", cfg.Project, err)
+		}
+	}
 	return &Functions{
 		Increment: increment.New(client, increment.Config{
 			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
 			MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: logger,
+			Auth: verifier, Public: cfg.Public, PublicMaxStep: cfg.PublicMaxStep, CounterPattern: cfg.CounterPattern,
+			IdempotencyTTL: cfg.IdempotencyTTL,
 		}),
 		Rollup: rollup.New(client, rollup.Config{
 			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Window: cfg.Window, Grow: grow, Logger: logger,

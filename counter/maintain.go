@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -107,23 +108,28 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(rollup.Drift, err
 	return first
 }
 
-// Delete removes id's shards and then its parent. Events still in flight
-// for the shards bring nothing back: a fold creates a parent only for shards
-// that hold something. Stop increments to it first: one racing the delete
-// brings the counter back with that increment.
+// Delete removes id's shards, its voters' votes and the records of its
+// idempotency keys, then the parent. Events still in flight bring nothing back: a
+// fold creates a parent only for shards that hold something. Stop
+// increments to it first: one racing the delete brings the counter back
+// with that increment.
 func (c *Client) Delete(ctx context.Context, id string) error {
 	if err := c.exists(ctx, id); err != nil {
 		return fmt.Errorf("counter: delete %s: %w", id, err)
 	}
-	refs, err := c.shardRefs(ctx, id)
-	if err != nil {
-		return fmt.Errorf("counter: delete %s: %w", id, err)
-	}
-	err = c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
-		return bw.Delete(ref)
-	})
-	if err != nil {
-		return fmt.Errorf("counter: delete %s: %w", id, err)
+	for _, sub := range []string{layout.ShardsCollection, layout.VotersCollection, layout.KeysCollection} {
+		lctx, cancel := c.bound(ctx, listBatches)
+		refs, err := c.layout.Counter(c.fs, id).Collection(sub).DocumentRefs(lctx).GetAll()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("counter: delete %s: list %s: %w", id, sub, err)
+		}
+		err = c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
+			return bw.Delete(ref)
+		})
+		if err != nil {
+			return fmt.Errorf("counter: delete %s: %w", id, err)
+		}
 	}
 	dctx, cancel := c.bound(ctx, 1)
 	defer cancel()

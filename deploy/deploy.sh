@@ -17,8 +17,13 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
   --database ID             Firestore database (default "(default)")
   --database-location LOC   the database's location, e.g. nam5 or us-central1;
                             the Rollup trigger must be in it
-  --public                  anyone may call Increment (browser counters);
+  --public                  anyone may call Increment (browser counters): it then takes
+                            JSON bodies only, steps of 1, and existing counters only;
                             default: only callers with roles/run.invoker
+  --auth firebase           Increment verifies each caller's Firebase ID token (401
+                            without one) and takes votes, one per user; default none
+  --counter-pattern REGEX   ids of counters a public Increment may create
+  --public-max-step N       largest |by| a public Increment takes (default 1)
   --cors-origins LIST       origins browsers may call Increment from, comma-separated
   --signed-in-reads         only signed-in users may read counters (default: anyone)
   --reconcile-schedule      also deploy Reconcile and an hourly Cloud Scheduler job for it
@@ -37,6 +42,7 @@ EOF
 
 project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
+auth=none counter_pattern="" public_max_step=1
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100
 
 need() { # need FLAG VALUE: the flag's value must be there
@@ -64,6 +70,9 @@ while [ $# -gt 0 ]; do
 	--database) need "$1" "${2-}"; database=$2; shift 2 ;;
 	--database-location) need "$1" "${2-}"; location=$2; shift 2 ;;
 	--cors-origins) need "$1" "${2-}"; cors=$2; shift 2 ;;
+	--auth) need "$1" "${2-}"; auth=$2; shift 2 ;;
+	--counter-pattern) need "$1" "${2-}"; counter_pattern=$2; shift 2 ;;
+	--public-max-step) need "$1" "${2-}"; public_max_step=$2; shift 2 ;;
 	--collection) need "$1" "${2-}"; collection=$2; shift 2 ;;
 	--shard-field) need "$1" "${2-}"; shard_field=$2; shift 2 ;;
 	--window) need "$1" "${2-}"; window=$2; shift 2 ;;
@@ -108,12 +117,23 @@ check_config() {
 	done
 	if ! env "${clean[@]}" GOOGLE_CLOUD_PROJECT="$project" TALLY_DATABASE="$database" \
 		TALLY_COLLECTION="$collection" TALLY_SHARD_FIELD="$shard_field" TALLY_ROLLUP_WINDOW="$window" \
-		TALLY_CORS_ORIGINS="$cors" FIRESTORE_EMULATOR_HOST= go run ./cmd/tally config --check; then
+		TALLY_CORS_ORIGINS="$cors" TALLY_AUTH="$auth" TALLY_PUBLIC="$public" \
+		TALLY_COUNTER_PATTERN="$counter_pattern" TALLY_PUBLIC_MAX_STEP="$public_max_step" \
+		FIRESTORE_EMULATOR_HOST= go run ./cmd/tally config --check; then
 		echo "deploy: fix the value above; nothing was deployed" >&2
 		exit 2
 	fi
 }
 check_config
+if [ "$public" = true ] && [ "$auth" != firebase ]; then
+	cat >&2 <<EOF
+deploy: warning: --public without --auth firebase. Anyone on the internet may then
+  call Increment with no sign-in: add 1 (or up to --public-max-step) to any existing
+  counter as often as they like, from any page, and create counters matching
+  --counter-pattern; no vote is one per user, and only an Idempotency-Key stops a
+  retry from counting twice. Use --auth firebase for buttons that people press.
+EOF
+fi
 
 # quote prints one argument so that a shell reads it back unchanged.
 quote() {
@@ -146,9 +166,19 @@ exists() {
 runtime_sa="tally-runtime@$project.iam.gserviceaccount.com"
 trigger_sa="tally-trigger@$project.iam.gserviceaccount.com"
 scheduler_sa="tally-scheduler@$project.iam.gserviceaccount.com"
-env_vars="^|^TALLY_DATABASE=$database|TALLY_COLLECTION=$collection|TALLY_SHARD_FIELD=$shard_field|TALLY_ROLLUP_WINDOW=$window"
+# '~~' separates the variables: a pattern may hold '|' and ','.
+env_vars="^~~^TALLY_DATABASE=$database~~TALLY_COLLECTION=$collection~~TALLY_SHARD_FIELD=$shard_field~~TALLY_ROLLUP_WINDOW=$window"
 if [ -n "$cors" ]; then
-	env_vars="$env_vars|TALLY_CORS_ORIGINS=$cors"
+	env_vars="$env_vars~~TALLY_CORS_ORIGINS=$cors"
+fi
+if [ "$public" = true ]; then
+	env_vars="$env_vars~~TALLY_PUBLIC=true~~TALLY_PUBLIC_MAX_STEP=$public_max_step"
+fi
+if [ "$auth" != none ]; then
+	env_vars="$env_vars~~TALLY_AUTH=$auth"
+fi
+if [ -n "$counter_pattern" ]; then
+	env_vars="$env_vars~~TALLY_COUNTER_PATTERN=$counter_pattern"
 fi
 
 echo "# APIs"
@@ -203,6 +233,10 @@ run gcloud functions deploy tally-rollup --gen2 --project="$project" --region="$
 	--max-instances="$rollup_max" --concurrency=1000 --cpu=1 --memory=256Mi --timeout=60s
 run gcloud functions add-invoker-policy-binding tally-rollup --project="$project" --region="$region" \
 	--member="serviceAccount:$trigger_sa"
+
+echo "# Idempotency keys: Firestore deletes each record once its expires_at has passed"
+run gcloud firestore fields ttls update expires_at --collection-group=keys --enable-ttl \
+	--database="$database" --project="$project" --async
 
 echo "# Security rules"
 rules=(go run ./cmd/tally rules --publish --project="$project" --database="$database" --collection="$collection")

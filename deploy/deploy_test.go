@@ -75,6 +75,8 @@ var variants = map[string][]string{
 		"--public", "--reconcile-schedule", "--cors-origins", "https://a.example,https://b.example"},
 	"private, named database": {"--project", "demo-proj", "--region", "europe-west1", "--database", "tallies",
 		"--database-location", "eur3", "--signed-in-reads", "--collection", "votes", "--shard-field", "Count"},
+	"public, signed in": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
+		"--public", "--auth", "firebase", "--counter-pattern", "(likes|views)-[0-9]+", "--cors-origins", "https://app.example"},
 	"flags with =": {"--project=demo-proj", "--region=asia-northeast1", "--database-location=asia-northeast1",
 		"--window=500ms", "--rollup-max-instances=20", "--cors-origins=https://a.example"},
 }
@@ -190,6 +192,9 @@ func TestScriptRejectsBadArguments(t *testing.T) {
 		{append(base, "--shard-field", "a.b"), "TALLY_SHARD_FIELD"},
 		{append(base, "--collection=a/b"), "TALLY_COLLECTION"},
 		{append(base, "--database", "Bad_DB"), "TALLY_DATABASE"},
+		{append(base, "--auth", "password"), "TALLY_AUTH"},
+		{append(base, "--public", "--counter-pattern", "(unclosed"), "TALLY_COUNTER_PATTERN"},
+		{append(base, "--public", "--public-max-step", "0"), "TALLY_PUBLIC_MAX_STEP"},
 	} {
 		cmd := exec.Command("bash", append([]string{"deploy.sh", "--dry-run"}, tc.args...)...)
 		cmd.Env = append(os.Environ(), "TALLY_MAX_STEP=not-passed-on") // the shell's own TALLY_* do not count
@@ -199,6 +204,34 @@ func TestScriptRejectsBadArguments(t *testing.T) {
 		}
 		if strings.Contains(string(out), "gcloud functions deploy") {
 			t.Errorf("deploy.sh %v printed a deploy before failing", tc.args)
+		}
+	}
+}
+
+// TestPublicWarns: --public without --auth firebase says what anyone may
+// then do; with it, no warning. Either way the function is told it is
+// public, and the keys' records get their TTL policy.
+func TestPublicWarns(t *testing.T) {
+	base := []string{"--project", "p", "--region", "us-central1", "--database-location", "nam5", "--public"}
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{base, true},
+		{append(base, "--auth", "firebase"), false},
+	} {
+		out, err := exec.Command("bash", append([]string{"deploy.sh", "--dry-run"}, tc.args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, out)
+		}
+		text := string(out)
+		if warned := strings.Contains(text, "warning: --public without --auth firebase"); warned != tc.warn {
+			t.Errorf("%v: warned %v, want %v:\n%s", tc.args, warned, tc.warn, text)
+		}
+		for _, want := range []string{"TALLY_PUBLIC=true", "gcloud firestore fields ttls update expires_at --collection-group=keys --enable-ttl"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%v: the dry run lacks %q", tc.args, want)
+			}
 		}
 	}
 }

@@ -120,6 +120,34 @@ func TestRules(t *testing.T) {
 			if code := owner.do("GET", "counters/likes/shards/7", ""); code != http.StatusNotFound {
 				t.Errorf("a denied write created a shard: %d", code)
 			}
+
+			// Votes: a user reads their own, nobody else's, and writes none;
+			// the idempotency keys' records are nobody's.
+			owner.do("PATCH", "counters/likes/voters/alice", `{"fields":{}}`)
+			owner.do("PATCH", "counters/likes/voters/bob", `{"fields":{}}`)
+			owner.do("PATCH", "counters/likes/keys/k1", `{"fields":{"response":{"stringValue":"{}"}}}`)
+			alice := rest{t, base, userToken(project, "alice")}
+			anon := rest{t, base, ""}
+			for _, c := range []struct {
+				who          string
+				cl           rest
+				method, path string
+				want         int
+			}{
+				{"alice", alice, "GET", "counters/likes/voters/alice", http.StatusOK},
+				{"alice", alice, "GET", "counters/likes/voters/bob", http.StatusForbidden},
+				{"unauthenticated", anon, "GET", "counters/likes/voters/alice", http.StatusForbidden},
+				{"alice", alice, "PATCH", "counters/likes/voters/alice", http.StatusForbidden},
+				{"alice", alice, "DELETE", "counters/likes/voters/alice", http.StatusForbidden},
+				{"alice", alice, "PATCH", "counters/likes/voters/carol", http.StatusForbidden},
+				{"alice", alice, "GET", "counters/likes/keys/k1", http.StatusForbidden},
+				{"unauthenticated", anon, "GET", "counters/likes/keys/k1", http.StatusForbidden},
+				{"alice", alice, "PATCH", "counters/likes/keys/k2", http.StatusForbidden},
+			} {
+				if code := c.cl.do(c.method, c.path, `{"fields":{}}`); code != c.want {
+					t.Errorf("%s %s %s: %d, want %d", c.who, c.method, c.path, code, c.want)
+				}
+			}
 		})
 	}
 }

@@ -15,7 +15,7 @@ func BenchmarkParseRequest(b *testing.B) {
 	for b.Loop() {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"counter":"likes","by":1}`))
 		r.Header.Set("Content-Type", "application/json")
-		req, err := parseRequest(nil, r)
+		req, err := parseRequest(nil, r, false)
 		if err != nil || req.validate(DefaultMaxStep) != nil {
 			b.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func (c cors) handle(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Idempotency-Key")
 	h.Set("Access-Control-Max-Age", "3600")
 	w.WriteHeader(http.StatusNoContent)
 	return true

@@ -49,9 +49,18 @@ func WriteError(w http.ResponseWriter, err error) {
 	writeJSON(w, code, map[string]string{"error": msg})
 }
 
+// encode is v as the JSON body of an answer.
+func encode(v any) []byte {
+	b, _ := json.Marshal(v)
+	return append(b, '\n')
+}
+
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="tally"`)
+	}
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
 }

@@ -1,14 +1,19 @@
 // Package increment is the Increment HTTP function: it adds to one random
-// shard of a counter with a single server-side increment.
+// shard of a counter with a single server-side increment. It can verify
+// callers' Firebase ID tokens, count each signed-in user's vote once, answer
+// a retried request (same Idempotency-Key) as it answered the first, and
+// hold public callers to existing counters and small steps.
 package increment
 
 import (
 	"context"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"time"
 
 	"cloud.google.com/go/firestore"
+	"firebase.google.com/go/v4/auth"
 
 	"github.com/tallycounters/tally/layout"
 )
@@ -17,11 +22,30 @@ import (
 type Config struct {
 	Layout        layout.Layout
 	DefaultShards int           // shards of an auto-created counter; default 10
-	AutoCreate    bool          // create missing counters instead of 404
+	AutoCreate    bool          // create any missing counter instead of 404
 	MaxStep       int64         // bound on |by|; default 1000
 	CORSOrigins   []string      // origins browsers may call from; "*" for any
 	CacheTTL      time.Duration // how long num_shards is cached; default 10s
 	Logger        *slog.Logger  // nil discards logs
+
+	// Auth, if set, verifies each caller's Firebase ID token (Authorization:
+	// Bearer); a request without a valid one gets 401.
+	Auth TokenVerifier
+	// Public says that anyone may call: |by| is then at most PublicMaxStep,
+	// the body must be JSON, and a missing counter is created only if its id
+	// matches CounterPattern (or AutoCreate is set).
+	Public         bool
+	PublicMaxStep  int64          // default 1
+	CounterPattern *regexp.Regexp // whole ids; nil matches none
+	// IdempotencyTTL is how long a request's Idempotency-Key is kept: a
+	// retry within it gets the first answer and writes nothing. Default 24h.
+	IdempotencyTTL time.Duration
+}
+
+// TokenVerifier checks a Firebase ID token: the Firebase Admin SDK's
+// auth.Client is one.
+type TokenVerifier interface {
+	VerifyIDToken(ctx context.Context, idToken string) (*auth.Token, error)
 }
 
 // WriteTimeout bounds the Firestore work of one increment; past it the
@@ -30,24 +54,31 @@ const WriteTimeout = 10 * time.Second
 
 // Defaults for Config's zero fields.
 const (
-	DefaultShards   = 10
-	DefaultMaxStep  = 1000
-	DefaultCacheTTL = 10 * time.Second
+	DefaultShards         = 10
+	DefaultMaxStep        = 1000
+	DefaultCacheTTL       = 10 * time.Second
+	DefaultPublicMaxStep  = 1
+	DefaultIdempotencyTTL = 24 * time.Hour
 )
 
 // Handler is the Increment function.
 type Handler struct {
 	writer  *Writer
+	cfg     Config
 	maxStep int64
 	cors    cors
 	log     *slog.Logger
 }
 
-// Response is the body of a successful increment.
+// Response is the body of a successful increment. Changed says whether this
+// call changed the count: false for a vote already counted (or a vote taken
+// back that was not), in which case Shard is -1 and By 0.
 type Response struct {
 	Counter string `json:"counter"`
 	Shard   int    `json:"shard"`
 	By      int64  `json:"by"`
+	Vote    *bool  `json:"vote,omitempty"`
+	Changed bool   `json:"changed"`
 }
 
 // New returns the Increment handler for counters in client's database.
@@ -55,20 +86,32 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.MaxStep <= 0 {
 		cfg.MaxStep = DefaultMaxStep
 	}
+	if cfg.PublicMaxStep <= 0 {
+		cfg.PublicMaxStep = DefaultPublicMaxStep
+	}
+	if cfg.IdempotencyTTL <= 0 {
+		cfg.IdempotencyTTL = DefaultIdempotencyTTL
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	maxStep := cfg.MaxStep
+	if cfg.Public {
+		maxStep = min(maxStep, cfg.PublicMaxStep)
+	}
 	return &Handler{
 		writer: NewWriter(client, WriterConfig{
-			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate, CacheTTL: cfg.CacheTTL,
+			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, CacheTTL: cfg.CacheTTL,
+			AutoCreate: cfg.AutoCreate, CreatePattern: cfg.CounterPattern,
 		}),
-		maxStep: cfg.MaxStep,
+		cfg:     cfg,
+		maxStep: maxStep,
 		cors:    newCORS(cfg.CORSOrigins),
 		log:     cfg.Logger,
 	}
 }
 
-// ServeHTTP answers POST with one shard increment and OPTIONS with CORS.
+// ServeHTTP answers POST with one increment and OPTIONS with CORS.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cors.handle(w, r) {
 		return
@@ -78,29 +121,57 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, errorf(http.StatusMethodNotAllowed, "method %s not allowed; use POST", r.Method))
 		return
 	}
-	resp, err := h.increment(w, r)
+	ctx, cancel := context.WithTimeout(r.Context(), WriteTimeout)
+	defer cancel()
+	body, err := h.increment(ctx, w, r)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(body)
 }
 
-func (h *Handler) increment(w http.ResponseWriter, r *http.Request) (Response, error) {
-	req, err := parseRequest(w, r)
+// increment parses, checks and makes the increment, and returns the body
+// of the answer.
+func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	uid, err := h.authenticate(ctx, r)
 	if err != nil {
-		return Response{}, err
+		return nil, err
+	}
+	req, err := parseRequest(w, r, h.cfg.Public)
+	if err != nil {
+		return nil, err
 	}
 	if err := req.validate(h.maxStep); err != nil {
-		return Response{}, err
+		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), WriteTimeout)
-	defer cancel()
-	shard, err := h.writer.Add(ctx, req.Counter, req.By)
+	key, err := idempotencyKey(r)
 	if err != nil {
-		return Response{}, err
+		return nil, err
 	}
-	return Response{Counter: req.Counter, Shard: shard, By: req.By}, nil
+	if req.Vote != nil && uid == "" {
+		return nil, errorf(http.StatusBadRequest, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
+	}
+	if req.Vote == nil && key == "" {
+		shard, err := h.writer.Add(ctx, req.Counter, req.By)
+		if err != nil {
+			return nil, err
+		}
+		return encode(Response{Counter: req.Counter, Shard: shard, By: req.By, Changed: true}), nil
+	}
+	op := Op{Counter: req.Counter, By: req.By, Voter: uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL}
+	if key != "" {
+		op.Key = scopedKey(uid, key)
+	}
+	return h.writer.Commit(ctx, op, func(shard int, changed bool) []byte {
+		resp := Response{Counter: req.Counter, Shard: shard, By: req.By, Vote: req.Vote, Changed: changed}
+		if !changed {
+			resp.Shard, resp.By = -1, 0
+		}
+		return encode(resp)
+	})
 }
 
 // fail logs server-side failures with their cause and answers the client.

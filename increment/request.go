@@ -18,10 +18,12 @@ import (
 // maxBody bounds a request body; a valid one is far smaller.
 const maxBody = 4 << 10
 
-// Request is one increment asked for.
+// Request is one increment asked for: by to counter, or, with Vote, the
+// caller's vote added (true: +1) or taken back (false: -1).
 type Request struct {
 	Counter string `json:"counter"`
 	By      int64  `json:"by"`
+	Vote    *bool  `json:"vote,omitempty"`
 }
 
 // body is the JSON request. By stays raw so that an absent field (which
@@ -29,12 +31,13 @@ type Request struct {
 type body struct {
 	Counter string          `json:"counter"`
 	By      json.RawMessage `json:"by"`
+	Vote    *bool           `json:"vote"`
 }
 
 // parseRequest reads the counter and step from a JSON body or, when the body
-// is empty, from the query string. It only parses; limits are checked by
-// validate.
-func parseRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
+// is empty and the function is not public, from the query string. It only
+// parses; limits are checked by validate.
+func parseRequest(w http.ResponseWriter, r *http.Request, public bool) (Request, error) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var tooBig *http.MaxBytesError
 	switch {
@@ -47,32 +50,51 @@ func parseRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
 		return Request{}, errorf(http.StatusUnsupportedMediaType, "Content-Encoding %s is not supported; send the body as it is", truncate(ce))
 	}
 	query := r.URL.Query()
+	if public && !isJSON(r) {
+		// A cross-site form, or a bodiless POST, needs no CORS preflight:
+		// a public Increment takes only what a page must ask to send.
+		return Request{}, errorf(http.StatusUnsupportedMediaType, "this Increment is public: send a JSON body with Content-Type: application/json")
+	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fromQuery(query)
 	}
 	if query.Has("counter") || query.Has("by") {
 		return Request{}, errorf(http.StatusBadRequest, "give counter and by in the JSON body or in the query string, not both")
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !isJSON(r) {
 		return Request{}, errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 	}
 	return fromJSON(raw)
 }
 
+func isJSON(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
+}
+
 func fromJSON(raw []byte) (Request, error) {
-	if err := exactKeys(raw, "counter", "by"); err != nil {
+	if err := exactKeys(raw, "counter", "by", "vote"); err != nil {
 		return Request{}, err
 	}
 	var b body
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return Request{}, errorf(http.StatusBadRequest, "body is not a JSON object {\"counter\": string, \"by\": integer}: %s", jsonProblem(err))
+		return Request{}, errorf(http.StatusBadRequest, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}: %s", jsonProblem(err))
 	}
 	if dec.More() {
 		return Request{}, errorf(http.StatusBadRequest, "body holds more than one JSON value")
 	}
-	req := Request{Counter: b.Counter, By: 1}
+	req := Request{Counter: b.Counter, By: 1, Vote: b.Vote}
+	if b.Vote != nil {
+		if len(b.By) > 0 {
+			return Request{}, errorf(http.StatusBadRequest, "give by or vote, not both: a vote adds 1, or takes 1 back")
+		}
+		if !*b.Vote {
+			req.By = -1
+		}
+		return req, nil
+	}
 	if len(b.By) > 0 && string(b.By) != "null" {
 		n, err := strconv.ParseInt(string(b.By), 10, 64)
 		if err != nil {

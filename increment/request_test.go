@@ -14,14 +14,14 @@ func TestParseRequest(t *testing.T) {
 		want                               Request
 		status                             int // 0: valid
 	}{
-		{name: "json", ctype: "application/json", body: `{"counter":"likes","by":3}`, want: Request{"likes", 3}},
-		{name: "json charset", ctype: "application/json; charset=utf-8", body: `{"counter":"likes"}`, want: Request{"likes", 1}},
-		{name: "by defaults to 1", ctype: "application/json", body: `{"counter":"a.b-c_D9"}`, want: Request{"a.b-c_D9", 1}},
-		{name: "by null is 1", ctype: "application/json", body: `{"counter":"x","by":null}`, want: Request{"x", 1}},
-		{name: "negative", ctype: "application/json", body: `{"counter":"x","by":-1000}`, want: Request{"x", -1000}},
-		{name: "query", query: "counter=likes&by=-2", want: Request{"likes", -2}},
-		{name: "query default by", query: "counter=likes", want: Request{"likes", 1}},
-		{name: "128 bytes", query: "counter=" + long[:128], want: Request{long[:128], 1}},
+		{name: "json", ctype: "application/json", body: `{"counter":"likes","by":3}`, want: Request{Counter: "likes", By: 3}},
+		{name: "json charset", ctype: "application/json; charset=utf-8", body: `{"counter":"likes"}`, want: Request{Counter: "likes", By: 1}},
+		{name: "by defaults to 1", ctype: "application/json", body: `{"counter":"a.b-c_D9"}`, want: Request{Counter: "a.b-c_D9", By: 1}},
+		{name: "by null is 1", ctype: "application/json", body: `{"counter":"x","by":null}`, want: Request{Counter: "x", By: 1}},
+		{name: "negative", ctype: "application/json", body: `{"counter":"x","by":-1000}`, want: Request{Counter: "x", By: -1000}},
+		{name: "query", query: "counter=likes&by=-2", want: Request{Counter: "likes", By: -2}},
+		{name: "query default by", query: "counter=likes", want: Request{Counter: "likes", By: 1}},
+		{name: "128 bytes", query: "counter=" + long[:128], want: Request{Counter: long[:128], By: 1}},
 
 		{name: "by too big", ctype: "application/json", body: `{"counter":"x","by":1001}`, status: 400},
 		{name: "by too small", query: "counter=x&by=-1001", status: 400},
@@ -53,7 +53,7 @@ func TestParseRequest(t *testing.T) {
 		{name: "duplicate in query", query: "counter=x&counter=y", status: 400},
 		{name: "by twice in query", query: "counter=x&by=1&by=900", status: 400},
 		{name: "gzip body", ctype: "application/json", encoding: "gzip", body: `{"counter":"x"}`, status: 415},
-		{name: "identity encoding", ctype: "application/json", encoding: "identity", body: `{"counter":"x"}`, want: Request{"x", 1}},
+		{name: "identity encoding", ctype: "application/json", encoding: "identity", body: `{"counter":"x"}`, want: Request{Counter: "x", By: 1}},
 		{name: "no content type", body: `{"counter":"x"}`, status: 415},
 		{name: "too large", ctype: "application/json", body: `{"counter":"` + strings.Repeat("x", maxBody) + `"}`, status: 413},
 	}
@@ -66,7 +66,7 @@ func TestParseRequest(t *testing.T) {
 			if tc.encoding != "" {
 				r.Header.Set("Content-Encoding", tc.encoding)
 			}
-			req, err := parseRequest(httptest.NewRecorder(), r)
+			req, err := parseRequest(httptest.NewRecorder(), r, false)
 			if err == nil {
 				err = req.validate(DefaultMaxStep)
 			}

@@ -22,12 +22,12 @@ const (
 // shardCounts caches each counter's num_shards for a short time, so that a
 // busy counter costs one shard write per increment and no read.
 type shardCounts struct {
-	client     *firestore.Client
-	layout     layout.Layout
-	ttl        time.Duration
-	defaults   int
-	autoCreate bool
-	now        func() time.Time
+	client    *firestore.Client
+	layout    layout.Layout
+	ttl       time.Duration
+	defaults  int
+	creatable func(id string) bool // whether a missing counter may be created
+	now       func() time.Time
 
 	group   singleflight.Group
 	mu      sync.Mutex
@@ -105,7 +105,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (int, error) {
 		if status.Code(err) != codes.NotFound {
 			return 0, fmt.Errorf("increment: read counter %s: %w", id, err)
 		}
-		if !s.autoCreate {
+		if !s.creatable(id) {
 			return 0, fmt.Errorf("increment: counter %s: %w", id, ErrNotFound)
 		}
 		_, err = ref.Create(ctx, map[string]any{layout.FieldNumShards: int64(s.defaults), layout.FieldTotal: int64(0)})

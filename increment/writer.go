@@ -3,6 +3,7 @@ package increment
 import (
 	"context"
 	"math/rand/v2"
+	"regexp"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -17,9 +18,10 @@ var ErrNotFound = layout.ErrNoCounter
 // WriterConfig configures a Writer. Zero fields take the defaults.
 type WriterConfig struct {
 	Layout        layout.Layout
-	DefaultShards int           // shards of an auto-created counter; default 10
-	AutoCreate    bool          // create missing counters instead of ErrNotFound
-	CacheTTL      time.Duration // how long num_shards is cached; default 10s
+	DefaultShards int            // shards of an auto-created counter; default 10
+	AutoCreate    bool           // create any missing counter instead of ErrNotFound
+	CreatePattern *regexp.Regexp // else create those whose whole id matches
+	CacheTTL      time.Duration  // how long num_shards is cached; default 10s
 }
 
 // Writer adds to counters: one server-side increment of one random shard,
@@ -42,8 +44,10 @@ func NewWriter(client *firestore.Client, cfg WriterConfig) *Writer {
 		client: client,
 		layout: cfg.Layout,
 		shards: &shardCounts{
-			client: client, layout: cfg.Layout, ttl: cfg.CacheTTL,
-			defaults: cfg.DefaultShards, autoCreate: cfg.AutoCreate,
+			client: client, layout: cfg.Layout, ttl: cfg.CacheTTL, defaults: cfg.DefaultShards,
+			creatable: func(id string) bool {
+				return cfg.AutoCreate || cfg.CreatePattern != nil && cfg.CreatePattern.MatchString(id)
+			},
 			now: time.Now, entries: map[string]cached{},
 		},
 	}

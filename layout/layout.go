@@ -18,6 +18,9 @@ const (
 	DefaultCollection = "counters" // parent collection, configurable
 	DefaultShardField = "count"    // shard field, configurable
 	ShardsCollection  = "shards"   // subcollection of each counter
+	VotersCollection  = "voters"   // one document per signed-in user whose vote counts
+	KeysCollection    = "keys"     // one document per idempotency key of the last TTL
+	FieldExpiresAt    = "expires_at"
 	FieldNumShards    = "num_shards"
 	FieldTotal        = "total"
 	FieldAsOf         = "as_of"  // the server time of the snapshot total sums
@@ -61,6 +64,17 @@ func (l Layout) Shards(c *firestore.Client, id string) *firestore.CollectionRef 
 // Shard is shard n of counter id.
 func (l Layout) Shard(c *firestore.Client, id string, n int) *firestore.DocumentRef {
 	return l.Shards(c, id).Doc(strconv.Itoa(n))
+}
+
+// Voter is the vote of user uid on counter id.
+func (l Layout) Voter(c *firestore.Client, id, uid string) *firestore.DocumentRef {
+	return l.Counter(c, id).Collection(VotersCollection).Doc(uid)
+}
+
+// Key is the record of an idempotency key on counter id, under its
+// scoped hash.
+func (l Layout) Key(c *firestore.Client, id, hash string) *firestore.DocumentRef {
+	return l.Counter(c, id).Collection(KeysCollection).Doc(hash)
 }
 
 // ParseShardPath splits a document path relative to the database root,

@@ -236,3 +236,28 @@ func (r ready) waitFor(t *testing.T, want string) {
 	}
 	t.Fatalf("serve never printed %q; it printed:\n%s", want, r.later)
 }
+
+// shardSum adds up counter's shards, read as the owner.
+func shardSum(t *testing.T, emulator, counter string) int64 {
+	t.Helper()
+	code, body := rest(t, http.MethodGet, emulator, "counters/"+counter+"/shards", "", true)
+	if code != http.StatusOK {
+		t.Fatalf("list shards: %d %s", code, body)
+	}
+	var list struct {
+		Documents []struct {
+			Fields struct {
+				Count struct {
+					IntegerValue string `json:"integerValue"`
+				} `json:"count"`
+			} `json:"fields"`
+		} `json:"documents"`
+	}
+	json.Unmarshal([]byte(body), &list)
+	var sum int64
+	for _, d := range list.Documents {
+		n, _ := strconv.ParseInt(d.Fields.Count.IntegerValue, 10, 64)
+		sum += n
+	}
+	return sum
+}

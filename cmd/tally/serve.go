@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
@@ -53,6 +54,7 @@ func serveCommand() *cobra.Command {
 		o := stack.Options{
 			Config: cfg, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
 			DataDir: *data, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
+			AuthHost: os.Getenv(authemu.EnvHost),
 		}
 		if *verbose {
 			o.EmulatorOutput = stderr
@@ -98,7 +100,14 @@ func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 	if o.DataDir != "" {
 		fmt.Fprintf(w, "tally: data kept in %s\n", o.DataDir)
 	}
+	switch {
+	case s.Auth != nil:
+		fmt.Fprintf(w, "tally: Firebase Auth emulator at %s: Increment takes signed-in users only\n", s.AuthHost)
+	case s.AuthHost != "":
+		fmt.Fprintf(w, "tally: using the Firebase Auth emulator at %s (%s)\n", s.AuthHost, authemu.EnvHost)
+	}
 	fmt.Fprintf(w, "tally: %d counter(s) brought up to date\n", s.Settled)
+	fmt.Fprintf(w, "tally: a like button at %s/demo\n", s.FunctionsURL)
 	fmt.Fprintf(w, "tally: functions at %s/Increment, %s/Rollup and %s/Reconcile; Ctrl-C stops everything\n",
 		s.FunctionsURL, s.FunctionsURL, s.FunctionsURL)
 	fmt.Fprintf(w, "%s=%s\n", EnvEmulator, s.EmulatorHost)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/opcount"
 	"github.com/tallycounters/tally/layout"
 )
 
@@ -131,7 +132,7 @@ type env struct {
 	obs       *observer
 	bridges   map[string]*bridge.Bridge
 	clients   map[string]*firestore.Client // each mode's, and "reader"
-	ops       map[string]*Ops
+	ops       map[string]*opcount.Ops
 	instances []*instance // tally's Rollup instances
 	reader    *firestore.Client
 }
@@ -189,7 +190,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 func start(ctx context.Context, o Options) (_ *env, err error) {
 	e := &env{o: o, obs: newObserver(layout.FieldTotal), bridges: map[string]*bridge.Bridge{},
-		clients: map[string]*firestore.Client{}, ops: map[string]*Ops{}}
+		clients: map[string]*firestore.Client{}, ops: map[string]*opcount.Ops{}}
 	defer func() {
 		if err != nil {
 			e.stop()
@@ -237,8 +238,8 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 		}
 	}
 	for _, m := range append(AllModes, "reader") {
-		e.ops[m] = &Ops{}
-		if e.clients[m], err = countingClient(ctx, e.host, o.Project, e.ops[m]); err != nil {
+		e.ops[m] = &opcount.Ops{}
+		if e.clients[m], err = opcount.Client(ctx, e.host, o.Project, e.ops[m]); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/opcount"
 	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
@@ -70,7 +71,7 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 			continue
 		}
 		for range e.o.Instances {
-			ic, err := countingClient(ctx, e.host, e.o.Project, e.ops[m])
+			ic, err := opcount.Client(ctx, e.host, e.o.Project, e.ops[m])
 			if err != nil {
 				return err
 			}

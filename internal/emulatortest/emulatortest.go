@@ -18,6 +18,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/opcount"
 )
 
 // Project is the project id tests use; "demo-" ids never reach a real project.
@@ -26,9 +27,14 @@ const Project = "demo-tally-test"
 // Main runs the package's tests against an emulator and exits. It starts one
 // unless FIRESTORE_EMULATOR_HOST is set, and stops it after the tests, on
 // SIGINT or SIGTERM, and (by the kernel) if the test binary dies. If no
-// emulator can be started every test fails: none is skipped.
-func Main(m *testing.M) {
-	os.Exit(run(m))
+// emulator can be started every test fails: none is skipped. after runs
+// once the tests end, to stop what else they started.
+func Main(m *testing.M, after ...func()) {
+	code := run(m)
+	for _, f := range after {
+		f()
+	}
+	os.Exit(code)
 }
 
 func run(m *testing.M) int {
@@ -91,6 +97,19 @@ func Client(t testing.TB) *firestore.Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// CountingClient returns a client for the emulator in
+// FIRESTORE_EMULATOR_HOST whose reads and writes are counted.
+func CountingClient(t testing.TB) (*firestore.Client, *opcount.Ops) {
+	t.Helper()
+	ops := &opcount.Ops{}
+	c, err := opcount.Client(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, ops)
+	if err != nil {
+		t.Fatalf("emulatortest: counting client: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, ops
 }
 
 // Unreachable returns a client whose Firestore is an address where nothing

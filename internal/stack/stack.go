@@ -21,6 +21,7 @@ import (
 	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/deploy"
+	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/layout"
@@ -49,6 +50,9 @@ type Options struct {
 	Logger         *slog.Logger   // the stack's own; nil discards
 	Bridge         bridge.Options // Target is filled in
 	Timeout        time.Duration  // bounds each Firestore call the stack makes itself; default 10s
+	// AuthHost is a running Firebase Auth emulator, for sign-in. With
+	// Config.Auth firebase and no AuthHost, Start starts one.
+	AuthHost string
 }
 
 // Stack is a running local tally.
@@ -61,6 +65,8 @@ type Stack struct {
 	Functions    *tally.Functions
 	Rules        string // the rules file the emulator enforces; "" for an external emulator
 	Settled      int    // counters whose totals Start brought up to date
+	AuthHost     string // FIREBASE_AUTH_EMULATOR_HOST; "" without sign-in
+	Auth         *authemu.Emulator
 
 	o        Options
 	admin    *counter.Client
@@ -128,6 +134,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	os.Setenv("FIRESTORE_EMULATOR_HOST", s.EmulatorHost)
+	if err := s.startAuth(ctx); err != nil {
+		fl.Close()
+		return nil, err
+	}
 	if s.Functions, err = tally.NewFunctions(ctx, o.Config, o.Logs); err != nil {
 		fl.Close()
 		return nil, err
@@ -139,7 +149,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		fl.Close()
 		return nil, err
 	}
-	s.serve(fl, s.gate(s.Functions.Handler()))
+	mux := http.NewServeMux()
+	mux.Handle("/", s.Functions.Handler())
+	mux.HandleFunc("/demo", s.demo)
+	s.serve(fl, s.gate(mux))
 	if s.Settled, err = s.settle(ctx); err != nil {
 		return nil, err
 	}
@@ -179,6 +192,24 @@ func (s *Stack) startEmulator(ctx context.Context) error {
 		return err
 	}
 	s.EmulatorHost = s.Emulator.Host()
+	return nil
+}
+
+// startAuth takes the Auth emulator given, or starts one when the
+// functions verify ID tokens and none was given. The Admin SDK finds it
+// through FIREBASE_AUTH_EMULATOR_HOST, which it sets for this process.
+func (s *Stack) startAuth(ctx context.Context) error {
+	s.AuthHost = s.o.AuthHost
+	if s.AuthHost == "" && s.o.Config.Auth == tally.AuthFirebase {
+		var err error
+		if s.Auth, err = authemu.Start(ctx, s.o.Config.Project, s.o.EmulatorOutput); err != nil {
+			return err
+		}
+		s.AuthHost = s.Auth.Host
+	}
+	if s.AuthHost != "" {
+		os.Setenv(authemu.EnvHost, s.AuthHost)
+	}
 	return nil
 }
 
@@ -294,6 +325,9 @@ func (s *Stack) shutdown() error {
 	var err error
 	if s.Emulator != nil {
 		err = s.Emulator.Stop()
+	}
+	if s.Auth != nil {
+		s.Auth.Stop()
 	}
 	if s.Rules != "" {
 		os.RemoveAll(filepath.Dir(s.Rules))

@@ -1,4 +1,7 @@
-package bench
+// Package opcount counts the Firestore operations a client is billed for,
+// on the gRPC connection itself, for tally's bench and its tests of what an
+// increment costs.
+package opcount
 
 import (
 	"context"
@@ -27,9 +30,9 @@ func (o *Ops) Writes() int64 { return o.writes.Load() }
 // Reset zeroes the counts.
 func (o *Ops) Reset() { o.reads.Store(0); o.writes.Store(0) }
 
-// countingClient connects to the emulator at host with every RPC counted
-// in ops.
-func countingClient(ctx context.Context, host, project string, ops *Ops) (*firestore.Client, error) {
+// Client connects to the emulator at host, as its owner, with every RPC
+// counted in ops.
+func Client(ctx context.Context, host, project string, ops *Ops) (*firestore.Client, error) {
 	conn, err := grpc.NewClient(host,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithPerRPCCredentials(ownerToken{}),

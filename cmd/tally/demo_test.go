@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds the browser the demo test drives, or fails saying how to
+// install it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("TALLY_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("the demo test drives a headless Chromium: apt-get install chromium (or set TALLY_CHROMIUM)")
+	return ""
+}
+
+// TestDemoInABrowser opens serve's /demo in a headless Chromium: a user
+// signs in against the Auth emulator serve started, likes, sees the total
+// reach 1, reloads, is still signed in, and likes again without the total
+// moving.
+func TestDemoInABrowser(t *testing.T) {
+	browser := chromium(t)
+	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_PUBLIC=true", "TALLY_COUNTER_PATTERN=demo-.*",
+		"TALLY_ROLLUP_WINDOW=200ms"}, "serve", "--port", "0")
+	r := waitReady(t, out, stderr)
+	if !strings.Contains(strings.Join(r.lines, "\n"), "Firebase Auth emulator at") {
+		t.Fatalf("serve started no Auth emulator:\n%s", strings.Join(r.lines, "\n"))
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.ModifyCmdFunc(func(c *exec.Cmd) {
+			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		}),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute) // a liveness bound
+	defer cancelTime()
+
+	page := r.functions + "/demo?counter=demo-likes"
+	id := func(s string) chromedp.ID { return chromedp.ID(s) }
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(id("signin")),
+		chromedp.SendKeys(id("email"), "ada@example.com"),
+		chromedp.SendKeys(id("password"), "secret-password"),
+		chromedp.Click(id("signin")),
+		chromedp.WaitVisible(id("like")),
+		chromedp.Click(id("like")),
+		waitText("total", "1"),
+	)
+	if err != nil {
+		t.Fatalf("sign in and like: %v\n%s", err, stderr)
+	}
+	who, _ := chromedp.Run(ctx, chromedp.Text(id("who")))
+	result, _ := chromedp.Run(ctx, chromedp.Text(id("result")))
+	if who != "ada@example.com" || !strings.Contains(result, "counts") {
+		t.Errorf("signed in as %q, result %q", who, result)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Reload(),
+		chromedp.WaitVisible(id("like")), // still signed in
+		chromedp.Click(id("like")),
+		waitText("result", "Your like was already counted."),
+		chromedp.Sleep(time.Second), // a fold window or more: had it counted, the total would show it
+	)
+	if err != nil {
+		t.Fatalf("reload and like again: %v", err)
+	}
+	if total, _ := chromedp.Run(ctx, chromedp.Text(id("total"))); total != "1" {
+		t.Errorf("after liking again the page shows %q likes, want 1", total)
+	}
+	if got := shardSum(t, r.emulator, "demo-likes"); got != 1 {
+		t.Errorf("the shards hold %d, want 1", got)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd); code != 0 {
+		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+}
+
+// waitText waits until the text of the element with this id is want.
+func waitText(id, want string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Poll[bool](`document.getElementById(`+quoteJS(id)+`).textContent === `+quoteJS(want),
+			chromedp.WithPollingInterval(100*time.Millisecond))(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+func quoteJS(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }

@@ -1,0 +1,147 @@
+package increment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/layout"
+)
+
+// Op is an increment that a vote or an idempotency key goes with.
+type Op struct {
+	Counter string
+	By      int64
+	Voter   string        // uid of the voter, with Vote
+	Vote    *bool         // true: add Voter's vote (By +1); false: take it back (By -1)
+	Key     string        // scoped id of the idempotency key's record; "" for none
+	TTL     time.Duration // how long the key's record answers retries
+}
+
+// Fields of a key's record.
+const (
+	fieldResponse = "response"
+	fieldCreated  = "created_at"
+)
+
+// errConflict means a precondition of the commit failed: the voter's vote,
+// or the key's record, is not as the operation needs it.
+var errConflict = errors.New("increment: a precondition failed")
+
+// Commit makes op as one commit, so that it happens whole or not at all: the
+// shard increment, the voter's document (created for a vote, deleted when
+// it is taken back, each only if it was not, or was, there) and the key's
+// record (created, or replacing one past its expiry). A vote costs two
+// writes; a key one more. respond builds the answer, which the key's record
+// keeps, from the shard and whether the count changed; a retry with the same
+// key gets the kept answer and writes nothing.
+func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, changed bool) []byte) ([]byte, error) {
+	n, err := w.shards.get(ctx, op.Counter)
+	if err != nil {
+		return nil, err
+	}
+	shard := rand.IntN(n)
+	var replace time.Time // update_time of an expired record to replace
+	for attempt := 0; attempt < 3; attempt++ {
+		body := respond(shard, true)
+		err := w.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+			if op.Key != "" {
+				if err := w.putKey(tx, op, body, replace); err != nil {
+					return err
+				}
+			}
+			if op.Vote != nil {
+				voter := w.layout.Voter(w.client, op.Counter, op.Voter)
+				var err error
+				if *op.Vote {
+					err = tx.Create(voter, map[string]any{"at": firestore.ServerTimestamp})
+				} else {
+					err = tx.Delete(voter, firestore.Exists)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return tx.Set(w.layout.Shard(w.client, op.Counter, shard),
+				map[string]any{w.layout.ShardField: firestore.Increment(op.By)}, firestore.MergeAll)
+		})
+		switch status.Code(err) {
+		case codes.OK:
+			return body, nil
+		case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
+		default:
+			return nil, fmt.Errorf("increment: commit to %s: %w", op.Counter, err)
+		}
+		if op.Key != "" {
+			kept, expired, err := w.keptAnswer(ctx, op)
+			switch {
+			case err != nil:
+				return nil, err
+			case kept != nil:
+				return kept, nil // a retry: the first answer, nothing written
+			case !expired.IsZero():
+				replace = expired
+				continue
+			}
+		}
+		if op.Vote == nil {
+			return nil, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
+		}
+		// The vote was already counted, or not there to take back.
+		unchanged := respond(-1, false)
+		if op.Key == "" {
+			return unchanged, nil
+		}
+		err = w.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+			return w.putKey(tx, op, unchanged, replace)
+		})
+		if status.Code(err) == codes.OK {
+			return unchanged, nil
+		}
+		if kept, _, kerr := w.keptAnswer(ctx, op); kerr == nil && kept != nil {
+			return kept, nil // the same key won meanwhile
+		}
+		return nil, fmt.Errorf("increment: record key for %s: %w", op.Counter, err)
+	}
+	return nil, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
+}
+
+// putKey writes the key's record holding body: a create, or the
+// replacement of the expired record last updated at replace.
+func (w *Writer) putKey(tx *firestore.Transaction, op Op, body []byte, replace time.Time) error {
+	ref := w.layout.Key(w.client, op.Counter, op.Key)
+	expires := time.Now().Add(op.TTL)
+	if replace.IsZero() {
+		return tx.Create(ref, map[string]any{fieldResponse: string(body), fieldCreated: firestore.ServerTimestamp,
+			layout.FieldExpiresAt: expires})
+	}
+	return tx.Update(ref, []firestore.Update{
+		{Path: fieldResponse, Value: string(body)},
+		{Path: fieldCreated, Value: firestore.ServerTimestamp},
+		{Path: layout.FieldExpiresAt, Value: expires},
+	}, firestore.LastUpdateTime(replace))
+}
+
+// keptAnswer reads the key's record: the answer it keeps while it has not
+// expired, or the update time of an expired one; neither if there is none.
+func (w *Writer) keptAnswer(ctx context.Context, op Op) (kept []byte, expired time.Time, err error) {
+	snap, err := w.layout.Key(w.client, op.Counter, op.Key).Get(ctx)
+	if status.Code(err) == codes.NotFound {
+		return nil, time.Time{}, nil
+	}
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("increment: read key for %s: %w", op.Counter, err)
+	}
+	d := snap.Data()
+	if until, _ := d[layout.FieldExpiresAt].(time.Time); time.Now().Before(until) {
+		body, _ := d[fieldResponse].(string)
+		return []byte(body), time.Time{}, nil
+	}
+	return nil, snap.UpdateTime, nil
+}

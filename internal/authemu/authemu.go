@@ -1,0 +1,191 @@
+// Package authemu runs the Firebase Auth emulator from the Firebase CLI
+// (npm firebase-tools) for tests and the local demo, in its own process
+// group, and mints real ID tokens through its REST sign-up.
+package authemu
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tallycounters/tally/internal/emulator"
+)
+
+// EnvHost is where the Firebase Admin SDK, and the demo page, find the
+// emulator.
+const EnvHost = "FIREBASE_AUTH_EMULATOR_HOST"
+
+// InstallHelp says how to get the Firebase CLI.
+const InstallHelp = `tally's sign-in tests and demo use the Auth emulator of the Firebase CLI ` +
+	`(npm firebase-tools, which needs Node.js): run "npm ci --prefix tools/firebase" in the ` +
+	`repository, or "npm install -g firebase-tools@15", or set TALLY_FIREBASE to the firebase ` +
+	`command.`
+
+// Locate finds the firebase command: TALLY_FIREBASE, the repository's
+// tools/firebase, or firebase on the PATH.
+func Locate() (string, error) {
+	if p := os.Getenv("TALLY_FIREBASE"); p != "" {
+		return p, nil
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for ; ; dir = filepath.Dir(dir) {
+			p := filepath.Join(dir, "tools", "firebase", "node_modules", ".bin", "firebase")
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil || filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	if p, err := exec.LookPath("firebase"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("authemu: cannot find the Firebase CLI.\n%s", InstallHelp)
+}
+
+// Emulator is a running Auth emulator.
+type Emulator struct {
+	Host string // host:port, the value for FIREBASE_AUTH_EMULATOR_HOST
+	cmd  *exec.Cmd
+	dir  string
+	done chan struct{}
+}
+
+// Start runs the Auth emulator for project on free loopback ports (its hub
+// and logging ports too, so that runs never collide) and returns once it
+// answers.
+func Start(ctx context.Context, project string, output io.Writer) (*Emulator, error) {
+	bin, err := Locate()
+	if err != nil {
+		return nil, err
+	}
+	ports := make([]int, 3)
+	for i := range ports {
+		if ports[i], err = emulator.FreePort("127.0.0.1"); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp("", "tally-auth-")
+	if err != nil {
+		return nil, err
+	}
+	conf, _ := json.Marshal(map[string]any{"emulators": map[string]any{
+		"auth":    map[string]any{"host": "127.0.0.1", "port": ports[0]},
+		"hub":     map[string]any{"host": "127.0.0.1", "port": ports[1]},
+		"logging": map[string]any{"host": "127.0.0.1", "port": ports[2]},
+		"ui":      map[string]any{"enabled": false},
+	}})
+	if err := os.WriteFile(filepath.Join(dir, "firebase.json"), conf, 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "emulators:start", "--only", "auth", "--project", project)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true")
+	cmd.Stdout, cmd.Stderr = output, output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("authemu: start %s: %w", bin, err)
+	}
+	e := &Emulator{Host: "127.0.0.1:" + strconv.Itoa(ports[0]), cmd: cmd, dir: dir, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(e.done) }()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		if resp, err := http.Get("http://" + e.Host + "/"); err == nil {
+			resp.Body.Close()
+			return e, nil
+		}
+		select {
+		case <-e.done:
+			os.RemoveAll(dir)
+			return nil, errors.New("authemu: the Firebase CLI exited before its Auth emulator was ready")
+		case <-ctx.Done():
+			e.Stop()
+			return nil, fmt.Errorf("authemu: no Auth emulator at %s: %w", e.Host, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Stop ends the emulator's process group and waits for it.
+func (e *Emulator) Stop() {
+	pgid := e.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-e.done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-e.done
+	}
+	os.RemoveAll(e.dir)
+}
+
+var (
+	sharedOnce sync.Once
+	shared     *Emulator
+	sharedErr  error
+)
+
+// Shared is one Auth emulator for the whole test binary, started on first
+// use, for project; StopShared ends it. With FIREBASE_AUTH_EMULATOR_HOST
+// already set, that emulator is used.
+func Shared(project string) (string, error) {
+	if h := os.Getenv(EnvHost); h != "" {
+		return h, nil
+	}
+	sharedOnce.Do(func() {
+		out := io.Discard
+		if os.Getenv("TALLY_EMULATOR_LOG") != "" {
+			out = os.Stderr
+		}
+		shared, sharedErr = Start(context.Background(), project, out)
+	})
+	if sharedErr != nil {
+		return "", sharedErr
+	}
+	return shared.Host, nil
+}
+
+// StopShared stops the emulator Shared started, if any.
+func StopShared() {
+	if shared != nil {
+		shared.Stop()
+	}
+}
+
+// User is a user signed up on the emulator.
+type User struct {
+	UID, Email, IDToken string
+}
+
+// SignUp creates a user with email and password on the emulator at host
+// and returns its ID token, as a web app's sign-up would.
+func SignUp(host, email, password string) (User, error) {
+	body, _ := json.Marshal(map[string]any{"email": email, "password": password, "returnSecureToken": true})
+	resp, err := http.Post("http://"+host+"/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key",
+		"application/json", bytes.NewReader(body))
+	if err != nil {
+		return User{}, fmt.Errorf("authemu: sign up: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		LocalID, Email, IDToken string
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.IDToken == "" {
+		return User{}, fmt.Errorf("authemu: sign up %s: %s %v", email, resp.Status, err)
+	}
+	return User{UID: out.LocalID, Email: out.Email, IDToken: out.IDToken}, nil
+}
