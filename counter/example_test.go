@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"time"
 
 	"cloud.google.com/go/firestore"
 
@@ -65,4 +66,34 @@ func ExampleClient_Watch() {
 		}
 	}
 	// Output: total 5
+}
+
+// ExampleClient_lifecycle is the README's tour of the client.
+func ExampleClient_lifecycle() {
+	ctx := context.Background()
+	fs, err := firestore.NewClient(ctx, "demo-tally-test")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fs.Close()
+	c := counter.New(fs, counter.Options{ShardCacheTTL: 300 * time.Millisecond}) // the deployed TALLY_SHARD_CACHE_TTL
+	// The parent {num_shards: 4, total: 0}, and 4 shards at 0.
+	if err := c.Create(ctx, "example-posts", 4); err != nil {
+		log.Fatal(err)
+	}
+	for range 5 {
+		c.Increment(ctx, "example-posts", 1) // the one shard write Increment makes
+	}
+	sum, _ := c.Sum(ctx, "example-posts")             // strongly consistent: sum() over the shards
+	old, _ := c.Reshard(ctx, "example-posts", 2, nil) // its value never changes
+	d, _ := c.Reconcile(ctx, "example-posts")         // a fold now: total = sum; d.Drift = total before - sum
+	total, _ := c.Total(ctx, "example-posts")         // one document read
+	fmt.Println(sum, old, d.Sum, total)
+	if err := c.Reset(ctx, "example-posts"); err != nil { // shards to 0, then a fold
+		log.Fatal(err)
+	}
+	if err := c.Delete(ctx, "example-posts"); err != nil { // shards, votes, keys, then the parent
+		log.Fatal(err)
+	}
+	// Output: 5 4 5 5
 }

@@ -107,9 +107,9 @@ func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 		fmt.Fprintf(w, "tally: using the Firebase Auth emulator at %s (%s)\n", s.AuthHost, authemu.EnvHost)
 	}
 	fmt.Fprintf(w, "tally: %d counter(s) brought up to date\n", s.Settled)
-	fmt.Fprintf(w, "tally: a like button at %s/demo\n", s.FunctionsURL)
 	fmt.Fprintf(w, "tally: functions at %s/Increment, %s/Rollup and %s/Reconcile; Ctrl-C stops everything\n",
 		s.FunctionsURL, s.FunctionsURL, s.FunctionsURL)
+	fmt.Fprintf(w, "tally: a like button at %s/demo\n", s.FunctionsURL)
 	fmt.Fprintf(w, "%s=%s\n", EnvEmulator, s.EmulatorHost)
 	fmt.Fprintf(w, "curl -s -X POST %s/Increment -H 'Content-Type: application/json' -d '{\"counter\":\"likes\"}'\n", s.FunctionsURL)
 	fmt.Fprintf(w, "curl -s -H 'Authorization: Bearer owner' 'http://%s/v1/projects/%s/databases/%s/documents/%s/likes?mask.fieldPaths=total'\n",

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally"
+	"github.com/tallycounters/tally/internal/bench"
+)
+
+// readme returns what follows the README's marker <!-- README test: name -->:
+// the fenced block, or the table or paragraph, up to the next blank line.
+func readme(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	marker := "<!-- README test: " + name + " -->\n"
+	i := strings.Index(s, marker)
+	if i < 0 {
+		t.Fatalf("the README has no %q", marker)
+	}
+	s = s[i+len(marker):]
+	if rest, ok := strings.CutPrefix(s, "```"); ok {
+		rest = rest[strings.Index(rest, "\n")+1:]
+		return rest[:strings.Index(rest, "```")]
+	}
+	if j := strings.Index(s, "\n\n"); j >= 0 {
+		s = s[:j]
+	}
+	return s
+}
+
+// normalize hides what differs from run to run: ports, process ids,
+// durations, shard numbers, timestamps.
+func normalize(s string) string {
+	for _, r := range []struct{ re, to string }{
+		{`127\.0\.0\.1:\d+`, "127.0.0.1:PORT"},
+		{`pid \d+`, "pid PID"},
+		{`"shard":\d+`, `"shard":N`},
+		{`"\d{4}-\d\d-\d\dT[0-9:.]+Z"`, `"TIME"`},
+		{`\b\d+(\.\d+)?(ms|s)\b`, "DURATION"},
+	} {
+		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.to)
+	}
+	return strings.TrimSpace(s)
+}
+
+// session is a README block of commands ("$ ...") and their output.
+type step struct {
+	command string
+	output  string
+}
+
+func session(block string) []step {
+	var steps []step
+	for _, line := range strings.Split(block, "\n") {
+		if cmd, ok := strings.CutPrefix(line, "$ "); ok {
+			steps = append(steps, step{command: cmd})
+		} else if len(steps) > 0 && line != "" {
+			steps[len(steps)-1].output += line + "\n"
+		}
+	}
+	return steps
+}
+
+// TestReadmeServeAndSessions starts tally serve and checks the README
+// against it: its ready banner, the CLI session (each command run, its
+// output compared), the watch that ran beside it, and the quickstart.
+func TestReadmeServeAndSessions(t *testing.T) {
+	cmd, out, stderr := start(t, []string{"TALLY_SHARD_CACHE_TTL=300ms"}, "serve", "--port", "0")
+	r := waitReady(t, out, stderr)
+	banner := r.lines
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if later := strings.Split(strings.TrimSpace(r.later.String()), "\n"); len(later) >= 2 {
+			banner = append(banner, later[:2]...) // the two curl lines after FIRESTORE_EMULATOR_HOST
+			break
+		}
+	}
+	if got, want := normalize(strings.Join(banner, "\n")), normalize(readme(t, "serve banner")); got != want {
+		t.Errorf("serve printed:\n%s\nthe README says:\n%s", got, want)
+	}
+	emulatorAddr := r.emulator
+	functionsAddr := strings.TrimPrefix(r.functions, "http://")
+	t.Setenv("FIRESTORE_EMULATOR_HOST", emulatorAddr)
+	t.Setenv("GOOGLE_CLOUD_PROJECT", "")
+	t.Setenv("TALLY_SHARD_CACHE_TTL", "300ms")
+
+	watch := exec.Command(os.Args[0], "watch", "likes")
+	watch.Env = childEnv([]string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr})
+	var watched syncBuffer
+	watch.Stdout = &watched
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { watch.Process.Kill(); watch.Wait() }()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(watched.String(), "likes 0") && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// Addresses in the README are the defaults; these are this run's.
+	local := func(s string) string {
+		s = strings.ReplaceAll(s, "127.0.0.1:8080", functionsAddr)
+		return strings.ReplaceAll(s, "127.0.0.1:41235", emulatorAddr)
+	}
+	runStep := func(s step) string {
+		if args, ok := strings.CutPrefix(s.command, "tally "); ok {
+			var b bytes.Buffer
+			run(strings.Fields(args), &b, &b) // the README's tally commands quote nothing
+			return b.String()
+		}
+		b, _ := exec.Command("bash", "-c", local(s.command)).CombinedOutput()
+		return string(b)
+	}
+	check := func(block string) {
+		for _, s := range session(block) {
+			want := normalize(s.output)
+			var got string
+			// The rollup may still be folding: a total is read again until it
+			// has caught up (a liveness bound, not a measurement).
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				if got = normalize(runStep(s)); got == want || time.Now().After(deadline) ||
+					!strings.Contains(s.command, "get likes") && !strings.Contains(s.command, "mask.fieldPaths") {
+					break
+				}
+			}
+			if got != want {
+				t.Errorf("$ %s\ngave:\n%s\nthe README says:\n%s", s.command, got, want)
+			}
+		}
+	}
+	check(readme(t, "cli session"))
+
+	watch.Process.Signal(syscall.SIGINT)
+	watch.Wait()
+	var totals []string
+	for _, line := range strings.Split(strings.TrimSpace(watched.String()), "\n") {
+		totals = append(totals, strings.TrimPrefix(line, "likes "))
+	}
+	if i := slices.Index(totals, "17"); i < 0 || !slices.Equal(totals[i:], []string{"17", "999", "17", "0"}) || totals[0] != "0" {
+		t.Errorf("watch printed %v; the README says 0, the totals on the way to 17, then 999, 17, 0", totals)
+	}
+
+	check(readme(t, "quickstart"))
+	cmd.Process.Signal(syscall.SIGTERM)
+	waitExit(t, cmd)
+}
+
+// TestReadmeCommands checks the README's table of commands, and the flags
+// it names, against the command itself.
+func TestReadmeCommands(t *testing.T) {
+	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{})
+	var have []string
+	for _, c := range root.Commands() {
+		have = append(have, c.Name())
+	}
+	table := readme(t, "commands")
+	var listed []string
+	for _, m := range regexp.MustCompile("`tally ([a-z]+)([^`]*)`").FindAllStringSubmatch(table, -1) {
+		if !slices.Contains(listed, m[1]) {
+			listed = append(listed, m[1])
+		}
+		c, _, err := root.Find([]string{m[1]})
+		if err != nil {
+			t.Errorf("the README lists tally %s, which does not exist", m[1])
+			continue
+		}
+		for _, f := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(m[2], -1) {
+			if c.Flags().Lookup(f[1]) == nil {
+				t.Errorf("the README gives tally %s --%s, which it does not take", m[1], f[1])
+			}
+		}
+	}
+	slices.Sort(have)
+	slices.Sort(listed)
+	if !slices.Equal(have, listed) {
+		t.Errorf("the README's table lists %v; tally has %v", listed, have)
+	}
+	for name, block := range map[string]string{"serve": readme(t, "serve flags"), "bench": readme(t, "bench flags")} {
+		c, _, _ := root.Find([]string{name})
+		for _, f := range regexp.MustCompile("`(--?)([a-z_-]+)").FindAllStringSubmatch(block, -1) {
+			if strings.Contains(f[2], "_") {
+				continue // the emulator's own --functions_emulator
+			}
+			found := f[1] == "--" && c.Flags().Lookup(f[2]) != nil || f[1] == "-" && len(f[2]) == 1 && c.Flags().ShorthandLookup(f[2]) != nil
+			if !found {
+				t.Errorf("the README gives tally %s %s%s, which it does not take", name, f[1], f[2])
+			}
+		}
+	}
+	serve, _, _ := root.Find([]string{"serve"})
+	if p := serve.Flags().Lookup("port"); os.Getenv("PORT") == "" && p.DefValue != "8080" {
+		t.Errorf("serve's default port is %s; the README says 8080", p.DefValue)
+	}
+}
+
+// TestReadmeConfiguration: the README's table of variables is the one the
+// configuration reads.
+func TestReadmeConfiguration(t *testing.T) {
+	cfg, err := tally.ConfigFromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, v := range cfg.Vars() {
+		want = append(want, v.Name)
+	}
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)`").FindAllStringSubmatch(readme(t, "configuration"), -1) {
+		listed = append(listed, m[1])
+	}
+	slices.Sort(want)
+	slices.Sort(listed)
+	if !slices.Equal(want, listed) {
+		t.Errorf("the README's table lists %v; the configuration reads %v", listed, want)
+	}
+}
+
+// TestReadmeGoExample: the README's Go code is ExampleClient_lifecycle,
+// which go test runs.
+func TestReadmeGoExample(t *testing.T) {
+	src, err := os.ReadFile("../../counter/example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), readme(t, "go example")) {
+		t.Error("the README's Go example is not the body of counter.ExampleClient_lifecycle")
+	}
+}
+
+// TestReadmeDeploy: the deploy commands the README shows are what the dry
+// run prints.
+func TestReadmeDeploy(t *testing.T) {
+	cmd := exec.Command("bash", "deploy/deploy.sh", "--dry-run", "--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5")
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(readme(t, "deploy")), "\n") {
+		if !strings.Contains(string(out), line) {
+			t.Errorf("the dry run does not print the README's\n%s", line)
+		}
+	}
+}
+
+// TestReadmeBenchTable: the README's bench table has the rows, in order,
+// and the first line, that the bench prints.
+func TestReadmeBenchTable(t *testing.T) {
+	rep := &bench.Report{Options: bench.OptionsJSON{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000,
+		Instances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30}}
+	rep.Modes = []bench.ModeResult{{Mode: bench.ModeRaw}, {Mode: bench.ModeTally}, {Mode: bench.ModeNaive}, {Mode: bench.ModeSingle}}
+	var b bytes.Buffer
+	rep.WriteTable(&b)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	block := strings.Split(strings.TrimSpace(readme(t, "bench table")), "\n")
+	if len(block) != len(lines) {
+		t.Fatalf("the README's table has %d lines; the bench prints %d", len(block), len(lines))
+	}
+	if block[0] != lines[0] {
+		t.Errorf("the README's first line:\n%s\nthe bench's, with the defaults:\n%s", block[0], lines[0])
+	}
+	if got, want := strings.Fields(block[2]), strings.Fields(lines[2]); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("the README's modes are %q; the bench runs %q", got, want)
+	}
+	label := regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9 ,/()-]*?[a-z)])\s{2,}`)
+	for i := 3; i < len(lines); i++ {
+		if got, want := label.FindStringSubmatch(block[i]), label.FindStringSubmatch(lines[i]); got == nil || want == nil || got[1] != want[1] {
+			t.Errorf("row %d: the README has %q; the bench prints %q", i, block[i], lines[i])
+		}
+	}
+}
