@@ -268,6 +268,7 @@ func TestPublicLimits(t *testing.T) {
 		{"by 5", "application/json", "/", `{"counter":"` + id + `","by":5}`, 400},
 		{"by -1", "application/json", "/", `{"counter":"` + id + `","by":-1}`, 200},
 		{"the query form", "", "/?counter=" + id, "", 415},
+		{"the query form, typed as JSON", "application/json", "/?counter=" + id, " ", 415},
 		{"a form", "application/x-www-form-urlencoded", "/", `counter=` + id, 415},
 		{"text", "text/plain", "/", `{"counter":"` + id + `"}`, 415},
 	} {

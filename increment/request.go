@@ -50,7 +50,7 @@ func parseRequest(w http.ResponseWriter, r *http.Request, public bool) (Request,
 		return Request{}, errorf(http.StatusUnsupportedMediaType, "Content-Encoding %s is not supported; send the body as it is", truncate(ce))
 	}
 	query := r.URL.Query()
-	if public && !isJSON(r) {
+	if public && (!isJSON(r) || len(bytes.TrimSpace(raw)) == 0) {
 		// A cross-site form, or a bodiless POST, needs no CORS preflight:
 		// a public Increment takes only what a page must ask to send.
 		return Request{}, errorf(http.StatusUnsupportedMediaType, "this Increment is public: send a JSON body with Content-Type: application/json")

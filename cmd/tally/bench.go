@@ -56,6 +56,7 @@ func benchCommand() *cobra.Command {
 	chartPath := f.String("chart", "", "draw the run to `FILE` (.svg or .png)")
 	quiet := f.BoolP("quiet", "q", false, "no progress bars")
 	logPath := f.String("log", "", "write the functions' debug logs to `FILE`")
+	soak := f.Duration("soak", 0, "instead of the modes, soak tally serve's stack for this long while pausing the emulator, killing a Rollup instance and duplicating and delaying events; defaults then: --concurrency 64 --counters 5 --instances 3 --rate 300")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 		o.Modes = strings.Split(*modes, ",")
@@ -70,13 +71,14 @@ func benchCommand() *cobra.Command {
 		} else if o.BridgePort == 0 {
 			return usagef("--emulator needs --bridge-port, the port that emulator was started to post events to")
 		}
+		var logs io.Writer
 		if *logPath != "" {
 			lf, err := os.Create(*logPath)
 			if err != nil {
 				return err
 			}
 			defer lf.Close()
-			o.Logger = cloudlog.New(lf, slog.LevelDebug)
+			logs, o.Logger = lf, cloudlog.New(lf, slog.LevelDebug)
 		}
 		var bars *progress
 		if !*quiet {
@@ -85,6 +87,9 @@ func benchCommand() *cobra.Command {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		if *soak > 0 {
+			return runSoak(ctx, cmd, o, *soak, bars, *jsonPath, logs)
+		}
 		rep, err := bench.Run(ctx, o)
 		if bars != nil {
 			bars.wait()
@@ -155,4 +160,43 @@ func (g *progress) finish() {
 func (g *progress) wait() {
 	g.finish()
 	g.p.Wait()
+}
+
+// runSoak runs the soak with the bench's flags, and the soak's own defaults
+// for those not given.
+func runSoak(ctx context.Context, cmd *cobra.Command, o bench.Options, d time.Duration, bars *progress, jsonPath string, logs io.Writer) error {
+	so := bench.SoakOptions{Duration: d, Workers: o.Workers, Rate: o.Rate, Counters: o.Counters, Shards: o.Shards, Instances: o.Instances,
+		DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, Settle: o.Settle, Emulator: o.Emulator}
+	f := cmd.Flags()
+	for name, v := range map[string]*int{"concurrency": &so.Workers, "counters": &so.Counters, "instances": &so.Instances} {
+		if !f.Changed(name) {
+			*v = 0 // the soak's default
+		}
+	}
+	if !f.Changed("rate") {
+		so.Rate = bench.SoakRate
+	}
+	if bars != nil {
+		so.Progress = bars.phase
+	}
+	so.Logs = logs
+	rep, err := bench.Soak(ctx, so)
+	if bars != nil {
+		bars.wait()
+	}
+	if rep != nil {
+		rep.WriteTable(cmd.OutOrStdout())
+	}
+	if err != nil {
+		return err
+	}
+	if jsonPath != "" {
+		if err := rep.WriteJSON(jsonPath); err != nil {
+			return err
+		}
+	}
+	if rep.Lost != 0 || rep.Extra != 0 || rep.ExactAfter == nil {
+		return fmt.Errorf("soak: totals are not the acknowledged increments: lost %d, extra %d", rep.Lost, rep.Extra)
+	}
+	return nil
 }

@@ -279,3 +279,29 @@ func TestReadmeBenchTable(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeSoakTable: the README's soak has the first line that the
+// soak's defaults print, and the same rows.
+func TestReadmeSoakTable(t *testing.T) {
+	ms := 1.0
+	rep := &bench.SoakReport{Options: bench.SoakOptionsJSON{Seconds: 60, Workers: 64, Rate: bench.SoakRate, Counters: 5, Shards: 10,
+		Instances: 3, PauseSeconds: 5, DownSeconds: 2, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30},
+		Faults: make([]bench.Fault, 4), Counters: make([]bench.SoakCounter, 5), ExactAfter: &ms, AnsweredAfter: &ms}
+	var b bytes.Buffer
+	rep.WriteTable(&b)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	block := strings.Split(strings.TrimSpace(readme(t, "soak table")), "\n")
+	if len(block) != len(lines) {
+		t.Fatalf("the README's soak has %d lines; the soak prints %d", len(block), len(lines))
+	}
+	label := regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9 ,/()-]*?[a-z)])\s{2,}`)
+	for i, line := range lines {
+		want, got := label.FindStringSubmatch(line), label.FindStringSubmatch(block[i])
+		switch {
+		case want != nil && (got == nil || got[1] != want[1]):
+			t.Errorf("line %d: the README has %q; the soak prints %q", i+1, block[i], line)
+		case want == nil && regexp.MustCompile(`^\s*[A-Za-z]`).MatchString(line) && block[i] != line:
+			t.Errorf("line %d: the README has %q; the soak prints %q", i+1, block[i], line)
+		}
+	}
+}

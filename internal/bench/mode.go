@@ -137,7 +137,13 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 	if m == ModeTally && e.o.URL != "" {
 		url = e.o.URL
 	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: e.o.Workers}}
+	return httpIncrement(url, e.o.Workers)
+}
+
+// httpIncrement adds 1 through the Increment function at url, over up to
+// workers connections kept open.
+func httpIncrement(url string, workers int) incrementFunc {
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
 	return func(ctx context.Context, id string) (int, error) {
 		body, _ := json.Marshal(map[string]any{"counter": id, "by": 1})
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))

@@ -121,8 +121,11 @@ func joinf[T any](format string, vs []T) string {
 }
 
 // WriteJSON writes every figure to path.
-func (r *Report) WriteJSON(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+func (r *Report) WriteJSON(path string) error { return writeJSON(path, r) }
+
+// writeJSON writes v to path, indented.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

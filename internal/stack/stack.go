@@ -53,6 +53,9 @@ type Options struct {
 	// AuthHost is a running Firebase Auth emulator, for sign-in. With
 	// Config.Auth firebase and no AuthHost, Start starts one.
 	AuthHost string
+	// RollupURL, if set, is where the bridge delivers events instead of the
+	// stack's own /Rollup: Rollup instances run apart from the stack.
+	RollupURL string
 }
 
 // Stack is a running local tally.
@@ -123,6 +126,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.BridgeAddr = bl.Addr().String()
 	bo := o.Bridge
 	bo.Target = s.FunctionsURL + "/Rollup"
+	if o.RollupURL != "" {
+		bo.Target = o.RollupURL
+	}
 	if bo.Logger == nil {
 		bo.Logger = o.Logger
 	}
