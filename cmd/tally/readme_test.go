@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -259,20 +260,13 @@ func TestReadmeBenchTable(t *testing.T) {
 	rep := &bench.Report{Options: bench.OptionsJSON{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000,
 		Instances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30}}
 	rep.Modes = []bench.ModeResult{{Mode: bench.ModeRaw}, {Mode: bench.ModeTally}, {Mode: bench.ModeNaive}, {Mode: bench.ModeSingle}}
-	var b bytes.Buffer
-	rep.WriteTable(&b)
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	block := strings.Split(strings.TrimSpace(readme(t, "bench table")), "\n")
-	if len(block) != len(lines) {
-		t.Fatalf("the README's table has %d lines; the bench prints %d", len(block), len(lines))
-	}
+	block, lines := readmeOutput(t, "bench table", rep.WriteTable)
 	if block[0] != lines[0] {
 		t.Errorf("the README's first line:\n%s\nthe bench's, with the defaults:\n%s", block[0], lines[0])
 	}
 	if got, want := strings.Fields(block[2]), strings.Fields(lines[2]); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the README's modes are %q; the bench runs %q", got, want)
 	}
-	label := regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9 ,/()-]*?[a-z)])\s{2,}`)
 	for i := 3; i < len(lines); i++ {
 		if got, want := label.FindStringSubmatch(block[i]), label.FindStringSubmatch(lines[i]); got == nil || want == nil || got[1] != want[1] {
 			t.Errorf("row %d: the README has %q; the bench prints %q", i, block[i], lines[i])
@@ -287,14 +281,7 @@ func TestReadmeSoakTable(t *testing.T) {
 	rep := &bench.SoakReport{Options: bench.SoakOptionsJSON{Seconds: 60, Workers: 64, Rate: bench.SoakRate, Counters: 5, Shards: 10,
 		Instances: 3, PauseSeconds: 5, DownSeconds: 2, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30},
 		Faults: make([]bench.Fault, 4), Counters: make([]bench.SoakCounter, 5), ExactAfter: &ms, AnsweredAfter: &ms}
-	var b bytes.Buffer
-	rep.WriteTable(&b)
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	block := strings.Split(strings.TrimSpace(readme(t, "soak table")), "\n")
-	if len(block) != len(lines) {
-		t.Fatalf("the README's soak has %d lines; the soak prints %d", len(block), len(lines))
-	}
-	label := regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9 ,/()-]*?[a-z)])\s{2,}`)
+	block, lines := readmeOutput(t, "soak table", rep.WriteTable)
 	for i, line := range lines {
 		want, got := label.FindStringSubmatch(line), label.FindStringSubmatch(block[i])
 		switch {
@@ -304,4 +291,21 @@ func TestReadmeSoakTable(t *testing.T) {
 			t.Errorf("line %d: the README has %q; the soak prints %q", i+1, block[i], line)
 		}
 	}
+}
+
+// label is a table row's label: its text up to two spaces.
+var label = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9 ,/()-]*?[a-z)])\s{2,}`)
+
+// readmeOutput is the README's block called name and what write prints,
+// each as lines, which must be as many.
+func readmeOutput(t *testing.T, name string, write func(io.Writer)) (block, lines []string) {
+	t.Helper()
+	var b bytes.Buffer
+	write(&b)
+	lines = strings.Split(strings.TrimSpace(b.String()), "\n")
+	block = strings.Split(strings.TrimSpace(readme(t, name)), "\n")
+	if len(block) != len(lines) {
+		t.Fatalf("the README's %s has %d lines; tally prints %d", name, len(block), len(lines))
+	}
+	return block, lines
 }
