@@ -78,7 +78,8 @@ func session(block string) []step {
 // against it: its ready banner, the CLI session (each command run, its
 // output compared), the watch that ran beside it, and the quickstart.
 func TestReadmeServeAndSessions(t *testing.T) {
-	cmd, out, stderr := start(t, []string{"TALLY_SHARD_CACHE_TTL=300ms"}, "serve", "--port", "0")
+	// As on a new user's machine: no project set.
+	cmd, out, stderr := start(t, []string{"TALLY_SHARD_CACHE_TTL=300ms", "GOOGLE_CLOUD_PROJECT="}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
 	banner := r.lines
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {

@@ -113,7 +113,7 @@ func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 	fmt.Fprintf(w, "%s=%s\n", EnvEmulator, s.EmulatorHost)
 	fmt.Fprintf(w, "curl -s -X POST %s/Increment -H 'Content-Type: application/json' -d '{\"counter\":\"likes\"}'\n", s.FunctionsURL)
 	fmt.Fprintf(w, "curl -s -H 'Authorization: Bearer owner' 'http://%s/v1/projects/%s/databases/%s/documents/%s/likes?mask.fieldPaths=total'\n",
-		s.EmulatorHost, o.Config.Project, o.Config.Database, o.Config.Layout.Collection)
+		s.EmulatorHost, s.Config().Project, s.Config().Database, s.Config().Layout.Collection)
 }
 
 func envInt(key string, def int) int {

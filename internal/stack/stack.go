@@ -268,6 +268,9 @@ func (s *Stack) gate(h http.Handler) http.Handler {
 	})
 }
 
+// Config is the functions' configuration in force, its defaults filled in.
+func (s *Stack) Config() tally.Config { return s.o.Config }
+
 // Done is closed if the emulator the stack started exits; nil for an
 // external emulator.
 func (s *Stack) Done() <-chan struct{} {
