@@ -14,6 +14,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -43,7 +44,7 @@ func NewFunctions(ctx context.Context, cfg Config, logs io.Writer) (*Functions, 
 	if cfg.Project == "" {
 		return nil, fmt.Errorf("tally: no project: set %s", EnvProject)
 	}
-	client, err := firestore.NewClientWithDatabase(ctx, cfg.Project, cfg.Database)
+	client, err := fsrpc.NewClient(ctx, cfg.Project, cfg.Database)
 	if err != nil {
 		return nil, fmt.Errorf("tally: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
 	}

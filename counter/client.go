@@ -11,13 +11,24 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
+	"google.golang.org/api/option"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
+
+// NewFirestoreClient returns a client for database of project (or the
+// emulator in FIRESTORE_EMULATOR_HOST) built as the functions build
+// theirs, for New: its folds sum at one read time in a single call, and a
+// plain increment that failed unavailable is not sent again blind, as it
+// may have been applied (its error then wraps increment.ErrOutcomeUnknown).
+func NewFirestoreClient(ctx context.Context, project, database string, opts ...option.ClientOption) (*firestore.Client, error) {
+	return fsrpc.NewClient(ctx, project, database, opts...)
+}
 
 // Errors a caller may test for with errors.Is.
 var (

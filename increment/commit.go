@@ -46,6 +46,13 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 	if err != nil {
 		return nil, err
 	}
+	if err := enoughTime(ctx); err != nil {
+		return nil, err
+	}
+	kind := opKey
+	if op.Vote != nil {
+		kind = opVote
+	}
 	shard := rand.IntN(n)
 	var replace time.Time // update_time of an expired record to replace
 	for attempt := 0; attempt < 3; attempt++ {
@@ -76,7 +83,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 			return body, nil
 		case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
 		default:
-			return nil, fmt.Errorf("increment: commit to %s: %w", op.Counter, err)
+			return nil, commitError(kind, fmt.Errorf("increment: commit to %s: %w", op.Counter, err))
 		}
 		if op.Key != "" {
 			kept, expired, err := w.keptAnswer(ctx, op)
@@ -107,7 +114,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 		if kept, _, kerr := w.keptAnswer(ctx, op); kerr == nil && kept != nil {
 			return kept, nil // the same key won meanwhile
 		}
-		return nil, fmt.Errorf("increment: record key for %s: %w", op.Counter, err)
+		return nil, commitError(kind, fmt.Errorf("increment: record key for %s: %w", op.Counter, err))
 	}
 	return nil, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
 }

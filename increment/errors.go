@@ -1,11 +1,13 @@
 package increment
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -13,8 +15,9 @@ import (
 
 // httpError is an error whose message is safe to show a client.
 type httpError struct {
-	status int
-	msg    string
+	status     int
+	msg        string
+	retryAfter int // seconds, for Retry-After; 0 for none
 }
 
 func (e *httpError) Error() string { return e.msg }
@@ -23,36 +26,97 @@ func errorf(status int, format string, args ...any) error {
 	return &httpError{status: status, msg: fmt.Sprintf(format, args...)}
 }
 
-// statusOf maps any error to the status and message a client sees. Internal
-// errors keep their text to the logs.
-func statusOf(err error) (int, string) {
-	var he *httpError
-	if errors.As(err, &he) {
-		return he.status, he.msg
+// ErrOutcomeUnknown is wrapped by the error of an increment whose commit was
+// sent to Firestore but not confirmed: it may or may not have been applied.
+// Retrying it blindly may count it twice; a retry with the same
+// Idempotency-Key, or of a vote, cannot.
+var ErrOutcomeUnknown = errors.New("increment: the commit was sent and not confirmed: it may have been applied")
+
+// What an increment whose outcome is unknown was.
+const (
+	opPlain = iota // a plain step: not safe to retry
+	opKey          // with an Idempotency-Key: safe to retry with the same key
+	opVote         // a vote: safe to retry
+)
+
+// unknownOutcome is the error of a commit that may have been applied.
+type unknownOutcome struct {
+	op  int
+	err error
+}
+
+func (e *unknownOutcome) Error() string   { return ErrOutcomeUnknown.Error() + ": " + e.err.Error() }
+func (e *unknownOutcome) Unwrap() []error { return []error{ErrOutcomeUnknown, e.err} }
+
+// commitError is err, the failure of a commit of op sent to Firestore,
+// marked as of unknown outcome unless its code says the commit was refused
+// whole: then nothing was written.
+func commitError(op int, err error) error {
+	switch status.Code(err) {
+	case codes.InvalidArgument, codes.NotFound, codes.AlreadyExists, codes.PermissionDenied, codes.FailedPrecondition,
+		codes.Aborted, codes.OutOfRange, codes.Unimplemented, codes.Unauthenticated, codes.ResourceExhausted:
+		return err
 	}
-	if errors.Is(err, ErrNotFound) {
-		return http.StatusNotFound, "counter does not exist"
+	return &unknownOutcome{op: op, err: err}
+}
+
+// Messages of the answers that say whether a retry is safe.
+const (
+	msgUnavailable = "Firestore is unavailable: nothing was written; retry after the time in Retry-After"
+	msgBusy        = "this Increment instance is busy: nothing was written; retry after the time in Retry-After"
+)
+
+var unknownMessages = map[int]string{
+	opPlain: "the increment may have been applied: Firestore did not confirm it; a retry may count it twice " +
+		"(send an Idempotency-Key to make retries safe)",
+	opKey:  "the increment may have been applied: Firestore did not confirm it; retry with the same Idempotency-Key: it counts once",
+	opVote: "the vote may have been applied: Firestore did not confirm it; retrying the vote is safe: a vote counts once",
+}
+
+// answerOf maps any error to the answer a client sees: its status, its
+// message, and for a refusal the seconds to wait before a retry. Internal
+// errors keep their text to the logs. Every answer is true: a refusal (429,
+// 503) is given only when nothing was written, and a commit that may have
+// been applied is answered 504, never as a refusal.
+func answerOf(err error) (code int, msg string, retryAfter int) {
+	var he *httpError
+	var uo *unknownOutcome
+	switch {
+	case errors.As(err, &he):
+		return he.status, he.msg, he.retryAfter
+	case errors.As(err, &uo):
+		return http.StatusGatewayTimeout, unknownMessages[uo.op], 0
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound, "counter does not exist", 0
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
-		return http.StatusServiceUnavailable, "Firestore is unavailable, try again"
+		return http.StatusServiceUnavailable, msgUnavailable, 1
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return http.StatusServiceUnavailable, "Firestore is unavailable, try again"
+		return http.StatusServiceUnavailable, msgUnavailable, 1
 	}
-	return http.StatusInternalServerError, "internal error"
+	return http.StatusInternalServerError, "internal error: nothing was written", 0
 }
 
-// WriteError answers with err as JSON {"error": "..."}.
+// WriteError answers with err as JSON {"error": "..."}, with Retry-After on
+// a refusal that gives one.
 func WriteError(w http.ResponseWriter, err error) {
-	code, msg := statusOf(err)
+	code, msg, after := answerOf(err)
+	if after > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(after))
+	}
 	writeJSON(w, code, map[string]string{"error": msg})
 }
 
-// encode is v as the JSON body of an answer.
+// encode is v as the JSON body of an answer, one line, with <, > and &
+// as they are: people read these in curl.
 func encode(v any) []byte {
-	b, _ := json.Marshal(v)
-	return append(b, '\n')
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return b.Bytes()
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -62,5 +126,5 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tally"`)
 	}
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	w.Write(encode(v))
 }

@@ -40,6 +40,14 @@ type Config struct {
 	// IdempotencyTTL is how long a request's Idempotency-Key is kept: a
 	// retry within it gets the first answer and writes nothing. Default 24h.
 	IdempotencyTTL time.Duration
+	// Timeout bounds the Firestore work of one request. Default
+	// DefaultTimeout.
+	Timeout time.Duration
+	// MaxInFlight is how many requests one Handler works on at once; one
+	// past it waits up to QueueWait for its turn, and is then refused (503
+	// with Retry-After) before anything is written. Default
+	// DefaultMaxInFlight.
+	MaxInFlight int
 }
 
 // TokenVerifier checks a Firebase ID token: the Firebase Admin SDK's
@@ -48,10 +56,6 @@ type TokenVerifier interface {
 	VerifyIDToken(ctx context.Context, idToken string) (*auth.Token, error)
 }
 
-// WriteTimeout bounds the Firestore work of one increment; past it the
-// caller gets 503 and may retry.
-const WriteTimeout = 10 * time.Second
-
 // Defaults for Config's zero fields.
 const (
 	DefaultShards         = 10
@@ -59,7 +63,13 @@ const (
 	DefaultCacheTTL       = 10 * time.Second
 	DefaultPublicMaxStep  = 1
 	DefaultIdempotencyTTL = 24 * time.Hour
+	DefaultTimeout        = 20 * time.Second // within the deployed function's 30 s
+	DefaultMaxInFlight    = 100              // above the deployed function's concurrency of 80
 )
+
+// QueueWait is the longest a request waits for its turn when MaxInFlight
+// requests are in flight, before it is refused.
+const QueueWait = time.Second
 
 // Handler is the Increment function.
 type Handler struct {
@@ -68,6 +78,7 @@ type Handler struct {
 	maxStep int64
 	cors    cors
 	log     *slog.Logger
+	turns   chan struct{} // one for each request in flight
 }
 
 // Response is the body of a successful increment. Changed says whether this
@@ -95,6 +106,12 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
 	maxStep := cfg.MaxStep
 	if cfg.Public {
 		maxStep = min(maxStep, cfg.PublicMaxStep)
@@ -108,6 +125,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 		maxStep: maxStep,
 		cors:    newCORS(cfg.CORSOrigins),
 		log:     cfg.Logger,
+		turns:   make(chan struct{}, cfg.MaxInFlight),
 	}
 }
 
@@ -121,7 +139,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, errorf(http.StatusMethodNotAllowed, "method %s not allowed; use POST", r.Method))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), WriteTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
 	body, err := h.increment(ctx, w, r)
 	if err != nil {
@@ -154,6 +172,11 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 	if req.Vote != nil && uid == "" {
 		return nil, errorf(http.StatusBadRequest, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
 	}
+	release, err := h.turn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if req.Vote == nil && key == "" {
 		shard, err := h.writer.Add(ctx, req.Counter, req.By)
 		if err != nil {
@@ -174,9 +197,24 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 	})
 }
 
+// turn waits, at most QueueWait, until fewer than MaxInFlight requests are
+// in flight, so that a slow Firestore does not pile requests up; past that
+// it refuses the request before anything is written. release ends the turn.
+func (h *Handler) turn(ctx context.Context) (release func(), err error) {
+	t := time.NewTimer(QueueWait)
+	defer t.Stop()
+	select {
+	case h.turns <- struct{}{}:
+		return func() { <-h.turns }, nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, &httpError{status: http.StatusServiceUnavailable, msg: msgBusy, retryAfter: 1}
+}
+
 // fail logs server-side failures with their cause and answers the client.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	code, _ := statusOf(err)
+	code, _, _ := answerOf(err)
 	if code >= 500 {
 		h.log.Error("increment failed", "error", err.Error(), "path", r.URL.Path)
 	}

@@ -79,7 +79,7 @@ func TestParseRequest(t *testing.T) {
 				}
 				return
 			}
-			if got, _ := statusOf(err); err == nil || got != tc.status {
+			if got, _, _ := answerOf(err); err == nil || got != tc.status {
 				t.Errorf("got %+v, %v (status %d); want status %d", req, err, got, tc.status)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"golang.org/x/sync/singleflight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -15,7 +16,7 @@ import (
 )
 
 const (
-	maxCached   = 10000            // past it, expired entries are dropped, then any
+	maxCached   = 10000            // counters whose num_shards is cached; past it, the least recently used is dropped
 	loadTimeout = 10 * time.Second // bound on one read (and create) of a parent
 )
 
@@ -31,7 +32,13 @@ type shardCounts struct {
 
 	group   singleflight.Group
 	mu      sync.Mutex
-	entries map[string]cached
+	entries *simplelru.LRU[string, cached]
+}
+
+// newShardCounts returns an empty cache of at most maxCached counters.
+func newShardCounts(client *firestore.Client, l layout.Layout, ttl time.Duration, defaults int, creatable func(string) bool) *shardCounts {
+	entries, _ := simplelru.NewLRU[string, cached](maxCached, nil)
+	return &shardCounts{client: client, layout: l, ttl: ttl, defaults: defaults, creatable: creatable, now: time.Now, entries: entries}
 }
 
 type cached struct {
@@ -43,7 +50,7 @@ type cached struct {
 // when allowed) at most once per ttl and instance.
 func (s *shardCounts) get(ctx context.Context, id string) (int, error) {
 	s.mu.Lock()
-	e, ok := s.entries[id]
+	e, ok := s.entries.Get(id)
 	s.mu.Unlock()
 	if ok && s.now().Before(e.expires) {
 		return e.n, nil
@@ -74,15 +81,7 @@ func (s *shardCounts) get(ctx context.Context, id string) (int, error) {
 func (s *shardCounts) put(id string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.entries) >= maxCached {
-		now := s.now()
-		for k, e := range s.entries {
-			if now.After(e.expires) || len(s.entries) >= maxCached {
-				delete(s.entries, k)
-			}
-		}
-	}
-	s.entries[id] = cached{n: n, expires: s.now().Add(s.ttl)}
+	s.entries.Add(id, cached{n: n, expires: s.now().Add(s.ttl)})
 }
 
 // load reads num_shards from the parent. A parent without it (one the rollup

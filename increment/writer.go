@@ -2,7 +2,9 @@ package increment
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"regexp"
 	"time"
 
@@ -43,25 +45,44 @@ func NewWriter(client *firestore.Client, cfg WriterConfig) *Writer {
 	return &Writer{
 		client: client,
 		layout: cfg.Layout,
-		shards: &shardCounts{
-			client: client, layout: cfg.Layout, ttl: cfg.CacheTTL, defaults: cfg.DefaultShards,
-			creatable: func(id string) bool {
-				return cfg.AutoCreate || cfg.CreatePattern != nil && cfg.CreatePattern.MatchString(id)
-			},
-			now: time.Now, entries: map[string]cached{},
-		},
+		shards: newShardCounts(client, cfg.Layout, cfg.CacheTTL, cfg.DefaultShards, func(id string) bool {
+			return cfg.AutoCreate || cfg.CreatePattern != nil && cfg.CreatePattern.MatchString(id)
+		}),
 	}
 }
 
 // Add adds by to a random shard in [0, num_shards) of counter id, which the
-// caller has checked with layout.ValidID, and says which shard took it.
+// caller has checked with layout.ValidID, and says which shard took it:
+// one write, with no transaction. An error that wraps ErrOutcomeUnknown
+// means the write was sent and not confirmed: it may have been applied.
+// Any other error means nothing was written.
 func (w *Writer) Add(ctx context.Context, id string, by int64) (shard int, err error) {
 	n, err := w.shards.get(ctx, id)
 	if err != nil {
 		return 0, err
 	}
+	if err := enoughTime(ctx); err != nil {
+		return 0, err
+	}
 	shard = rand.IntN(n)
 	_, err = w.layout.Shard(w.client, id, shard).Set(ctx,
 		map[string]any{w.layout.ShardField: firestore.Increment(by)}, firestore.MergeAll)
-	return shard, err
+	if err != nil {
+		return shard, commitError(opPlain, fmt.Errorf("increment: write shard %d of %s: %w", shard, id, err))
+	}
+	return shard, nil
+}
+
+// minCommitTime is the least time a commit is sent with: with less left of
+// the request's deadline it could be cut off after Firestore applied it,
+// and its outcome would be unknown, so the request is refused first.
+const minCommitTime = 2 * time.Second
+
+// enoughTime refuses, before anything is written, a request whose deadline
+// leaves less than minCommitTime for its commit.
+func enoughTime(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < minCommitTime {
+		return &httpError{status: http.StatusServiceUnavailable, msg: msgUnavailable, retryAfter: 1}
+	}
+	return nil
 }

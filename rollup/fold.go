@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/layout"
 )
 
@@ -33,13 +35,18 @@ var ErrNoShardField = errors.New("no shard holds the shard field")
 // wrote or deleted it since. Read it again.
 var errStale = errors.New("parent changed since it was read")
 
+// errTooSoon ends a fold whose sum is within the window of the parent's
+// last write: not this fold's to write.
+var errTooSoon = errors.New("within the window of the parent's last write")
+
 // Folder folds counters: it sums a counter's shards at one read time, with
 // no lock on them, and writes that sum and time to the parent if the
 // parent's as_of is older and its last write is at least a window old.
 type Folder struct {
-	client *firestore.Client
-	layout layout.Layout
-	window time.Duration
+	client     *firestore.Client
+	layout     layout.Layout
+	window     time.Duration
+	noReadTime atomic.Bool // the client reports no aggregation read times
 }
 
 // NewFolder returns a Folder for counters in client's database, writing each
@@ -75,29 +82,67 @@ func (f *Folder) read(ctx context.Context, id string) (parent, error) {
 	return parentFrom(snap, time.Now()), nil
 }
 
-// sumAt runs sum() and count() over id's shards that hold the shard field,
-// as one aggregation query in a read-only transaction at the read time at:
-// no shard is locked, and the sum holds every shard write committed at or
-// before at.
+// aggregation is sum() and count() over id's shards that hold the shard
+// field: one aggregation query.
+func (f *Folder) aggregation(id string) *firestore.AggregationQuery {
+	holding := f.layout.Shards(f.client, id).Where(f.layout.ShardField, "!=", nil)
+	return holding.NewAggregationQuery().WithSum(f.layout.ShardField, "sum").WithCount("shards")
+}
+
+// sumOf reads an aggregation's result into s.
+func sumOf(res firestore.AggregationResult, s *Sum) error {
+	sum, _ := res["sum"].(*firestorepb.Value)
+	n, _ := res["shards"].(*firestorepb.Value)
+	s.Shards = n.GetIntegerValue()
+	switch v := sum.GetValueType().(type) {
+	case *firestorepb.Value_IntegerValue:
+		s.Value = v.IntegerValue
+	case *firestorepb.Value_DoubleValue:
+		return fmt.Errorf("%w: sum() is the double %g", ErrSumNotInteger, v.DoubleValue)
+	}
+	return nil
+}
+
+// sumNow sums id's shards now, at a read time no earlier than notBefore
+// (a time the server has passed): with one aggregation query, whose result
+// holds at the read time the server reports, when the client is built with
+// fsrpc's options; otherwise at notBefore, as sumAt does.
+func (f *Folder) sumNow(ctx context.Context, id string, notBefore time.Time) (Sum, error) {
+	if f.noReadTime.Load() {
+		return f.sumAt(ctx, id, notBefore)
+	}
+	rctx, readTime := fsrpc.WithReadTime(ctx)
+	res, err := f.aggregation(id).Get(rctx)
+	if err != nil {
+		return Sum{}, fmt.Errorf("rollup: sum of %s: %w", id, err)
+	}
+	at := readTime()
+	if at.IsZero() {
+		f.noReadTime.Store(true) // a client without the options: read at a chosen time from now on
+		return f.sumAt(ctx, id, notBefore)
+	}
+	s := Sum{At: precise(at)}
+	if s.At.Before(notBefore) {
+		return f.sumAt(ctx, id, notBefore)
+	}
+	if err := sumOf(res, &s); err != nil {
+		return Sum{}, fmt.Errorf("rollup: sum of %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// sumAt runs the aggregation over id's shards in a read-only transaction at
+// the read time at: no shard is locked, and the sum holds every shard write
+// committed at or before at.
 func (f *Folder) sumAt(ctx context.Context, id string, at time.Time) (Sum, error) {
 	s := Sum{At: precise(at)}
-	holding := f.layout.Shards(f.client, id).Where(f.layout.ShardField, "!=", nil)
-	q := holding.NewAggregationQuery().WithSum(f.layout.ShardField, "sum").WithCount("shards")
+	q := f.aggregation(id)
 	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		res, err := q.Transaction(tx).Get(ctx)
 		if err != nil {
 			return err
 		}
-		sum, _ := res["sum"].(*firestorepb.Value)
-		n, _ := res["shards"].(*firestorepb.Value)
-		s.Shards = n.GetIntegerValue()
-		switch v := sum.GetValueType().(type) {
-		case *firestorepb.Value_IntegerValue:
-			s.Value = v.IntegerValue
-		case *firestorepb.Value_DoubleValue:
-			return fmt.Errorf("%w: sum() is the double %g", ErrSumNotInteger, v.DoubleValue)
-		}
-		return nil
+		return sumOf(res, &s)
 	}, firestore.TransactionReadTime(s.At))
 	if err != nil {
 		return Sum{}, fmt.Errorf("rollup: sum of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
@@ -117,7 +162,7 @@ func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int
 	case p.Exists && !p.AsOf.Before(s.At):
 		return fold, p, nil // a later fold is there already
 	case p.Exists && s.At.Before(p.Updated.Add(f.window)):
-		return fold, p, fmt.Errorf("rollup: fold %s at %s: within the window of the write at %s", id, s.At, p.Updated)
+		return fold, p, fmt.Errorf("rollup: fold %s at %s: %w at %s", id, s.At, errTooSoon, p.Updated)
 	case !p.Exists && s.Value == 0:
 		p.AsOf = s.At // nothing to hold, as of then
 		return fold, p, nil

@@ -10,15 +10,16 @@ import (
 )
 
 // Tracker holds the hints given to one instance until a fold covers them,
-// and folds when it must. Per counter, the instance whose fold wrote the
-// parent last leads: it folds again as soon as the window allows, with one
-// aggregation read and no other. The others follow: each reads the parent
-// once it holds confirmBatch hints, or confirmEvery after its last read,
-// and then only at a random point shortly after the leader's next fold is
-// due, so that followers never pile onto the parent at a window's edge and
-// a read amortizes over many hints. A follower that finds the parent stale
-// folds, and leads. Hints that the last known as_of covers (duplicates, late
-// deliveries) are answered at once, with no read.
+// and folds when it must (see plan). A parent not written for a window is
+// folded at once by whichever instance holds a hint for it. Per counter, the
+// instance whose fold wrote the parent last leads: it folds again as soon
+// as the window allows, with one aggregation read and no other. The others
+// follow: each reads the parent just after the leader's next fold is due,
+// and folds if the leader did not; one that holds many hints trusts the
+// leader and reads only once it holds confirmBatch hints, or confirmEvery
+// after its last read, so that a read amortizes over many hints. Hints that
+// the last known as_of covers (duplicates, late deliveries) are answered at
+// once, with no read.
 type Tracker struct {
 	folder       *Folder
 	window       time.Duration
@@ -28,8 +29,9 @@ type Tracker struct {
 	log          *slog.Logger
 	onFold       func(FoldInfo)
 
-	mu       sync.Mutex
-	counters map[string]*tracked
+	mu         sync.Mutex
+	counters   map[string]*tracked
+	staleViews float64 // moving share of folds on old views that found them stale
 }
 
 // FoldInfo describes one fold a Tracker made, for logs and measurements.
@@ -42,6 +44,12 @@ type FoldInfo struct {
 // DefaultConfirmBatch is how many hints a follower holds for a counter
 // before it reads the parent sooner than its ConfirmEvery.
 const DefaultConfirmBatch = 250
+
+// trustLeader is how many hints a follower holds for a counter written
+// within the window by another instance before it trusts that instance to
+// fold it again: events spread over instances at random, so the leader then
+// almost surely holds some too.
+const trustLeader = 8
 
 // Limits of a Tracker.
 const (
@@ -199,9 +207,21 @@ func (t *Tracker) settle(c *tracked) {
 type action func(context.Context, *tracked) error
 
 // plan says how long to wait, and then what to do, for c's waiters.
+//
+// A parent whose last write is a window old or more is due: whichever
+// instance holds an event for it folds at once, so that a quiet counter's
+// increment shows in its total within one fold, however many instances run.
+// It folds on its own view of the parent if that view is fresh (its own
+// write, or a read within the window), else it reads the parent first: the
+// fold's write is a compare-and-set on that view, so a stale one costs a
+// wasted sum. A parent written within the window by another instance is
+// that instance's to fold again when the window ends; this one reads the
+// parent just after that, and folds itself if nobody did. Only when it holds
+// so many events that the leader surely holds some too does it leave the
+// leader to fold and read rarely, so that one read answers many events.
 func (t *Tracker) plan(c *tracked) (time.Duration, action) {
 	now := time.Now()
-	if !c.known || now.Sub(c.p.AnchorAt) > 2*t.confirmEvery {
+	if !c.known {
 		return 0, t.refresh
 	}
 	earliest := c.waiting[0].at
@@ -212,23 +232,28 @@ func (t *Tracker) plan(c *tracked) (time.Duration, action) {
 	}
 	serverNow := c.p.Now()
 	wait := max(earliest.Sub(serverNow)+margin, c.pause.Sub(now)) // a hint dated ahead of this clock
-	due := c.p.Updated.Add(t.window)                              // the next fold's read time, at the earliest
-	switch {
-	case !c.p.Exists:
+	if !c.p.Exists {
 		return wait, t.foldNow
-	case c.p.Updated.Equal(c.mine):
-		return max(wait, due.Sub(serverNow)+margin), t.foldNow
 	}
-	// A follower: read after the leader's fold is due, and, while someone
-	// leads, only once a read answers many hints; then wait a random while
-	// more, so that followers never read, or fold, all at once.
-	readAt := c.p.AnchorAt.Add(due.Sub(c.p.Anchor))
-	// Someone leads if the parent's last write was a fold, made recently.
-	leading := c.p.Updated.Sub(c.p.AsOf) < t.window && c.p.Anchor.Sub(c.p.Updated) < 2*t.window
-	if leading && len(c.waiting) < t.confirmBatch {
+	due := c.p.Updated.Add(t.window) // the next fold's read time, at the earliest
+	untilDue := due.Sub(serverNow) + margin
+	age := now.Sub(c.p.AnchorAt) // of this instance's view of the parent
+	switch {
+	case c.p.Updated.Equal(c.mine) && (age < t.confirmEvery || t.trustOldViews()):
+		return max(wait, untilDue), t.foldNow // it leads: fold when the window ends
+	case untilDue <= 0 && (age < t.window || t.trustOldViews()):
+		return wait, t.foldNow
+	case untilDue <= 0:
+		return wait, t.refresh // refresh folds, if the parent is still due
+	}
+	// Another instance wrote the parent within the window: check just after
+	// its next fold is due (later and at random, so that followers never
+	// read all at once), and fold if it did not.
+	readAt := now.Add(untilDue)
+	if n := len(c.waiting); n >= trustLeader && n < t.confirmBatch {
 		readAt = maxTime(readAt, c.read.Add(t.confirmEvery*3/4+rand.N(t.confirmEvery/2+1)))
 	}
-	readAt = maxTime(readAt, now).Add(t.window/10 + rand.N(t.window/5+1))
+	readAt = readAt.Add(t.window/25 + rand.N(t.window/25+1))
 	return max(wait, readAt.Sub(now)), t.refresh
 }
 
@@ -259,9 +284,12 @@ func (t *Tracker) foldNow(ctx context.Context, c *tracked) error {
 	return t.fold(ctx, c, p, p.Now().Add(-margin))
 }
 
-// fold sums c's shards at at and writes that onto p.
+// fold sums c's shards now, at a read time no earlier than at, and writes
+// that onto p. If p turns out stale (someone wrote the parent since), it
+// reads the parent and writes the same sum onto it, if that is still a
+// fold's to write; else it leaves c's waiters to plan again.
 func (t *Tracker) fold(ctx context.Context, c *tracked, p parent, at time.Time) error {
-	s, err := t.folder.sumAt(ctx, c.id, at)
+	s, err := t.folder.sumNow(ctx, c.id, at)
 	if errors.Is(err, ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
 			"counter", c.id, "error", err.Error())
@@ -274,23 +302,49 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p parent, at time.Time) 
 	if err != nil {
 		return err
 	}
-	t.mu.Lock()
-	grow := t.growTo(c, p, s)
-	t.mu.Unlock()
-	fold, next, err := t.folder.write(ctx, c.id, p, s, grow)
+	optimistic := time.Since(p.AnchorAt) >= t.window // a view this old may be stale
+	for attempt := 0; ; attempt++ {
+		t.mu.Lock()
+		grow := t.growTo(c, p, s)
+		t.mu.Unlock()
+		fold, next, err := t.folder.write(ctx, c.id, p, s, grow)
+		if optimistic && attempt == 0 {
+			t.noteView(errors.Is(err, errStale))
+		}
+		if errors.Is(err, errStale) && attempt == 0 {
+			if p, err = t.folder.read(ctx, c.id); err != nil {
+				return err
+			}
+			t.mu.Lock()
+			c.p, c.known, c.read = p, true, time.Now()
+			t.settle(c)
+			t.mu.Unlock()
+			if !p.Exists {
+				return nil // deleted since: a sum from before must not bring it back
+			}
+			continue
+		}
+		return t.folded(c, at, s, fold, next, err)
+	}
+}
+
+// folded records what one write of a fold did, and answers the waiters it
+// covers.
+func (t *Tracker) folded(c *tracked, at time.Time, s Sum, fold Fold, next parent, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if errors.Is(err, errStale) {
+	switch {
+	case errors.Is(err, errStale):
 		c.known = false
 		return nil
-	}
-	if errors.Is(err, ErrNoShardField) {
+	case errors.Is(err, errTooSoon):
+		return nil // another instance folded meanwhile: plan again
+	case errors.Is(err, ErrNoShardField):
 		t.log.Error("rollup: cannot fold: is the shard field right? nothing written", "counter", c.id, "error", err.Error())
 		c.pause = time.Now().Add(t.window)
 		t.answer(c, at, nil)
 		return nil
-	}
-	if err != nil {
+	case err != nil:
 		return err
 	}
 	c.p = next
@@ -305,6 +359,24 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p parent, at time.Time) 
 	t.logFold(info)
 	return nil
 }
+
+// noteView records whether a fold on a view of the parent older than a
+// window found it stale. Where that is usual (several instances share the
+// counters), such folds read the parent first; where it is rare (one
+// instance), they save that read.
+func (t *Tracker) noteView(stale bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	x := 0.0
+	if stale {
+		x = 1
+	}
+	t.staleViews = 0.9*t.staleViews + 0.1*x
+}
+
+// trustOldViews reports whether folds on views older than a window mostly
+// find them current. t.mu is held.
+func (t *Tracker) trustOldViews() bool { return t.staleViews < 0.5 }
 
 // answer sends err to the waiters whose write is at or before at, and says
 // how many there were and the oldest write among them.

@@ -39,10 +39,13 @@ func benchCommand() *cobra.Command {
 	f.IntVar(&o.Shards, "shards", 10, "shards per counter")
 	f.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
 	f.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
+	f.StringVar(&o.Popularity, "popularity", bench.PopularityUniform, "how increments spread over the counters: uniform (each to a random counter), zipf (Zipf's law, s=1.1: a few hot, most quiet) or client (each client has a counter of its own)")
+	f.DurationVar(&o.Rest, "rest", 0, "each client rests a random time up to this after each answer")
+	f.BoolVar(&o.Listeners, "listeners", false, "hold a listener on every counter, as pages showing it do, and report the visible latency: an increment's answer to a listener seeing it in the total")
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
 	f.DurationVar(&o.Warmup, "warmup", 3*time.Second, "unmeasured load before the first mode")
 	f.DurationVar(&o.Window, "window", rollup.DefaultWindow, "tally's window: each parent is written at most once per window")
-	f.IntVar(&o.Instances, "instances", 1, "tally Rollup instances, each with its own handler and Firestore client; each event goes to a random one")
+	f.IntVar(&o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
 	f.StringVar(&o.Delivery, "delivery", bench.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
 	f.Float64Var(&o.DuplicateRate, "duplicate", 0.1, "share of shard events delivered twice")
 	f.Float64Var(&o.DelayRate, "delay", 0.1, "share of shard events held back, so that later ones overtake them")
@@ -73,12 +76,12 @@ func benchCommand() *cobra.Command {
 		}
 		var logs io.Writer
 		if *logPath != "" {
-			lf, err := os.Create(*logPath)
+			lf, err := os.OpenFile(*logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644) // the Rollup instances append to it too
 			if err != nil {
 				return err
 			}
 			defer lf.Close()
-			logs, o.Logger = lf, cloudlog.New(lf, slog.LevelDebug)
+			logs, o.Logger, o.LogPath = lf, cloudlog.New(lf, slog.LevelDebug), *logPath
 		}
 		var bars *progress
 		if !*quiet {

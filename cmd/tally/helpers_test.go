@@ -15,11 +15,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/internal/bench"
 )
 
 // The test binary doubles as the tally command when TALLY_TEST_MAIN is set,
 // so tests run the real program as a child process.
 func TestMain(m *testing.M) {
+	bench.InstanceMain()
 	if os.Getenv("TALLY_TEST_MAIN") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}

@@ -21,9 +21,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tallycounters/tally/internal/bench"
 )
 
 func main() {
+	bench.InstanceMain() // the bench runs its Rollup instances as copies of this program
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally"
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
 )
@@ -108,7 +109,7 @@ func connect(ctx context.Context, cfg tally.Config) (*firestore.Client, error) {
 	if project == "" {
 		project = firestore.DetectProjectID
 	}
-	fs, err := firestore.NewClientWithDatabase(ctx, project, cfg.Database)
+	fs, err := counter.NewFirestoreClient(ctx, project, cfg.Database)
 	if err != nil {
 		return nil, explain(fmt.Errorf("connect to Firestore: %w", err), 0)
 	}

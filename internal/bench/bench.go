@@ -53,10 +53,13 @@ type Options struct {
 	Counters      int
 	Shards        int
 	Workers       int
-	Rate          float64 // increments per second over all counters; 0: unlimited
+	Rate          float64       // increments per second over all counters; 0: unlimited
+	Popularity    string        // how increments spread over counters: PopularityUniform (default), PopularityZipf or PopularityClient
+	Rest          time.Duration // each client rests a random time up to Rest after each answer
+	Listeners     bool          // hold a listener on every counter's document, as pages showing it do, and measure what they see
 	Duration      time.Duration
 	Window        time.Duration // tally's window: each parent is written at most once per window
-	Instances     int           // tally Rollup instances, each with its own handler and client; each event goes to a random one
+	Instances     int           // tally Rollup instances, each a process of its own; each event goes to a random one
 	Delivery      string        // DeliveryEmulator (default) or DeliveryDirect
 	DuplicateRate float64       // share of shard events delivered twice
 	DelayRate     float64       // share of shard events held back (reordered)
@@ -72,7 +75,11 @@ type Options struct {
 
 	Settle   time.Duration // longest wait for a mode's total after its load; default DefaultSettle
 	Progress func(Phase)   // hears how each phase goes; nil: nothing
-	Logger   *slog.Logger
+	Logger   *slog.Logger  // the in-process functions' logs
+	LogPath  string        // where the Rollup instances append their debug logs; "" discards them
+	// InstanceCommand runs a Rollup instance: a program that calls
+	// InstanceMain first thing. Default: this program.
+	InstanceCommand []string
 }
 
 // Phase is how one phase of a run goes: the warm-up, a mode's load, or the
@@ -104,6 +111,9 @@ type OptionsJSON struct {
 	Shards        int     `json:"shards"`
 	Workers       int     `json:"workers"`
 	Rate          float64 `json:"rate"`
+	Popularity    string  `json:"popularity"`
+	RestMS        float64 `json:"rest_ms"`
+	Listeners     bool    `json:"listeners"`
 	Seconds       float64 `json:"seconds"`
 	WindowMS      float64 `json:"window_ms"`
 	Instances     int     `json:"rollup_instances"`
@@ -143,6 +153,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Modes = AllModes
 	}
 	o.Instances = max(1, o.Instances)
+	if o.Popularity == "" {
+		o.Popularity = PopularityUniform
+	}
+	if _, err := newPicker(o.Popularity, max(1, o.Counters)); err != nil {
+		return nil, err
+	}
+	if o.Counters < 1 || o.Workers < 1 {
+		return nil, fmt.Errorf("bench: want at least 1 counter and 1 client, not %d and %d", o.Counters, o.Workers)
+	}
 	switch o.Delivery {
 	case "":
 		o.Delivery = DeliveryEmulator
@@ -164,6 +183,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer e.stop()
 	rep := &Report{Started: time.Now(), Options: OptionsJSON{
 		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
+		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
 		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL,
 	}}
 	if o.Warmup > 0 {
@@ -189,7 +209,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 func start(ctx context.Context, o Options) (_ *env, err error) {
-	e := &env{o: o, obs: newObserver(layout.FieldTotal), bridges: map[string]*bridge.Bridge{},
+	e := &env{o: o, obs: newObserver(), bridges: map[string]*bridge.Bridge{},
 		clients: map[string]*firestore.Client{}, ops: map[string]*opcount.Ops{}}
 	defer func() {
 		if err != nil {
@@ -215,7 +235,6 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 			Logger: o.Logger, OnReceive: e.obs.delivered, MaxInFlight: 2 * MaxRequestsPerInstance * o.Instances})
 		router[m] = e.bridges[m]
 	}
-	router["observe-"+ModeTally] = e.obs
 	e.serve(bl, router)
 
 	e.host = o.EmulatorHost
@@ -226,7 +245,7 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 		}
 		e.host = e.emu.Host()
 	}
-	triggers := map[string]string{"observe-" + ModeTally: collTally + "/{c}"}
+	triggers := map[string]string{}
 	if o.Delivery == DeliveryEmulator {
 		triggers[ModeTally] = collTally + "/{c}/shards/{s}"
 		triggers[ModeNaive] = collNaive + "/{c}/shards/{s}"
@@ -263,7 +282,7 @@ func (e *env) warmup(ctx context.Context) {
 	if slices.Contains(o.Modes, ModeTally) && o.URL == "" {
 		inc = e.incrementer(ModeTally, collTally, e.clients[ModeTally])
 	}
-	drive(ctx, []string{id}, o.Workers, o.Rate, o.Warmup, inc, func(el time.Duration, n int64, done bool) {
+	drive(ctx, []string{id}, load{workers: o.Workers, rate: o.Rate}, o.Warmup, inc, func(el time.Duration, n int64, done bool) {
 		e.report("warmup", el, o.Warmup, fmt.Sprintf("%d increments, not measured", n), done)
 	})
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -284,7 +303,7 @@ func (e *env) stop() {
 		c.Close()
 	}
 	for _, in := range e.instances {
-		in.client.Close()
+		in.stop()
 	}
 	if e.emu != nil {
 		e.emu.Stop()

@@ -20,11 +20,13 @@ import (
 )
 
 // TestBenchSmall runs tally and the per-event rollup side by side at a small
-// scale, with duplicated and delayed events, on the emulator's own trigger
-// delivery, and two tally Rollup instances. It checks what holds at any
-// speed: tally is exact and no two of its parent writes, from either
-// instance, are closer than the window; the per-event rollup writes the
-// parent once per event and counts the duplicates.
+// scale, over 20 counters of Zipf popularity with a listener on each, with
+// duplicated and delayed events, on the emulator's own trigger delivery,
+// and two tally Rollup instances, each a process. It checks what holds at
+// any speed: tally is exact, no two of its parent writes, from either
+// instance, are closer than the window, every increment shows in a
+// listener, and a plain increment takes no transaction; the per-event
+// rollup writes the parent once per event and counts the duplicates.
 func TestBenchSmall(t *testing.T) {
 	paths, err := emulatortest.Paths()
 	if err != nil {
@@ -32,7 +34,7 @@ func TestBenchSmall(t *testing.T) {
 	}
 	const window = 300 * time.Millisecond
 	rep, err := Run(context.Background(), Options{
-		Counters: 2, Shards: 4, Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window, Instances: 2,
+		Counters: 20, Popularity: PopularityZipf, Listeners: true, Shards: 4, Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window, Instances: 2,
 		DuplicateRate: 0.2, DelayRate: 0.2, MaxDelay: 500 * time.Millisecond,
 		Modes: []string{ModeTally, ModeNaive}, Project: emulatortest.Project, Emulator: paths,
 	})
@@ -54,6 +56,18 @@ func TestBenchSmall(t *testing.T) {
 	}
 	if *tally.Duplicated == 0 || *tally.Delayed == 0 {
 		t.Errorf("tally: no faults injected (%d duplicated, %d delayed)", *tally.Duplicated, *tally.Delayed)
+	}
+	if v := tally.Visible; v == nil || v.All == nil || v.All.N != int(tally.Acked) || v.Unseen != 0 || v.HotCounters+v.QuietCounters == 0 {
+		t.Errorf("tally: visible latency %+v for %d acknowledged increments; want each seen by a listener", v, tally.Acked)
+	}
+	if tally.NonOKWritten != 0 || tally.RefusedWritten != 0 || tally.Answers["200"] != tally.Acked {
+		t.Errorf("tally: answers %v, %d answered otherwise but written", tally.Answers, tally.NonOKWritten)
+	}
+	if *tally.IncrementTxPerIncr != 0 {
+		t.Errorf("tally: Increment began %.3f transactions per plain increment; want none", *tally.IncrementTxPerIncr)
+	}
+	if len(tally.InstancePeakMiB) != 2 || tally.InstancePeakMiB[0] <= 0 || tally.InstanceEventsPerSec[0] <= 0 {
+		t.Errorf("tally: per instance, peak MiB %v and events/s %v; want 2 of each, measured", tally.InstancePeakMiB, tally.InstanceEventsPerSec)
 	}
 	if want := int(*naive.Events + *naive.Duplicated); *naive.ParentTotal != want {
 		t.Errorf("naive: %d parent writes, want one per delivered event, %d", *naive.ParentTotal, want)

@@ -1,62 +1,152 @@
 package bench
 
 import (
+	"bufio"
 	"context"
-	"math/rand/v2"
+	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
-	"sync/atomic"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
 
-	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
 	"github.com/tallycounters/tally/increment"
-	"github.com/tallycounters/tally/internal/opcount"
 	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup"
 )
 
 // MaxRequestsPerInstance is Cloud Run's highest concurrency: an instance
 // holding this many requests answers 429, and the platform retries.
 const MaxRequestsPerInstance = 1000
 
-// instance is one of tally's Rollup instances: its own handler, its own
-// Firestore client, and what it was asked to do.
+// instance is one of tally's Rollup instances: a process of its own, with
+// its own Firestore client and heap, as on Cloud Run.
 type instance struct {
-	client   *firestore.Client
-	handler  http.Handler
-	requests atomic.Int64 // Rollup requests taken
-	refused  atomic.Int64 // answered 429, holding too many
-	inflight atomic.Int64 // held now
-	most     atomic.Int64 // held at once, at most
+	cmd  *exec.Cmd
+	url  string // http://127.0.0.1:port
+	done chan struct{}
 }
 
-func (in *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	n := in.inflight.Add(1)
-	defer in.inflight.Add(-1)
-	if n > MaxRequestsPerInstance {
-		in.refused.Add(1)
-		http.Error(w, "too many requests", http.StatusTooManyRequests)
-		return
+// startInstance starts one Rollup instance process: this program again
+// (or o.InstanceCommand), told by EnvInstance to serve Rollup.
+func (e *env) startInstance(ctx context.Context, spec instanceSpec) (*instance, error) {
+	js, _ := json.Marshal(spec)
+	argv := e.o.InstanceCommand
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("bench: find this program, to start Rollup instances: %w", err)
+		}
+		argv = []string{exe}
 	}
-	in.requests.Add(1)
-	for m := in.most.Load(); n > m && !in.most.CompareAndSwap(m, n); m = in.most.Load() {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), EnvInstance+"="+string(js))
+	cmd.Stderr = os.Stderr
+	// Killed with the bench, if it dies without stopping it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
 	}
-	in.handler.ServeHTTP(w, r)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: start a Rollup instance: %w", err)
+	}
+	in := &instance{cmd: cmd, done: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			addr <- strings.TrimSpace(sc.Text())
+		}
+		close(addr)
+		for sc.Scan() {
+		}
+	}()
+	go func() { cmd.Wait(); close(in.done) }()
+	select {
+	case a, ok := <-addr:
+		if ok && a != "" {
+			if _, _, err := net.SplitHostPort(a); err == nil {
+				in.url = "http://" + a
+				return in, nil
+			}
+		}
+	case <-time.After(30 * time.Second):
+	case <-ctx.Done():
+	}
+	in.stop()
+	return nil, fmt.Errorf("bench: the Rollup instance %s did not say where it serves", argv[0])
 }
 
-// reset zeroes the instance's counts for the next mode.
-func (in *instance) reset() {
-	in.requests.Store(0)
-	in.refused.Store(0)
-	in.most.Store(in.inflight.Load())
+// stop ends the instance and waits for it.
+func (in *instance) stop() {
+	syscall.Kill(-in.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-in.done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-in.cmd.Process.Pid, syscall.SIGKILL)
+		<-in.done
+	}
 }
 
-// serveFunctions serves each rollup mode's Increment and Rollup, built from
-// tally's own packages: the per-event rollup on the mode's client, and tally
-// on o.Instances instances, each event to a random one, as the platform
-// spreads events over instances.
+var instanceClient = &http.Client{Timeout: 10 * time.Second}
+
+// stats asks the instance what it did since its last reset.
+func (in *instance) stats() (InstanceStats, error) {
+	var st InstanceStats
+	resp, err := instanceClient.Get(in.url + "/stats")
+	if err != nil {
+		return st, fmt.Errorf("bench: Rollup instance stats: %w", err)
+	}
+	defer resp.Body.Close()
+	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+// folds takes the fold writes the instance made since the last call.
+func (in *instance) folds() ([]FoldWrite, error) {
+	resp, err := instanceClient.Post(in.url+"/folds", "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("bench: Rollup instance folds: %w", err)
+	}
+	defer resp.Body.Close()
+	var out []FoldWrite
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+// pullFolds records in the observer the parent writes every instance made
+// since the last pull.
+func (e *env) pullFolds() error {
+	for _, in := range e.instances {
+		folds, err := in.folds()
+		if err != nil {
+			return err
+		}
+		for _, f := range folds {
+			e.obs.wrote(collTally+"/"+f.Counter, f.At, f.Total)
+		}
+	}
+	return nil
+}
+
+// reset zeroes the instance's counts and peaks.
+func (in *instance) reset() error {
+	resp, err := instanceClient.Post(in.url+"/reset", "", nil)
+	if err != nil {
+		return fmt.Errorf("bench: reset a Rollup instance: %w", err)
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// serveFunctions serves each rollup mode's Increment in this process, the
+// per-event rollup beside it, and starts tally's o.Instances Rollup
+// instances, each a process of its own; the bridge sends each event to a
+// random one, as the platform spreads events over instances.
 func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 	mux := http.NewServeMux()
 	for _, m := range []string{ModeTally, ModeNaive} {
@@ -68,21 +158,21 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: lay, AutoCreate: true, DefaultShards: e.o.Shards}))
 		if m == ModeNaive {
 			mux.Handle("/"+m+"/Rollup", cloudEventHandler(naiveRollup(c, lay, e.obs.added)))
-			continue
 		}
-		for range e.o.Instances {
-			ic, err := opcount.Client(ctx, e.host, e.o.Project, e.ops[m])
-			if err != nil {
-				return err
-			}
-			h := rollup.New(ic, rollup.Config{Layout: lay, Project: e.o.Project, Window: e.o.Window, Logger: e.o.Logger})
-			e.instances = append(e.instances, &instance{client: ic, handler: h})
-		}
-		mux.Handle("/"+m+"/Rollup", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			e.instances[rand.IntN(len(e.instances))].ServeHTTP(w, r)
-		}))
 	}
 	e.serve(l, mux)
+	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: layout.DefaultShardField,
+		Window: e.o.Window, LogPath: e.o.LogPath}
+	var targets []string
+	for range e.o.Instances {
+		in, err := e.startInstance(ctx, spec)
+		if err != nil {
+			return err
+		}
+		e.instances = append(e.instances, in)
+		targets = append(targets, in.url+"/Rollup")
+	}
+	e.bridges[ModeTally].SetTargets(targets)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"math/rand/v2"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,72 +18,133 @@ type ack struct {
 	At      time.Time
 }
 
+// answer is what one increment was answered.
+type answer struct {
+	Shard      int
+	Status     int           // the HTTP status; 200 for a client write that succeeded; 0 for none (the request failed)
+	RetryAfter time.Duration // a refusal's Retry-After
+}
+
+// refused reports whether status is a refusal that says nothing was
+// written and a retry is safe.
+func refused(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+}
+
+// counterAnswers counts one counter's answers other than 200.
+type counterAnswers struct {
+	Refused int64 // 429 and 503: nothing written, by the contract
+	Other   int64 // anything else: 504, 500, or no answer at all
+}
+
 // loadResult is what the load generator saw.
 type loadResult struct {
 	Start, End time.Time
 	Acks       []ack
 	Latencies  []time.Duration
-	Errors     int64
+	Errors     int64            // answers other than 200
+	Statuses   map[int]int64    // answers by status; 0: no answer
+	PerCounter []counterAnswers // by counter index
 }
 
-// incrementFunc adds 1 to a counter and says which shard (or -1) took it.
-type incrementFunc func(ctx context.Context, counter string) (shard int, err error)
+// incrementFunc adds 1 to a counter and says how it was answered. An error
+// is a request that got no answer.
+type incrementFunc func(ctx context.Context, counter string) (answer, error)
 
-// drive runs workers that each loop: wait for the rate limiter, increment the
-// next counter, record the answer; until the duration is over. progress is
-// called about five times a second with the acknowledgements so far, and
-// once more, done, at the end.
-func drive(ctx context.Context, counters []string, workers int, perSecond float64, d time.Duration,
+// load is how the clients of a run behave.
+type load struct {
+	workers int
+	rate    float64       // increments per second over all clients; 0: unlimited
+	rest    time.Duration // a client rests a random time up to rest after each answer
+	pick    picker
+}
+
+// maxRetryAfter caps how long a client waits on a refusal's Retry-After.
+const maxRetryAfter = time.Second
+
+// drive runs the clients of l over counters for d: each waits for the rate
+// limiter, increments the counter its picker gives, records the answer,
+// rests, and goes on. A refused increment (429 or 503) is tried again after
+// its Retry-After, as a client is told to. progress is called about five
+// times a second with the acknowledgements so far, and once more, done, at
+// the end.
+func drive(ctx context.Context, counters []string, l load, d time.Duration,
 	inc incrementFunc, progress func(elapsed time.Duration, acked int64, done bool)) loadResult {
 	limit := rate.Inf
-	if perSecond > 0 {
-		limit = rate.Limit(perSecond)
+	if l.rate > 0 {
+		limit = rate.Limit(l.rate)
 	}
-	lim := rate.NewLimiter(limit, workers)
+	if l.pick == nil {
+		l.pick = roundRobin(len(counters))
+	}
+	lim := rate.NewLimiter(limit, l.workers)
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 
 	var (
 		mu     sync.Mutex
-		res    = loadResult{Start: time.Now()}
-		next   atomic.Int64
+		res    = loadResult{Start: time.Now(), Statuses: map[int]int64{}, PerCounter: make([]counterAnswers, len(counters))}
 		acked  atomic.Int64
 		wg     sync.WaitGroup
 		doneCh = make(chan struct{})
 	)
-	{
-		go func() {
-			t := time.NewTicker(200 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-doneCh:
-					return
-				case <-t.C:
-					progress(time.Since(res.Start), acked.Load(), false)
-				}
+	go func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-doneCh:
+				return
+			case <-t.C:
+				progress(time.Since(res.Start), acked.Load(), false)
 			}
-		}()
-	}
-	for w := 0; w < workers; w++ {
+		}
+	}()
+	for w := 0; w < l.workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(w)))
+			next := l.pick(w, r)
+			retry := -1 // the counter of a refused increment, tried again
 			for lim.Wait(ctx) == nil {
-				i := int(next.Add(1)-1) % len(counters)
+				i := retry
+				if i < 0 {
+					i = next()
+				}
 				t0 := time.Now()
 				// The request itself is not cut off at the end of the run.
-				shard, err := inc(context.WithoutCancel(ctx), counters[i])
+				a, err := inc(context.WithoutCancel(ctx), counters[i])
 				t1 := time.Now()
-				mu.Lock()
 				if err != nil {
-					res.Errors++
-				} else {
-					res.Acks = append(res.Acks, ack{Counter: i, Shard: shard, At: t1})
+					a.Status = 0
+				}
+				mu.Lock()
+				res.Statuses[a.Status]++
+				switch {
+				case a.Status == http.StatusOK:
+					res.Acks = append(res.Acks, ack{Counter: i, Shard: a.Shard, At: t1})
 					res.Latencies = append(res.Latencies, t1.Sub(t0))
 					acked.Add(1)
+				case refused(a.Status):
+					res.Errors++
+					res.PerCounter[i].Refused++
+				default:
+					res.Errors++
+					res.PerCounter[i].Other++
 				}
 				mu.Unlock()
+				retry = -1
+				if refused(a.Status) && a.RetryAfter > 0 {
+					retry = i
+					if sleepCtx(ctx, min(a.RetryAfter, maxRetryAfter)) != nil {
+						return
+					}
+					continue
+				}
+				if l.rest > 0 && sleepCtx(ctx, rand.N(l.rest)) != nil {
+					return
+				}
 			}
 		}()
 	}
@@ -90,4 +153,16 @@ func drive(ctx context.Context, counters []string, workers int, perSecond float6
 	res.End = time.Now()
 	progress(res.End.Sub(res.Start), acked.Load(), true)
 	return res
+}
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

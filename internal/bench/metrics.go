@@ -14,18 +14,27 @@ type ModeResult struct {
 	Description string  `json:"description"`
 	Seconds     float64 `json:"seconds"`
 	Acked       int64   `json:"acked"`
-	Errors      int64   `json:"errors"`
+	Errors      int64   `json:"errors"` // answers other than 200
 
-	IncrPerSec  float64  `json:"increments_per_second"`
-	RatioToRaw  *float64 `json:"ratio_to_raw"`
-	LatencyP50  float64  `json:"latency_p50_ms"`
-	LatencyP99  float64  `json:"latency_p99_ms"`
-	HotDocPerS  float64  `json:"hottest_shard_writes_per_second"`
-	ParentPerS  *float64 `json:"parent_writes_per_second"`
-	ParentPeak  *int     `json:"parent_writes_peak_in_one_second"`
-	ParentTotal *int     `json:"parent_writes"`
-	ParentPerI  *float64 `json:"parent_writes_per_increment"`
-	ParentGap   *float64 `json:"parent_writes_min_gap_ms"` // closest two writes to one parent
+	// Answers counts the answers by HTTP status ("none": no answer at all).
+	// NonOKWritten is how many increments answered other than 200 were
+	// written anyway; RefusedWritten, those of them that a refusal (429,
+	// 503), which says nothing was written, accounts for: it must be 0.
+	Answers        map[string]int64 `json:"answers"`
+	NonOKWritten   int64            `json:"answered_not_200_but_written"`
+	RefusedWritten int64            `json:"refused_but_written"`
+
+	IncrPerSec    float64  `json:"increments_per_second"`
+	RatioToRaw    *float64 `json:"ratio_to_raw"`
+	LatencyP50    float64  `json:"latency_p50_ms"`
+	LatencyP99    float64  `json:"latency_p99_ms"`
+	HotDocPerS    float64  `json:"hottest_shard_writes_per_second"`
+	ParentPerS    *float64 `json:"parent_writes_per_second"`
+	ParentPeak    *int     `json:"parent_writes_peak_in_one_second"` // to any one parent
+	ParentPeakAll *int     `json:"all_parents_writes_peak_in_one_second"`
+	ParentTotal   *int     `json:"parent_writes"`
+	ParentPerI    *float64 `json:"parent_writes_per_increment"`
+	ParentGap     *float64 `json:"parent_writes_min_gap_ms"` // closest two writes to one parent
 
 	LagP50    *float64 `json:"lag_p50_ms"`
 	LagP99    *float64 `json:"lag_p99_ms"`
@@ -41,6 +50,14 @@ type ModeResult struct {
 
 	ReadsPerIncr  float64 `json:"reads_per_increment"`
 	WritesPerIncr float64 `json:"writes_per_increment"`
+	// Transactions the clients in this process began per increment: for
+	// tally and naive, Increment's (a plain increment needs none).
+	IncrementTxPerIncr *float64 `json:"increment_transactions_per_increment"`
+	// Visible is the time from an increment's answer to a listener
+	// seeing it in the total (with --listeners); ListenerReadsPerIncr is
+	// what the listeners were billed, per increment.
+	Visible              *Visible `json:"visible_latency"`
+	ListenerReadsPerIncr *float64 `json:"listener_reads_per_increment"`
 
 	DeliveryP50 *float64 `json:"event_delivery_p50_ms"` // shard commit to the bridge: the emulator's part of the lag
 	DeliveryP99 *float64 `json:"event_delivery_p99_ms"`
@@ -58,6 +75,8 @@ type ModeResult struct {
 	InstanceInflightMax  []int     `json:"rollup_inflight_max_per_instance"`
 	InflightMax          *int      `json:"rollup_inflight_max"`
 	Refused              *int64    `json:"rollup_refused"`
+	InstancePeakMiB      []float64 `json:"rollup_peak_rss_mib_per_instance"`
+	InstancePeakHeapMiB  []float64 `json:"rollup_peak_heap_mib_per_instance"`
 
 	IncrSeries   []int     `json:"increments_each_second"`
 	ParentSeries []int     `json:"parent_writes_each_second"`

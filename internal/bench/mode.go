@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -23,77 +24,114 @@ var descriptions = map[string]string{
 	ModeSingle: "client increments to one document per counter, no shards",
 }
 
+// collections of the modes.
+var collections = map[string]string{ModeRaw: collRaw, ModeTally: collTally, ModeNaive: collNaive, ModeSingle: collSingle}
+
 // runMode prepares fresh counters for mode m, drives the load, waits for the
 // rollup to settle and measures.
 func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	o := e.o
-	coll := map[string]string{ModeRaw: collRaw, ModeTally: collTally, ModeNaive: collNaive, ModeSingle: collSingle}[m]
+	coll := collections[m]
 	if coll == "" {
 		return ModeResult{}, fmt.Errorf("unknown mode %q", m)
+	}
+	if e.emu != nil {
+		// Each mode starts on an empty database. The emulator's queries
+		// take time in proportion to every document of their collection
+		// group, so one mode's shards would slow the next one's folds.
+		if err := e.emu.Clear(ctx, o.Project); err != nil {
+			return ModeResult{}, err
+		}
 	}
 	run := fmt.Sprintf("bench-%s-%d", m, time.Now().UnixNano())
 	ids := make([]string, o.Counters)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s-%d", run, i)
-		// Counters exist before the load, as an admin would create them.
+	}
+	if err := e.createCounters(ctx, m, coll, ids); err != nil {
+		return ModeResult{}, err
+	}
+	var lis *listeners
+	if o.Listeners && m != ModeRaw {
 		var err error
-		if m == ModeSingle {
-			_, err = e.reader.Collection(coll).Doc(ids[i]).Create(ctx, map[string]any{layout.FieldTotal: 0})
-		} else {
-			_, err = e.reader.Collection(coll).Doc(ids[i]).Create(ctx, map[string]any{layout.FieldNumShards: o.Shards, layout.FieldTotal: 0})
-		}
-		if err != nil {
+		if lis, err = listen(ctx, e.host, o.Project, coll, layout.FieldTotal, ids); err != nil {
 			return ModeResult{}, err
 		}
+		defer lis.stop()
 	}
 	client, ops := e.clients[m], e.ops[m]
 	inc := e.incrementer(m, coll, client)
+	pick, err := newPicker(o.Popularity, len(ids))
+	if err != nil {
+		return ModeResult{}, err
+	}
 	ops.Reset()
 	e.obs.takeDelays()
 	var before bridge.Stats
 	if b := e.bridges[m]; b != nil {
 		before = b.Stats()
 	}
-	for _, in := range e.instances {
-		in.reset()
+	if m == ModeTally {
+		for _, in := range e.instances {
+			if err := in.reset(); err != nil {
+				return ModeResult{}, err
+			}
+		}
 	}
-	res := drive(ctx, ids, o.Workers, o.Rate, o.Duration, inc, func(el time.Duration, n int64, done bool) {
-		e.report(m+" load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
-	})
-	during := make([]int64, len(e.instances)) // requests each instance took while the load ran
-	for i, in := range e.instances {
-		during[i] = in.requests.Load()
+	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate, rest: o.Rest, pick: pick}, o.Duration, inc,
+		func(el time.Duration, n int64, done bool) {
+			e.report(m+" load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
+		})
+	var during []InstanceStats // what each instance took while the load ran
+	if m == ModeTally {
+		if during, err = e.instanceStats(); err != nil {
+			return ModeResult{}, err
+		}
 	}
 	r := ModeResult{Mode: m, Description: descriptions[m], Seconds: res.End.Sub(res.Start).Seconds(),
-		Acked: int64(len(res.Acks)), Errors: res.Errors, HasRollup: m == ModeTally || m == ModeNaive}
+		Acked: int64(len(res.Acks)), Errors: res.Errors, HasRollup: m == ModeTally || m == ModeNaive,
+		Answers: answersByStatus(res.Statuses)}
 	if r.Acked == 0 {
-		return r, fmt.Errorf("no increment was acknowledged (%d errors)", res.Errors)
+		return r, fmt.Errorf("no increment was acknowledged (%d answered otherwise)", res.Errors)
 	}
 	r.IncrPerSec = float64(r.Acked) / r.Seconds
 	slices.Sort(res.Latencies)
 	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
 	r.HotDocPerS = float64(hottest(res.Acks, m == ModeSingle)) / r.Seconds
-
 	r.IncrSeries = perSecond(ackTimes(res.Acks), res.Start, int(res.End.Sub(res.Start)/time.Second)+1)
+
 	settled, bounded := e.settle(ctx, m, coll, ids, res)
 	r.SettleWait, r.SettleBounded = ms(max(0, settled.Sub(res.End))), bounded
-	e.measureParents(&r, coll, ids, res, settled)
 	if m == ModeTally {
-		var most int
-		var refused int64
-		for i, in := range e.instances {
-			r.InstanceEventsPerSec = append(r.InstanceEventsPerSec, float64(during[i])/r.Seconds)
-			r.InstanceInflightMax = append(r.InstanceInflightMax, int(in.most.Load()))
-			most = max(most, int(in.most.Load()))
-			refused += in.refused.Load()
+		if err := e.pullFolds(); err != nil {
+			return r, err
 		}
-		r.InflightMax, r.Refused = ptr(most), ptr(refused)
 	}
-	if err := e.finalTotals(ctx, &r, m, coll, ids); err != nil {
+	e.measureParents(&r, coll, ids, res, settled)
+	if err := e.finalTotals(ctx, &r, m, coll, ids, res); err != nil {
 		return r, err
 	}
-	r.ReadsPerIncr = float64(ops.Reads()) / float64(r.Acked)
-	r.WritesPerIncr = float64(ops.Writes()) / float64(r.Acked)
+	if lis != nil {
+		if err := lis.err(); err != nil {
+			return r, err
+		}
+		r.Visible = visibleLatency(res.Acks, lis, len(ids), r.Seconds, o.Window)
+		r.ListenerReadsPerIncr = ptr(float64(lis.ops.Reads()) / float64(r.Acked))
+	}
+	reads, writes := ops.Reads(), ops.Writes()
+	r.IncrementTxPerIncr = ptr(float64(ops.Transactions()) / float64(r.Acked))
+	if m == ModeTally {
+		after, err := e.instanceStats()
+		if err != nil {
+			return r, err
+		}
+		e.instanceFigures(&r, during, after)
+		for _, st := range after {
+			reads, writes = reads+st.Reads, writes+st.Writes
+		}
+	}
+	r.ReadsPerIncr = float64(reads) / float64(r.Acked)
+	r.WritesPerIncr = float64(writes) / float64(r.Acked)
 	if d := e.obs.takeDelays(); len(d) > 0 && r.HasRollup {
 		slices.Sort(d)
 		r.DeliveryP50, r.DeliveryP99 = ptr(ms(percentile(d, .5))), ptr(ms(percentile(d, .99)))
@@ -103,6 +141,46 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 		r.Events, r.Duplicated, r.Delayed = ptr(st.Received-before.Received), ptr(st.Duplicated-before.Duplicated), ptr(st.Delayed-before.Delayed)
 	}
 	return r, nil
+}
+
+// createCounters creates the parents of ids before the load, as an admin
+// would, in bulk.
+func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) error {
+	bw := e.reader.BulkWriter(ctx)
+	jobs := make([]*firestore.BulkWriterJob, 0, len(ids))
+	for _, id := range ids {
+		doc := map[string]any{layout.FieldNumShards: e.o.Shards, layout.FieldTotal: 0}
+		if m == ModeSingle {
+			doc = map[string]any{layout.FieldTotal: 0}
+		}
+		j, err := bw.Create(e.reader.Collection(coll).Doc(id), doc)
+		if err != nil {
+			bw.End()
+			return err
+		}
+		jobs = append(jobs, j)
+	}
+	bw.End()
+	for _, j := range jobs {
+		if _, err := j.Results(); err != nil {
+			return fmt.Errorf("bench: create counters: %w", err)
+		}
+	}
+	return nil
+}
+
+// answersByStatus names each answer's status: "200", "503", ... and "none"
+// for requests that got no answer.
+func answersByStatus(s map[int]int64) map[string]int64 {
+	out := map[string]int64{}
+	for code, n := range s {
+		k := strconv.Itoa(code)
+		if code == 0 {
+			k = "none"
+		}
+		out[k] = n
+	}
+	return out
 }
 
 // ackTimes lists when each increment was acknowledged.
@@ -118,19 +196,20 @@ func ackTimes(acks []ack) []time.Time {
 func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 	switch m {
 	case ModeRaw:
-		return func(ctx context.Context, id string) (int, error) {
+		return func(ctx context.Context, id string) (answer, error) {
 			n := rand.IntN(e.o.Shards)
 			_, err := c.Collection(coll).Doc(id).Collection(layout.ShardsCollection).Doc(fmt.Sprint(n)).
 				Set(ctx, map[string]any{layout.DefaultShardField: firestore.Increment(1)}, firestore.MergeAll)
-			return n, err
+			return answer{Shard: n, Status: http.StatusOK}, err
 		}
 	case ModeSingle:
-		return func(ctx context.Context, id string) (int, error) {
+		return func(ctx context.Context, id string) (answer, error) {
 			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{layout.FieldTotal: firestore.Increment(1)}, firestore.MergeAll)
-			if err == nil {
-				e.obs.added(coll+"/"+id, wr.UpdateTime, 1)
+			if err != nil {
+				return answer{}, err
 			}
-			return -1, err
+			e.obs.added(coll+"/"+id, wr.UpdateTime, 1)
+			return answer{Shard: -1, Status: http.StatusOK}, nil
 		}
 	}
 	url := e.funcsURL + "/" + m + "/Increment"
@@ -143,21 +222,26 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 // httpIncrement adds 1 through the Increment function at url, over up to
 // workers connections kept open.
 func httpIncrement(url string, workers int) incrementFunc {
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
-	return func(ctx context.Context, id string) (int, error) {
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	return func(ctx context.Context, id string) (answer, error) {
 		body, _ := json.Marshal(map[string]any{"counter": id, "by": 1})
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := hc.Do(req)
 		if err != nil {
-			return 0, err
+			return answer{}, err
 		}
 		defer resp.Body.Close()
-		var out struct{ Shard int }
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("increment: status %d", resp.StatusCode)
+		a := answer{Status: resp.StatusCode}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
+			a.RetryAfter = time.Duration(s) * time.Second
 		}
-		return out.Shard, nil
+		var out struct{ Shard int }
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil && resp.StatusCode == http.StatusOK {
+			return answer{}, fmt.Errorf("increment: a 200 without its body: %w", err)
+		}
+		a.Shard = out.Shard
+		return a, nil
 	}
 }
 

@@ -1,38 +1,36 @@
 package bench
 
 import (
-	"io"
-	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/tallycounters/tally/internal/bridge"
 )
 
-// write is one committed write to a counter's parent document, as the
-// emulator reported it.
+// write is one committed write to a counter's parent document.
 type write struct {
 	At    time.Time // the document's update_time
 	Total int64
 }
 
-// observer records every write to the parent documents: from Firestore's own
-// events for the documents written in transactions (tally's parents), one
-// event per commit, and from the commit times writers report for plain
-// increments (the baselines), so that their parents add no events to the
-// emulator's load. Polling would miss writes.
+// observer records every write to the parent documents: tally's folds, as
+// the Rollup instances report them from their commits' results, and the
+// baselines' increments, from the commit times their writers report. None
+// of them costs the emulator an event to deliver, and polling would miss
+// writes.
 type observer struct {
-	field string // the total field
-
 	mu     sync.Mutex
 	writes map[string][]write // by document path
 	deltas map[string][]write // by document path; Total holds the write's increment
-	delays []time.Duration    // commit to delivery, of shard events
+	now    map[string]int64   // by document path: the total after its latest write seen
+	last   map[string]time.Time
+	delays []time.Duration // commit to delivery, of shard events
+}
+
+func newObserver() *observer {
+	return &observer{writes: map[string][]write{}, deltas: map[string][]write{}, now: map[string]int64{}, last: map[string]time.Time{}}
 }
 
 // delivered records how long after its commit a shard event reached the
@@ -56,25 +54,14 @@ func (o *observer) takeDelays() []time.Duration {
 	return d
 }
 
-func newObserver(field string) *observer {
-	return &observer{field: field, writes: map[string][]write{}, deltas: map[string][]write{}}
-}
-
-func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	w.WriteHeader(http.StatusNoContent)
-	body := bridge.DecodeBody(raw)
-	var data firestoredata.DocumentEventData
-	if proto.Unmarshal(body, &data) != nil || data.GetValue() == nil {
-		return
-	}
-	doc := data.GetValue()
-	name := doc.GetName()
-	path := name[strings.Index(name, "/documents/")+len("/documents/"):]
-	total := doc.GetFields()[o.field].GetIntegerValue()
+// wrote records a write that set path's total to total, committed at at.
+func (o *observer) wrote(path string, at time.Time, total int64) {
 	o.mu.Lock()
-	o.writes[path] = append(o.writes[path], write{At: doc.GetUpdateTime().AsTime(), Total: total})
-	o.mu.Unlock()
+	defer o.mu.Unlock()
+	o.writes[path] = append(o.writes[path], write{At: at, Total: total})
+	if at.After(o.last[path]) {
+		o.now[path], o.last[path] = total, at
+	}
 }
 
 // added records a server-side increment of path by delta, committed at at,
@@ -82,7 +69,15 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (o *observer) added(path string, at time.Time, delta int64) {
 	o.mu.Lock()
 	o.deltas[path] = append(o.deltas[path], write{At: at, Total: delta})
+	o.now[path] += delta
 	o.mu.Unlock()
+}
+
+// total is path's total after the latest write seen to it; 0 before any.
+func (o *observer) total(path string) int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.now[path]
 }
 
 // of returns the writes to path at or after since, in commit order.

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -20,9 +22,16 @@ func (r *Report) Title() string {
 	if o.Delivery == DeliveryDirect {
 		delivery = "events posted by the bench from each commit (direct), concurrently, as Eventarc pushes them"
 	}
-	return fmt.Sprintf("%d counter(s) x %d shards, %d workers, rate %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
+	load := fmt.Sprintf("%s popularity", o.Popularity)
+	if o.RestMS > 0 {
+		load += fmt.Sprintf(", each client resting up to %.0fms after each answer", o.RestMS)
+	}
+	if o.Listeners {
+		load += ", a listener on every counter"
+	}
+	return fmt.Sprintf("%d counter(s) x %d shards, %d workers, rate %s, %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
 		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s; settle bound %.0fs",
-		o.Counters, o.Shards, o.Workers, rate, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
+		o.Counters, o.Shards, o.Workers, rate, load, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
 		o.MaxDelayMS, delivery, o.SettleSeconds)
 }
 
@@ -42,11 +51,15 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("increments/s", func(m ModeResult) string { return fmt.Sprintf("%.0f", m.IncrPerSec) })
 	row("  ratio to raw client", func(m ModeResult) string { return opt("%.2f", m.RatioToRaw) })
 	row("  latency p50 / p99 ms", func(m ModeResult) string { return fmt.Sprintf("%.1f / %.1f", m.LatencyP50, m.LatencyP99) })
-	row("  errors", func(m ModeResult) string { return fmt.Sprint(m.Errors) })
+	row("  answered other than 200", func(m ModeResult) string { return fmt.Sprint(m.Errors) })
+	row("    by status", func(m ModeResult) string { return statuses(m.Answers) })
+	row("    written anyway", func(m ModeResult) string { return fmt.Sprint(m.NonOKWritten) })
+	row("    refused (429, 503) but written", func(m ModeResult) string { return fmt.Sprint(m.RefusedWritten) })
 	row("hottest shard writes/s", func(m ModeResult) string { return fmt.Sprintf("%.1f", m.HotDocPerS) })
 	row("parent writes/s", func(m ModeResult) string { return opt("%.2f", m.ParentPerS) })
 	row("  per increment", func(m ModeResult) string { return opt("%.3f", m.ParentPerI) })
-	row("  most in one second", func(m ModeResult) string { return opt("%d", m.ParentPeak) })
+	row("  to one parent, most in one second", func(m ModeResult) string { return opt("%d", m.ParentPeak) })
+	row("  to all parents, most in one second", func(m ModeResult) string { return opt("%d", m.ParentPeakAll) })
 	row("  closest two writes ms", func(m ModeResult) string { return opt("%.1f", m.ParentGap) })
 	row("rollup lag p50 / p99 ms", func(m ModeResult) string {
 		if m.LagP50 == nil {
@@ -75,12 +88,31 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		return fmt.Sprintf("%.0f / %.0f", *m.DeliveryP50, *m.DeliveryP99)
 	})
+	if r.hasVisible() {
+		row("visible p50 / p90 / p99 ms", func(m ModeResult) string { return visible(m.Visible, func(v *Visible) *Spread { return v.All }) })
+		row("  hot counters", func(m ModeResult) string { return visible(m.Visible, func(v *Visible) *Spread { return v.Hot }) })
+		row("  quiet counters", func(m ModeResult) string { return visible(m.Visible, func(v *Visible) *Spread { return v.Quiet }) })
+		row("  counters hot / quiet", func(m ModeResult) string {
+			if m.Visible == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%d / %d", m.Visible.HotCounters, m.Visible.QuietCounters)
+		})
+		row("  increments never seen", func(m ModeResult) string {
+			if m.Visible == nil {
+				return "-"
+			}
+			return fmt.Sprint(m.Visible.Unseen)
+		})
+		row("  listener reads/increment", func(m ModeResult) string { return opt("%.3f", m.ListenerReadsPerIncr) })
+	}
 	row("acknowledged", func(m ModeResult) string { return fmt.Sprint(m.Acked) })
 	row("total", func(m ModeResult) string { return fmt.Sprint(m.Total) })
 	row("total - acknowledged", func(m ModeResult) string { return fmt.Sprintf("%+d", m.Drift) })
 	row("shards sum - acknowledged", func(m ModeResult) string { return fmt.Sprintf("%+d", m.ShardSum-m.Acked) })
 	row("Firestore reads/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
 	row("Firestore writes/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
+	row("Increment's transactions/increment", func(m ModeResult) string { return opt("%.3f", m.IncrementTxPerIncr) })
 	row("events (duplicated, delayed)", func(m ModeResult) string {
 		if m.Events == nil {
 			return "-"
@@ -100,7 +132,54 @@ func (r *Report) WriteTable(w io.Writer) {
 		return joinf("%d", m.InstanceInflightMax)
 	})
 	row(fmt.Sprintf("  refused, holding %d (429)", MaxRequestsPerInstance), func(m ModeResult) string { return opt("%d", m.Refused) })
+	row("  peak MiB (resident), per instance", func(m ModeResult) string {
+		if m.InstancePeakMiB == nil {
+			return "-"
+		}
+		return joinf("%.0f", m.InstancePeakMiB)
+	})
+	row("  peak MiB (Go heap), per instance", func(m ModeResult) string {
+		if m.InstancePeakHeapMiB == nil {
+			return "-"
+		}
+		return joinf("%.1f", m.InstancePeakHeapMiB)
+	})
 	tw.Flush()
+}
+
+// hasVisible reports whether any mode measured visible latency.
+func (r *Report) hasVisible() bool {
+	for _, m := range r.Modes {
+		if m.Visible != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// visible formats one spread of a mode's visible latency.
+func visible(v *Visible, pick func(*Visible) *Spread) string {
+	if v == nil {
+		return "-"
+	}
+	s := pick(v)
+	if s == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%.0f / %.0f / %.0f", s.P50, s.P90, s.P99)
+}
+
+// statuses formats answers by status, 200 first: "200: 4980, 503: 20".
+func statuses(a map[string]int64) string {
+	if len(a) == 0 {
+		return "-"
+	}
+	keys := slices.Sorted(maps.Keys(a))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, a[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // opt formats *v, or "-" when it is nil.

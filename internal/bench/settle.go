@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
+
+	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/tallycounters/tally/layout"
 )
@@ -15,9 +19,11 @@ const DefaultSettle = 30 * time.Second
 // settle waits, after the load, until the mode's totals have settled: exact
 // with every event answered, or, for the per-event rollup, whose total need
 // not ever be exact (it counts duplicates), every event answered and the
-// total still for a second; at most o.Settle. The shards have settled when
-// the load ends: increments are acknowledged after their write. It returns
-// when it stopped and whether the bound stopped it.
+// total still for a second; at most o.Settle. It follows the totals through
+// the writes the observer hears of, and confirms them with one read of
+// every parent. The shards have settled when the load ends: increments are
+// acknowledged after their write. It returns when it stopped and whether
+// the bound stopped it.
 func (e *env) settle(ctx context.Context, m, coll string, ids []string, res loadResult) (time.Time, bool) {
 	if m == ModeRaw || m == ModeSingle {
 		return res.End, false
@@ -28,76 +34,156 @@ func (e *env) settle(ctx context.Context, m, coll string, ids []string, res load
 	var last int64 = -1
 	stableSince := start
 	for {
-		total := e.sumTotals(ctx, coll, ids)
+		if m == ModeTally {
+			e.pullFolds()
+		}
+		var seen int64
+		for _, id := range ids {
+			seen += e.obs.total(coll + "/" + id)
+		}
 		idle := true
 		if b := e.bridges[m]; b != nil {
 			idle = b.Idle()
 		}
-		if total != last {
-			last, stableSince = total, time.Now()
+		if seen != last {
+			last, stableSince = seen, time.Now()
 		}
-		exact := total == want
-		if idle && e.observed(coll, ids, total) && (exact || m != ModeTally && time.Since(stableSince) >= time.Second) {
-			e.report(m+" settle", time.Since(start), bound, fmt.Sprintf("total %d of %d acknowledged", total, want), true)
+		if idle && (seen == want || m != ModeTally && time.Since(stableSince) >= time.Second) && e.sumTotals(ctx, coll, ids) == seen {
+			e.report(m+" settle", time.Since(start), bound, fmt.Sprintf("total %d of %d acknowledged", seen, want), true)
 			return time.Now(), false
 		}
 		if time.Since(start) >= bound || ctx.Err() != nil {
-			e.report(m+" settle", bound, bound, fmt.Sprintf("total %d of %d acknowledged: gave up", total, want), true)
+			e.report(m+" settle", bound, bound, fmt.Sprintf("total %d of %d acknowledged: gave up", seen, want), true)
 			return time.Now(), true
 		}
-		e.report(m+" settle", time.Since(start), bound, fmt.Sprintf("total %d of %d acknowledged", total, want), false)
+		e.report(m+" settle", time.Since(start), bound, fmt.Sprintf("total %d of %d acknowledged", seen, want), false)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// sumTotals reads the counters' parents and adds up their totals.
-func (e *env) sumTotals(ctx context.Context, coll string, ids []string) int64 {
-	var sum int64
-	for _, id := range ids {
-		snap, err := e.reader.Collection(coll).Doc(id).Get(ctx)
+// totals reads the counters' parents, a few hundred at a time, and
+// returns each one's total.
+func (e *env) totals(ctx context.Context, coll string, ids []string) []int64 {
+	out := make([]int64, len(ids))
+	const batch = 300
+	for lo := 0; lo < len(ids); lo += batch {
+		hi := min(lo+batch, len(ids))
+		refs := make([]*firestore.DocumentRef, 0, hi-lo)
+		for _, id := range ids[lo:hi] {
+			refs = append(refs, e.reader.Collection(coll).Doc(id))
+		}
+		snaps, err := e.reader.GetAll(ctx, refs)
 		if err != nil {
 			continue
 		}
-		n, _ := snap.Data()[layout.FieldTotal].(int64)
+		for i, s := range snaps {
+			if s.Exists() {
+				out[lo+i], _ = s.Data()[layout.FieldTotal].(int64)
+			}
+		}
+	}
+	return out
+}
+
+// sumTotals adds up the counters' totals.
+func (e *env) sumTotals(ctx context.Context, coll string, ids []string) int64 {
+	var sum int64
+	for _, n := range e.totals(ctx, coll, ids) {
 		sum += n
 	}
 	return sum
 }
 
-// observed reports whether the observer has seen the parents reach total.
-func (e *env) observed(coll string, ids []string, total int64) bool {
-	var seen int64
-	for _, id := range ids {
-		w := e.obs.of(coll+"/"+id, time.Time{})
-		if len(w) > 0 {
-			seen += w[len(w)-1].Total
+// shardSums sums each counter's shards, with one aggregation query each,
+// 16 at a time.
+func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64, error) {
+	out := make([]int64, len(ids))
+	errs := make([]error, len(ids))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			res, err := e.reader.Collection(coll).Doc(id).Collection(layout.ShardsCollection).
+				NewAggregationQuery().WithSum(layout.DefaultShardField, "sum").Get(ctx)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			v, _ := res["sum"].(*firestorepb.Value)
+			out[i] = v.GetIntegerValue()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("bench: sum of the shards: %w", err)
 		}
 	}
-	return seen == total
+	return out, nil
 }
 
-// finalTotals records the totals and the shards' sum after settling.
-func (e *env) finalTotals(ctx context.Context, r *ModeResult, m, coll string, ids []string) error {
-	for _, id := range ids {
-		docs, err := e.reader.Collection(coll).Doc(id).Collection(layout.ShardsCollection).Documents(ctx).GetAll()
-		if err != nil {
+// finalTotals records the totals and the shards' sum after settling, and
+// how many increments answered other than 200 were written anyway: by
+// counter, what its shards hold beyond the increments answered 200. Those a
+// refusal (429, 503) accounts for break the contract; an unknown outcome
+// (504, or no answer) may rightly have been written.
+func (e *env) finalTotals(ctx context.Context, r *ModeResult, m, coll string, ids []string, res loadResult) error {
+	totals := e.totals(ctx, coll, ids)
+	sums := totals
+	if m != ModeSingle {
+		var err error
+		if sums, err = e.shardSums(ctx, coll, ids); err != nil {
 			return err
 		}
-		for _, d := range docs {
-			n, _ := d.Data()[layout.DefaultShardField].(int64)
-			r.ShardSum += n
-		}
+	}
+	acked := make([]int64, len(ids))
+	for _, a := range res.Acks {
+		acked[a.Counter]++
+	}
+	for i := range ids {
+		r.ShardSum += sums[i]
+		r.Total += totals[i]
+		extra := max(0, sums[i]-acked[i])
+		r.NonOKWritten += extra
+		r.RefusedWritten += max(0, extra-res.PerCounter[i].Other)
 	}
 	if m == ModeRaw {
 		r.Total = r.ShardSum
-	} else {
-		r.Total = e.sumTotals(ctx, coll, ids)
-	}
-	if m == ModeSingle {
-		r.ShardSum = r.Total
 	}
 	r.Drift = r.Total - r.Acked
 	return nil
+}
+
+// instanceStats asks every Rollup instance what it did.
+func (e *env) instanceStats() ([]InstanceStats, error) {
+	out := make([]InstanceStats, len(e.instances))
+	for i, in := range e.instances {
+		var err error
+		if out[i], err = in.stats(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// instanceFigures records, per Rollup instance, the events it took per
+// second while the load ran, the most it held at once, what it refused,
+// and its peak memory.
+func (e *env) instanceFigures(r *ModeResult, during, after []InstanceStats) {
+	var most int
+	var refused int64
+	for i, st := range after {
+		r.InstanceEventsPerSec = append(r.InstanceEventsPerSec, float64(during[i].Requests)/r.Seconds)
+		r.InstanceInflightMax = append(r.InstanceInflightMax, int(st.MostHeld))
+		r.InstancePeakMiB = append(r.InstancePeakMiB, float64(st.PeakRSS)/(1<<20))
+		r.InstancePeakHeapMiB = append(r.InstancePeakHeapMiB, float64(st.PeakHeap)/(1<<20))
+		most = max(most, int(st.MostHeld))
+		refused += st.Refused
+	}
+	r.InflightMax, r.Refused = ptr(most), ptr(refused)
 }
 
 // measureParents derives parent writes and rollup lag from the observer.
@@ -111,10 +197,12 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 	for _, a := range res.Acks {
 		ackTimes[a.Counter] = append(ackTimes[a.Counter], a.At)
 	}
+	steps := int(settled.Sub(res.Start)/(100*time.Millisecond)) + 1
+	r.LagSeries = make([]float64, steps)
 	var all []time.Duration
 	exactAt := res.End
 	gap := time.Duration(-1)
-	var during, total, peak, unreached int
+	var during, total, peak, peakAll, unreached int
 	for i, id := range ids {
 		writes := e.obs.of(coll+"/"+id, res.Start)
 		var times []time.Time
@@ -132,27 +220,31 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 		}
 		for s, n := range perSecond(times, res.Start, seconds) {
 			r.ParentSeries[s] += n
-			peak = max(peak, r.ParentSeries[s])
+			peak = max(peak, n)
 		}
 		slices.SortFunc(ackTimes[i], time.Time.Compare)
 		l, u := lags(ackTimes[i], writes)
 		all = append(all, l...)
 		unreached += u
-		if n := len(writes); n == 0 || writes[n-1].Total != int64(len(ackTimes[i])) {
+		if n := len(writes); n == 0 && len(ackTimes[i]) > 0 || n > 0 && writes[n-1].Total != int64(len(ackTimes[i])) {
 			exactAt = time.Time{}
-		} else if exactAt != (time.Time{}) && writes[n-1].At.After(exactAt) {
+		} else if n > 0 && exactAt != (time.Time{}) && writes[n-1].At.After(exactAt) {
 			exactAt = writes[n-1].At
 		}
-		for t, k := res.Start, 0; !t.After(settled); t, k = t.Add(100*time.Millisecond), k+1 {
-			for len(r.LagSeries) <= k {
-				r.LagSeries = append(r.LagSeries, 0)
-			}
+		if len(ackTimes[i]) == 0 && len(writes) == 0 {
+			continue
+		}
+		for k := range steps {
+			t := res.Start.Add(time.Duration(k) * 100 * time.Millisecond)
 			r.LagSeries[k] += float64(int64(countUpTo(ackTimes[i], t)) - totalAt(writes, t))
 		}
 	}
+	for _, n := range r.ParentSeries {
+		peakAll = max(peakAll, n)
+	}
 	r.ParentPerS = ptr(float64(during) / r.Seconds)
 	r.ParentPerI = ptr(float64(total) / float64(r.Acked))
-	r.ParentTotal, r.ParentPeak = ptr(total), ptr(peak)
+	r.ParentTotal, r.ParentPeak, r.ParentPeakAll = ptr(total), ptr(peak), ptr(peakAll)
 	if gap >= 0 {
 		r.ParentGap = ptr(ms(gap))
 	}

@@ -59,7 +59,8 @@ const RequestTimeout = 65 * time.Second
 type Bridge struct {
 	o       Options
 	sem     chan struct{}
-	pending atomic.Int64 // deliveries not yet finished
+	pending atomic.Int64             // deliveries not yet finished
+	targets atomic.Pointer[[]string] // if set, each delivery goes to a random one of these instead of o.Target
 
 	received, deliveries, failures, dropped, duplicated, delayed atomic.Int64
 }
@@ -200,7 +201,11 @@ func (b *Bridge) post(e event) (int, error) {
 	b.sem <- struct{}{}
 	defer func() { <-b.sem }()
 	b.deliveries.Add(1)
-	req, err := http.NewRequest(http.MethodPost, b.o.Target, bytes.NewReader(e.body))
+	target := b.o.Target
+	if ts := b.targets.Load(); ts != nil && len(*ts) > 0 {
+		target = (*ts)[rand.IntN(len(*ts))]
+	}
+	req, err := http.NewRequest(http.MethodPost, target, bytes.NewReader(e.body))
 	if err != nil {
 		return 0, err
 	}
@@ -219,6 +224,12 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// SetTargets spreads the deliveries from now on over urls, each to a random
+// one, as the platform spreads events over a function's instances.
+func (b *Bridge) SetTargets(urls []string) {
+	b.targets.Store(&urls)
 }
 
 // Wait blocks until every event received so far is delivered or dropped, or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -73,4 +74,23 @@ func exports(dir string) []string {
 func stamp(path string) int64 {
 	n, _ := strconv.ParseInt(strings.TrimPrefix(filepath.Base(path), exportPrefix), 10, 64)
 	return n
+}
+
+// Clear deletes every document of project's default database in the
+// emulator it was started as.
+func (e *Emulator) Clear(ctx context.Context, project string) error {
+	url := "http://" + e.host + "/emulator/v1/projects/" + project + "/databases/(default)/documents"
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("emulator: clear: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("emulator: clear: %s", resp.Status)
+	}
+	return nil
 }

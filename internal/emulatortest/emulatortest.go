@@ -18,6 +18,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/opcount"
 )
 
@@ -91,7 +92,7 @@ func Client(t testing.TB) *firestore.Client {
 	if os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
 		t.Fatal("emulatortest: FIRESTORE_EMULATOR_HOST is not set; call emulatortest.Main from TestMain")
 	}
-	c, err := firestore.NewClient(context.Background(), Project)
+	c, err := fsrpc.NewClient(context.Background(), Project, firestore.DefaultDatabaseID)
 	if err != nil {
 		t.Fatalf("emulatortest: client: %v", err)
 	}
@@ -123,7 +124,7 @@ func Unreachable(t testing.TB) *firestore.Client {
 	dead := l.Addr().String()
 	l.Close()
 	t.Setenv("FIRESTORE_EMULATOR_HOST", dead)
-	c, err := firestore.NewClient(context.Background(), Project)
+	c, err := fsrpc.NewClient(context.Background(), Project, firestore.DefaultDatabaseID)
 	if err != nil {
 		t.Fatalf("emulatortest: client: %v", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // Ops counts the Firestore operations clients were billed for: documents
@@ -19,26 +21,29 @@ import (
 // entries it scans, at least one) and documents written (each write in a
 // commit). OnCommit, if set, sees each successful commit.
 type Ops struct {
-	reads, writes atomic.Int64
-	OnCommit      func(*firestorepb.CommitRequest, *firestorepb.CommitResponse)
+	reads, writes, transactions atomic.Int64
+	OnCommit                    func(*firestorepb.CommitRequest, *firestorepb.CommitResponse)
 }
 
-// Reads and Writes are the counts so far.
-func (o *Ops) Reads() int64  { return o.reads.Load() }
-func (o *Ops) Writes() int64 { return o.writes.Load() }
+// Reads and Writes are the counts so far; Transactions counts the
+// transactions begun, read-only ones included (they are not billed).
+func (o *Ops) Reads() int64        { return o.reads.Load() }
+func (o *Ops) Writes() int64       { return o.writes.Load() }
+func (o *Ops) Transactions() int64 { return o.transactions.Load() }
 
 // Reset zeroes the counts.
-func (o *Ops) Reset() { o.reads.Store(0); o.writes.Store(0) }
+func (o *Ops) Reset() { o.reads.Store(0); o.writes.Store(0); o.transactions.Store(0) }
 
 // Client connects to the emulator at host, as its owner, with every RPC
-// counted in ops.
+// counted in ops, and with fsrpc's interceptors, as tally's clients are.
 func Client(ctx context.Context, host, project string, ops *Ops) (*firestore.Client, error) {
-	conn, err := grpc.NewClient(host,
+	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(ownerToken{}),
+		grpc.WithPerRPCCredentials(fsrpc.Owner{}),
 		grpc.WithChainUnaryInterceptor(ops.unary),
 		grpc.WithChainStreamInterceptor(ops.stream),
-	)
+	}, fsrpc.DialOptions()...)
+	conn, err := grpc.NewClient(host, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +57,9 @@ func Client(ctx context.Context, host, project string, ops *Ops) (*firestore.Cli
 
 func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	err := invoker(ctx, method, req, reply, cc, opts...)
+	if _, ok := req.(*firestorepb.BeginTransactionRequest); ok && err == nil {
+		o.transactions.Add(1)
+	}
 	if c, ok := req.(*firestorepb.CommitRequest); ok && err == nil {
 		o.writes.Add(int64(len(c.GetWrites())))
 		if o.OnCommit != nil {
@@ -61,8 +69,8 @@ func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc
 	return err
 }
 
-// stream counts reads as the documents requested by a batch get, and the
-// documents a query returns.
+// stream counts reads as the documents requested by a batch get, the
+// documents a query returns, and the changes a listener gets.
 func (o *Ops) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	s, err := streamer(ctx, desc, cc, method, opts...)
 	if err != nil {
@@ -93,6 +101,11 @@ func (s *countingStream) RecvMsg(m any) error {
 		if r.GetDocument() != nil {
 			s.ops.reads.Add(1)
 		}
+	case *firestorepb.ListenResponse:
+		// A listener is billed a read for each document change it gets.
+		if r.GetDocumentChange() != nil {
+			s.ops.reads.Add(1)
+		}
 	case *firestorepb.RunAggregationQueryResponse:
 		if res := r.GetResult(); res != nil {
 			// tally's folds count the shards too; 1 read per 1,000 of them.
@@ -103,11 +116,3 @@ func (s *countingStream) RecvMsg(m any) error {
 	return nil
 }
 
-// ownerToken is the emulator's admin credential: it bypasses security rules.
-type ownerToken struct{}
-
-func (ownerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer owner"}, nil
-}
-
-func (ownerToken) RequireTransportSecurity() bool { return false }

@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/opcount"
+)
+
+// sighting is one snapshot of a counter's total that a listener received.
+type sighting struct {
+	At    time.Time // when the listener had it, on this machine's clock
+	Total int64
+}
+
+// listeners hold a realtime listener on each counter's document, as every
+// page showing a counter does, and keep what each one saw.
+type listeners struct {
+	clients []*firestore.Client
+	ops     *opcount.Ops // what the listeners were billed for: a read per snapshot
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu   sync.Mutex
+	seen [][]sighting // by counter index
+	errs []error
+}
+
+// listenersPerClient is how many listeners share one connection.
+const listenersPerClient = 1000
+
+// listen starts a listener on coll/{id} for each of ids, reading field, and
+// returns once each has its first snapshot (or within a minute).
+func listen(ctx context.Context, host, project, coll, field string, ids []string) (*listeners, error) {
+	lctx, cancel := context.WithCancel(context.Background())
+	l := &listeners{ops: &opcount.Ops{}, cancel: cancel, seen: make([][]sighting, len(ids))}
+	for range (len(ids) + listenersPerClient - 1) / listenersPerClient {
+		c, err := opcount.Client(ctx, host, project, l.ops)
+		if err != nil {
+			l.stop()
+			return nil, err
+		}
+		l.clients = append(l.clients, c)
+	}
+	var ready sync.WaitGroup
+	ready.Add(len(ids))
+	for i, id := range ids {
+		l.wg.Add(1)
+		go l.follow(lctx, l.clients[i/listenersPerClient].Collection(coll).Doc(id), i, field, ready.Done)
+	}
+	done := make(chan struct{})
+	go func() { ready.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		l.stop()
+		return nil, fmt.Errorf("bench: the listeners on %d counters had no first snapshot within a minute", len(ids))
+	case <-ctx.Done():
+		l.stop()
+		return nil, ctx.Err()
+	}
+	l.ops.Reset()
+	return l, nil
+}
+
+// follow records each snapshot of ref after the first, and calls ready
+// once the first came.
+func (l *listeners) follow(ctx context.Context, ref *firestore.DocumentRef, i int, field string, ready func()) {
+	defer l.wg.Done()
+	it := ref.Snapshots(ctx)
+	defer it.Stop()
+	first := true
+	for {
+		snap, err := it.Next()
+		if err != nil {
+			if first {
+				ready()
+			}
+			if ctx.Err() == nil {
+				l.mu.Lock()
+				l.errs = append(l.errs, fmt.Errorf("listener on %s: %w", ref.ID, err))
+				l.mu.Unlock()
+			}
+			return
+		}
+		if first {
+			first = false
+			ready()
+			continue
+		}
+		at := time.Now()
+		var total int64
+		if snap.Exists() {
+			total, _ = snap.Data()[field].(int64)
+		}
+		l.mu.Lock()
+		l.seen[i] = append(l.seen[i], sighting{At: at, Total: total})
+		l.mu.Unlock()
+	}
+}
+
+// sightings returns what the listener on counter i saw so far.
+func (l *listeners) sightings(i int) []sighting {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]sighting(nil), l.seen[i]...)
+}
+
+// latest is the last total the listener on counter i saw: 0, as every
+// run's counters start, until it saw one.
+func (l *listeners) latest(i int) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.seen[i]; len(s) > 0 {
+		return s[len(s)-1].Total
+	}
+	return 0
+}
+
+// err is the first error a listener met, if any.
+func (l *listeners) err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.errs) > 0 {
+		return l.errs[0]
+	}
+	return nil
+}
+
+// stop ends every listener and closes their connections.
+func (l *listeners) stop() {
+	l.cancel()
+	l.wg.Wait()
+	for _, c := range l.clients {
+		c.Close()
+	}
+}

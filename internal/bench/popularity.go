@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+)
+
+// How a run's increments spread over its counters.
+const (
+	PopularityUniform = "uniform" // each increment to a counter drawn at random
+	PopularityZipf    = "zipf"    // Zipf's law: a few counters take most increments, most are quiet
+	PopularityClient  = "client"  // each client increments a counter of its own
+)
+
+// ZipfS is the exponent of PopularityZipf: counter k (from 0) is drawn
+// with weight 1/(k+1)^ZipfS.
+const ZipfS = 1.1
+
+// picker gives each client its way of choosing the next counter, from the
+// client's own random source.
+type picker func(client int, r *rand.Rand) func() int
+
+// newPicker returns the picker of popularity over n counters.
+func newPicker(popularity string, n int) (picker, error) {
+	switch popularity {
+	case "", PopularityUniform:
+		return func(_ int, r *rand.Rand) func() int { return func() int { return r.IntN(n) } }, nil
+	case PopularityZipf:
+		return func(_ int, r *rand.Rand) func() int {
+			if n == 1 {
+				return func() int { return 0 }
+			}
+			z := rand.NewZipf(r, ZipfS, 1, uint64(n-1))
+			return func() int { return int(z.Uint64()) }
+		}, nil
+	case PopularityClient:
+		return func(client int, _ *rand.Rand) func() int { return func() int { return client % n } }, nil
+	}
+	return nil, fmt.Errorf("bench: popularity %q: want %s, %s or %s", popularity, PopularityUniform, PopularityZipf, PopularityClient)
+}
+
+// roundRobin spreads increments evenly over n counters, in turn.
+func roundRobin(n int) picker {
+	var next atomic.Int64
+	return func(int, *rand.Rand) func() int {
+		return func() int { return int(next.Add(1)-1) % n }
+	}
+}

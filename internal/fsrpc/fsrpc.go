@@ -1,0 +1,158 @@
+// Package fsrpc holds the gRPC client interceptors that tally's Firestore
+// clients are built with. One hands a caller the read time of an
+// aggregation's result, which the Firestore package reads but does not
+// return, so that a fold sums at one known instant in a single call. The
+// other keeps a commit of plain writes with server-side transforms (an
+// increment) from being sent again blind after it failed unavailable: such
+// a commit may have been applied, and an increment is not idempotent.
+package fsrpc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// Methods the interceptors act on.
+const (
+	methodAggregate = "/google.firestore.v1.Firestore/RunAggregationQuery"
+	methodCommit    = "/google.firestore.v1.Firestore/Commit"
+)
+
+// DialOptions are the interceptors, for a connection dialled by hand.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithChainStreamInterceptor(readTimeInterceptor),
+		grpc.WithChainUnaryInterceptor(noBlindRetry),
+	}
+}
+
+// clientOptions are the interceptors, for firestore.NewClient.
+func clientOptions() []option.ClientOption {
+	var out []option.ClientOption
+	for _, d := range DialOptions() {
+		out = append(out, option.WithGRPCDialOption(d))
+	}
+	return out
+}
+
+// NewClient returns a Firestore client for database of project with the
+// interceptors, wherever it runs. firestore.NewClient dials the emulator in
+// FIRESTORE_EMULATOR_HOST itself and then ignores dial options, so for the
+// emulator NewClient dials it as firestore does (plain text, as the owner,
+// no message size limits) with the interceptors added, and hands that
+// connection over; so tally's clients behave the same locally and in the
+// cloud.
+func NewClient(ctx context.Context, project, database string, opts ...option.ClientOption) (*firestore.Client, error) {
+	host := os.Getenv("FIRESTORE_EMULATOR_HOST")
+	if host == "" {
+		return firestore.NewClientWithDatabase(ctx, project, database, append(clientOptions(), opts...)...)
+	}
+	conn, err := grpc.NewClient(host, append([]grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(Owner{}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
+	}, DialOptions()...)...)
+	if err != nil {
+		return nil, fmt.Errorf("fsrpc: dial the emulator at %s: %w", host, err)
+	}
+	c, err := firestore.NewClientWithDatabase(ctx, project, database, append(opts, option.WithGRPCConn(conn))...)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Owner is the emulator's admin credential: it bypasses security rules.
+type Owner struct{}
+
+// GetRequestMetadata sends the emulator's owner token.
+func (Owner) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer owner"}, nil
+}
+
+// RequireTransportSecurity is false: the emulator speaks plain text.
+func (Owner) RequireTransportSecurity() bool { return false }
+
+type readTimeKey struct{}
+
+// readTime is where an aggregation's read time is put.
+type readTime struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+// WithReadTime returns a context whose aggregation queries, on a client
+// built with these options, report their result's read time to get. get
+// returns the zero time if none was reported: the client lacks the options.
+func WithReadTime(ctx context.Context) (_ context.Context, get func() time.Time) {
+	rt := &readTime{}
+	return context.WithValue(ctx, readTimeKey{}, rt), func() time.Time {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		return rt.at
+	}
+}
+
+func readTimeInterceptor(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	s, err := streamer(ctx, desc, cc, method, opts...)
+	rt, _ := ctx.Value(readTimeKey{}).(*readTime)
+	if err != nil || rt == nil || method != methodAggregate {
+		return s, err
+	}
+	return &readTimeStream{ClientStream: s, rt: rt}, nil
+}
+
+type readTimeStream struct {
+	grpc.ClientStream
+	rt *readTime
+}
+
+func (s *readTimeStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	if r, ok := m.(*firestorepb.RunAggregationQueryResponse); ok && err == nil && r.GetReadTime() != nil && r.GetResult() != nil {
+		s.rt.mu.Lock()
+		s.rt.at = r.GetReadTime().AsTime()
+		s.rt.mu.Unlock()
+	}
+	return err
+}
+
+// noBlindRetry turns UNAVAILABLE from a commit of plain writes that holds a
+// transform into UNKNOWN, which the Firestore client does not retry: the
+// first attempt may have been applied, and sending it again could count an
+// increment twice. Commits in a transaction are left alone: a transaction
+// commits once at most.
+func noBlindRetry(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if err == nil || method != methodCommit || status.Code(err) != codes.Unavailable {
+		return err
+	}
+	c, ok := req.(*firestorepb.CommitRequest)
+	if !ok || len(c.GetTransaction()) > 0 || !transforms(c) {
+		return err
+	}
+	return status.Errorf(codes.Unknown, "fsrpc: the commit's outcome is unknown: it failed unavailable, and may have been applied: %v", status.Convert(err).Message())
+}
+
+// transforms reports whether any write of c has a server-side transform.
+func transforms(c *firestorepb.CommitRequest) bool {
+	for _, w := range c.GetWrites() {
+		if len(w.GetUpdateTransforms()) > 0 || w.GetTransform() != nil {
+			return true
+		}
+	}
+	return false
+}
