@@ -115,4 +115,3 @@ func (s *countingStream) RecvMsg(m any) error {
 	}
 	return nil
 }
-
