@@ -8,13 +8,10 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/tallycounters/tally/internal/bench"
 	"github.com/tallycounters/tally/internal/cloudlog"
@@ -114,55 +111,6 @@ func benchCommand() *cobra.Command {
 		return nil
 	}
 	return cmd
-}
-
-// progress draws one bar per phase of the bench: the warm-up, each mode's
-// load, and each mode's wait for its total to settle.
-type progress struct {
-	p    *mpb.Progress
-	bar  *mpb.Bar
-	name string
-	note *atomic.Value // the current bar's detail, read as it is drawn
-}
-
-func newProgress(w io.Writer) *progress {
-	return &progress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(30), mpb.WithRefreshRate(200*time.Millisecond))}
-}
-
-// phase hears how a phase goes: its bar starts with the phase, moves with
-// its time against its bound, and completes when the phase ends.
-func (g *progress) phase(ph bench.Phase) {
-	if ph.Name != g.name {
-		g.finish()
-		g.name = ph.Name
-		note := &atomic.Value{}
-		note.Store("")
-		g.note = note
-		bound := ph.Bound
-		g.bar = g.p.AddBar(max(1, bound.Milliseconds()),
-			mpb.PrependDecorators(decor.Name(fmt.Sprintf("%-15s", ph.Name))),
-			mpb.AppendDecorators(decor.Any(func(st decor.Statistics) string {
-				return fmt.Sprintf("%5.1fs of at most %v  %s", float64(st.Current)/1000, bound, note.Load())
-			})),
-		)
-	}
-	g.note.Store(ph.Detail)
-	g.bar.SetCurrent(min(ph.Elapsed.Milliseconds(), ph.Bound.Milliseconds()))
-	if ph.Done {
-		g.finish()
-	}
-}
-
-func (g *progress) finish() {
-	if g.bar != nil && !g.bar.Completed() {
-		g.bar.SetTotal(g.bar.Current(), true)
-	}
-	g.bar, g.name = nil, ""
-}
-
-func (g *progress) wait() {
-	g.finish()
-	g.p.Wait()
 }
 
 // runSoak runs the soak with the bench's flags, and the soak's own defaults

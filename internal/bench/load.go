@@ -82,13 +82,15 @@ func drive(ctx context.Context, counters []string, l load, d time.Duration,
 	defer cancel()
 
 	var (
-		mu     sync.Mutex
-		res    = loadResult{Start: time.Now(), Statuses: map[int]int64{}, PerCounter: make([]counterAnswers, len(counters))}
-		acked  atomic.Int64
-		wg     sync.WaitGroup
-		doneCh = make(chan struct{})
+		mu      sync.Mutex
+		res     = loadResult{Start: time.Now(), Statuses: map[int]int64{}, PerCounter: make([]counterAnswers, len(counters))}
+		acked   atomic.Int64
+		wg      sync.WaitGroup
+		doneCh  = make(chan struct{})
+		stopped = make(chan struct{})
 	)
 	go func() {
+		defer close(stopped)
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -150,6 +152,7 @@ func drive(ctx context.Context, counters []string, l load, d time.Duration,
 	}
 	wg.Wait()
 	close(doneCh)
+	<-stopped // no report of the load may follow its last
 	res.End = time.Now()
 	progress(res.End.Sub(res.Start), acked.Load(), true)
 	return res
