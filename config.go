@@ -31,11 +31,23 @@ const (
 	EnvGrowPerShard  = "TALLY_GROW_PER_SHARD" // writes/s a shard should take; default 1
 	EnvGrowMax       = "TALLY_GROW_MAX_SHARDS"
 	EnvGrowPeriod    = "TALLY_GROW_PERIOD"
-	EnvAuth          = "TALLY_AUTH"            // none (default) or firebase
-	EnvPublic        = "TALLY_PUBLIC"          // default false: anyone may call Increment
-	EnvCounterPat    = "TALLY_COUNTER_PATTERN" // ids a public Increment may create
-	EnvPublicMaxStep = "TALLY_PUBLIC_MAX_STEP" // default 1
-	EnvIdemTTL       = "TALLY_IDEMPOTENCY_TTL" // default 24h
+	EnvAuth          = "TALLY_AUTH"              // none (default) or firebase
+	EnvPublic        = "TALLY_PUBLIC"            // default false: anyone may call Increment
+	EnvCounterPat    = "TALLY_COUNTER_PATTERN"   // ids a public Increment may create
+	EnvPublicMaxStep = "TALLY_PUBLIC_MAX_STEP"   // default 1
+	EnvIdemTTL       = "TALLY_IDEMPOTENCY_TTL"   // default 24h
+	EnvMaxInFlight   = "TALLY_MAX_IN_FLIGHT"     // increments one instance works on at once; default 100
+	EnvPublicRate    = "TALLY_PUBLIC_RATE"       // plain steps one user may make on one counter; default 10/m when public and signed in
+	EnvUserRate      = "TALLY_PUBLIC_USER_RATE"  // plain steps one user may make over all counters; default 100/m when public and signed in
+	EnvVotesOnly     = "TALLY_PUBLIC_VOTES_ONLY" // a public Increment takes votes only; default false
+	EnvAppCheck      = "TALLY_APP_CHECK"         // verify Firebase App Check tokens; default false
+)
+
+// Defaults of the public limits, in force when Increment is public and
+// takes signed-in users only.
+const (
+	DefaultPublicRate = "10/m"
+	DefaultUserRate   = "100/m"
 )
 
 // Values of TALLY_AUTH.
@@ -64,6 +76,10 @@ type Config struct {
 	CounterPattern *regexp.Regexp // ids a public Increment may create; nil: none
 	PublicMaxStep  int64
 	IdempotencyTTL time.Duration
+	MaxInFlight    int              // increments one Increment instance works on at once
+	Limits         increment.Limits // how often one signed-in user may make a plain step
+	VotesOnly      bool             // a public Increment takes votes only
+	AppCheck       bool             // Increment verifies Firebase App Check tokens
 }
 
 // Defaults of the growth policy.
@@ -129,6 +145,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 1s", EnvWindow, getenv(EnvWindow))
 	}
 	if err := growFromEnv(env, &cfg); err != nil {
+		return Config{}, err
+	}
+	if cfg.MaxInFlight, err = intIn(env(EnvMaxInFlight, strconv.Itoa(increment.DefaultMaxInFlight)), EnvMaxInFlight, 1, 100000); err != nil {
 		return Config{}, err
 	}
 	if cfg.LogLevel, err = cloudlog.ParseLevel(env(EnvLogLevel, "info")); err != nil {
@@ -208,6 +227,36 @@ func publicFromEnv(env func(key, def string) string, cfg *Config) error {
 	if cfg.IdempotencyTTL, err = time.ParseDuration(env(EnvIdemTTL, "24h")); err != nil || cfg.IdempotencyTTL < time.Minute {
 		return fmt.Errorf("config: %s=%q is not a duration of a minute or more such as 24h", EnvIdemTTL, env(EnvIdemTTL, ""))
 	}
+	if cfg.VotesOnly, err = strconv.ParseBool(env(EnvVotesOnly, "false")); err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvVotesOnly, env(EnvVotesOnly, ""))
+	}
+	if cfg.AppCheck, err = strconv.ParseBool(env(EnvAppCheck, "false")); err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvAppCheck, env(EnvAppCheck, ""))
+	}
+	return limitsFromEnv(env, cfg)
+}
+
+// limitsFromEnv reads the public limits. They count each signed-in user's
+// steps, so they are on by default when Increment is public and verifies ID
+// tokens, and setting one needs TALLY_AUTH=firebase.
+func limitsFromEnv(env func(key, def string) string, cfg *Config) error {
+	counterDef, userDef := "off", "off"
+	if cfg.Public && cfg.Auth == AuthFirebase {
+		counterDef, userDef = DefaultPublicRate, DefaultUserRate
+	}
+	for _, l := range []struct {
+		key, def string
+		into     *increment.Rate
+	}{{EnvPublicRate, counterDef, &cfg.Limits.Counter}, {EnvUserRate, userDef, &cfg.Limits.User}} {
+		r, err := increment.ParseRate(env(l.key, l.def))
+		if err != nil {
+			return fmt.Errorf("config: %s: %w", l.key, err)
+		}
+		if r.N > 0 && cfg.Auth != AuthFirebase {
+			return fmt.Errorf("config: %s=%s counts each signed-in user's steps: it needs %s=%s", l.key, r, EnvAuth, AuthFirebase)
+		}
+		*l.into = r
+	}
 	return nil
 }
 
@@ -241,6 +290,11 @@ func (c Config) Vars() []Var {
 		{EnvCounterPat, patternSource(c.CounterPattern)},
 		{EnvPublicMaxStep, strconv.FormatInt(c.PublicMaxStep, 10)},
 		{EnvIdemTTL, c.IdempotencyTTL.String()},
+		{EnvMaxInFlight, strconv.Itoa(c.MaxInFlight)},
+		{EnvPublicRate, c.Limits.Counter.String()},
+		{EnvUserRate, c.Limits.User.String()},
+		{EnvVotesOnly, strconv.FormatBool(c.VotesOnly)},
+		{EnvAppCheck, strconv.FormatBool(c.AppCheck)},
 	}
 }
 

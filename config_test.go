@@ -23,7 +23,7 @@ func TestConfigFromEnv(t *testing.T) {
 			return c.Database == "(default)" && c.Layout.Collection == "counters" && c.Layout.ShardField == "count" &&
 				c.DefaultShards == 10 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
 				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Window == time.Second &&
-				c.AutoGrow && c.Grow == rollup.GrowPolicy{PerShard: 1, Max: 1000, Period: 10 * time.Second}
+				c.AutoGrow && c.Grow == rollup.GrowPolicy{PerShard: 1, Max: 1000, Period: 10 * time.Second} && c.MaxInFlight == 100
 		}},
 		{name: "all set", env: map[string]string{
 			EnvProject: "p", EnvDatabase: "db-2", EnvCollection: "tallies", EnvShardField: "Count",
@@ -54,6 +54,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "window without a unit", env: map[string]string{EnvWindow: "5"}, bad: true},
 		{name: "window zero", env: map[string]string{EnvWindow: "0s"}, bad: true},
 		{name: "log level", env: map[string]string{EnvLogLevel: "loud"}, bad: true},
+		{name: "in flight", env: map[string]string{EnvMaxInFlight: "8"}, check: func(c Config) bool { return c.MaxInFlight == 8 }},
+		{name: "in flight zero", env: map[string]string{EnvMaxInFlight: "0"}, bad: true},
 		{name: "collection with slash", env: map[string]string{EnvCollection: "a/b"}, bad: true},
 		{name: "field with dot", env: map[string]string{EnvShardField: "a.b"}, bad: true},
 		{name: "database", env: map[string]string{EnvDatabase: "Tallies!"}, bad: true},

@@ -52,24 +52,18 @@ func NewFunctions(ctx context.Context, cfg Config, logs io.Writer) (*Functions, 
 	if cfg.AutoGrow {
 		grow = cfg.Grow
 	}
-	var verifier increment.TokenVerifier
-	if cfg.Auth == AuthFirebase {
-		// The Admin SDK honours FIREBASE_AUTH_EMULATOR_HOST.
-		app, err := firebase.NewApp(ctx, &firebase.Config{ProjectID: cfg.Project})
-		if err == nil {
-			verifier, err = app.Auth(ctx)
-		}
-		if err != nil {
-			client.Close()
-			return nil, fmt.Errorf("tally: Firebase Auth for project %q: %w", cfg.Project, err)
-		}
+	verifier, appCheck, err := firebaseVerifiers(ctx, cfg)
+	if err != nil {
+		client.Close()
+		return nil, err
 	}
 	return &Functions{
 		Increment: increment.New(client, increment.Config{
 			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
 			MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: logger,
 			Auth: verifier, Public: cfg.Public, PublicMaxStep: cfg.PublicMaxStep, CounterPattern: cfg.CounterPattern,
-			IdempotencyTTL: cfg.IdempotencyTTL,
+			IdempotencyTTL: cfg.IdempotencyTTL, MaxInFlight: cfg.MaxInFlight,
+			Limits: cfg.Limits, VotesOnly: cfg.VotesOnly, AppCheck: appCheck,
 		}),
 		Rollup: rollup.New(client, rollup.Config{
 			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Window: cfg.Window, Grow: grow, Logger: logger,
@@ -80,6 +74,33 @@ func NewFunctions(ctx context.Context, cfg Config, logs io.Writer) (*Functions, 
 		Client: client,
 		Log:    logger,
 	}, nil
+}
+
+// firebaseVerifiers builds, with the Firebase Admin SDK, what checks
+// callers: their ID tokens (TALLY_AUTH=firebase; the SDK honours
+// FIREBASE_AUTH_EMULATOR_HOST) and their App Check tokens (TALLY_APP_CHECK),
+// whose public keys the SDK fetches once here, and then every 6 hours.
+func firebaseVerifiers(ctx context.Context, cfg Config) (increment.TokenVerifier, increment.AppCheckVerifier, error) {
+	if cfg.Auth != AuthFirebase && !cfg.AppCheck {
+		return nil, nil, nil
+	}
+	app, err := firebase.NewApp(ctx, &firebase.Config{ProjectID: cfg.Project})
+	if err != nil {
+		return nil, nil, fmt.Errorf("tally: Firebase for project %q: %w", cfg.Project, err)
+	}
+	var tokens increment.TokenVerifier
+	var apps increment.AppCheckVerifier
+	if cfg.Auth == AuthFirebase {
+		if tokens, err = app.Auth(ctx); err != nil {
+			return nil, nil, fmt.Errorf("tally: Firebase Auth for project %q: %w", cfg.Project, err)
+		}
+	}
+	if cfg.AppCheck {
+		if apps, err = app.AppCheck(ctx); err != nil {
+			return nil, nil, fmt.Errorf("tally: Firebase App Check for project %q: its public keys: %w", cfg.Project, err)
+		}
+	}
+	return tokens, apps, nil
 }
 
 // Handler serves the functions at /Increment, /Rollup and /Reconcile, as

@@ -1,10 +1,10 @@
 package counter
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 
+	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -19,11 +19,9 @@ type ReconcileReport struct {
 // reconciles every counter, logs each drift, and answers with a report.
 func (c *Client) ReconcileHandler(log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			json.NewEncoder(w).Encode(map[string]string{"error": "use POST"})
+			httpjson.Error(w, http.StatusMethodNotAllowed, "use POST")
 			return
 		}
 		rep := ReconcileReport{Repaired: []rollup.Drift{}}
@@ -42,7 +40,6 @@ func (c *Client) ReconcileHandler(log *slog.Logger) http.Handler {
 		if err != nil {
 			code = http.StatusInternalServerError // the scheduler retries
 		}
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(rep)
+		httpjson.Write(w, code, rep)
 	})
 }

@@ -24,6 +24,14 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
                             without one) and takes votes, one per user; default none
   --counter-pattern REGEX   ids of counters a public Increment may create
   --public-max-step N       largest |by| a public Increment takes (default 1)
+  --votes-only              a public Increment takes votes only (like buttons): each
+                            user's like counts once, and nothing else moves the counter
+  --public-rate RATE        plain steps one signed-in user may make on one counter, such as
+                            10/m (N/s, N/m, N/h, or off); default 10/m with --public --auth firebase
+  --public-user-rate RATE   plain steps one signed-in user may make over all counters;
+                            default 100/m with --public --auth firebase
+  --app-check               Increment takes only requests with a valid Firebase App Check
+                            token (X-Firebase-AppCheck): from your app, not a script
   --cors-origins LIST       origins browsers may call Increment from, comma-separated
   --signed-in-reads         only signed-in users may read counters (default: anyone)
   --reconcile-schedule      also deploy Reconcile and an hourly Cloud Scheduler job for it
@@ -42,7 +50,7 @@ EOF
 
 project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
-auth=none counter_pattern="" public_max_step=1
+auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate=""
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100
 
 need() { # need FLAG VALUE: the flag's value must be there
@@ -58,7 +66,7 @@ while [ $# -gt 0 ]; do
 		shift
 		set -- "$flag" "$value" "$@"
 		case "$flag" in
-		--public | --signed-in-reads | --reconcile-schedule | --no-monitoring | --dry-run | --help)
+		--public | --votes-only | --app-check | --signed-in-reads | --reconcile-schedule | --no-monitoring | --dry-run | --help)
 			echo "deploy: $flag takes no value" >&2
 			exit 2
 			;;
@@ -73,12 +81,16 @@ while [ $# -gt 0 ]; do
 	--auth) need "$1" "${2-}"; auth=$2; shift 2 ;;
 	--counter-pattern) need "$1" "${2-}"; counter_pattern=$2; shift 2 ;;
 	--public-max-step) need "$1" "${2-}"; public_max_step=$2; shift 2 ;;
+	--public-rate) need "$1" "${2-}"; public_rate=$2; shift 2 ;;
+	--public-user-rate) need "$1" "${2-}"; user_rate=$2; shift 2 ;;
 	--collection) need "$1" "${2-}"; collection=$2; shift 2 ;;
 	--shard-field) need "$1" "${2-}"; shard_field=$2; shift 2 ;;
 	--window) need "$1" "${2-}"; window=$2; shift 2 ;;
 	--runtime) need "$1" "${2-}"; runtime=$2; shift 2 ;;
 	--rollup-max-instances) need "$1" "${2-}"; rollup_max=$2; shift 2 ;;
 	--public) public=true; shift ;;
+	--votes-only) votes_only=true; shift ;;
+	--app-check) app_check=true; shift ;;
 	--signed-in-reads) signed_in_reads=true; shift ;;
 	--reconcile-schedule) reconcile=true; shift ;;
 	--no-monitoring) monitoring=false; shift ;;
@@ -119,6 +131,8 @@ check_config() {
 		TALLY_COLLECTION="$collection" TALLY_SHARD_FIELD="$shard_field" TALLY_ROLLUP_WINDOW="$window" \
 		TALLY_CORS_ORIGINS="$cors" TALLY_AUTH="$auth" TALLY_PUBLIC="$public" \
 		TALLY_COUNTER_PATTERN="$counter_pattern" TALLY_PUBLIC_MAX_STEP="$public_max_step" \
+		TALLY_PUBLIC_VOTES_ONLY="$votes_only" TALLY_APP_CHECK="$app_check" \
+		TALLY_PUBLIC_RATE="$public_rate" TALLY_PUBLIC_USER_RATE="$user_rate" \
 		FIRESTORE_EMULATOR_HOST= go run ./cmd/tally config --check; then
 		echo "deploy: fix the value above; nothing was deployed" >&2
 		exit 2
@@ -132,6 +146,12 @@ deploy: warning: --public without --auth firebase. Anyone on the internet may th
   counter as often as they like, from any page, and create counters matching
   --counter-pattern; no vote is one per user, and only an Idempotency-Key stops a
   retry from counting twice. Use --auth firebase for buttons that people press.
+EOF
+fi
+if [ "$public" = true ] && [ "$votes_only" = false ]; then
+	cat >&2 <<EOF
+deploy: note: for a like button, add --votes-only: each signed-in user's like then
+  counts once, and no plain step (however limited) moves the counter.
 EOF
 fi
 
@@ -179,6 +199,18 @@ if [ "$auth" != none ]; then
 fi
 if [ -n "$counter_pattern" ]; then
 	env_vars="$env_vars~~TALLY_COUNTER_PATTERN=$counter_pattern"
+fi
+if [ "$votes_only" = true ]; then
+	env_vars="$env_vars~~TALLY_PUBLIC_VOTES_ONLY=true"
+fi
+if [ "$app_check" = true ]; then
+	env_vars="$env_vars~~TALLY_APP_CHECK=true"
+fi
+if [ -n "$public_rate" ]; then
+	env_vars="$env_vars~~TALLY_PUBLIC_RATE=$public_rate"
+fi
+if [ -n "$user_rate" ]; then
+	env_vars="$env_vars~~TALLY_PUBLIC_USER_RATE=$user_rate"
 fi
 
 echo "# APIs"
@@ -237,6 +269,11 @@ run gcloud functions add-invoker-policy-binding tally-rollup --project="$project
 echo "# Idempotency keys: Firestore deletes each record once its expires_at has passed"
 run gcloud firestore fields ttls update expires_at --collection-group=keys --enable-ttl \
 	--database="$database" --project="$project" --async
+if [ "$public" = true ] && [ "$auth" = firebase ]; then
+	echo "# Public limits: each user's document goes once its limits have reset"
+	run gcloud firestore fields ttls update expires_at --collection-group="${collection}_limits" --enable-ttl \
+		--database="$database" --project="$project" --async
+fi
 
 echo "# Security rules"
 rules=(go run ./cmd/tally rules --publish --project="$project" --database="$database" --collection="$collection")

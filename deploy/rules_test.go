@@ -122,10 +122,12 @@ func TestRules(t *testing.T) {
 			}
 
 			// Votes: a user reads their own, nobody else's, and writes none;
-			// the idempotency keys' records are nobody's.
+			// the idempotency keys' records, and the users' limits, are
+			// nobody's.
 			owner.do("PATCH", "counters/likes/voters/alice", `{"fields":{}}`)
 			owner.do("PATCH", "counters/likes/voters/bob", `{"fields":{}}`)
 			owner.do("PATCH", "counters/likes/keys/k1", `{"fields":{"response":{"stringValue":"{}"}}}`)
+			owner.do("PATCH", "counters_limits/alice", `{"fields":{}}`)
 			alice := rest{t, base, userToken(project, "alice")}
 			anon := rest{t, base, ""}
 			for _, c := range []struct {
@@ -143,6 +145,9 @@ func TestRules(t *testing.T) {
 				{"alice", alice, "GET", "counters/likes/keys/k1", http.StatusForbidden},
 				{"unauthenticated", anon, "GET", "counters/likes/keys/k1", http.StatusForbidden},
 				{"alice", alice, "PATCH", "counters/likes/keys/k2", http.StatusForbidden},
+				{"alice", alice, "GET", "counters_limits/alice", http.StatusForbidden},
+				{"alice", alice, "PATCH", "counters_limits/alice", http.StatusForbidden},
+				{"alice", alice, "DELETE", "counters_limits/alice", http.StatusForbidden},
 			} {
 				if code := c.cl.do(c.method, c.path, `{"fields":{}}`); code != c.want {
 					t.Errorf("%s %s %s: %d, want %d", c.who, c.method, c.path, code, c.want)

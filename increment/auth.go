@@ -30,6 +30,28 @@ func (h *Handler) authenticate(ctx context.Context, r *http.Request) (string, er
 
 func unauthorized(msg string) error { return errorf(http.StatusUnauthorized, "%s", msg) }
 
+// HeaderAppCheck carries a Firebase App Check token.
+const HeaderAppCheck = "X-Firebase-AppCheck"
+
+// checkApp verifies the request's App Check token, when this Increment
+// asks for one: proof that the request comes from the app, not a script.
+// Verifying reads no Firestore document: the Admin SDK checks the token's
+// signature against App Check's public keys, which it caches.
+func (h *Handler) checkApp(r *http.Request) error {
+	if h.cfg.AppCheck == nil {
+		return nil
+	}
+	token := strings.TrimSpace(r.Header.Get(HeaderAppCheck))
+	if token == "" {
+		return unauthorized("send the app's Firebase App Check token as " + HeaderAppCheck)
+	}
+	if _, err := h.cfg.AppCheck.VerifyToken(token); err != nil {
+		h.log.Info("increment: refused an App Check token", "error", err.Error())
+		return unauthorized("the App Check token is not valid for this project, or has expired")
+	}
+	return nil
+}
+
 // maxKeyBytes bounds an Idempotency-Key.
 const maxKeyBytes = 128
 

@@ -24,7 +24,7 @@ import (
 
 // signedIn is a handler that verifies ID tokens with the Firebase Admin
 // SDK against the Auth emulator, on a client whose operations are counted.
-func signedIn(t *testing.T, cfg Config) (*Handler, *firestore.Client, *opcount.Ops, string) {
+func signedIn(t testing.TB, cfg Config) (*Handler, *firestore.Client, *opcount.Ops, string) {
 	t.Helper()
 	host, err := authemu.Shared(emulatortest.Project)
 	if err != nil {
@@ -43,7 +43,7 @@ func signedIn(t *testing.T, cfg Config) (*Handler, *firestore.Client, *opcount.O
 	return New(c, cfg), c, ops, host
 }
 
-func user(t *testing.T, host string) authemu.User {
+func user(t testing.TB, host string) authemu.User {
 	t.Helper()
 	u, err := authemu.SignUp(host, fmt.Sprintf("u%d@example.com", time.Now().UnixNano()), "secret-password")
 	if err != nil {

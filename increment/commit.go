@@ -22,6 +22,7 @@ type Op struct {
 	Vote    *bool         // true: add Voter's vote (By +1); false: take it back (By -1)
 	Key     string        // scoped id of the idempotency key's record; "" for none
 	TTL     time.Duration // how long the key's record answers retries
+	Limits  Limits        // on Voter, for a plain step: past one, the answer is 429 and nothing is written
 }
 
 // Fields of a key's record.
@@ -58,6 +59,11 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 	for attempt := 0; attempt < 3; attempt++ {
 		body := respond(shard, true)
 		err := w.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+			if op.Vote == nil && op.Limits.on() {
+				if err := w.spend(tx, op, time.Now()); err != nil {
+					return err
+				}
+			}
 			if op.Key != "" {
 				if err := w.putKey(tx, op, body, replace); err != nil {
 					return err
@@ -78,11 +84,15 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 			return tx.Set(w.layout.Shard(w.client, op.Counter, shard),
 				map[string]any{w.layout.ShardField: firestore.Increment(op.By)}, firestore.MergeAll)
 		})
+		var refusal *httpError
 		switch status.Code(err) {
 		case codes.OK:
 			return body, nil
 		case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
 		default:
+			if errors.As(err, &refusal) {
+				return nil, err // past a limit: nothing written
+			}
 			return nil, commitError(kind, fmt.Errorf("increment: commit to %s: %w", op.Counter, err))
 		}
 		if op.Key != "" {

@@ -37,7 +37,8 @@ func (c cors) handle(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Idempotency-Key")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Idempotency-Key, "+HeaderAppCheck)
+	h.Set("Access-Control-Expose-Headers", "Retry-After")
 	h.Set("Access-Control-Max-Age", "3600")
 	w.WriteHeader(http.StatusNoContent)
 	return true

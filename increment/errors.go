@@ -1,9 +1,7 @@
 package increment
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +9,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // httpError is an error whose message is safe to show a client.
@@ -109,22 +109,13 @@ func WriteError(w http.ResponseWriter, err error) {
 	writeJSON(w, code, map[string]string{"error": msg})
 }
 
-// encode is v as the JSON body of an answer, one line, with <, > and &
-// as they are: people read these in curl.
-func encode(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return b.Bytes()
-}
+// encode is v as the JSON body of an answer.
+func encode(v any) []byte { return httpjson.Encode(v) }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tally"`)
 	}
-	w.WriteHeader(code)
-	w.Write(encode(v))
+	httpjson.Write(w, code, v)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
+	"firebase.google.com/go/v4/appcheck"
 	"firebase.google.com/go/v4/auth"
 
 	"github.com/tallycounters/tally/layout"
@@ -48,6 +49,21 @@ type Config struct {
 	// with Retry-After) before anything is written. Default
 	// DefaultMaxInFlight.
 	MaxInFlight int
+	// Limits bound how often one signed-in user may make a plain step (Auth
+	// set): past one, the answer is 429 with Retry-After and nothing is
+	// written. Votes count once per user already.
+	Limits Limits
+	// VotesOnly makes a public Increment take votes and nothing else.
+	VotesOnly bool
+	// AppCheck, if set, verifies each request's Firebase App Check token
+	// (X-Firebase-AppCheck): a request without a valid one gets 401.
+	AppCheck AppCheckVerifier
+}
+
+// AppCheckVerifier checks a Firebase App Check token: the Firebase Admin
+// SDK's appcheck.Client is one.
+type AppCheckVerifier interface {
+	VerifyToken(token string) (*appcheck.DecodedAppCheckToken, error)
 }
 
 // TokenVerifier checks a Firebase ID token: the Firebase Admin SDK's
@@ -154,6 +170,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // increment parses, checks and makes the increment, and returns the body
 // of the answer.
 func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if err := h.checkApp(r); err != nil {
+		return nil, err
+	}
 	uid, err := h.authenticate(ctx, r)
 	if err != nil {
 		return nil, err
@@ -164,6 +183,9 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	if err := req.validate(h.maxStep); err != nil {
 		return nil, err
+	}
+	if h.cfg.Public && h.cfg.VotesOnly && req.Vote == nil {
+		return nil, errorf(http.StatusBadRequest, `this Increment takes votes only: send {"counter": "...", "vote": true}, or false to take a vote back`)
 	}
 	key, err := idempotencyKey(r)
 	if err != nil {
@@ -177,14 +199,18 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 		return nil, err
 	}
 	defer release()
-	if req.Vote == nil && key == "" {
+	limits := Limits{}
+	if uid != "" && req.Vote == nil {
+		limits = h.cfg.Limits
+	}
+	if req.Vote == nil && key == "" && !limits.on() {
 		shard, err := h.writer.Add(ctx, req.Counter, req.By)
 		if err != nil {
 			return nil, err
 		}
 		return encode(Response{Counter: req.Counter, Shard: shard, By: req.By, Changed: true}), nil
 	}
-	op := Op{Counter: req.Counter, By: req.By, Voter: uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL}
+	op := Op{Counter: req.Counter, By: req.By, Voter: uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: limits}
 	if key != "" {
 		op.Key = scopedKey(uid, key)
 	}

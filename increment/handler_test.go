@@ -253,3 +253,13 @@ func TestIncrementFirestoreDown(t *testing.T) {
 		t.Errorf("error body leaks internals: %s", w.Body)
 	}
 }
+
+// TestErrorsReadAsWritten: an error body shows <, > and & as they are, not
+// escaped for HTML: people read these in curl.
+func TestErrorsReadAsWritten(t *testing.T) {
+	h, _ := newHandler(t, Config{AutoCreate: true})
+	w := serve(h, http.MethodPost, "/", `{"counter":"a","<b>&":1}`, nil)
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `<b>&`) || strings.Contains(w.Body.String(), `\u003c`) {
+		t.Errorf("answer %d %s; want 400 naming the key <b>& as it was written", w.Code, w.Body)
+	}
+}

@@ -77,6 +77,16 @@ func (l Layout) Key(c *firestore.Client, id, hash string) *firestore.DocumentRef
 	return l.Counter(c, id).Collection(KeysCollection).Doc(hash)
 }
 
+// LimitsSuffix names the collection of users' limits beside the
+// collection of counters: counters_limits.
+const LimitsSuffix = "_limits"
+
+// Limits is the document that holds how often user uid has incremented
+// lately, for the public limits: outside the counters, as it spans them.
+func (l Layout) Limits(c *firestore.Client, uid string) *firestore.DocumentRef {
+	return c.Collection(l.Collection + LimitsSuffix).Doc(uid)
+}
+
 // ParseShardPath splits a document path relative to the database root,
 // "counters/{id}/shards/{n}", into the counter id and shard number. The shard
 // id must be a non-negative integer written without sign or leading zeros,

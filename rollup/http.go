@@ -2,12 +2,13 @@ package rollup
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+
+	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // MaxEventBytes is the largest event Eventarc delivers: 512 KiB. A larger
@@ -56,8 +57,4 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func answer(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}
+func answer(w http.ResponseWriter, code int, msg string) { httpjson.Error(w, code, msg) }

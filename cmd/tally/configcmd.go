@@ -1,12 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // configCommand prints the configuration in force: the same variables, read
@@ -36,8 +37,7 @@ func configCommand() *cobra.Command {
 			for _, v := range vars {
 				out[v.Name] = v.Value
 			}
-			b, _ := json.Marshal(out)
-			fmt.Fprintln(cmd.OutOrStdout(), string(b))
+			cmd.OutOrStdout().Write(httpjson.Encode(out))
 			return nil
 		}
 		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)

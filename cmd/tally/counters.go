@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
@@ -31,8 +31,7 @@ type admin struct {
 // print writes v as JSON, or text for a person.
 func (a *admin) print(v any, text string, args ...any) {
 	if a.json {
-		b, _ := json.Marshal(v)
-		fmt.Fprintln(a.stdout, string(b))
+		a.stdout.Write(httpjson.Encode(v))
 		return
 	}
 	fmt.Fprintf(a.stdout, text+"\n", args...)

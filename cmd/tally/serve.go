@@ -63,6 +63,8 @@ func serveCommand() *cobra.Command {
 			if o.Emulator, err = emulator.LocateEnv(os.Getenv); err != nil {
 				return err
 			}
+		} else if err := checkExternal(o.ExternalHost, *data); err != nil {
+			return err
 		}
 		stopWithParent()
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -87,6 +89,23 @@ func serveCommand() *cobra.Command {
 		return failed
 	}
 	return cmd
+}
+
+// checkExternal checks the emulator FIRESTORE_EMULATOR_HOST names before
+// serve uses it: one left set by a serve that has stopped answers nothing.
+// --data saves the data of an emulator serve starts, so it is refused with
+// one serve did not start.
+func checkExternal(host, data string) error {
+	if data != "" {
+		return usagef("--data keeps the data of the emulator serve starts, but %s=%s names one it did not start, "+
+			"whose data it cannot save: unset %s to have serve start its own, or leave out --data", EnvEmulator, host, EnvEmulator)
+	}
+	if err := emulator.Check(host); err != nil {
+		return fmt.Errorf("%s=%s, but %v; a serve that has stopped may have left it set. "+
+			"To go on, unset it ('unset %s'), and serve starts an emulator of its own; or start an emulator at %s, "+
+			"with --functions_emulator 127.0.0.1:PORT, and give serve --bridge-port PORT", EnvEmulator, host, err, EnvEmulator, host)
+	}
+	return nil
 }
 
 func printReady(w io.Writer, s *stack.Stack, o stack.Options) {

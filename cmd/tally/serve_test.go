@@ -267,3 +267,25 @@ func TestServeStopsWithItsParent(t *testing.T) {
 		t.Errorf("the emulator (pid %d) outlived serve's parent: %s", r.pid, stderr)
 	}
 }
+
+// TestServeStaleEmulatorHost: a FIRESTORE_EMULATOR_HOST left set by a serve
+// that has stopped is named, with what answers there (nothing) and how to
+// go on; and --data, which saves the data of the emulator serve starts, is
+// refused beside an emulator serve did not start.
+func TestServeStaleEmulatorHost(t *testing.T) {
+	port, err := emulator.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := "FIRESTORE_EMULATOR_HOST=127.0.0.1:" + strconv.Itoa(port)
+	_, stderr, code := tallyOut(t, []string{stale}, "serve", "--port", "0")
+	for _, want := range []string{stale, "no Firestore emulator answers", "unset FIRESTORE_EMULATOR_HOST", "--bridge-port"} {
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+		}
+	}
+	_, stderr, code = tallyOut(t, []string{stale}, "serve", "--port", "0", "--data", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, "--data") || !strings.Contains(stderr, "did not start") {
+		t.Errorf("--data with an emulator serve did not start: exit %d, stderr %q; want exit 2, explained", code, stderr)
+	}
+}

@@ -144,25 +144,39 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 }
 
 // createCounters creates the parents of ids before the load, as an admin
-// would, in bulk.
+// would, in bulk: four bulk writers at once, each ramping up on its own.
 func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) error {
-	bw := e.reader.BulkWriter(ctx)
-	jobs := make([]*firestore.BulkWriterJob, 0, len(ids))
-	for _, id := range ids {
-		doc := map[string]any{layout.FieldNumShards: e.o.Shards, layout.FieldTotal: 0}
-		if m == ModeSingle {
-			doc = map[string]any{layout.FieldTotal: 0}
-		}
-		j, err := bw.Create(e.reader.Collection(coll).Doc(id), doc)
-		if err != nil {
+	const writers = 4
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			bw := e.reader.BulkWriter(ctx)
+			var jobs []*firestore.BulkWriterJob
+			for i := w; i < len(ids); i += writers {
+				doc := map[string]any{layout.FieldNumShards: e.o.Shards, layout.FieldTotal: 0}
+				if m == ModeSingle {
+					doc = map[string]any{layout.FieldTotal: 0}
+				}
+				j, err := bw.Create(e.reader.Collection(coll).Doc(ids[i]), doc)
+				if err != nil {
+					bw.End()
+					errs <- err
+					return
+				}
+				jobs = append(jobs, j)
+			}
 			bw.End()
-			return err
-		}
-		jobs = append(jobs, j)
+			for _, j := range jobs {
+				if _, err := j.Results(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
 	}
-	bw.End()
-	for _, j := range jobs {
-		if _, err := j.Results(); err != nil {
+	for range writers {
+		if err := <-errs; err != nil {
 			return fmt.Errorf("bench: create counters: %w", err)
 		}
 	}

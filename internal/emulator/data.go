@@ -76,21 +76,34 @@ func stamp(path string) int64 {
 	return n
 }
 
-// Clear deletes every document of project's default database in the
-// emulator it was started as.
+// Clear deletes every document of project's default database. The
+// emulator refuses (409) while a transaction holds a document; Clear tries
+// again, for up to 10 seconds.
 func (e *Emulator) Clear(ctx context.Context, project string) error {
 	url := "http://" + e.host + "/emulator/v1/projects/" + project + "/databases/(default)/documents"
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, url, nil)
-	if err != nil {
-		return err
+	var last string
+	for try := 0; try < 50; try++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("emulator: clear: %w", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return nil
+		}
+		last = resp.Status
+		if resp.StatusCode != http.StatusConflict {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("emulator: clear: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("emulator: clear: %s", resp.Status)
-	}
-	return nil
+	return fmt.Errorf("emulator: clear: %s", last)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -144,7 +145,11 @@ func Check(host string) error {
 	client := &http.Client{Timeout: 3 * time.Second}
 	resp, err := client.Get("http://" + host + "/")
 	if err != nil {
-		return fmt.Errorf("no Firestore emulator answers at %s: %w", host, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the cause, without the request
+		}
+		return fmt.Errorf("no Firestore emulator answers at %s (%w)", host, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))

@@ -1,7 +1,9 @@
 package stack
 
 import (
+	"crypto/rand"
 	_ "embed"
+	"fmt"
 	"html/template"
 	"net/http"
 )
@@ -29,10 +31,34 @@ func (s *Stack) demo(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "use GET", http.StatusMethodNotAllowed)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	demoPage.Execute(w, demoConfig{
+	cfg := demoConfig{
 		AuthHost: s.AuthHost, FirestoreHost: s.EmulatorHost, Project: s.o.Config.Project,
 		Database: s.o.Config.Database, Collection: s.o.Config.Layout.Collection,
-	})
+	}
+	nonce := rand.Text()
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", demoPolicy(nonce, cfg))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	demoPage.Execute(w, demoPageData{Nonce: nonce, Config: cfg})
+}
+
+// demoPageData is what the page's template is given.
+type demoPageData struct {
+	Nonce  string // of its one script and one style
+	Config demoConfig
+}
+
+// demoPolicy is the page's Content-Security-Policy: its own script and
+// style only (by nonce), requests to this server and the two emulators
+// only, and no framing, forms, plugins or base.
+func demoPolicy(nonce string, cfg demoConfig) string {
+	connect := "'self' http://" + cfg.FirestoreHost
+	if cfg.AuthHost != "" {
+		connect += " http://" + cfg.AuthHost
+	}
+	return fmt.Sprintf("default-src 'none'; script-src 'nonce-%s'; style-src 'nonce-%s'; connect-src %s; "+
+		"frame-ancestors 'none'; form-action 'none'; base-uri 'none'; object-src 'none'", nonce, nonce, connect)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
@@ -258,10 +259,8 @@ func (s *Stack) serve(l net.Listener, h http.Handler) {
 func (s *Stack) gate(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.draining.Load() && r.URL.Path == "/Increment" {
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
 			w.Header().Set("Retry-After", "5")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"error":"tally serve is stopping; try again"}`+"\n")
+			httpjson.Error(w, http.StatusServiceUnavailable, "tally serve is stopping: nothing was written; retry after the time in Retry-After")
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// readmeRun says how the tests run one command the README shows: run runs
+// it, or elsewhere says which test or step runs it, or why none can.
+type readmeRun struct {
+	run       func(t *testing.T, line string)
+	elsewhere string
+}
+
+// readmeRuns covers every command of the README, keyed as the README
+// writes it (a command continued over lines with \ is joined).
+var readmeRuns = map[string]readmeRun{
+	"apt-get install default-jre-headless chromium nodejs npm shellcheck": {elsewhere: "needs root: .ci/run installs what of it is missing (TestReadmeRuns checks that it names these packages)"},
+	"go run ./cmd/tally serve":                     {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
+	"go test -race ./...":                          {elsewhere: "the test command itself: .ci/run runs it"},
+	"TALLY_AUTH=firebase go run ./cmd/tally serve": {elsewhere: "TestDemoInABrowser runs it, on a free port, and drives its /demo"},
+	"go install ./cmd/tally":                       {run: runInstall},
+	"tally -h":                                     {run: runTally},
+	"go test -run '^$' -fuzz '^FuzzParseRequest$' -fuzztime 5m ./increment":                                                                                 {elsewhere: ".ci/run runs it for 20 s"},
+	"go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 5m ./rollup":                                                                                          {elsewhere: ".ci/run runs it for 20 s"},
+	"go test -run '^$' -bench . ./rollup ./increment":                                                                                                       {elsewhere: ".ci/run runs each benchmark once"},
+	"go run ./cmd/tally bench --json bench.json --chart bench.png":                                                                                          {run: runBench},
+	"go run ./cmd/tally bench --modes raw,tally --rate 0 --shards 1000 --duration 20s --delivery direct --instances N":                                      {run: runBench},
+	"go run ./cmd/tally bench --counters 10000 --popularity zipf --listeners --rate 300 --duration 30s --instances N":                                       {run: runBench},
+	"go run ./cmd/tally bench --counters 10000 --popularity zipf --listeners --rate 0 --duration 30s --instances N --delivery direct":                       {run: runBench},
+	"go run ./cmd/tally bench --counters 400 --shards 4 --concurrency 400 --popularity client --rest 1s --rate 60 --listeners --duration 30s --instances N": {run: runBench},
+	"go run ./cmd/tally bench --soak 60s":                                                                                                                   {run: runBench},
+	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5":                                                                      {run: runDeployDryRun},
+	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5 --public --auth firebase --votes-only --app-check --counter-pattern 'post-[0-9]+-likes' --cors-origins https://app.example": {run: runDeployDryRun},
+	"URL=https://us-central1-PROJECT.cloudfunctions.net/tally-increment":                                                                                 {elsewhere: "needs a deployed function"},
+	`curl -s -X POST "$URL" -H "Authorization: Bearer $(gcloud auth print-identity-token)" -H 'Content-Type: application/json' -d '{"counter":"likes"}'`: {elsewhere: "needs a deployed function"},
+	"go run ./cmd/tally get likes --project PROJECT":                                                                                                     {elsewhere: "needs a Google Cloud project; the CLI session runs tally get on the emulator"},
+}
+
+// commandPrefixes start the README's command lines; other lines of its
+// code blocks are output, code or queries.
+var commandPrefixes = []string{"go ", "tally ", "apt-get ", "deploy/", "curl ", "URL=", "TALLY_", "npm ", "gcloud "}
+
+// outputMarkers precede the README's blocks of output, and of sessions
+// that other tests run line by line.
+var outputMarkers = []string{"serve banner", "quickstart", "cli session", "deploy", "bench table", "soak table", "go example"}
+
+// readmeCommands lists the commands in the README's fenced blocks.
+func readmeCommands(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		fence, ok := strings.CutPrefix(lines[i], "```")
+		if !ok {
+			continue
+		}
+		skip := fence != "" // js, go: code
+		for _, m := range outputMarkers {
+			if i > 0 && lines[i-1] == "<!-- README test: "+m+" -->" {
+				skip = true
+			}
+		}
+		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+			line := lines[i]
+			for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
+				i++
+				line = strings.TrimSuffix(line, `\`) + strings.TrimSpace(lines[i])
+			}
+			if c, _, found := strings.Cut(line, "  #"); found {
+				line = c
+			}
+			line = strings.TrimSpace(line)
+			if skip || line == "" || !hasAnyPrefix(line, commandPrefixes) {
+				continue
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReadmeRuns runs every command the README shows, as it is written,
+// with only its duration shortened; each must end, and succeed. A command
+// of the README that no test runs, and no line here explains, fails it.
+func TestReadmeRuns(t *testing.T) {
+	seen := map[string]bool{}
+	for _, line := range readmeCommands(t) {
+		seen[line] = true
+		r, ok := readmeRuns[line]
+		switch {
+		case !ok:
+			t.Errorf("the README shows a command no test runs:\n%s", line)
+		case r.run != nil:
+			t.Run(line, func(t *testing.T) {
+				t.Parallel()
+				r.run(t, line)
+			})
+		}
+	}
+	for line := range readmeRuns {
+		if !seen[line] {
+			t.Errorf("a command the tests run is not in the README:\n%s", line)
+		}
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"default-jre-headless", "chromium", "nodejs npm", "shellcheck"} {
+		if !strings.Contains(string(ci), pkg) {
+			t.Errorf(".ci/run does not install %s, which the Quickstart lists", pkg)
+		}
+	}
+}
+
+// tallyArgs turns a README command of the tally program into its
+// arguments, with durations shortened (a bench that gives none runs for
+// its default, which is shortened too) and N instances made 2.
+func tallyArgs(line string) []string {
+	line = strings.TrimPrefix(strings.TrimPrefix(line, "go run ./cmd/tally "), "tally ")
+	if strings.HasPrefix(line, "bench ") && !strings.Contains(line, "--duration") && !strings.Contains(line, "--soak") {
+		line += " --duration 1s"
+	}
+	for _, r := range []struct{ re, to string }{
+		{`--duration \S+`, "--duration 1s"},
+		{`--soak \S+`, "--soak 10s"},
+		{`--instances N`, "--instances 2"},
+	} {
+		line = regexp.MustCompile(r.re).ReplaceAllString(line, r.to)
+	}
+	return strings.Fields(line)
+}
+
+// runTally runs a tally command to its end: it must exit 0.
+func runTally(t *testing.T, line string) {
+	stdout, stderr, code := tallyOut(t, nil, tallyArgs(line)...)
+	if code != 0 || stdout == "" {
+		t.Errorf("%s: exit %d\n%s%s", line, code, stdout, stderr)
+	}
+}
+
+// runInstall installs the command from this clone, as the README says,
+// into a directory of its own, and runs it.
+func runInstall(t *testing.T, line string) {
+	bin := t.TempDir()
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "GOBIN="+bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	out, err := exec.Command(filepath.Join(bin, "tally"), "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "tally ") {
+		t.Errorf("the installed tally --version: %q, %v", out, err)
+	}
+}
+
+// runDeployDryRun runs a deploy command of the README as a dry run: what
+// it would do is checked, each gcloud command against gcloud's own parser,
+// by the deploy tests.
+func runDeployDryRun(t *testing.T, line string) {
+	cmd := exec.Command("bash", "-c", line+" --dry-run")
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "gcloud functions deploy tally-increment") {
+		t.Errorf("%s --dry-run: %v\n%s", line, err, out)
+	}
+}
+
+// runBench runs a bench command of the README, in a directory of its own,
+// with its output to a pipe; the default run, also in a terminal. It must
+// end, succeed and print its table, and the files it names must be there.
+func runBench(t *testing.T, line string) {
+	args := tallyArgs(line)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir, cmd.Env = dir, childEnv(nil)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != 0 || !strings.Contains(out.String(), "increments/s") {
+		t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, out.String())
+	}
+	for _, a := range args {
+		if strings.HasSuffix(a, ".json") || strings.HasSuffix(a, ".png") {
+			if st, err := os.Stat(filepath.Join(dir, a)); err != nil || st.Size() == 0 {
+				t.Errorf("%s wrote no %s: %v", line, a, err)
+			}
+		}
+	}
+	if strings.Contains(line, "--json bench.json") {
+		benchInTerminal(t, args)
+	}
+}
+
+// benchInTerminal runs the bench with a pseudo-terminal as its output, as
+// a person does: it draws its bars, and ends.
+func benchInTerminal(t *testing.T, args []string) {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir, cmd.Env = t.TempDir(), childEnv(nil)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 160})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var out bytes.Buffer
+	read := make(chan struct{})
+	go func() { io.Copy(&out, bufio.NewReader(tty)); close(read) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a liveness bound
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("in a terminal: %v", err)
+		}
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("in a terminal, the bench did not end")
+	}
+	tty.Close()
+	<-read
+	text := out.String()
+	if !strings.Contains(text, "tally settle") || !strings.Contains(text, "[====") || !strings.Contains(text, "increments/s") {
+		t.Errorf("in a terminal it printed no bars, or no table:\n%s", text)
+	}
+}

@@ -1,0 +1,171 @@
+package increment
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
+)
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Rate
+		bad  bool
+	}{
+		{in: "10/m", want: Rate{10, time.Minute}},
+		{in: "1/s", want: Rate{1, time.Second}},
+		{in: "500/h", want: Rate{500, time.Hour}},
+		{in: "off"},
+		{in: "0/m", bad: true},
+		{in: "10", bad: true},
+		{in: "10/d", bad: true},
+		{in: "-1/s", bad: true},
+		{in: "ten/m", bad: true},
+		{in: "", bad: true},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseRate(tc.in)
+			if tc.bad != (err != nil) || got != tc.want {
+				t.Fatalf("ParseRate(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.bad)
+			}
+			if !tc.bad && got.String() != tc.in {
+				t.Errorf("%v.String() = %q, want %q", got, got.String(), tc.in)
+			}
+		})
+	}
+}
+
+// TestRateAdmits: 3 a minute admits 3 at once, then one every 20 s, and
+// says how long to wait for the next.
+func TestRateAdmits(t *testing.T) {
+	r := Rate{3, time.Minute}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var tat time.Time
+	for i := range 3 {
+		var wait time.Duration
+		if tat, wait = r.admit(tat, t0); wait != 0 {
+			t.Fatalf("increment %d at once refused, wait %v", i+1, wait)
+		}
+	}
+	if _, wait := r.admit(tat, t0); wait != 20*time.Second {
+		t.Errorf("the 4th at once: wait %v, want 20s", wait)
+	}
+	if _, wait := r.admit(tat, t0.Add(20*time.Second)); wait != 0 {
+		t.Errorf("the 4th 20 s later: wait %v, want none", wait)
+	}
+	if next, wait := (Rate{}).admit(tat, t0); wait != 0 || !next.Equal(tat) {
+		t.Errorf("no limit: %v, %v", next, wait)
+	}
+}
+
+// limitedIncrement posts a step of 1 to counter id as the user with the
+// token, and returns the status and Retry-After.
+func limitedIncrement(h http.Handler, token, id string) (int, string) {
+	w := serveRequest(h, httptestRequest("/", `{"counter":"`+id+`"}`, "application/json", token))
+	return w.Code, w.Header().Get("Retry-After")
+}
+
+// TestUserLimitPerCounter: one signed-in user past the limit on a counter
+// gets 429 with Retry-After, and nothing is written; another user, and the
+// same user on another counter, are not affected. The limit holds with two
+// Increment instances, each with its own client, in front of one database.
+func TestUserLimitPerCounter(t *testing.T) {
+	cfg := Config{Public: true, AutoCreate: true, Limits: Limits{Counter: Rate{3, time.Minute}}}
+	h1, c, _, host := signedIn(t, cfg)
+	h2, _, _, _ := signedIn(t, cfg)
+	abuser, other := user(t, host), user(t, host)
+	id, elsewhere := emulatortest.ID(t), emulatortest.ID(t)
+	codes := map[int]int{}
+	for i := range 8 {
+		h := []*Handler{h1, h2}[i%2]
+		code, after := limitedIncrement(h, abuser.IDToken, id)
+		codes[code]++
+		if n, err := strconv.Atoi(after); code == http.StatusTooManyRequests && (err != nil || n < 1 || n > 20) {
+			t.Errorf("429 with Retry-After %q; want 1 to 20 s", after)
+		}
+	}
+	if codes[http.StatusOK] != 3 || codes[http.StatusTooManyRequests] != 5 {
+		t.Errorf("8 steps by one user over two instances: %v; want 3 accepted, 5 refused with 429", codes)
+	}
+	if n := sum(shards(t, c, id)); n != 3 {
+		t.Errorf("shards sum %d; want 3: a refused step writes nothing", n)
+	}
+	for _, tc := range []struct{ who, token, id string }{{"another user", other.IDToken, id}, {"the same user elsewhere", abuser.IDToken, elsewhere}} {
+		if code, _ := limitedIncrement(h2, tc.token, tc.id); code != http.StatusOK {
+			t.Errorf("%s: %d, want 200", tc.who, code)
+		}
+	}
+}
+
+// TestUserLimitOverCounters: a user's steps over all counters are limited
+// too, and votes are not: a vote counts once anyway.
+func TestUserLimitOverCounters(t *testing.T) {
+	h, _, _, host := signedIn(t, Config{Public: true, AutoCreate: true, Limits: Limits{User: Rate{4, time.Hour}}})
+	u := user(t, host)
+	ok := 0
+	for i := range 6 {
+		if code, _ := limitedIncrement(h, u.IDToken, fmt.Sprintf("%s-%d", emulatortest.ID(t), i)); code == http.StatusOK {
+			ok++
+		}
+	}
+	if ok != 4 {
+		t.Errorf("6 steps on 6 counters: %d accepted; want 4", ok)
+	}
+	if code, _, body := call(h, u.IDToken, `{"counter":"`+emulatortest.ID(t)+`","vote":true}`); code != http.StatusOK {
+		t.Errorf("a vote past the limit of steps: %d %s; want 200", code, body)
+	}
+}
+
+// TestVotesOnly: a public Increment that takes votes only refuses steps,
+// and writes nothing for them.
+func TestVotesOnly(t *testing.T) {
+	h, c, _, host := signedIn(t, Config{Public: true, AutoCreate: true, VotesOnly: true})
+	u := user(t, host)
+	id := emulatortest.ID(t)
+	for _, body := range []string{`{"counter":"` + id + `"}`, `{"counter":"` + id + `","by":1}`} {
+		if code, _, msg := call(h, u.IDToken, body); code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s; want 400", body, code, msg)
+		}
+	}
+	if exists(t, c, id) {
+		t.Error("a refused step created the counter")
+	}
+	if code, _, msg := call(h, u.IDToken, `{"counter":"`+id+`","vote":true}`); code != http.StatusOK {
+		t.Errorf("a vote: %d %s; want 200", code, msg)
+	}
+}
+
+// BenchmarkLimitCost measures, in one run, a public step by a signed-in
+// user with the limits on and off: its time, and the Firestore reads,
+// writes and transactions it costs.
+func BenchmarkLimitCost(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		limits Limits
+	}{{"off", Limits{}}, {"on", Limits{Counter: Rate{1_000_000, time.Second}, User: Rate{1_000_000, time.Second}}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			h, c, ops, host := signedIn(b, Config{Public: true, AutoCreate: true, Limits: tc.limits})
+			u := user(b, host)
+			id := emulatortest.ID(b)
+			if _, err := layout.Default().Counter(c, id).Set(context.Background(), map[string]any{layout.FieldNumShards: 10}); err != nil {
+				b.Fatal(err)
+			}
+			limitedIncrement(h, u.IDToken, id) // num_shards cached
+			ops.Reset()
+			for b.Loop() {
+				if code, _ := limitedIncrement(h, u.IDToken, id); code != http.StatusOK {
+					b.Fatalf("status %d", code)
+				}
+			}
+			b.ReportMetric(float64(ops.Reads())/float64(b.N), "reads/op")
+			b.ReportMetric(float64(ops.Writes())/float64(b.N), "writes/op")
+			b.ReportMetric(float64(ops.Transactions())/float64(b.N), "transactions/op")
+		})
+	}
+}
