@@ -258,7 +258,7 @@ func TestReadmeDeploy(t *testing.T) {
 // TestReadmeBenchTable: the README's bench table has the rows, in order,
 // and the first line, that the bench prints.
 func TestReadmeBenchTable(t *testing.T) {
-	rep := &bench.Report{Options: bench.OptionsJSON{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000,
+	rep := &bench.Report{Options: bench.OptionsJSON{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000, Popularity: bench.PopularityUniform, Delivery: bench.DeliveryEmulator,
 		Instances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30}}
 	rep.Modes = []bench.ModeResult{{Mode: bench.ModeRaw}, {Mode: bench.ModeTally}, {Mode: bench.ModeNaive}, {Mode: bench.ModeSingle}}
 	block, lines := readmeOutput(t, "bench table", rep.WriteTable)
@@ -295,7 +295,7 @@ func TestReadmeSoakTable(t *testing.T) {
 }
 
 // label is a table row's label: its text up to two spaces.
-var label = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9 ,/()-]*?[a-z)])\s{2,}`)
+var label = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9 ,/()'-]*?[a-z0-9)])\s{2,}`)
 
 // readmeOutput is the README's block called name and what write prints,
 // each as lines, which must be as many.
