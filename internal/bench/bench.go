@@ -136,6 +136,8 @@ func settleBound(o Options) time.Duration {
 type env struct {
 	o         Options
 	emu       *emulator.Emulator
+	emuOpts   emulator.Options // how emu was started, to start it again on the same port
+	emuUsed   bool             // a mode ran on emu
 	host      string
 	servers   []*http.Server
 	funcsURL  string
@@ -239,22 +241,15 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 
 	e.host = o.EmulatorHost
 	if e.host == "" {
-		e.emu, err = emulator.Start(ctx, emulator.Options{Paths: o.Emulator, FunctionsEmulator: bl.Addr().String()})
+		e.emuOpts = emulator.Options{Paths: o.Emulator, FunctionsEmulator: bl.Addr().String()}
+		e.emu, err = emulator.Start(ctx, e.emuOpts)
 		if err != nil {
 			return nil, err
 		}
 		e.host = e.emu.Host()
 	}
-	triggers := map[string]string{}
-	if o.Delivery == DeliveryEmulator {
-		triggers[ModeTally] = collTally + "/{c}/shards/{s}"
-		triggers[ModeNaive] = collNaive + "/{c}/shards/{s}"
-	}
-	for key, pattern := range triggers {
-		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: pattern}
-		if err := emulator.RegisterTrigger(ctx, e.host, o.Project, key, t); err != nil {
-			return nil, err
-		}
+	if err := e.registerTriggers(ctx); err != nil {
+		return nil, err
 	}
 	for _, m := range append(AllModes, "reader") {
 		e.ops[m] = &opcount.Ops{}

@@ -35,13 +35,8 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	if coll == "" {
 		return ModeResult{}, fmt.Errorf("unknown mode %q", m)
 	}
-	if e.emu != nil {
-		// Each mode starts on an empty database. The emulator's queries
-		// take time in proportion to every document of their collection
-		// group, so one mode's shards would slow the next one's folds.
-		if err := e.emu.Clear(ctx, o.Project); err != nil {
-			return ModeResult{}, err
-		}
+	if err := e.freshEmulator(ctx); err != nil {
+		return ModeResult{}, err
 	}
 	run := fmt.Sprintf("bench-%s-%d", m, time.Now().UnixNano())
 	ids := make([]string, o.Counters)

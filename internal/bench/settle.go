@@ -2,13 +2,13 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/api/iterator"
 
 	"github.com/tallycounters/tally/layout"
 )
@@ -94,40 +94,37 @@ func (e *env) sumTotals(ctx context.Context, coll string, ids []string) int64 {
 	return sum
 }
 
-// shardSums sums the shards of each counter the load touched, with one
-// aggregation query each, 16 at a time; the others have none. (The
-// emulator's queries take time in proportion to every shard of every
-// counter, so summing ten thousand untouched counters would take minutes.)
-func (e *env) shardSums(ctx context.Context, coll string, ids []string, touched []bool) ([]int64, error) {
-	out := make([]int64, len(ids))
-	errs := make([]error, len(ids))
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
+// shardSums sums the shards of each counter, reading every shard of the
+// mode's collection in one scan of the shards collection group. (The
+// emulator answers a query in time proportional to every document of its
+// collection group, so one aggregation query per counter would take
+// minutes over ten thousand counters.) Untouched counters have no shards
+// and sum to 0.
+func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64, error) {
+	index := make(map[string]int, len(ids))
 	for i, id := range ids {
-		if !touched[i] {
+		index[id] = i
+	}
+	out := make([]int64, len(ids))
+	it := e.reader.CollectionGroup(layout.ShardsCollection).Select(layout.DefaultShardField).Documents(ctx)
+	defer it.Stop()
+	for {
+		snap, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bench: reading the shards: %w", err)
+		}
+		parent := snap.Ref.Parent.Parent
+		i, ok := index[parent.ID]
+		if !ok || parent.Parent.ID != coll {
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			res, err := e.reader.Collection(coll).Doc(id).Collection(layout.ShardsCollection).
-				NewAggregationQuery().WithSum(layout.DefaultShardField, "sum").Get(ctx)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			v, _ := res["sum"].(*firestorepb.Value)
-			out[i] = v.GetIntegerValue()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("bench: sum of the shards: %w", err)
+		if n, ok := snap.Data()[layout.DefaultShardField].(int64); ok {
+			out[i] += n
 		}
 	}
-	return out, nil
 }
 
 // finalTotals records the totals and the shards' sum after settling, and
@@ -138,18 +135,13 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string, touched 
 func (e *env) finalTotals(ctx context.Context, r *ModeResult, m, coll string, ids []string, res loadResult) error {
 	totals := e.totals(ctx, coll, ids)
 	acked := make([]int64, len(ids))
-	touched := make([]bool, len(ids))
 	for _, a := range res.Acks {
 		acked[a.Counter]++
-		touched[a.Counter] = true
-	}
-	for i, c := range res.PerCounter {
-		touched[i] = touched[i] || c.Refused+c.Other > 0
 	}
 	sums := totals
 	if m != ModeSingle {
 		var err error
-		if sums, err = e.shardSums(ctx, coll, ids, touched); err != nil {
+		if sums, err = e.shardSums(ctx, coll, ids); err != nil {
 			return err
 		}
 	}

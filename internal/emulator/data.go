@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,36 +73,4 @@ func exports(dir string) []string {
 func stamp(path string) int64 {
 	n, _ := strconv.ParseInt(strings.TrimPrefix(filepath.Base(path), exportPrefix), 10, 64)
 	return n
-}
-
-// Clear deletes every document of project's default database. The
-// emulator refuses (409) while a transaction holds a document; Clear tries
-// again, for up to 10 seconds.
-func (e *Emulator) Clear(ctx context.Context, project string) error {
-	url := "http://" + e.host + "/emulator/v1/projects/" + project + "/databases/(default)/documents"
-	var last string
-	for try := 0; try < 50; try++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return fmt.Errorf("emulator: clear: %w", err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return nil
-		}
-		last = resp.Status
-		if resp.StatusCode != http.StatusConflict {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("emulator: clear: %s", last)
 }
