@@ -9,6 +9,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -212,7 +213,7 @@ func (f *Folder) Fold(ctx context.Context, id string) (Fold, error) {
 			return Fold{}, fmt.Errorf("rollup: fold %s: %w", id, ErrNoCounter)
 		}
 		if wait := p.Updated.Add(f.window).Sub(p.Anchor); wait > 0 {
-			if err := sleep(ctx, wait+time.Millisecond); err != nil {
+			if err := gax.Sleep(ctx, wait+time.Millisecond); err != nil {
 				return Fold{}, fmt.Errorf("rollup: fold %s: %w", id, err)
 			}
 			continue
@@ -226,17 +227,5 @@ func (f *Folder) Fold(ctx context.Context, id string) (Fold, error) {
 			continue
 		}
 		return fold, err
-	}
-}
-
-// sleep waits d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/internal/heaptest"
 	"github.com/tallycounters/tally/layout"
 )
 
@@ -20,31 +21,22 @@ func BenchmarkTrackerCountersSeen(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
 				goroutines := runtime.NumGoroutine()
-				before := liveHeap()
-				t := NewTracker(NewFolder(nil, layout.Default(), DefaultWindow), GrowPolicy{}, 0, nil)
-				now := time.Now()
-				for i := range n {
-					t.mu.Lock()
-					c := t.counter(fmt.Sprintf("post-%d-likes", i))
-					c.p = parent{Exists: true, Updated: now, AsOf: now, Total: int64(i), NumShards: 10, Anchor: now, AnchorAt: now}
-					c.known, c.mine, c.read = true, now, now
-					t.mu.Unlock()
-				}
-				heap := liveHeap() - before
-				b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
-				b.ReportMetric(float64(heap)/float64(n), "B/counter-seen")
+				var t *Tracker
+				heaptest.PerCounter(b, n, func() any {
+					t = NewTracker(NewFolder(nil, layout.Default(), DefaultWindow), GrowPolicy{}, 0, nil)
+					now := time.Now()
+					for i := range n {
+						t.mu.Lock()
+						c := t.counter(fmt.Sprintf("post-%d-likes", i))
+						c.p = parent{Exists: true, Updated: now, AsOf: now, Total: int64(i), NumShards: 10, Anchor: now, AnchorAt: now}
+						c.known, c.mine, c.read = true, now, now
+						t.mu.Unlock()
+					}
+					return t
+				})
 				b.ReportMetric(float64(len(t.counters)), "remembered")
 				b.ReportMetric(float64(runtime.NumGoroutine()-goroutines), "goroutines")
-				runtime.KeepAlive(t)
 			}
 		})
 	}
-}
-
-// liveHeap is the bytes of heap objects live after a collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/googleapis/gax-go/v2"
 	"golang.org/x/time/rate"
 )
 
@@ -139,12 +140,12 @@ func drive(ctx context.Context, counters []string, l load, d time.Duration,
 				retry = -1
 				if refused(a.Status) && a.RetryAfter > 0 {
 					retry = i
-					if sleepCtx(ctx, min(a.RetryAfter, maxRetryAfter)) != nil {
+					if gax.Sleep(ctx, min(a.RetryAfter, maxRetryAfter)) != nil {
 						return
 					}
 					continue
 				}
-				if l.rest > 0 && sleepCtx(ctx, rand.N(l.rest)) != nil {
+				if l.rest > 0 && gax.Sleep(ctx, rand.N(l.rest)) != nil {
 					return
 				}
 			}
@@ -156,16 +157,4 @@ func drive(ctx context.Context, counters []string, l load, d time.Duration,
 	res.End = time.Now()
 	progress(res.End.Sub(res.Start), acked.Load(), true)
 	return res
-}
-
-// sleepCtx waits d, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

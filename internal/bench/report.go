@@ -119,31 +119,11 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		return fmt.Sprintf("%d (%d, %d)", *m.Events, *m.Duplicated, *m.Delayed)
 	})
-	row("events/s per rollup instance", func(m ModeResult) string {
-		if m.InstanceEventsPerSec == nil {
-			return "-"
-		}
-		return joinf("%.0f", m.InstanceEventsPerSec)
-	})
-	row("  most held at once, per instance", func(m ModeResult) string {
-		if m.InstanceInflightMax == nil {
-			return "-"
-		}
-		return joinf("%d", m.InstanceInflightMax)
-	})
+	row("events/s per rollup instance", func(m ModeResult) string { return joinf("%.0f", m.InstanceEventsPerSec) })
+	row("  most held at once, per instance", func(m ModeResult) string { return joinf("%d", m.InstanceInflightMax) })
 	row(fmt.Sprintf("  refused, holding %d (429)", MaxRequestsPerInstance), func(m ModeResult) string { return opt("%d", m.Refused) })
-	row("  peak MiB (resident), per instance", func(m ModeResult) string {
-		if m.InstancePeakMiB == nil {
-			return "-"
-		}
-		return joinf("%.0f", m.InstancePeakMiB)
-	})
-	row("  peak MiB (Go heap), per instance", func(m ModeResult) string {
-		if m.InstancePeakHeapMiB == nil {
-			return "-"
-		}
-		return joinf("%.1f", m.InstancePeakHeapMiB)
-	})
+	row("  peak MiB (resident), per instance", func(m ModeResult) string { return joinf("%.0f", m.InstancePeakMiB) })
+	row("  peak MiB (Go heap), per instance", func(m ModeResult) string { return joinf("%.1f", m.InstancePeakHeapMiB) })
 	tw.Flush()
 }
 
@@ -190,8 +170,11 @@ func opt[T any](format string, v *T) string {
 	return fmt.Sprintf(format, *v)
 }
 
-// joinf formats each of vs and joins them with slashes.
+// joinf formats each of vs and joins them with slashes; none is "-".
 func joinf[T any](format string, vs []T) string {
+	if len(vs) == 0 {
+		return "-"
+	}
 	parts := make([]string, len(vs))
 	for i, v := range vs {
 		parts[i] = fmt.Sprintf(format, v)

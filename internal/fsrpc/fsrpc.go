@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,11 +60,19 @@ func NewClient(ctx context.Context, project, database string, opts ...option.Cli
 	if host == "" {
 		return firestore.NewClientWithDatabase(ctx, project, database, append(clientOptions(), opts...)...)
 	}
-	conn, err := grpc.NewClient(host, append([]grpc.DialOption{
+	return EmulatorClient(ctx, host, project, database, nil, opts...)
+}
+
+// EmulatorClient returns a client of the emulator at host, dialled as
+// firestore dials it (plain text, as the owner, no message size limits),
+// with dial's options, then the interceptors.
+func EmulatorClient(ctx context.Context, host, project, database string, dial []grpc.DialOption, opts ...option.ClientOption) (*firestore.Client, error) {
+	base := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithPerRPCCredentials(Owner{}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
-	}, DialOptions()...)...)
+	}
+	conn, err := grpc.NewClient(host, slices.Concat(base, dial, DialOptions())...)
 	if err != nil {
 		return nil, fmt.Errorf("fsrpc: dial the emulator at %s: %w", host, err)
 	}

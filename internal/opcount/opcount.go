@@ -9,9 +9,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
-	"google.golang.org/api/option"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
@@ -37,22 +35,10 @@ func (o *Ops) Reset() { o.reads.Store(0); o.writes.Store(0); o.transactions.Stor
 // Client connects to the emulator at host, as its owner, with every RPC
 // counted in ops, and with fsrpc's interceptors, as tally's clients are.
 func Client(ctx context.Context, host, project string, ops *Ops) (*firestore.Client, error) {
-	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(fsrpc.Owner{}),
+	return fsrpc.EmulatorClient(ctx, host, project, firestore.DefaultDatabaseID, []grpc.DialOption{
 		grpc.WithChainUnaryInterceptor(ops.unary),
 		grpc.WithChainStreamInterceptor(ops.stream),
-	}, fsrpc.DialOptions()...)
-	conn, err := grpc.NewClient(host, opts...)
-	if err != nil {
-		return nil, err
-	}
-	c, err := firestore.NewClient(ctx, project, option.WithGRPCConn(conn))
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return c, nil
+	})
 }
 
 func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
