@@ -286,8 +286,9 @@ func (t *Tracker) foldNow(ctx context.Context, c *tracked) error {
 
 // fold sums c's shards now, at a read time no earlier than at, and writes
 // that onto p. If p turns out stale (someone wrote the parent since), it
-// reads the parent and writes the same sum onto it, if that is still a
-// fold's to write; else it leaves c's waiters to plan again.
+// reads the parent and, if events are still held that the parent does not
+// cover, writes the same sum onto it, if that is still a fold's to write;
+// else it leaves c's waiters to plan again.
 func (t *Tracker) fold(ctx context.Context, c *tracked, p parent, at time.Time) error {
 	s, err := t.folder.sumNow(ctx, c.id, at)
 	if errors.Is(err, ErrSumNotInteger) {
@@ -318,9 +319,13 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p parent, at time.Time) 
 			t.mu.Lock()
 			c.p, c.known, c.read = p, true, time.Now()
 			t.settle(c)
+			idle := len(c.waiting) == 0
 			t.mu.Unlock()
-			if !p.Exists {
+			switch {
+			case !p.Exists:
 				return nil // deleted since: a sum from before must not bring it back
+			case idle:
+				return nil // the write that made it stale covered every event held
 			}
 			continue
 		}
@@ -351,12 +356,13 @@ func (t *Tracker) folded(c *tracked, at time.Time, s Sum, fold Fold, next parent
 	if fold.Wrote {
 		c.mine = fold.Updated
 	}
-	covered, oldest := t.answer(c, s.At, nil)
+	covered, oldest := c.coveredBy(s.At)
 	info := FoldInfo{Fold: fold, Covered: covered}
 	if fold.Wrote && covered > 0 {
 		info.Lag = fold.Updated.Sub(oldest)
 	}
-	t.logFold(info)
+	t.logFold(info) // first: whoever sees an event answered can see the fold that answered it
+	t.answer(c, s.At, nil)
 	return nil
 }
 
@@ -378,25 +384,32 @@ func (t *Tracker) noteView(stale bool) {
 // find them current. t.mu is held.
 func (t *Tracker) trustOldViews() bool { return t.staleViews < 0.5 }
 
-// answer sends err to the waiters whose write is at or before at, and says
-// how many there were and the oldest write among them.
-func (t *Tracker) answer(c *tracked, at time.Time, err error) (int, time.Time) {
-	n := 0
-	var oldest time.Time
+// answer answers c's waiters that at covers with err. t.mu is held.
+func (t *Tracker) answer(c *tracked, at time.Time, err error) {
 	kept := c.waiting[:0]
 	for _, w := range c.waiting {
 		if w.at.After(at) {
 			kept = append(kept, w)
 			continue
 		}
-		if n == 0 || w.at.Before(oldest) {
-			oldest = w.at
-		}
-		n++
 		w.done <- err
 	}
 	clear(c.waiting[len(kept):])
 	c.waiting = kept
+}
+
+// coveredBy says how many of c's waiters at covers, and the oldest of
+// them. t.mu is held.
+func (c *tracked) coveredBy(at time.Time) (n int, oldest time.Time) {
+	for _, w := range c.waiting {
+		if w.at.After(at) {
+			continue
+		}
+		if n == 0 || w.at.Before(oldest) {
+			oldest = w.at
+		}
+		n++
+	}
 	return n, oldest
 }
 
