@@ -30,6 +30,7 @@ func FuzzParseRequest(f *testing.F) {
 		{`{"counter":"likes","by":1.5}`, "application/json", "", false},
 		{`{"counter":"likes","by":99999999999999999999}`, "application/json", "", false},
 		{`{"counter":"likes"} {}`, "application/json", "", false},
+		{`{"counter":"likes"}}`, "application/json", "", false},
 		{`{"counter":"caf\u00e9"}`, "application/json", "", false},
 		{"{\"counter\":\"\xff\xfe\"}", "application/json", "", false},
 		{`counter=likes`, "application/x-www-form-urlencoded", "", true},

@@ -82,8 +82,8 @@ func fromJSON(raw []byte) (Request, error) {
 	if err := dec.Decode(&b); err != nil {
 		return Request{}, errorf(http.StatusBadRequest, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}: %s", jsonProblem(err))
 	}
-	if dec.More() {
-		return Request{}, errorf(http.StatusBadRequest, "body holds more than one JSON value")
+	if len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
+		return Request{}, errorf(http.StatusBadRequest, "body holds more than one JSON object, or text after it")
 	}
 	req := Request{Counter: b.Counter, By: 1, Vote: b.Vote}
 	if b.Vote != nil {
