@@ -20,6 +20,10 @@ const (
 	EnvDatabase      = "TALLY_DATABASE"       // default "(default)"
 	EnvCollection    = "TALLY_COLLECTION"     // default "counters"
 	EnvShardField    = "TALLY_SHARD_FIELD"    // default "count"
+	EnvCounts        = "TALLY_COUNTS"         // counts on the app's documents: "posts:likes,views;users/*/posts:likes"
+	EnvShards        = "TALLY_SHARDS_COLLECTION"
+	EnvVoters        = "TALLY_VOTERS_COLLECTION"
+	EnvKeys          = "TALLY_KEYS_COLLECTION"
 	EnvDefaultShards = "TALLY_DEFAULT_SHARDS" // default 10
 	EnvAutoCreate    = "TALLY_AUTO_CREATE"    // default true
 	EnvMaxStep       = "TALLY_MAX_STEP"       // default 1000, at most MaxStep
@@ -113,11 +117,20 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err := cfg.Layout.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvShardField, cfg.Layout.ShardField, err)
 	}
+	var err error
+	if cfg.Layout.Docs, err = layout.ParseCounts(env(EnvCounts, "")); err != nil {
+		return Config{}, fmt.Errorf("config: %s: %w", EnvCounts, err)
+	}
+	cfg.Layout.ShardsName = env(EnvShards, layout.ShardsCollection)
+	cfg.Layout.VotersName = env(EnvVoters, layout.VotersCollection)
+	cfg.Layout.KeysName = env(EnvKeys, layout.KeysCollection)
+	if err := cfg.Layout.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config: %s, %s, %s, %s: %w", EnvCounts, EnvShards, EnvVoters, EnvKeys, err)
+	}
 	if !validDatabase(cfg.Database) {
 		return Config{}, fmt.Errorf("config: %s=%q is not a database id: (default), or 4 to 63 of a-z, 0-9 and '-', "+
 			"starting with a letter and not ending with '-'", EnvDatabase, cfg.Database)
 	}
-	var err error
 	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, "10"), EnvDefaultShards, 1, layout.MaxShards); err != nil {
 		return Config{}, err
 	}
@@ -269,11 +282,16 @@ type Var struct {
 // Vars lists every variable of the configuration with its value in force,
 // written as it would be set in the environment.
 func (c Config) Vars() []Var {
+	shards, voters, keys := c.Layout.Subcollections()
 	return []Var{
 		{EnvProject, c.Project},
 		{EnvDatabase, c.Database},
 		{EnvCollection, c.Layout.Collection},
 		{EnvShardField, c.Layout.ShardField},
+		{EnvCounts, layout.FormatCounts(c.Layout.Docs)},
+		{EnvShards, shards},
+		{EnvVoters, voters},
+		{EnvKeys, keys},
 		{EnvDefaultShards, strconv.Itoa(c.DefaultShards)},
 		{EnvAutoCreate, strconv.FormatBool(c.AutoCreate)},
 		{EnvMaxStep, strconv.FormatInt(c.MaxStep, 10)},

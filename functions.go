@@ -52,6 +52,7 @@ func NewFunctions(ctx context.Context, cfg Config, logs io.Writer) (*Functions, 
 	if cfg.AutoGrow {
 		grow = cfg.Grow
 	}
+	grow.Default = cfg.DefaultShards
 	verifier, appCheck, err := firebaseVerifiers(ctx, cfg)
 	if err != nil {
 		client.Close()

@@ -38,7 +38,7 @@ var (
 
 // Options configures a Client. Zero fields take the defaults.
 type Options struct {
-	Layout        layout.Layout // default layout.Default()
+	Layout        layout.Layout // default layout.Default(); with Docs, counts on the app's documents
 	DefaultShards int           // for Increment of a missing counter; default 10
 	// ShardCacheTTL is how long the deployed Increment caches num_shards
 	// (its TALLY_SHARD_CACHE_TTL). Reshard waits this long, and a little
@@ -61,16 +61,20 @@ type Client struct {
 	folder   *rollup.Folder
 	cacheTTL time.Duration
 	timeout  time.Duration
+	shards   int // Options.DefaultShards
 	window   time.Duration
 }
 
 // New returns a Client using fs.
 func New(fs *firestore.Client, o Options) *Client {
-	if o.Layout == (layout.Layout{}) {
+	if o.Layout.IsZero() {
 		o.Layout = layout.Default()
 	}
 	if o.ShardCacheTTL <= 0 {
 		o.ShardCacheTTL = increment.DefaultCacheTTL
+	}
+	if o.DefaultShards <= 0 {
+		o.DefaultShards = increment.DefaultShards
 	}
 	if o.Window <= 0 {
 		o.Window = rollup.DefaultWindow
@@ -81,6 +85,7 @@ func New(fs *firestore.Client, o Options) *Client {
 		writer:   increment.NewWriter(fs, increment.WriterConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: true, CacheTTL: o.ShardCacheTTL}),
 		folder:   rollup.NewFolder(fs, o.Layout, o.Window),
 		cacheTTL: o.ShardCacheTTL,
+		shards:   o.DefaultShards,
 		timeout:  o.Timeout,
 		window:   o.Window,
 	}
@@ -106,35 +111,75 @@ func (c *Client) boundFold(ctx context.Context) (context.Context, context.Cancel
 // listBatches is how many Timeouts listing a collection may take.
 const listBatches = 6
 
-// Create makes counter id with the given number of shards: the parent with
-// num_shards and total 0, and every shard with count 0.
+// Create makes counter id with the given number of shards. In the guide
+// layout that is the parent with num_shards and total 0, and every shard
+// with count 0. On documents, the app's document id (a path such as
+// posts/p1) must exist, as tally never creates one: Create sets its
+// num_shards in tally's bookkeeping and each count it does not hold yet to
+// 0, so that queries ordered by a count find it, and creates the shards
+// with every count at 0.
 func (c *Client) Create(ctx context.Context, id string, shards int) error {
-	if err := check(id, shards); err != nil {
+	if err := c.check(id, shards); err != nil {
 		return err
 	}
 	cctx, cancel := c.bound(ctx, 1)
 	defer cancel()
-	_, err := c.layout.Counter(c.fs, id).Create(cctx, map[string]any{
-		layout.FieldNumShards: int64(shards), layout.FieldTotal: int64(0),
-	})
-	if status.Code(err) == codes.AlreadyExists {
-		return fmt.Errorf("counter: create %s: %w", id, ErrExists)
+	var err error
+	if c.layout.OnDocs() {
+		err = c.adopt(cctx, id, shards)
+	} else {
+		_, err = c.layout.Counter(c.fs, id).Create(cctx, map[string]any{
+			layout.FieldNumShards: int64(shards), layout.FieldTotal: int64(0),
+		})
 	}
-	if err != nil {
+	switch {
+	case status.Code(err) == codes.AlreadyExists:
+		return fmt.Errorf("counter: create %s: %w", id, ErrExists)
+	case err != nil:
 		return fmt.Errorf("counter: create %s: %w", id, err)
 	}
 	return c.createShards(ctx, id, 0, shards)
 }
 
-// createShards creates shards [from, to) with count 0, leaving any that
-// exist alone.
+// adopt sets up counts on the app's document id: num_shards, and 0 for
+// each count it lacks, in one transaction that touches nothing else.
+func (c *Client) adopt(ctx context.Context, id string, shards int) error {
+	ref := c.layout.Counter(c.fs, id)
+	return c.fs.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		snap, err := tx.Get(ref)
+		if status.Code(err) == codes.NotFound {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		data := snap.Data()
+		if n, _ := c.layout.NumShards(data); n > 0 {
+			return status.Error(codes.AlreadyExists, "num_shards is set")
+		}
+		updates := []firestore.Update{{FieldPath: c.layout.NumShardsPath(), Value: int64(shards)}}
+		for _, k := range c.layout.Counts(id) {
+			if _, ok := data[k.Field]; !ok {
+				updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{k.Field}, Value: int64(0)})
+			}
+		}
+		return tx.Update(ref, updates)
+	})
+}
+
+// createShards creates shards [from, to) with every count at 0, leaving
+// any that exist alone.
 func (c *Client) createShards(ctx context.Context, id string, from, to int) error {
 	refs := make([]*firestore.DocumentRef, 0, max(0, to-from))
 	for n := from; n < to; n++ {
 		refs = append(refs, c.layout.Shard(c.fs, id, n))
 	}
+	zero := map[string]any{}
+	for _, k := range c.layout.Counts(id) {
+		zero[k.Shard] = int64(0)
+	}
 	err := c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
-		return bw.Create(ref, map[string]any{c.layout.ShardField: int64(0)})
+		return bw.Create(ref, zero)
 	})
 	if err != nil {
 		return fmt.Errorf("counter: create shards of %s: %w", id, err)
@@ -143,54 +188,86 @@ func (c *Client) createShards(ctx context.Context, id string, from, to int) erro
 }
 
 // Increment adds by to one random shard of id: the single write the HTTP
-// function makes. A missing counter is created with the default shards.
+// function makes. In the guide layout a missing counter is created with
+// the default shards; on documents, use Add with the count's field.
 func (c *Client) Increment(ctx context.Context, id string, by int64) error {
-	if err := layout.ValidID(id); err != nil {
+	return c.Add(ctx, id, "", by)
+}
+
+// Add adds by to the count field of id, as Increment does: field is ""
+// in the guide layout, a declared count on documents, whose document must
+// exist (else ErrNotFound).
+func (c *Client) Add(ctx context.Context, id, field string, by int64) error {
+	k, err := c.layout.Check(id, field)
+	if err != nil {
 		return fmt.Errorf("counter: %w", err)
 	}
 	ctx, cancel := c.bound(ctx, 2)
 	defer cancel()
-	if _, err := c.writer.Add(ctx, id, by); err != nil {
-		return fmt.Errorf("counter: increment %s: %w", id, err)
+	if _, err := c.writer.Add(ctx, id, k, by); err != nil {
+		return fmt.Errorf("counter: increment %s: %w", describe(id, field), err)
 	}
 	return nil
 }
 
 // Total is the counter's total as the rollup keeps it: one document read.
-func (c *Client) Total(ctx context.Context, id string) (int64, error) {
+func (c *Client) Total(ctx context.Context, id string) (int64, error) { return c.Get(ctx, id, "") }
+
+// Get is the count field of id as the rollup keeps it (field "" is the
+// guide layout's total): one document read.
+func (c *Client) Get(ctx context.Context, id, field string) (int64, error) {
+	k, err := c.layout.Check(id, field)
+	if err != nil {
+		return 0, fmt.Errorf("counter: %w", err)
+	}
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
 	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
 	if status.Code(err) == codes.NotFound {
-		return 0, fmt.Errorf("counter: total of %s: %w", id, ErrNotFound)
+		return 0, fmt.Errorf("counter: %s: %w", describe(id, field), ErrNotFound)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("counter: total of %s: %w", id, err)
+		return 0, fmt.Errorf("counter: %s: %w", describe(id, field), err)
 	}
-	n, _ := snap.Data()[layout.FieldTotal].(int64)
+	n, _ := snap.Data()[k.Field].(int64)
 	return n, nil
 }
 
 // Sum is the strongly consistent value: a sum() aggregation over the shards,
 // billed as one read per 1,000 shards.
-func (c *Client) Sum(ctx context.Context, id string) (int64, error) {
+func (c *Client) Sum(ctx context.Context, id string) (int64, error) { return c.SumOf(ctx, id, "") }
+
+// SumOf is Sum of the count field of id.
+func (c *Client) SumOf(ctx context.Context, id, field string) (int64, error) {
+	k, err := c.layout.Check(id, field)
+	if err != nil {
+		return 0, fmt.Errorf("counter: %w", err)
+	}
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
-	res, err := c.layout.Shards(c.fs, id).NewAggregationQuery().WithSum(c.layout.ShardField, "sum").Get(ctx)
+	res, err := c.layout.Shards(c.fs, id).NewAggregationQuery().WithSum(k.Shard, "sum").Get(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("counter: sum of %s: %w", id, err)
+		return 0, fmt.Errorf("counter: sum of %s: %w", describe(id, field), err)
 	}
 	switch v := res.Data()["sum"].(type) {
 	case int64:
 		return v, nil
 	case float64:
-		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", id, rollup.ErrSumNotInteger, v)
+		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), rollup.ErrSumNotInteger, v)
 	}
 	return 0, nil
 }
 
-func check(id string, shards int) error {
-	if err := layout.ValidID(id); err != nil {
+// describe names a count in messages: id, or id.field.
+func describe(id, field string) string {
+	if field == "" {
+		return id
+	}
+	return id + "." + field
+}
+
+func (c *Client) check(id string, shards int) error {
+	if err := c.layout.CheckName(id); err != nil {
 		return fmt.Errorf("counter: %w", err)
 	}
 	if shards < 1 || shards > layout.MaxShards {

@@ -86,9 +86,9 @@ func ExampleClient_lifecycle() {
 	}
 	sum, _ := c.Sum(ctx, "example-posts")             // strongly consistent: sum() over the shards
 	old, _ := c.Reshard(ctx, "example-posts", 2, nil) // its value never changes
-	d, _ := c.Reconcile(ctx, "example-posts")         // a fold now: total = sum; d.Drift = total before - sum
+	d, _ := c.Reconcile(ctx, "example-posts")         // a fold now: total = sum; d[0].Drift = total before - sum
 	total, _ := c.Total(ctx, "example-posts")         // one document read
-	fmt.Println(sum, old, d.Sum, total)
+	fmt.Println(sum, old, d[0].Sum, total)
 	if err := c.Reset(ctx, "example-posts"); err != nil { // shards to 0, then a fold
 		log.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc/codes"
@@ -13,8 +14,9 @@ import (
 	"github.com/tallycounters/tally/rollup"
 )
 
-// Reset sets every shard of id to 0, then folds: when it returns, the total
-// is the shards' sum, 0 unless an increment raced the reset. Such an
+// Reset sets every count of every shard of id to 0, then folds: when it
+// returns, each count is the shards' sum, 0 unless an increment raced the
+// reset. Such an
 // increment is counted if it committed after its shard's reset and wiped
 // with the shard if before; the total follows the shards either way.
 func (c *Client) Reset(ctx context.Context, id string) error {
@@ -25,8 +27,14 @@ func (c *Client) Reset(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
+	zero := map[string]any{}
+	var fields []firestore.FieldPath
+	for _, k := range c.layout.Counts(id) {
+		zero[k.Shard] = int64(0)
+		fields = append(fields, firestore.FieldPath{k.Shard})
+	}
 	err = c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
-		return bw.Set(ref, map[string]any{c.layout.ShardField: int64(0)}, firestore.Merge([]string{c.layout.ShardField}))
+		return bw.Set(ref, zero, firestore.Merge(fields...))
 	})
 	if err != nil {
 		return fmt.Errorf("counter: reset %s: %w", id, err)
@@ -57,67 +65,188 @@ func (c *Client) shardRefs(ctx context.Context, id string) ([]*firestore.Documen
 	return c.layout.Shards(c.fs, id).DocumentRefs(ctx).GetAll()
 }
 
-// Reconcile folds id now, so that its total is its shards' sum, and reports
-// how far the total had drifted (the total before minus that sum). Shards
-// numbered past num_shards (left by an increment that raced a reshard)
-// count in the sum; they are then moved into the kept ones, which leaves the
-// sum as it is.
-func (c *Client) Reconcile(ctx context.Context, id string) (rollup.Drift, error) {
+// Reconcile folds id now, so that each of its counts is its shards' sum,
+// and reports for each how far it had drifted (the count before minus that
+// sum). Shards numbered past num_shards (left by an increment that raced a
+// reshard) count in the sum; they are then moved into the kept ones, which
+// leaves the sum as it is.
+func (c *Client) Reconcile(ctx context.Context, id string) ([]rollup.Drift, error) {
+	if err := c.layout.CheckName(id); err != nil {
+		return nil, fmt.Errorf("counter: %w", err)
+	}
 	fctx, cancel := c.boundFold(ctx)
 	defer cancel()
-	d, err := c.folder.Reconcile(fctx, id)
+	ds, err := c.folder.Reconcile(fctx, id)
 	if err != nil {
-		return rollup.Drift{}, fmt.Errorf("counter: %w", err)
+		return nil, fmt.Errorf("counter: %w", err)
 	}
-	if d.NumShards == 0 {
-		return d, nil
+	keep := ds[0].NumShards
+	if keep == 0 {
+		return ds, nil
 	}
-	extra, err := c.extraShards(ctx, id, d.NumShards)
+	extra, err := c.extraShards(ctx, id, keep)
 	if err != nil {
-		return d, err
+		return ds, err
 	}
-	d.Extra = len(extra)
+	for i := range ds {
+		ds[i].Extra = len(extra)
+	}
 	if len(extra) > 0 {
-		if err := c.move(ctx, id, d.NumShards, extra); err != nil {
-			return d, err
+		if err := c.move(ctx, id, keep, extra); err != nil {
+			return ds, err
 		}
 	}
-	return d, nil
+	return ds, nil
 }
 
-// ReconcileAll reconciles every counter in the collection, calling report
-// for each, and returns the first error after trying them all.
+// ReconcileAll reconciles every counter, calling report for each count,
+// and returns the first error after trying them all. On documents it goes
+// through every document of the counted collections, and removes the
+// shards, votes and keys of counted documents that no longer exist.
 func (c *Client) ReconcileAll(ctx context.Context, report func(rollup.Drift, error)) error {
-	lctx, cancel := c.bound(ctx, listBatches)
-	refs, err := c.fs.Collection(c.layout.Collection).DocumentRefs(lctx).GetAll()
-	cancel()
+	names, err := c.names(ctx)
 	if err != nil {
-		return fmt.Errorf("counter: list counters: %w", err)
+		return err
 	}
 	var first error
-	for _, ref := range refs {
-		d, err := c.Reconcile(ctx, ref.ID)
+	for _, name := range names {
+		ds, err := c.Reconcile(ctx, name)
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted meanwhile, or a document without a parent
 		}
 		if err != nil && first == nil {
 			first = err
 		}
-		report(d, err)
+		if err != nil {
+			report(rollup.Drift{Counter: name}, err)
+			continue
+		}
+		for _, d := range ds {
+			report(d, nil)
+		}
+	}
+	if c.layout.OnDocs() {
+		if err := c.removeOrphans(ctx); err != nil && first == nil {
+			first = err
+		}
 	}
 	return first
 }
 
+// names lists every counter: the parents of the collection of counters,
+// or the documents of the counted collections.
+func (c *Client) names(ctx context.Context) ([]string, error) {
+	lctx, cancel := c.bound(ctx, listBatches)
+	defer cancel()
+	if !c.layout.OnDocs() {
+		refs, err := c.fs.Collection(c.layout.Collection).DocumentRefs(lctx).GetAll()
+		if err != nil {
+			return nil, fmt.Errorf("counter: list counters: %w", err)
+		}
+		names := make([]string, len(refs))
+		for i, r := range refs {
+			names[i] = r.ID
+		}
+		return names, nil
+	}
+	var names []string
+	for _, g := range c.layout.CollectionGroups() {
+		snaps, err := c.fs.CollectionGroup(g).Select().Documents(lctx).GetAll()
+		if err != nil {
+			return nil, fmt.Errorf("counter: list %s: %w", g, err)
+		}
+		for _, s := range snaps {
+			if p := relative(s.Ref); c.layout.Matches(p) {
+				names = append(names, p)
+			}
+		}
+	}
+	return names, nil
+}
+
+// removeOrphans removes what tally keeps under counted documents that are
+// gone: their shards, votes and keys.
+func (c *Client) removeOrphans(ctx context.Context) error {
+	shards, _, _ := c.layout.Subcollections()
+	lctx, cancel := c.bound(ctx, listBatches)
+	snaps, err := c.fs.CollectionGroup(shards).Select().Documents(lctx).GetAll()
+	cancel()
+	if err != nil {
+		return fmt.Errorf("counter: list shards: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, s := range snaps {
+		doc := s.Ref.Parent.Parent
+		p := relative(doc)
+		if doc == nil || seen[p] || !c.layout.Matches(p) {
+			continue
+		}
+		seen[p] = true
+		gctx, cancel := c.bound(ctx, 1)
+		_, err := doc.Get(gctx)
+		cancel()
+		if status.Code(err) != codes.NotFound {
+			continue
+		}
+		if err := c.removeSubcollections(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relative is a document's path below the database root.
+func relative(ref *firestore.DocumentRef) string {
+	if ref == nil {
+		return ""
+	}
+	_, p, _ := strings.Cut(ref.Path, "/documents/")
+	return p
+}
+
 // Delete removes id's shards, its voters' votes and the records of its
-// idempotency keys, then the parent. Events still in flight bring nothing back: a
-// fold creates a parent only for shards that hold something. Stop
-// increments to it first: one racing the delete brings the counter back
-// with that increment.
+// idempotency keys, then, in the guide layout, the parent; on documents,
+// the counts and tally's bookkeeping from the app's document, which
+// stays, or nothing more if it is gone already. Events still in flight
+// bring nothing back: a fold creates a parent only for shards that hold
+// something, and never an app's document. Stop increments to it first:
+// one racing the delete brings the counter back with that increment.
 func (c *Client) Delete(ctx context.Context, id string) error {
-	if err := c.exists(ctx, id); err != nil {
+	if err := c.layout.CheckName(id); err != nil {
+		return fmt.Errorf("counter: %w", err)
+	}
+	err := c.exists(ctx, id)
+	if err != nil && !(c.layout.OnDocs() && errors.Is(err, ErrNotFound)) {
 		return fmt.Errorf("counter: delete %s: %w", id, err)
 	}
-	for _, sub := range []string{layout.ShardsCollection, layout.VotersCollection, layout.KeysCollection} {
+	if err := c.removeSubcollections(ctx, id); err != nil {
+		return err
+	}
+	dctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	if !c.layout.OnDocs() {
+		_, err = c.layout.Counter(c.fs, id).Delete(dctx)
+	} else if err == nil {
+		updates := []firestore.Update{{Path: layout.FieldBookkeeping, Value: firestore.Delete}}
+		for _, k := range c.layout.Counts(id) {
+			updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{k.Field}, Value: firestore.Delete})
+		}
+		_, err = c.layout.Counter(c.fs, id).Update(dctx, updates)
+		if status.Code(err) == codes.NotFound {
+			err = nil // the app deleted it meanwhile
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("counter: delete %s: %w", id, err)
+	}
+	return nil
+}
+
+// removeSubcollections deletes every document of id's shards, voters and
+// keys.
+func (c *Client) removeSubcollections(ctx context.Context, id string) error {
+	shards, voters, keys := c.layout.Subcollections()
+	for _, sub := range []string{shards, voters, keys} {
 		lctx, cancel := c.bound(ctx, listBatches)
 		refs, err := c.layout.Counter(c.fs, id).Collection(sub).DocumentRefs(lctx).GetAll()
 		cancel()
@@ -130,11 +259,6 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 		if err != nil {
 			return fmt.Errorf("counter: delete %s: %w", id, err)
 		}
-	}
-	dctx, cancel := c.bound(ctx, 1)
-	defer cancel()
-	if _, err := c.layout.Counter(c.fs, id).Delete(dctx); err != nil {
-		return fmt.Errorf("counter: delete %s: %w", id, err)
 	}
 	return nil
 }

@@ -71,18 +71,18 @@ func TestReconcileRepairsCorruptedTotal(t *testing.T) {
 	ctx := context.Background()
 	incrementAndWait(t, c, id, 9, 9)
 	corrupt(t, fs, id, 1000)
-	d, err := c.Reconcile(ctx, id)
+	ds, err := c.Reconcile(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Total != 1000 || d.Sum != 9 || d.Drift != 991 || d.Shards != 4 {
-		t.Errorf("drift = %+v, want total 1000, sum 9, drift 991 over 4 shards", d)
+	if d := ds[0]; len(ds) != 1 || d.Total != 1000 || d.Sum != 9 || d.Drift != 991 || d.Shards != 4 {
+		t.Errorf("drift = %+v, want total 1000, sum 9, drift 991 over 4 shards", ds)
 	}
 	if got, _ := c.Total(ctx, id); got != 9 {
 		t.Errorf("total after reconcile = %d, want 9", got)
 	}
 	incrementAndWait(t, c, id, 5, 14)
-	if d, err := c.Reconcile(ctx, id); err != nil || d.Drift != 0 {
+	if d, err := c.Reconcile(ctx, id); err != nil || d[0].Drift != 0 {
 		t.Errorf("reconcile of an exact counter: %+v, %v", d, err)
 	}
 }
@@ -171,12 +171,12 @@ func TestReconcileMovesLeftOverShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	incrementAndWait(t, c, id, 3, 7)
-	d, err := c.Reconcile(ctx, id)
+	ds, err := c.Reconcile(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Sum != 7 || d.Extra != 1 || d.NumShards != 2 {
-		t.Errorf("drift = %+v, want sum 7 with 1 shard past 2", d)
+	if d := ds[0]; d.Sum != 7 || d.Extra != 1 || d.NumShards != 2 {
+		t.Errorf("drift = %+v, want sum 7 with 1 shard past 2", ds)
 	}
 	if sum, _ := c.Sum(ctx, id); sum != 7 {
 		t.Errorf("Sum = %d after the move, want 7", sum)

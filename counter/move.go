@@ -32,6 +32,7 @@ func (c *Client) extraShards(ctx context.Context, id string, keep int) ([]int, e
 // to the kept ones with server-side increments. A snapshot sees all of a
 // chunk's move or none of it, so every sum of the shards is the same.
 func (c *Client) move(ctx context.Context, id string, keep int, extra []int) error {
+	counts := c.layout.Counts(id)
 	for len(extra) > 0 {
 		chunk := extra[:min(moveChunk, len(extra))]
 		extra = extra[len(chunk):]
@@ -45,24 +46,38 @@ func (c *Client) move(ctx context.Context, id string, keep int, extra []int) err
 			if err != nil {
 				return err
 			}
-			adds := map[int]int64{}
+			adds := map[int]map[string]int64{}
 			for i, s := range snaps {
 				if !s.Exists() {
 					continue // moved already
 				}
-				v := s.Data()[c.layout.ShardField]
-				n, ok := v.(int64)
-				if v != nil && !ok {
-					return fmt.Errorf("shard %s: field %s is %T, not an integer", s.Ref.ID, c.layout.ShardField, v)
+				k := chunk[i] % keep
+				if adds[k] == nil {
+					adds[k] = map[string]int64{}
 				}
-				adds[chunk[i]%keep] += n
+				for _, count := range counts {
+					v := s.Data()[count.Shard]
+					n, ok := v.(int64)
+					if v != nil && !ok {
+						return fmt.Errorf("shard %s: field %s is %T, not an integer", s.Ref.ID, count.Shard, v)
+					}
+					if v != nil {
+						adds[k][count.Shard] += n
+					}
+				}
 				if err := tx.Delete(refs[i]); err != nil {
 					return err
 				}
 			}
 			for k, add := range adds {
-				err := tx.Set(c.layout.Shard(c.fs, id, k), map[string]any{c.layout.ShardField: firestore.Increment(add)}, firestore.MergeAll)
-				if err != nil {
+				inc := map[string]any{}
+				for f, n := range add {
+					inc[f] = firestore.Increment(n)
+				}
+				if len(inc) == 0 {
+					continue
+				}
+				if err := tx.Set(c.layout.Shard(c.fs, id, k), inc, firestore.MergeAll); err != nil {
 					return err
 				}
 			}

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/layout"
 )
 
 // reshardMargin is added to the cache expiry before shards are removed, for
@@ -34,7 +33,7 @@ func (c *Client) WithShardCacheTTL(d time.Duration) *Client {
 // re-creates it; Reconcile moves it. wait, if set, hears how long Reshard
 // waits and why.
 func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.Duration, string)) (old int, err error) {
-	if err := check(id, n); err != nil {
+	if err := c.check(id, n); err != nil {
 		return 0, err
 	}
 	parent := c.layout.Counter(c.fs, id)
@@ -48,10 +47,13 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 		if err != nil {
 			return err
 		}
-		if old, err = layout.NumShards(snap.Data()); err != nil {
+		if old, err = c.layout.NumShards(snap.Data()); err != nil {
 			return err
 		}
-		return tx.Update(parent, []firestore.Update{{Path: layout.FieldNumShards, Value: int64(n)}})
+		if old == 0 && c.layout.OnDocs() {
+			old = c.shards // what Increment uses on a document without num_shards
+		}
+		return tx.Update(parent, []firestore.Update{{FieldPath: c.layout.NumShardsPath(), Value: int64(n)}})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/layout"
 )
 
 // Watch streams id's total from a realtime listener on the parent: the
@@ -21,7 +20,18 @@ import (
 //
 //	for total, err := range c.Watch(ctx, "likes") { ... }
 func (c *Client) Watch(ctx context.Context, id string) iter.Seq2[int64, error] {
+	return c.WatchField(ctx, id, "")
+}
+
+// WatchField is Watch of the count field of id (field "" is the guide
+// layout's total), from a listener on its document.
+func (c *Client) WatchField(ctx context.Context, id, field string) iter.Seq2[int64, error] {
 	return func(yield func(int64, error) bool) {
+		k, err := c.layout.Check(id, field)
+		if err != nil {
+			yield(0, fmt.Errorf("counter: %w", err))
+			return
+		}
 		lctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		silent := fmt.Errorf("counter: watch %s: no answer within %v: %w", id, c.timeout, context.DeadlineExceeded)
@@ -51,7 +61,7 @@ func (c *Client) Watch(ctx context.Context, id string) iter.Seq2[int64, error] {
 			answered()
 			var total int64
 			if snap.Exists() {
-				total, _ = snap.Data()[layout.FieldTotal].(int64)
+				total, _ = snap.Data()[k.Field].(int64)
 			}
 			if total == last && !first {
 				continue // another field changed

@@ -147,7 +147,7 @@ func TestVotes(t *testing.T) {
 	if got := sum(shards(t, c, id)); got != 1 {
 		t.Errorf("count = %d, want 1", got)
 	}
-	if _, err := layout.Default().Voter(c, id, b.UID).Get(context.Background()); err != nil {
+	if _, err := layout.Default().Voter(c, id, "", b.UID).Get(context.Background()); err != nil {
 		t.Errorf("b's vote is not recorded: %v", err)
 	}
 	ops.Reset()

@@ -17,6 +17,7 @@ import (
 // Op is an increment that a vote or an idempotency key goes with.
 type Op struct {
 	Counter string
+	Count   layout.Count // as layout.Layout.Check resolved it
 	By      int64
 	Voter   string        // uid of the voter, with Vote
 	Vote    *bool         // true: add Voter's vote (By +1); false: take it back (By -1)
@@ -70,7 +71,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 				}
 			}
 			if op.Vote != nil {
-				voter := w.layout.Voter(w.client, op.Counter, op.Voter)
+				voter := w.layout.Voter(w.client, op.Counter, op.Count.Field, op.Voter)
 				var err error
 				if *op.Vote {
 					err = tx.Create(voter, map[string]any{"at": firestore.ServerTimestamp})
@@ -82,7 +83,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 				}
 			}
 			return tx.Set(w.layout.Shard(w.client, op.Counter, shard),
-				map[string]any{w.layout.ShardField: firestore.Increment(op.By)}, firestore.MergeAll)
+				map[string]any{op.Count.Shard: firestore.Increment(op.By)}, firestore.MergeAll)
 		})
 		var refusal *httpError
 		switch status.Code(err) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/tallycounters/tally/layout"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -66,7 +67,7 @@ func FuzzParseRequest(f *testing.F) {
 		if public && len(bytes.TrimSpace(body)) == 0 {
 			t.Fatalf("a public Increment took %+v from no body", got)
 		}
-		if got.validate(DefaultMaxStep) != nil {
+		if _, err := got.validate(layout.Default(), DefaultMaxStep); err != nil {
 			return
 		}
 		again, err := json.Marshal(got)

@@ -102,6 +102,7 @@ type Handler struct {
 // back that was not), in which case Shard is -1 and By 0.
 type Response struct {
 	Counter string `json:"counter"`
+	Field   string `json:"field,omitempty"`
 	Shard   int    `json:"shard"`
 	By      int64  `json:"by"`
 	Vote    *bool  `json:"vote,omitempty"`
@@ -181,7 +182,8 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return nil, err
 	}
-	if err := req.validate(h.maxStep); err != nil {
+	count, err := req.validate(h.cfg.Layout, h.maxStep)
+	if err != nil {
 		return nil, err
 	}
 	if h.cfg.Public && h.cfg.VotesOnly && req.Vote == nil {
@@ -204,18 +206,21 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 		limits = h.cfg.Limits
 	}
 	if req.Vote == nil && key == "" && !limits.on() {
-		shard, err := h.writer.Add(ctx, req.Counter, req.By)
+		shard, err := h.writer.Add(ctx, req.Counter, count, req.By)
 		if err != nil {
 			return nil, err
 		}
-		return encode(Response{Counter: req.Counter, Shard: shard, By: req.By, Changed: true}), nil
+		return encode(Response{Counter: req.Counter, Field: req.Field, Shard: shard, By: req.By, Changed: true}), nil
 	}
-	op := Op{Counter: req.Counter, By: req.By, Voter: uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: limits}
+	op := Op{Counter: req.Counter, Count: count, By: req.By, Voter: uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: limits}
 	if key != "" {
 		op.Key = scopedKey(uid, key)
+		if h.cfg.Layout.OnDocs() {
+			op.Key = scopedKey(uid, count.Field+"\x00"+key) // one action per count
+		}
 	}
 	return h.writer.Commit(ctx, op, func(shard int, changed bool) []byte {
-		resp := Response{Counter: req.Counter, Shard: shard, By: req.By, Vote: req.Vote, Changed: changed}
+		resp := Response{Counter: req.Counter, Field: req.Field, Shard: shard, By: req.By, Vote: req.Vote, Changed: changed}
 		if !changed {
 			resp.Shard, resp.By = -1, 0
 		}

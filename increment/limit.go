@@ -118,7 +118,11 @@ func (w *Writer) spend(tx *firestore.Transaction, op Op, now time.Time) error {
 			}
 		}
 	}
-	counterTAT, _ := counters[op.Counter].(time.Time)
+	counterKey := op.Counter
+	if w.layout.OnDocs() {
+		counterKey += ":" + op.Count.Field // each count has its own limit
+	}
+	counterTAT, _ := counters[counterKey].(time.Time)
 	nextCounter, waitCounter := op.Limits.Counter.admit(counterTAT, now)
 	nextUser, waitUser := op.Limits.User.admit(userTAT, now)
 	switch {
@@ -133,7 +137,7 @@ func (w *Writer) spend(tx *firestore.Transaction, op Op, now time.Time) error {
 		doc[fieldUserTAT], expires = nextUser, maxTime(expires, nextUser)
 	}
 	if op.Limits.Counter.N > 0 {
-		counters[op.Counter] = nextCounter
+		counters[counterKey] = nextCounter
 	}
 	for _, v := range counters {
 		expires = maxTime(expires, v.(time.Time))

@@ -18,10 +18,12 @@ import (
 // maxBody bounds a request body; a valid one is far smaller.
 const maxBody = 4 << 10
 
-// Request is one increment asked for: by to counter, or, with Vote, the
-// caller's vote added (true: +1) or taken back (false: -1).
+// Request is one increment asked for: by to counter (and, for counts on
+// documents, its count field), or, with Vote, the caller's vote added
+// (true: +1) or taken back (false: -1).
 type Request struct {
 	Counter string `json:"counter"`
+	Field   string `json:"field,omitempty"`
 	By      int64  `json:"by"`
 	Vote    *bool  `json:"vote,omitempty"`
 }
@@ -30,6 +32,7 @@ type Request struct {
 // means 1) is told apart from 0, and a float from an integer.
 type body struct {
 	Counter string          `json:"counter"`
+	Field   string          `json:"field"`
 	By      json.RawMessage `json:"by"`
 	Vote    *bool           `json:"vote"`
 }
@@ -58,8 +61,8 @@ func parseRequest(w http.ResponseWriter, r *http.Request, public bool) (Request,
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fromQuery(query)
 	}
-	if query.Has("counter") || query.Has("by") {
-		return Request{}, errorf(http.StatusBadRequest, "give counter and by in the JSON body or in the query string, not both")
+	if query.Has("counter") || query.Has("field") || query.Has("by") {
+		return Request{}, errorf(http.StatusBadRequest, "give counter, field and by in the JSON body or in the query string, not both")
 	}
 	if !isJSON(r) {
 		return Request{}, errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
@@ -73,7 +76,7 @@ func isJSON(r *http.Request) bool {
 }
 
 func fromJSON(raw []byte) (Request, error) {
-	if err := exactKeys(raw, "counter", "by", "vote"); err != nil {
+	if err := exactKeys(raw, "counter", "field", "by", "vote"); err != nil {
 		return Request{}, err
 	}
 	var b body
@@ -85,7 +88,7 @@ func fromJSON(raw []byte) (Request, error) {
 	if len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
 		return Request{}, errorf(http.StatusBadRequest, "body holds more than one JSON object, or text after it")
 	}
-	req := Request{Counter: b.Counter, By: 1, Vote: b.Vote}
+	req := Request{Counter: b.Counter, Field: b.Field, By: 1, Vote: b.Vote}
 	if b.Vote != nil {
 		if len(b.By) > 0 {
 			return Request{}, errorf(http.StatusBadRequest, "give by or vote, not both: a vote adds 1, or takes 1 back")
@@ -111,7 +114,7 @@ func fromQuery(q url.Values) (Request, error) {
 			return Request{}, errorf(http.StatusBadRequest, "%s is given %d times in the query string; give it once", truncate(key), len(vs))
 		}
 	}
-	req := Request{Counter: q.Get("counter"), By: 1}
+	req := Request{Counter: q.Get("counter"), Field: q.Get("field"), By: 1}
 	if q.Has("by") {
 		n, err := strconv.ParseInt(q.Get("by"), 10, 64)
 		if err != nil {
@@ -122,21 +125,31 @@ func fromQuery(q url.Values) (Request, error) {
 	return req, nil
 }
 
-// validate checks the id and bounds |by| by maxStep.
-func (req Request) validate(maxStep int64) error {
-	if err := Validate(req.Counter, req.By, maxStep); err != nil {
-		return errorf(http.StatusBadRequest, "%v", err)
+// validate resolves the count the request names in l and bounds |by| by
+// maxStep.
+func (req Request) validate(l layout.Layout, maxStep int64) (layout.Count, error) {
+	c, err := l.Check(req.Counter, req.Field)
+	if err == nil {
+		err = ValidateStep(req.By, maxStep)
 	}
-	return nil
+	if err != nil {
+		return layout.Count{}, errorf(http.StatusBadRequest, "%v", err)
+	}
+	return c, nil
 }
 
-// Validate checks an increment as the Increment function does: a valid
-// counter id, and by neither 0 nor past ±maxStep. The tally command checks
-// its own increments with it.
+// Validate checks an increment of the guide layout as the Increment
+// function does: a valid counter id, and by neither 0 nor past ±maxStep.
 func Validate(counter string, by, maxStep int64) error {
 	if err := layout.ValidID(counter); err != nil {
 		return fmt.Errorf("counter: %w", err)
 	}
+	return ValidateStep(by, maxStep)
+}
+
+// ValidateStep checks a step as the Increment function does: neither 0
+// nor past ±maxStep. The tally command checks its own increments with it.
+func ValidateStep(by, maxStep int64) error {
 	if by == 0 {
 		return errors.New("by must not be 0")
 	}

@@ -1,6 +1,7 @@
 package increment
 
 import (
+	"github.com/tallycounters/tally/layout"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -71,7 +72,7 @@ func TestParseRequest(t *testing.T) {
 			}
 			req, err := parseRequest(httptest.NewRecorder(), r, false)
 			if err == nil {
-				err = req.validate(DefaultMaxStep)
+				_, err = req.validate(layout.Default(), DefaultMaxStep)
 			}
 			if tc.status == 0 {
 				if err != nil {

@@ -92,7 +92,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (int, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		snap, err := ref.Get(ctx)
 		if err == nil {
-			n, err := layout.NumShards(snap.Data())
+			n, err := s.layout.NumShards(snap.Data())
 			if err != nil {
 				return 0, fmt.Errorf("increment: counter %s: %w", id, err)
 			}

@@ -46,17 +46,20 @@ func NewWriter(client *firestore.Client, cfg WriterConfig) *Writer {
 		client: client,
 		layout: cfg.Layout,
 		shards: newShardCounts(client, cfg.Layout, cfg.CacheTTL, cfg.DefaultShards, func(id string) bool {
+			if cfg.Layout.OnDocs() {
+				return false // the app creates its documents; tally never does
+			}
 			return cfg.AutoCreate || cfg.CreatePattern != nil && cfg.CreatePattern.MatchString(id)
 		}),
 	}
 }
 
-// Add adds by to a random shard in [0, num_shards) of counter id, which the
-// caller has checked with layout.ValidID, and says which shard took it:
+// Add adds by to count c of counter id (c as layout.Layout.Check resolved
+// it) on a random shard in [0, num_shards), and says which shard took it:
 // one write, with no transaction. An error that wraps ErrOutcomeUnknown
 // means the write was sent and not confirmed: it may have been applied.
 // Any other error means nothing was written.
-func (w *Writer) Add(ctx context.Context, id string, by int64) (shard int, err error) {
+func (w *Writer) Add(ctx context.Context, id string, c layout.Count, by int64) (shard int, err error) {
 	n, err := w.shards.get(ctx, id)
 	if err != nil {
 		return 0, err
@@ -66,7 +69,7 @@ func (w *Writer) Add(ctx context.Context, id string, by int64) (shard int, err e
 	}
 	shard = rand.IntN(n)
 	_, err = w.layout.Shard(w.client, id, shard).Set(ctx,
-		map[string]any{w.layout.ShardField: firestore.Increment(by)}, firestore.MergeAll)
+		map[string]any{c.Shard: firestore.Increment(by)}, firestore.MergeAll)
 	if err != nil {
 		return shard, commitError(opPlain, fmt.Errorf("increment: write shard %d of %s: %w", shard, id, err))
 	}

@@ -1,6 +1,20 @@
-// Package layout names the Firestore documents and fields that make up a
-// tally counter: the parent counters/{id} that readers read, and its shards
-// counters/{id}/shards/{n} that increments write.
+// Package layout names the Firestore documents and fields that make up
+// tally's counters, in either of two layouts.
+//
+// The guide layout, the default, is that of Google's distributed-counter
+// guide: a counter is a document of its own, counters/{id}, whose field
+// total readers read, summed from its shards counters/{id}/shards/{n}.count.
+// A counter is named by its id.
+//
+// Counts on documents (TALLY_COUNTS, see ParseCounts) put the counts on the
+// app's own documents: posts/{p}.likes and posts/{p}.views, summed from
+// posts/{p}/shards/{n}, each shard holding a field per count it was
+// incremented for. A counted document is named by its path, and each count
+// by its field; tally's bookkeeping on the document is one map field,
+// _tally, so nothing of the app's is touched.
+//
+// Every other package names a counter by that name, and asks this one
+// where its documents are.
 package layout
 
 import (
@@ -15,24 +29,39 @@ import (
 
 // Names of the collections and fields tally reads and writes.
 const (
-	DefaultCollection = "counters" // parent collection, configurable
-	DefaultShardField = "count"    // shard field, configurable
-	ShardsCollection  = "shards"   // subcollection of each counter
-	VotersCollection  = "voters"   // one document per signed-in user whose vote counts
-	KeysCollection    = "keys"     // one document per idempotency key of the last TTL
+	DefaultCollection = "counters" // guide layout: the collection of counters, configurable
+	DefaultShardField = "count"    // guide layout: the shard field, configurable
+	ShardsCollection  = "shards"   // default subcollection of shards under each counter
+	VotersCollection  = "voters"   // default subcollection: one document per signed-in user's vote
+	KeysCollection    = "keys"     // default subcollection: one document per idempotency key of the last TTL
 	FieldExpiresAt    = "expires_at"
 	FieldNumShards    = "num_shards"
 	FieldTotal        = "total"
-	FieldAsOf         = "as_of"  // the server time of the snapshot total sums
-	FieldLegacy       = "rollup" // per-shard bookkeeping of tally before 2; folds delete it
+	FieldAsOf         = "as_of"   // the server time of the snapshot the counts sum
+	FieldWritten      = "written" // counts on documents: when tally last wrote the counts
+	FieldBookkeeping  = "_tally"  // counts on documents: the one map field tally keeps its own fields in
+	FieldLegacy       = "rollup"  // per-shard bookkeeping of tally before 2; folds delete it
 	MaxIDLength       = 128
 	MaxShards         = 10000 // bound on num_shards
 )
 
-// Layout says where counters live. The zero value is not valid; use Default.
+// Layout says where counters live. Use Default, or set Docs for counts on
+// the app's documents; empty names take their defaults.
 type Layout struct {
-	Collection string // top-level collection of counters
-	ShardField string // integer field of each shard
+	Collection string // guide layout: top-level collection of counters
+	ShardField string // guide layout: integer field of each shard
+	Docs       []Docs // counts on the app's documents; none: the guide layout
+
+	ShardsName string // subcollection of shards under each counted document; "" is "shards"
+	VotersName string // subcollection of votes; "" is "voters"
+	KeysName   string // subcollection of idempotency keys' records; "" is "keys"
+}
+
+// Count is one count: the field readers read on the counted document, and
+// the field of each shard that it sums.
+type Count struct {
+	Field string
+	Shard string
 }
 
 // Default is Google's distributed-counter layout: counters/{id}/shards/{n}.count.
@@ -40,7 +69,34 @@ func Default() Layout {
 	return Layout{Collection: DefaultCollection, ShardField: DefaultShardField}
 }
 
-// Validate reports whether the layout names a usable collection and field.
+// OnDocs reports whether counts live on the app's documents.
+func (l Layout) OnDocs() bool { return len(l.Docs) > 0 }
+
+// IsZero reports whether l is the zero Layout.
+func (l Layout) IsZero() bool {
+	return l.Collection == "" && l.ShardField == "" && len(l.Docs) == 0
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Subcollection names in force.
+func (l Layout) shardsName() string { return orDefault(l.ShardsName, ShardsCollection) }
+func (l Layout) votersName() string { return orDefault(l.VotersName, VotersCollection) }
+func (l Layout) keysName() string   { return orDefault(l.KeysName, KeysCollection) }
+
+// Subcollections are the names of tally's subcollections under a counted
+// document: shards, voters and keys.
+func (l Layout) Subcollections() (shards, voters, keys string) {
+	return l.shardsName(), l.votersName(), l.keysName()
+}
+
+// Validate reports whether the layout names a usable collection and field,
+// and distinct subcollections.
 func (l Layout) Validate() error {
 	if err := ValidID(l.Collection); err != nil {
 		return fmt.Errorf("layout: collection %q: %w", l.Collection, err)
@@ -48,33 +104,64 @@ func (l Layout) Validate() error {
 	if l.ShardField == "" || strings.ContainsAny(l.ShardField, ".`") {
 		return fmt.Errorf("layout: shard field %q must be a plain, non-empty field name", l.ShardField)
 	}
-	return nil
+	s, v, k := l.Subcollections()
+	for _, n := range []string{s, v, k} {
+		if err := ValidID(n); err != nil {
+			return fmt.Errorf("layout: subcollection %q: %w", n, err)
+		}
+	}
+	if s == v || s == k || v == k {
+		return fmt.Errorf("layout: the shards, voters and keys subcollections must differ, got %q, %q and %q", s, v, k)
+	}
+	return validDocs(l.Docs, s, v, k)
 }
 
-// Counter is the parent document of counter id.
-func (l Layout) Counter(c *firestore.Client, id string) *firestore.DocumentRef {
-	return c.Collection(l.Collection).Doc(id)
+// Counter is the counted document of the counter named name: the parent
+// counters/{id} in the guide layout, the app's document otherwise.
+func (l Layout) Counter(c *firestore.Client, name string) *firestore.DocumentRef {
+	if l.OnDocs() {
+		return c.Doc(name)
+	}
+	return c.Collection(l.Collection).Doc(name)
 }
 
-// Shards is the collection of counter id's shards.
-func (l Layout) Shards(c *firestore.Client, id string) *firestore.CollectionRef {
-	return l.Counter(c, id).Collection(ShardsCollection)
+// Path is the counted document's path below the database root.
+func (l Layout) Path(name string) string {
+	if l.OnDocs() {
+		return name
+	}
+	return l.Collection + "/" + name
 }
 
-// Shard is shard n of counter id.
-func (l Layout) Shard(c *firestore.Client, id string, n int) *firestore.DocumentRef {
-	return l.Shards(c, id).Doc(strconv.Itoa(n))
+// Shards is the collection of the named counter's shards.
+func (l Layout) Shards(c *firestore.Client, name string) *firestore.CollectionRef {
+	return l.Counter(c, name).Collection(l.shardsName())
 }
 
-// Voter is the vote of user uid on counter id.
-func (l Layout) Voter(c *firestore.Client, id, uid string) *firestore.DocumentRef {
-	return l.Counter(c, id).Collection(VotersCollection).Doc(uid)
+// Shard is shard n of the named counter.
+func (l Layout) Shard(c *firestore.Client, name string, n int) *firestore.DocumentRef {
+	return l.Shards(c, name).Doc(strconv.Itoa(n))
 }
 
-// Key is the record of an idempotency key on counter id, under its
+// Voter is the vote of user uid on one count of the named counter: its
+// id is the uid in the guide layout, and field:uid on documents, one per
+// count.
+func (l Layout) Voter(c *firestore.Client, name, field, uid string) *firestore.DocumentRef {
+	return l.Counter(c, name).Collection(l.votersName()).Doc(l.VoterID(field, uid))
+}
+
+// VoterID is the id of user uid's vote document on the count field.
+func (l Layout) VoterID(field, uid string) string {
+	if l.OnDocs() {
+		return field + ":" + uid
+	}
+	return uid
+}
+
+// Key is the record of an idempotency key on the named counter, under its
 // scoped hash.
-func (l Layout) Key(c *firestore.Client, id, hash string) *firestore.DocumentRef {
-	return l.Counter(c, id).Collection(KeysCollection).Doc(hash)
+func (l Layout) Key(c *firestore.Client, name, hash string) *firestore.DocumentRef {
+	return l.Counter(c, name).Collection(l.keysName()).Doc(hash)
 }
 
 // LimitsSuffix names the collection of users' limits beside the
@@ -88,19 +175,92 @@ func (l Layout) Limits(c *firestore.Client, uid string) *firestore.DocumentRef {
 }
 
 // ParseShardPath splits a document path relative to the database root,
-// "counters/{id}/shards/{n}", into the counter id and shard number. The shard
-// id must be a non-negative integer written without sign or leading zeros,
-// so that one shard has exactly one path.
-func (l Layout) ParseShardPath(path string) (id string, shard int, err error) {
+// "counters/{id}/shards/{n}" or "posts/{p}/shards/{n}", into the counter's
+// name and the shard number. The shard id must be a non-negative integer
+// written without sign or leading zeros, so that one shard has exactly one
+// path.
+func (l Layout) ParseShardPath(path string) (name string, shard int, err error) {
 	parts := strings.Split(path, "/")
-	if len(parts) != 4 || parts[0] != l.Collection || parts[2] != ShardsCollection || parts[1] == "" {
-		return "", 0, fmt.Errorf("layout: %q is not %s/{id}/%s/{n}", path, l.Collection, ShardsCollection)
+	k := len(parts)
+	if k < 4 || parts[k-2] != l.shardsName() {
+		return "", 0, fmt.Errorf("layout: %q is not a shard: {document}/%s/{n}", path, l.shardsName())
 	}
-	n, err := strconv.Atoi(parts[3])
-	if err != nil || n < 0 || strconv.Itoa(n) != parts[3] {
-		return "", 0, fmt.Errorf("layout: shard id %q in %q is not a non-negative integer", parts[3], path)
+	n, err := strconv.Atoi(parts[k-1])
+	if err != nil || n < 0 || strconv.Itoa(n) != parts[k-1] {
+		return "", 0, fmt.Errorf("layout: shard id %q in %q is not a non-negative integer", parts[k-1], path)
 	}
-	return parts[1], n, nil
+	doc := strings.Join(parts[:k-2], "/")
+	if !l.OnDocs() {
+		if k != 4 || parts[0] != l.Collection || parts[1] == "" {
+			return "", 0, fmt.Errorf("layout: %q is not %s/{id}/%s/{n}", path, l.Collection, l.shardsName())
+		}
+		return parts[1], n, ValidID(parts[1])
+	}
+	if _, err := l.match(doc); err != nil {
+		return "", 0, err
+	}
+	return doc, n, nil
+}
+
+// Counts are the counts the named counter holds: total in the guide
+// layout, the declared fields of its collection on documents. The name
+// must be valid (see CheckName).
+func (l Layout) Counts(name string) []Count {
+	if !l.OnDocs() {
+		return []Count{{Field: FieldTotal, Shard: l.ShardField}}
+	}
+	d, err := l.match(name)
+	if err != nil {
+		return nil
+	}
+	out := make([]Count, len(d.Fields))
+	for i, f := range d.Fields {
+		out[i] = Count{Field: f, Shard: f}
+	}
+	return out
+}
+
+// CheckName reports whether name may name a counter: a valid id in the
+// guide layout, a document of a declared collection on documents.
+func (l Layout) CheckName(name string) error {
+	if !l.OnDocs() {
+		return ValidID(name)
+	}
+	_, err := l.match(name)
+	return err
+}
+
+// ErrUndeclared is wrapped by every error Check returns for a document or
+// field that TALLY_COUNTS does not declare.
+var ErrUndeclared = errors.New("not a declared count")
+
+// Check resolves a request's counter and field to the count it names. In
+// the guide layout the field is empty (or total); on documents it must be
+// one declared for the document's collection, and the error otherwise
+// names what is declared.
+func (l Layout) Check(name, field string) (Count, error) {
+	if !l.OnDocs() {
+		if err := ValidID(name); err != nil {
+			return Count{}, fmt.Errorf("counter: %w", err)
+		}
+		if field != "" && field != FieldTotal {
+			return Count{}, fmt.Errorf("%w: counters here are %s/{id}.%s: give no field", ErrUndeclared, l.Collection, FieldTotal)
+		}
+		return Count{Field: FieldTotal, Shard: l.ShardField}, nil
+	}
+	d, err := l.match(name)
+	if err != nil {
+		return Count{}, err
+	}
+	for _, f := range d.Fields {
+		if f == field {
+			return Count{Field: f, Shard: f}, nil
+		}
+	}
+	if field == "" {
+		return Count{}, fmt.Errorf("%w: give the field to count on %s: one of %s", ErrUndeclared, name, strings.Join(d.Fields, ", "))
+	}
+	return Count{}, fmt.Errorf("%w: %s is not counted on %s; its counts are %s", ErrUndeclared, truncate(field), d.Collection, strings.Join(d.Fields, ", "))
 }
 
 // ErrInvalidID is wrapped by every error ValidID returns.
@@ -133,4 +293,11 @@ func ValidID(id string) error {
 		return fmt.Errorf("%w: %s at byte %d; use ASCII letters, digits, '_', '-' and '.'", ErrInvalidID, what, i)
 	}
 	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return strconv.Quote(s[:40] + "...")
+	}
+	return strconv.Quote(s)
 }

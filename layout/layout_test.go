@@ -45,3 +45,105 @@ func TestValidIDNamesCharacters(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCounts(t *testing.T) {
+	docs, err := ParseCounts(" posts:likes, views ; users/*/posts:likes;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FormatCounts(docs); got != "posts:likes,views;users/*/posts:likes" {
+		t.Errorf("FormatCounts = %q", got)
+	}
+	for _, bad := range []string{
+		"posts", "posts:", "posts/p1:likes", "*:likes", "posts:likes;posts:views", "posts:likes,likes",
+		"posts:1st", "posts:a.b", "posts:_tally", "posts:__x__", "posts/*/shards:likes", "po sts:likes",
+	} {
+		if _, err := ParseCounts(bad); err == nil {
+			t.Errorf("ParseCounts(%q) accepted", bad)
+		}
+	}
+}
+
+func docsLayout(t *testing.T) Layout {
+	t.Helper()
+	docs, err := ParseCounts("posts:likes,views;users/*/posts:likes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Default()
+	l.Docs = docs
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestDocsLayout(t *testing.T) {
+	l := docsLayout(t)
+	for _, c := range []struct {
+		name, field string
+		want        string // the count's field, or part of the error
+	}{
+		{"posts/p1", "likes", "likes"},
+		{"posts/p1", "views", "views"},
+		{"users/u1/posts/p2", "likes", "likes"},
+		{"users/u1/posts/p2", "views", `"views" is not counted on users/*/posts; its counts are likes`},
+		{"posts/p1", "", "give the field to count on posts/p1: one of likes, views"},
+		{"comments/c1", "likes", "counts are declared on posts (likes, views); users/*/posts (likes)"},
+		{"posts", "likes", "not a document path"},
+		{"posts/p 1", "likes", "invalid counter id"},
+	} {
+		got, err := l.Check(c.name, c.field)
+		if err != nil {
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Check(%q, %q) = %v; want %q", c.name, c.field, err, c.want)
+			}
+			continue
+		}
+		if got.Field != c.want || got.Shard != c.want {
+			t.Errorf("Check(%q, %q) = %+v; want %q", c.name, c.field, got, c.want)
+		}
+	}
+	if got := l.Counts("posts/p1"); len(got) != 2 || got[1] != (Count{"views", "views"}) {
+		t.Errorf("Counts = %+v", got)
+	}
+	if name, n, err := l.ParseShardPath("users/u1/posts/p2/shards/3"); err != nil || name != "users/u1/posts/p2" || n != 3 {
+		t.Errorf("ParseShardPath = %q, %d, %v", name, n, err)
+	}
+	for _, bad := range []string{"posts/p1/other/3", "comments/c1/shards/3", "posts/p1/shards/03", "users/u1/shards/1"} {
+		if _, _, err := l.ParseShardPath(bad); err == nil {
+			t.Errorf("ParseShardPath(%q) accepted", bad)
+		}
+	}
+	want := []string{"posts/{doc0}/shards/{shardId}", "users/{doc0}/posts/{doc1}/shards/{shardId}"}
+	if got := l.TriggerPatterns(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("TriggerPatterns = %q", got)
+	}
+	if got := l.VoterID("likes", "u1"); got != "likes:u1" {
+		t.Errorf("VoterID = %q", got)
+	}
+	if got := l.AsOfPath(); strings.Join(got, ".") != "_tally.as_of" {
+		t.Errorf("AsOfPath = %v", got)
+	}
+}
+
+func TestGuideLayoutCheck(t *testing.T) {
+	l := Default()
+	if c, err := l.Check("likes", ""); err != nil || c != (Count{"total", "count"}) {
+		t.Errorf("Check = %+v, %v", c, err)
+	}
+	if _, err := l.Check("likes", "views"); err == nil || !strings.Contains(err.Error(), "give no field") {
+		t.Errorf("Check with a field = %v", err)
+	}
+	if got := l.TriggerPatterns(); len(got) != 1 || got[0] != "counters/{counterId}/shards/{shardId}" {
+		t.Errorf("TriggerPatterns = %q", got)
+	}
+	l.ShardsName = "tally_shards"
+	if _, _, err := l.ParseShardPath("counters/a/shards/1"); err == nil {
+		t.Error("ParseShardPath took the default subcollection after it was renamed")
+	}
+	l.VotersName = "tally_shards"
+	if l.Validate() == nil {
+		t.Error("Validate took two subcollections of one name")
+	}
+}

@@ -3,6 +3,9 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"time"
+
+	"cloud.google.com/go/firestore"
 )
 
 // ErrNoCounter means a counter's parent document does not exist. The
@@ -31,4 +34,66 @@ func NumShards(data map[string]any) (int, error) {
 		return 0, fmt.Errorf("%s is %v, want an integer in [1, %d]", FieldNumShards, v, MaxShards)
 	}
 	return int(n), nil
+}
+
+// bookkeeping is where tally's own fields are in a counted document's
+// data: at its top in the guide layout, in the _tally map on documents.
+func (l Layout) bookkeeping(data map[string]any) map[string]any {
+	if !l.OnDocs() {
+		return data
+	}
+	m, _ := data[FieldBookkeeping].(map[string]any)
+	return m
+}
+
+// NumShards reads num_shards from a counted document's data (see the
+// function NumShards).
+func (l Layout) NumShards(data map[string]any) (int, error) { return NumShards(l.bookkeeping(data)) }
+
+// AsOf reads as_of from a counted document's data: the time of the
+// snapshot its counts sum; zero if absent or not a timestamp.
+func (l Layout) AsOf(data map[string]any) time.Time {
+	t, _ := l.bookkeeping(data)[FieldAsOf].(time.Time)
+	return t
+}
+
+// Written is when tally last wrote a counted document's counts: on
+// documents the time in _tally.written; in the guide layout, where
+// nothing else writes the parent, its update time.
+func (l Layout) Written(snap *firestore.DocumentSnapshot) time.Time {
+	if !l.OnDocs() || !snap.Exists() {
+		return snap.UpdateTime
+	}
+	t, _ := l.bookkeeping(snap.Data())[FieldWritten].(time.Time)
+	return t
+}
+
+// CountValues reads each count's value from a counted document's data: 0
+// where absent or not an integer.
+func (l Layout) CountValues(data map[string]any, counts []Count) []int64 {
+	out := make([]int64, len(counts))
+	for i, c := range counts {
+		out[i], _ = data[c.Field].(int64)
+	}
+	return out
+}
+
+// path is a bookkeeping field's path on a counted document.
+func (l Layout) path(field string) firestore.FieldPath {
+	if l.OnDocs() {
+		return firestore.FieldPath{FieldBookkeeping, field}
+	}
+	return firestore.FieldPath{field}
+}
+
+// AsOfPath, NumShardsPath and WrittenPath are the field paths of tally's
+// bookkeeping on a counted document. WrittenPath is nil in the guide
+// layout, whose parent's update time says the same.
+func (l Layout) AsOfPath() firestore.FieldPath     { return l.path(FieldAsOf) }
+func (l Layout) NumShardsPath() firestore.FieldPath { return l.path(FieldNumShards) }
+func (l Layout) WrittenPath() firestore.FieldPath {
+	if !l.OnDocs() {
+		return nil
+	}
+	return l.path(FieldWritten)
 }

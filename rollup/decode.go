@@ -40,8 +40,9 @@ type Decoder struct {
 }
 
 // Decode reads a binary-mode CloudEvent carrying a protobuf
-// DocumentEventData for a write to counters/{id}/shards/{n} of the
-// decoder's project and database. received is when the event arrived. It
+// DocumentEventData for a write to a shard of a counter (counters/{id}/shards/{n},
+// or posts/{p}/shards/{n} for counts on documents) of the decoder's project
+// and database. received is when the event arrived. It
 // talks to nothing.
 func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if !strings.HasPrefix(e.Type(), eventTypePrefix) {
@@ -74,9 +75,6 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 		return Hint{}, fmt.Errorf("%w: subject %q does not name %s", ErrMalformed, s, path)
 	}
 	id, shard, err := d.Layout.ParseShardPath(path)
-	if err == nil {
-		err = layout.ValidID(id)
-	}
 	if err != nil {
 		return Hint{}, fmt.Errorf("%w: %v", ErrForeign, err)
 	}

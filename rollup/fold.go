@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -40,9 +41,10 @@ var errStale = errors.New("parent changed since it was read")
 // last write: not this fold's to write.
 var errTooSoon = errors.New("within the window of the parent's last write")
 
-// Folder folds counters: it sums a counter's shards at one read time, with
-// no lock on them, and writes that sum and time to the parent if the
-// parent's as_of is older and its last write is at least a window old.
+// Folder folds counters: it sums each count of a counted document over
+// its shards, all at one read time, with no lock on them, and writes those
+// sums and that time to the document in one write, if its as_of is older
+// and tally's last write of it is at least a window old.
 type Folder struct {
 	client     *firestore.Client
 	layout     layout.Layout
@@ -56,17 +58,18 @@ func NewFolder(client *firestore.Client, l layout.Layout, window time.Duration) 
 	return &Folder{client: client, layout: l, window: window}
 }
 
-// Sum is sum() over a counter's shards at one read time.
+// Sum is sum() over a counter's shards at one read time, for each of its
+// counts.
 type Sum struct {
 	At     time.Time // the read time
-	Value  int64
-	Shards int64 // shard documents summed: those that hold the shard field
+	Values []int64   // each count's sum, in layout.Counts order
+	Shards []int64   // shard documents summed for each count: those that hold its field
 }
 
 // Fold says what one fold did.
 type Fold struct {
 	Counter   string    `json:"counter"`
-	Before    int64     `json:"total_before"` // the parent's total when read
+	Before    []int64   `json:"totals_before"` // the counts when read, in layout.Counts order
 	Sum       Sum       `json:"-"`
 	Wrote     bool      `json:"wrote"`   // false: the parent already held this or a later snapshot, or there is nothing to hold
 	Updated   time.Time `json:"updated"` // the write's commit time
@@ -74,46 +77,57 @@ type Fold struct {
 	Grew      bool      `json:"grew"` // num_shards was raised in this write
 }
 
-// read gets the parent as it is now.
+// read gets the counted document as it is now.
 func (f *Folder) read(ctx context.Context, id string) (parent, error) {
 	snap, err := f.layout.Counter(f.client, id).Get(ctx)
 	if err != nil && status.Code(err) != codes.NotFound {
 		return parent{}, fmt.Errorf("rollup: read %s: %w", id, err)
 	}
-	return parentFrom(snap, time.Now()), nil
+	return parentFrom(f.layout, f.layout.Counts(id), snap, time.Now()), nil
 }
 
-// aggregation is sum() and count() over id's shards that hold the shard
-// field: one aggregation query.
-func (f *Folder) aggregation(id string) *firestore.AggregationQuery {
-	holding := f.layout.Shards(f.client, id).Where(f.layout.ShardField, "!=", nil)
-	return holding.NewAggregationQuery().WithSum(f.layout.ShardField, "sum").WithCount("shards")
+// aggregation is sum() and count() over id's shards that hold the field of
+// count c: one aggregation query. Each count is summed on its own, as a
+// query's aggregations all see only the documents that hold every field
+// they name, and a shard holds only the counts it was incremented for.
+func (f *Folder) aggregation(id string, c layout.Count) *firestore.AggregationQuery {
+	holding := f.layout.Shards(f.client, id).Where(c.Shard, "!=", nil)
+	return holding.NewAggregationQuery().WithSum(c.Shard, "sum").WithCount("shards")
 }
 
-// sumOf reads an aggregation's result into s.
-func sumOf(res firestore.AggregationResult, s *Sum) error {
+// sumOf reads count i's aggregation result into s.
+func sumOf(res firestore.AggregationResult, s *Sum, i int) error {
 	sum, _ := res["sum"].(*firestorepb.Value)
 	n, _ := res["shards"].(*firestorepb.Value)
-	s.Shards = n.GetIntegerValue()
+	s.Shards[i] = n.GetIntegerValue()
 	switch v := sum.GetValueType().(type) {
 	case *firestorepb.Value_IntegerValue:
-		s.Value = v.IntegerValue
+		s.Values[i] = v.IntegerValue
 	case *firestorepb.Value_DoubleValue:
 		return fmt.Errorf("%w: sum() is the double %g", ErrSumNotInteger, v.DoubleValue)
 	}
 	return nil
 }
 
+func newSum(at time.Time, counts int) Sum {
+	return Sum{At: precise(at), Values: make([]int64, counts), Shards: make([]int64, counts)}
+}
+
 // sumNow sums id's shards now, at a read time no earlier than notBefore
-// (a time the server has passed): with one aggregation query, whose result
-// holds at the read time the server reports, when the client is built with
-// fsrpc's options; otherwise at notBefore, as sumAt does.
+// (a time the server has passed): its first count with one aggregation
+// query, whose result holds at the read time the server reports, when the
+// client is built with fsrpc's options, and any other counts at that same
+// read time; otherwise at notBefore, as sumAt does.
 func (f *Folder) sumNow(ctx context.Context, id string, notBefore time.Time) (Sum, error) {
 	if f.noReadTime.Load() {
 		return f.sumAt(ctx, id, notBefore)
 	}
+	counts := f.layout.Counts(id)
+	if len(counts) == 0 {
+		return Sum{}, fmt.Errorf("rollup: sum of %s: %w", id, layout.ErrUndeclared)
+	}
 	rctx, readTime := fsrpc.WithReadTime(ctx)
-	res, err := f.aggregation(id).Get(rctx)
+	res, err := f.aggregation(id, counts[0]).Get(rctx)
 	if err != nil {
 		return Sum{}, fmt.Errorf("rollup: sum of %s: %w", id, err)
 	}
@@ -122,68 +136,107 @@ func (f *Folder) sumNow(ctx context.Context, id string, notBefore time.Time) (Su
 		f.noReadTime.Store(true) // a client without the options: read at a chosen time from now on
 		return f.sumAt(ctx, id, notBefore)
 	}
-	s := Sum{At: precise(at)}
-	if s.At.Before(notBefore) {
+	if precise(at).Before(notBefore) {
 		return f.sumAt(ctx, id, notBefore)
 	}
-	if err := sumOf(res, &s); err != nil {
+	s := newSum(at, len(counts))
+	if err := sumOf(res, &s, 0); err != nil {
 		return Sum{}, fmt.Errorf("rollup: sum of %s: %w", id, err)
 	}
-	return s, nil
+	return s, f.sumRest(ctx, id, &s, 1) // the other counts at the same read time
 }
 
-// sumAt runs the aggregation over id's shards in a read-only transaction at
-// the read time at: no shard is locked, and the sum holds every shard write
-// committed at or before at.
+// sumAt sums every count of id's shards at the read time at.
 func (f *Folder) sumAt(ctx context.Context, id string, at time.Time) (Sum, error) {
-	s := Sum{At: precise(at)}
-	q := f.aggregation(id)
+	s := newSum(at, len(f.layout.Counts(id)))
+	return s, f.sumRest(ctx, id, &s, 0)
+}
+
+// sumRest runs the aggregation of each count from the from'th on over id's
+// shards, in one read-only transaction at s.At: no shard is locked, and
+// every sum holds every shard write committed at or before s.At.
+func (f *Folder) sumRest(ctx context.Context, id string, s *Sum, from int) error {
+	counts := f.layout.Counts(id)
+	if from >= len(counts) {
+		return nil
+	}
 	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		res, err := q.Transaction(tx).Get(ctx)
-		if err != nil {
-			return err
+		for i := from; i < len(counts); i++ {
+			res, err := f.aggregation(id, counts[i]).Transaction(tx).Get(ctx)
+			if err != nil {
+				return err
+			}
+			if err := sumOf(res, s, i); err != nil {
+				return err
+			}
 		}
-		return sumOf(res, &s)
+		return nil
 	}, firestore.TransactionReadTime(s.At))
 	if err != nil {
-		return Sum{}, fmt.Errorf("rollup: sum of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
+		return fmt.Errorf("rollup: sum of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
 	}
-	return s, nil
+	return nil
 }
 
-// write commits the fold s onto p, the parent as last known, raising
-// num_shards to grow if that is more. It commits only if the parent is
-// still exactly p (an update_time precondition makes the write a
-// compare-and-set), so the as_of and window checks made on p hold at
-// commit. It creates a missing parent only for shards that hold something.
+// zero reports whether every count sums to 0.
+func (s Sum) zero() bool {
+	for _, v := range s.Values {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// write commits the fold s onto p, the counted document as last known,
+// raising num_shards to grow if that is more. It writes only the counts
+// and tally's bookkeeping, with an update mask, and commits only if the
+// document is still exactly p (an update_time precondition makes the write
+// a compare-and-set), so the as_of and window checks made on p hold at
+// commit, and a write of the app's in between is never overwritten: the
+// fold is then stale, and is made again on the document as it now is. It
+// creates a missing parent only in the guide layout, and only for shards
+// that hold something: an app's document that is gone stays gone.
 func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int) (Fold, parent, error) {
-	fold := Fold{Counter: id, Before: p.Total, Sum: s, NumShards: p.NumShards}
+	fold := Fold{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards}
 	ref := f.layout.Counter(f.client, id)
+	docs := f.layout.OnDocs()
 	switch {
 	case p.Exists && !p.AsOf.Before(s.At):
 		return fold, p, nil // a later fold is there already
-	case p.Exists && s.At.Before(p.Updated.Add(f.window)):
-		return fold, p, fmt.Errorf("rollup: fold %s at %s: %w at %s", id, s.At, errTooSoon, p.Updated)
-	case !p.Exists && s.Value == 0:
+	case p.Exists && s.At.Before(p.Written.Add(f.window)):
+		return fold, p, fmt.Errorf("rollup: fold %s at %s: %w at %s", id, s.At, errTooSoon, p.Written)
+	case !p.Exists && (docs || s.zero()):
 		p.AsOf = s.At // nothing to hold, as of then
 		return fold, p, nil
-	case p.Exists && s.Shards == 0 && p.Total != 0:
-		return fold, p, fmt.Errorf("rollup: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Total)
+	case !docs && p.Exists && s.Shards[0] == 0 && p.Totals[0] != 0:
+		return fold, p, fmt.Errorf("rollup: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
 	}
 	var wr *firestore.WriteResult
 	var err error
+	counts := f.layout.Counts(id)
 	if p.Exists {
-		updates := []firestore.Update{{Path: layout.FieldTotal, Value: s.Value}, {Path: layout.FieldAsOf, Value: s.At}}
+		updates := make([]firestore.Update, 0, len(counts)+4)
+		for i, c := range counts {
+			if docs && s.Shards[i] == 0 {
+				continue // no shard holds it: the app's value stays
+			}
+			updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{c.Field}, Value: s.Values[i]})
+		}
+		updates = append(updates, firestore.Update{FieldPath: f.layout.AsOfPath(), Value: s.At})
+		if docs {
+			updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp})
+		}
 		if p.Legacy {
 			updates = append(updates, firestore.Update{Path: layout.FieldLegacy, Value: firestore.Delete})
 		}
-		if grow > p.NumShards && p.NumShards > 0 {
-			updates = append(updates, firestore.Update{Path: layout.FieldNumShards, Value: int64(grow)})
+		if grow > 0 {
+			updates = append(updates, firestore.Update{FieldPath: f.layout.NumShardsPath(), Value: int64(grow)})
 			fold.NumShards, fold.Grew = grow, true
 		}
 		wr, err = ref.Update(ctx, updates, firestore.LastUpdateTime(p.Updated))
 	} else {
-		wr, err = ref.Create(ctx, map[string]any{layout.FieldTotal: s.Value, layout.FieldAsOf: s.At})
+		wr, err = ref.Create(ctx, map[string]any{layout.FieldTotal: s.Values[0], layout.FieldAsOf: s.At})
 	}
 	switch status.Code(err) {
 	case codes.OK:
@@ -193,8 +246,17 @@ func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int
 		return fold, p, fmt.Errorf("rollup: write fold of %s: %w", id, err)
 	}
 	fold.Wrote, fold.Updated = true, wr.UpdateTime
+	totals := slices.Clone(p.Totals)
+	if totals == nil {
+		totals = make([]int64, len(counts))
+	}
+	for i := range counts {
+		if !docs || s.Shards[i] > 0 {
+			totals[i] = s.Values[i]
+		}
+	}
 	return fold, parent{
-		Exists: true, Updated: wr.UpdateTime, AsOf: s.At, Total: s.Value, NumShards: fold.NumShards,
+		Exists: true, Updated: wr.UpdateTime, Written: wr.UpdateTime, AsOf: s.At, Totals: totals, NumShards: fold.NumShards,
 		Anchor: wr.UpdateTime, AnchorAt: time.Now(),
 	}, nil
 }
@@ -212,7 +274,7 @@ func (f *Folder) Fold(ctx context.Context, id string) (Fold, error) {
 		if !p.Exists {
 			return Fold{}, fmt.Errorf("rollup: fold %s: %w", id, ErrNoCounter)
 		}
-		if wait := p.Updated.Add(f.window).Sub(p.Anchor); wait > 0 {
+		if wait := p.Written.Add(f.window).Sub(p.Anchor); wait > 0 {
 			if err := gax.Sleep(ctx, wait+time.Millisecond); err != nil {
 				return Fold{}, fmt.Errorf("rollup: fold %s: %w", id, err)
 			}

@@ -1,6 +1,7 @@
 package rollup
 
 import (
+	"cmp"
 	"math"
 	"time"
 )
@@ -11,15 +12,20 @@ type GrowPolicy struct {
 	PerShard float64       // writes per second one shard should take; 0 disables growth
 	Max      int           // most shards growth leads to
 	Period   time.Duration // rates are measured over at least this long; default 10s
+	Default  int           // shards of a counted document without num_shards; default 10
 }
 
 // growTo is the num_shards the fold s of c should write, or 0 to leave it.
-// The rate is the counter's net rate, |Δ sum| / Δ read time, between this
+// The rate is the counter's net rate, Σ |Δ sum| over its counts / Δ read
+// time, between this
 // fold and one at least a period earlier: it comes from the shards
 // themselves, so no event, forged or not, can make a counter grow.
 func (t *Tracker) growTo(c *tracked, p parent, s Sum) int {
 	g := t.grow
 	n := p.NumShards
+	if n == 0 && t.folder.layout.OnDocs() {
+		n = cmp.Or(g.Default, 10) // increments use the default on a document without num_shards
+	}
 	if g.PerShard <= 0 || !p.Exists || n <= 0 || n >= g.Max {
 		return 0
 	}
@@ -35,7 +41,11 @@ func (t *Tracker) growTo(c *tracked, p parent, s Sum) int {
 	if elapsed < period {
 		return 0
 	}
-	rate := math.Abs(float64(s.Value-c.base.Value)) / elapsed.Seconds()
+	var moved float64
+	for i := range min(len(s.Values), len(c.base.Values)) {
+		moved += math.Abs(float64(s.Values[i] - c.base.Values[i]))
+	}
+	rate := moved / elapsed.Seconds()
 	c.base = s
 	if rate <= g.PerShard*float64(n) {
 		return 0

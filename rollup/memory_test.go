@@ -28,7 +28,7 @@ func BenchmarkTrackerCountersSeen(b *testing.B) {
 					for i := range n {
 						t.mu.Lock()
 						c := t.counter(fmt.Sprintf("post-%d-likes", i))
-						c.p = parent{Exists: true, Updated: now, AsOf: now, Total: int64(i), NumShards: 10, Anchor: now, AnchorAt: now}
+						c.p = parent{Exists: true, Updated: now, Written: now, AsOf: now, Totals: []int64{int64(i)}, NumShards: 10, Anchor: now, AnchorAt: now}
 						c.known, c.mine, c.read = true, now, now
 						t.mu.Unlock()
 					}

@@ -8,12 +8,14 @@ import (
 	"github.com/tallycounters/tally/layout"
 )
 
-// parent is what the rollup knows of counters/{id}, and as of when.
+// parent is what the rollup knows of a counted document (the parent
+// counters/{id}, or the app's document), and as of when.
 type parent struct {
 	Exists    bool
-	Updated   time.Time // update_time: the last write, whoever made it
-	AsOf      time.Time // the snapshot total sums; zero if absent or not a timestamp
-	Total     int64     // 0 if absent or not an integer
+	Updated   time.Time // update_time: the last write, whoever made it; folds compare-and-set on it
+	Written   time.Time // tally's last write of the counts: the window runs from it
+	AsOf      time.Time // the snapshot the counts sum; zero if absent or not a timestamp
+	Totals    []int64   // each count's value, in layout.Counts order; 0 if absent or not an integer
 	NumShards int       // 0 if absent or unreadable
 	Legacy    bool      // holds the bookkeeping of tally before snapshot folds
 
@@ -23,21 +25,28 @@ type parent struct {
 	AnchorAt time.Time
 }
 
-// parentFrom reads a snapshot of the parent taken by a plain get: the
-// server read it at snap.ReadTime, before the call returned at returned.
-// Fields of the wrong type read as absent, so the next fold repairs them.
-func parentFrom(snap *firestore.DocumentSnapshot, returned time.Time) parent {
+// parentFrom reads a snapshot of the counted document taken by a plain
+// get: the server read it at snap.ReadTime, before the call returned at
+// returned. Fields of the wrong type read as absent, so the next fold
+// repairs them.
+func parentFrom(l layout.Layout, counts []layout.Count, snap *firestore.DocumentSnapshot, returned time.Time) parent {
 	p := parent{Anchor: snap.ReadTime, AnchorAt: returned}
 	if !snap.Exists() {
+		if l.OnDocs() {
+			p.AsOf = snap.ReadTime // no document then, so nothing to count: tally never creates one
+		}
 		return p
 	}
 	data := snap.Data()
 	p.Exists = true
 	p.Updated = snap.UpdateTime
-	p.AsOf, _ = data[layout.FieldAsOf].(time.Time)
-	p.Total, _ = data[layout.FieldTotal].(int64)
-	p.NumShards, _ = layout.NumShards(data)
-	_, p.Legacy = data[layout.FieldLegacy]
+	p.Written = l.Written(snap)
+	p.AsOf = l.AsOf(data)
+	p.Totals = l.CountValues(data, counts)
+	p.NumShards, _ = l.NumShards(data)
+	if !l.OnDocs() {
+		_, p.Legacy = data[layout.FieldLegacy]
+	}
 	return p
 }
 
@@ -47,7 +56,7 @@ func (p parent) Now() time.Time {
 	return p.Anchor.Add(time.Since(p.AnchorAt))
 }
 
-// covers reports whether the parent's total holds a write made at t.
+// covers reports whether the parent's counts hold a write made at t.
 func (p parent) covers(t time.Time) bool {
 	return !p.AsOf.IsZero() && !t.After(p.AsOf)
 }

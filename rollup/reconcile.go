@@ -5,13 +5,14 @@ import (
 	"fmt"
 )
 
-// Drift is what a reconcile found and repaired.
+// Drift is what a reconcile found and repaired, for one count.
 type Drift struct {
 	Counter string `json:"counter"`
-	Total   int64  `json:"total"`  // the parent's total before
-	Sum     int64  `json:"sum"`    // the shards' sum, now also the total
-	Drift   int64  `json:"drift"`  // Total - Sum
-	Shards  int    `json:"shards"` // shard documents summed
+	Field   string `json:"field,omitempty"` // the count, on documents
+	Total   int64  `json:"total"`           // the count before
+	Sum     int64  `json:"sum"`             // the shards' sum, now also the count
+	Drift   int64  `json:"drift"`           // Total - Sum
+	Shards  int    `json:"shards"`          // shard documents summed
 
 	// Extra is how many of them are numbered past num_shards (left by an
 	// increment that raced a reshard); NumShards is num_shards, 0 if unset.
@@ -19,15 +20,28 @@ type Drift struct {
 	NumShards int `json:"num_shards"`
 }
 
-// Reconcile is a fold now: it sets id's total to its shards' sum and
-// reports how far the total had drifted from it.
-func (f *Folder) Reconcile(ctx context.Context, id string) (Drift, error) {
+// Reconcile is a fold now: it sets each of id's counts to its shards' sum
+// and reports, for each, how far it had drifted from it.
+func (f *Folder) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 	fold, err := f.Fold(ctx, id)
 	if err != nil {
-		return Drift{}, fmt.Errorf("rollup: reconcile %s: %w", id, err)
+		return nil, fmt.Errorf("rollup: reconcile %s: %w", id, err)
 	}
-	return Drift{
-		Counter: id, Total: fold.Before, Sum: fold.Sum.Value, Drift: fold.Before - fold.Sum.Value,
-		Shards: int(fold.Sum.Shards), NumShards: fold.NumShards,
-	}, nil
+	counts := f.layout.Counts(id)
+	out := make([]Drift, len(counts))
+	for i, c := range counts {
+		d := Drift{Counter: id, Sum: fold.Sum.Values[i], Shards: int(fold.Sum.Shards[i]), NumShards: fold.NumShards}
+		if i < len(fold.Before) {
+			d.Total = fold.Before[i]
+		}
+		if f.layout.OnDocs() {
+			d.Field = c.Field
+			if d.Shards == 0 {
+				d.Sum = d.Total // no shard holds it: the count stays as it is
+			}
+		}
+		d.Drift = d.Total - d.Sum
+		out[i] = d
+	}
+	return out, nil
 }

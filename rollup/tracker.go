@@ -232,14 +232,17 @@ func (t *Tracker) plan(c *tracked) (time.Duration, action) {
 	}
 	serverNow := c.p.Now()
 	wait := max(earliest.Sub(serverNow)+margin, c.pause.Sub(now)) // a hint dated ahead of this clock
-	if !c.p.Exists {
+	switch {
+	case !c.p.Exists && t.folder.layout.OnDocs():
+		return wait, t.refresh // a document the app deleted: read again once the server passed its events
+	case !c.p.Exists:
 		return wait, t.foldNow
 	}
-	due := c.p.Updated.Add(t.window) // the next fold's read time, at the earliest
+	due := c.p.Written.Add(t.window) // the next fold's read time, at the earliest
 	untilDue := due.Sub(serverNow) + margin
 	age := now.Sub(c.p.AnchorAt) // of this instance's view of the parent
 	switch {
-	case c.p.Updated.Equal(c.mine) && (age < t.confirmEvery || t.trustOldViews()):
+	case c.p.Written.Equal(c.mine) && (age < t.confirmEvery || t.trustOldViews()):
 		return max(wait, untilDue), t.foldNow // it leads: fold when the window ends
 	case untilDue <= 0 && (age < t.window || t.trustOldViews()):
 		return wait, t.foldNow
@@ -268,7 +271,7 @@ func (t *Tracker) refresh(ctx context.Context, c *tracked) error {
 	c.p, c.known, c.read = p, true, time.Now()
 	t.settle(c)
 	due := len(c.waiting) > 0 && time.Now().After(c.pause) &&
-		(!p.Exists || !p.Anchor.Before(p.Updated.Add(t.window)))
+		(!p.Exists && !t.folder.layout.OnDocs() || p.Exists && !p.Anchor.Before(p.Written.Add(t.window)))
 	t.mu.Unlock()
 	if !due {
 		return nil
@@ -424,6 +427,6 @@ func (t *Tracker) logFold(info FoldInfo) {
 		return
 	}
 	t.log.Info("rollup: fold", "counter", info.Counter, "lag_ms", info.Lag.Milliseconds(),
-		"events", info.Covered, "shards", info.Sum.Shards, "total", info.Sum.Value,
+		"events", info.Covered, "shards", info.Sum.Shards, "totals", info.Sum.Values,
 		"as_of", info.Sum.At.Format(time.RFC3339Nano))
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/httpjson"
-	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
 // admin is what a counter command works with.
 type admin struct {
 	cfg    tally.Config
+	field  string // the count a command on one count names: its second argument
 	json   bool
 	stdout io.Writer
 	stderr io.Writer
@@ -37,7 +37,10 @@ func (a *admin) print(v any, text string, args ...any) {
 	fmt.Fprintf(a.stdout, text+"\n", args...)
 }
 
+// An action works on the counter named id (an id, or a document path for
+// counts on documents) and, for commands on one count, its field.
 type action = func(ctx context.Context, a *admin, c *counter.Client, id string) error
+
 
 // counterCommand builds a command on one counter (or, with args allowing
 // none, on all): its own flags, the configuration's, and an action.
@@ -47,16 +50,22 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 	s.clientFlags()
 	act := setup(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		id := ""
-		if len(args) > 0 {
-			id = args[0]
-			if err := layout.ValidID(id); err != nil {
-				return usageError{err}
-			}
-		}
 		cfg, err := s.config()
 		if err != nil {
 			return err
+		}
+		id, field := "", ""
+		if len(args) > 0 {
+			id = args[0]
+			if err := cfg.Layout.CheckName(id); err != nil {
+				return usageError{err}
+			}
+		}
+		if len(args) > 1 {
+			if _, err := cfg.Layout.Check(id, args[1]); err != nil {
+				return usageError{err}
+			}
+			field = args[1]
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -67,7 +76,7 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 		defer fs.Close()
 		c := counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards,
 			ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window, Timeout: s.timeout})
-		a := &admin{cfg: cfg, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+		a := &admin{cfg: cfg, field: field, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 		if err := act(ctx, a, c, id); err != nil && !errors.Is(err, context.Canceled) {
 			return explain(err, s.timeout)
 		}
@@ -77,7 +86,8 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 }
 
 func counterCommands() []*cobra.Command {
-	one := exactArgs(1, "one counter id")
+	one := exactArgs(1, "one counter: an id, or a document path for counts on documents")
+	count := cobra.RangeArgs(1, 2)
 	return []*cobra.Command{
 		counterCommand("create ID", "Create a counter with its shards", one, func(cmd *cobra.Command) action {
 			shards := cmd.Flags().Int("shards", 10, "number of shards")
@@ -89,46 +99,46 @@ func counterCommands() []*cobra.Command {
 				return nil
 			}
 		}),
-		counterCommand("incr ID", "Add to a counter, as the Increment function does", one, func(cmd *cobra.Command) action {
+		counterCommand("incr ID [FIELD]", "Add to a counter, as the Increment function does", count, func(cmd *cobra.Command) action {
 			by := cmd.Flags().Int64("by", 1, "amount to add: not 0, at most TALLY_MAX_STEP either way")
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := increment.Validate(id, *by, a.cfg.MaxStep); err != nil {
+				if err := increment.ValidateStep(*by, a.cfg.MaxStep); err != nil {
 					return usageError{err}
 				}
-				if err := c.Increment(ctx, id, *by); err != nil {
+				if err := c.Add(ctx, id, a.field, *by); err != nil {
 					return err
 				}
-				a.print(map[string]any{"counter": id, "by": *by}, "%s %+d", id, *by)
+				a.print(a.withField(map[string]any{"counter": id, "by": *by}), "%s %+d", a.named(id), *by)
 				return nil
 			}
 		}),
-		counterCommand("get ID", "Read a counter's total: one document read", one, func(*cobra.Command) action {
+		counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count: one document read", count, func(*cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				total, err := c.Total(ctx, id)
+				total, err := c.Get(ctx, id, a.field)
 				if err != nil {
 					return err
 				}
-				a.print(map[string]any{"counter": id, "total": total}, "%s %d", id, total)
+				a.print(a.withField(map[string]any{"counter": id, "total": total}), "%s %d", a.named(id), total)
 				return nil
 			}
 		}),
-		counterCommand("sum ID", "Add up a counter's shards: strongly consistent", one, func(*cobra.Command) action {
+		counterCommand("sum ID [FIELD]", "Add up a counter's shards: strongly consistent", count, func(*cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				sum, err := c.Sum(ctx, id)
+				sum, err := c.SumOf(ctx, id, a.field)
 				if err != nil {
 					return err
 				}
-				a.print(map[string]any{"counter": id, "sum": sum}, "%s %d (sum of the shards)", id, sum)
+				a.print(a.withField(map[string]any{"counter": id, "sum": sum}), "%s %d (sum of the shards)", a.named(id), sum)
 				return nil
 			}
 		}),
-		counterCommand("watch ID", "Print a counter's total as it changes, until Ctrl-C", one, func(*cobra.Command) action {
+		counterCommand("watch ID [FIELD]", "Print a counter's total as it changes, until Ctrl-C", count, func(*cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				for total, err := range c.Watch(ctx, id) {
+				for total, err := range c.WatchField(ctx, id, a.field) {
 					if err != nil {
 						return err
 					}
-					a.print(map[string]any{"counter": id, "total": total}, "%s %d", id, total)
+					a.print(a.withField(map[string]any{"counter": id, "total": total}), "%s %d", a.named(id), total)
 				}
 				return nil
 			}
@@ -144,7 +154,7 @@ func counterCommands() []*cobra.Command {
 			}
 		}),
 		reconcileCommand(),
-		counterCommand("delete ID", "Delete a counter: its shards, then its parent", one, func(*cobra.Command) action {
+		counterCommand("delete ID", "Delete a counter: its shards, votes and keys, then its parent (on documents: its counts, never the document)", one, func(*cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
 				if err := c.Delete(ctx, id); err != nil {
 					return err
@@ -198,7 +208,11 @@ func reconcileCommand() *cobra.Command {
 				if d.Drift != 0 {
 					repaired = ", repaired"
 				}
-				a.print(d, "%s: total %d, shards %d, drift %+d%s", d.Counter, d.Total, d.Sum, d.Drift, repaired)
+				name := d.Counter
+				if d.Field != "" {
+					name += " " + d.Field
+				}
+				a.print(d, "%s: total %d, shards %d, drift %+d%s", name, d.Total, d.Sum, d.Drift, repaired)
 			}
 			switch {
 			case *all && id != "":
@@ -208,12 +222,31 @@ func reconcileCommand() *cobra.Command {
 			case id == "":
 				return usagef("give a counter id, or --all")
 			}
-			d, err := c.Reconcile(ctx, id)
+			ds, err := c.Reconcile(ctx, id)
 			if err != nil {
 				return err
 			}
-			report(d, nil)
+			for _, d := range ds {
+				report(d, nil)
+			}
 			return nil
 		}
 	})
+}
+
+// named is how a command's text names the count it acts on: the id, then
+// the field if one was given.
+func (a *admin) named(id string) string {
+	if a.field == "" {
+		return id
+	}
+	return id + " " + a.field
+}
+
+// withField adds the field given, if any, to a command's JSON answer.
+func (a *admin) withField(m map[string]any) map[string]any {
+	if a.field != "" {
+		m["field"] = a.field
+	}
+	return m
 }

@@ -168,7 +168,7 @@ func (in *rollupInstance) folded(f rollup.FoldInfo) {
 		return
 	}
 	in.mu.Lock()
-	in.folds = append(in.folds, FoldWrite{Counter: f.Counter, At: f.Updated, Total: f.Sum.Value})
+	in.folds = append(in.folds, FoldWrite{Counter: f.Counter, At: f.Updated, Total: f.Sum.Values[0]})
 	in.mu.Unlock()
 }
 

@@ -25,11 +25,11 @@ import (
 	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/httpjson"
-	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
-// TriggerKey names the Rollup trigger registered with the emulator.
+// TriggerKey names the Rollup trigger registered with the emulator; those
+// of further counted collections are TriggerKey-1, TriggerKey-2, ...
 const TriggerKey = "tally-rollup"
 
 // DefaultProject is the project of a local run: "demo-" ids never reach a
@@ -220,13 +220,22 @@ func (s *Stack) startAuth(ctx context.Context) error {
 	return nil
 }
 
-// register has the emulator deliver every write to a shard to the bridge.
+// register has the emulator deliver every write to a shard to the bridge:
+// one trigger per counted collection, as deploy.sh sets up in the cloud.
 func (s *Stack) register(ctx context.Context) error {
-	pattern := s.o.Config.Layout.Collection + "/{counterId}/" + layout.ShardsCollection + "/{shardId}"
-	t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Database: s.o.Config.Database, Pattern: pattern}
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
-	return emulator.RegisterTrigger(ctx, s.EmulatorHost, s.o.Config.Project, TriggerKey, t)
+	for i, pattern := range s.o.Config.Layout.TriggerPatterns() {
+		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Database: s.o.Config.Database, Pattern: pattern}
+		key := TriggerKey
+		if i > 0 {
+			key = fmt.Sprintf("%s-%d", TriggerKey, i)
+		}
+		if err := emulator.RegisterTrigger(ctx, s.EmulatorHost, s.o.Config.Project, key, t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // settle folds every counter, so that each total is its shards' sum however
