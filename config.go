@@ -17,17 +17,17 @@ import (
 // Environment variables read by the functions; nothing else reads any.
 const (
 	EnvProject       = "GOOGLE_CLOUD_PROJECT"
-	EnvDatabase      = "TALLY_DATABASE"       // default "(default)"
-	EnvCollection    = "TALLY_COLLECTION"     // default "counters"
-	EnvShardField    = "TALLY_SHARD_FIELD"    // default "count"
-	EnvCounts        = "TALLY_COUNTS"         // counts on the app's documents: "posts:likes,views;users/*/posts:likes"
-	EnvShards        = "TALLY_SHARDS_COLLECTION"
-	EnvVoters        = "TALLY_VOTERS_COLLECTION"
-	EnvKeys          = "TALLY_KEYS_COLLECTION"
-	EnvDefaultShards = "TALLY_DEFAULT_SHARDS" // default 10
-	EnvAutoCreate    = "TALLY_AUTO_CREATE"    // default true
-	EnvMaxStep       = "TALLY_MAX_STEP"       // default 1000, at most MaxStep
-	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"   // comma-separated; "*" for any
+	EnvDatabase      = "TALLY_DATABASE"          // default "(default)"
+	EnvCollection    = "TALLY_COLLECTION"        // default "counters"
+	EnvShardField    = "TALLY_SHARD_FIELD"       // default "count"
+	EnvCounts        = "TALLY_COUNTS"            // counts on the app's documents: "posts:likes,views;users/*/posts:likes"
+	EnvShards        = "TALLY_SHARDS_COLLECTION" // subcollection of shards under each counted document; default "shards"
+	EnvVoters        = "TALLY_VOTERS_COLLECTION" // default "voters"
+	EnvKeys          = "TALLY_KEYS_COLLECTION"   // default "keys"
+	EnvDefaultShards = "TALLY_DEFAULT_SHARDS"    // default 10
+	EnvAutoCreate    = "TALLY_AUTO_CREATE"       // default true
+	EnvMaxStep       = "TALLY_MAX_STEP"          // default 1000, at most MaxStep
+	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"      // comma-separated; "*" for any
 	EnvCacheTTL      = "TALLY_SHARD_CACHE_TTL"
 	EnvLogLevel      = "TALLY_LOG_LEVEL"      // debug, info, warning, error
 	EnvWindow        = "TALLY_ROLLUP_WINDOW"  // default 1s

@@ -8,7 +8,6 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
 )
 
 // reshardMargin is added to the cache expiry before shards are removed, for

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
 )
 
 // Watch streams id's total from a realtime listener on the parent: the

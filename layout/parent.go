@@ -89,7 +89,7 @@ func (l Layout) path(field string) firestore.FieldPath {
 // AsOfPath, NumShardsPath and WrittenPath are the field paths of tally's
 // bookkeeping on a counted document. WrittenPath is nil in the guide
 // layout, whose parent's update time says the same.
-func (l Layout) AsOfPath() firestore.FieldPath     { return l.path(FieldAsOf) }
+func (l Layout) AsOfPath() firestore.FieldPath      { return l.path(FieldAsOf) }
 func (l Layout) NumShardsPath() firestore.FieldPath { return l.path(FieldNumShards) }
 func (l Layout) WrittenPath() firestore.FieldPath {
 	if !l.OnDocs() {

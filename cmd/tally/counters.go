@@ -41,7 +41,6 @@ func (a *admin) print(v any, text string, args ...any) {
 // counts on documents) and, for commands on one count, its field.
 type action = func(ctx context.Context, a *admin, c *counter.Client, id string) error
 
-
 // counterCommand builds a command on one counter (or, with args allowing
 // none, on all): its own flags, the configuration's, and an action.
 func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*cobra.Command) action) *cobra.Command {
