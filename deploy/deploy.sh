@@ -37,6 +37,10 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
   --reconcile-schedule      also deploy Reconcile and an hourly Cloud Scheduler job for it
   --collection NAME         collection of counters (default counters)
   --shard-field NAME        integer field of each shard (default count)
+  --counts SPEC             counts on your own documents instead, such as
+                            'posts:likes,views;users/*/posts:likes': one Rollup trigger
+                            per collection, and your rules keep tally's part (tally rules)
+  --shards-collection NAME  subcollection of shards under each counted document (default shards)
   --window DURATION         each counter's total is written at most once per window (default 1s)
   --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
                             see README, "Running it in production")
@@ -52,6 +56,7 @@ project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
 auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate=""
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100
+counts="" shards_collection="shards"
 
 need() { # need FLAG VALUE: the flag's value must be there
 	if [ -z "${2-}" ]; then
@@ -85,6 +90,8 @@ while [ $# -gt 0 ]; do
 	--public-user-rate) need "$1" "${2-}"; user_rate=$2; shift 2 ;;
 	--collection) need "$1" "${2-}"; collection=$2; shift 2 ;;
 	--shard-field) need "$1" "${2-}"; shard_field=$2; shift 2 ;;
+	--counts) need "$1" "${2-}"; counts=$2; shift 2 ;;
+	--shards-collection) need "$1" "${2-}"; shards_collection=$2; shift 2 ;;
 	--window) need "$1" "${2-}"; window=$2; shift 2 ;;
 	--runtime) need "$1" "${2-}"; runtime=$2; shift 2 ;;
 	--rollup-max-instances) need "$1" "${2-}"; rollup_max=$2; shift 2 ;;
@@ -127,8 +134,10 @@ check_config() {
 			clean+=(-u "$v")
 		fi
 	done
-	if ! env "${clean[@]}" GOOGLE_CLOUD_PROJECT="$project" TALLY_DATABASE="$database" \
-		TALLY_COLLECTION="$collection" TALLY_SHARD_FIELD="$shard_field" TALLY_ROLLUP_WINDOW="$window" \
+	tally_env=(env "${clean[@]}" GOOGLE_CLOUD_PROJECT="$project" TALLY_DATABASE="$database"
+		TALLY_COLLECTION="$collection" TALLY_SHARD_FIELD="$shard_field" TALLY_ROLLUP_WINDOW="$window"
+		TALLY_COUNTS="$counts" TALLY_SHARDS_COLLECTION="$shards_collection")
+	if ! "${tally_env[@]}" \
 		TALLY_CORS_ORIGINS="$cors" TALLY_AUTH="$auth" TALLY_PUBLIC="$public" \
 		TALLY_COUNTER_PATTERN="$counter_pattern" TALLY_PUBLIC_MAX_STEP="$public_max_step" \
 		TALLY_PUBLIC_VOTES_ONLY="$votes_only" TALLY_APP_CHECK="$app_check" \
@@ -137,6 +146,8 @@ check_config() {
 		echo "deploy: fix the value above; nothing was deployed" >&2
 		exit 2
 	fi
+	# One Rollup trigger per counted collection, as the functions read them.
+	mapfile -t patterns < <("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= go run ./cmd/tally config --triggers)
 }
 check_config
 if [ "$public" = true ] && [ "$auth" != firebase ]; then
@@ -188,6 +199,10 @@ trigger_sa="tally-trigger@$project.iam.gserviceaccount.com"
 scheduler_sa="tally-scheduler@$project.iam.gserviceaccount.com"
 # '~~' separates the variables: a pattern may hold '|' and ','.
 env_vars="^~~^TALLY_DATABASE=$database~~TALLY_COLLECTION=$collection~~TALLY_SHARD_FIELD=$shard_field~~TALLY_ROLLUP_WINDOW=$window"
+env_vars="$env_vars~~TALLY_SHARDS_COLLECTION=$shards_collection"
+if [ -n "$counts" ]; then
+	env_vars="$env_vars~~TALLY_COUNTS=$counts"
+fi
 if [ -n "$cors" ]; then
 	env_vars="$env_vars~~TALLY_CORS_ORIGINS=$cors"
 fi
@@ -259,12 +274,30 @@ run gcloud functions deploy tally-rollup --gen2 --project="$project" --region="$
 	--trigger-location="$location" \
 	--trigger-event-filters=type=google.cloud.firestore.document.v1.written \
 	--trigger-event-filters="database=$database" \
-	--trigger-event-filters-path-pattern="document=$collection/{counterId}/shards/{shardId}" \
+	--trigger-event-filters-path-pattern="document=${patterns[0]}" \
 	--trigger-service-account="$trigger_sa" --retry \
 	--service-account="$runtime_sa" --set-env-vars="$env_vars" \
 	--max-instances="$rollup_max" --concurrency=1000 --cpu=1 --memory=256Mi --timeout=60s
 run gcloud functions add-invoker-policy-binding tally-rollup --project="$project" --region="$region" \
 	--member="serviceAccount:$trigger_sa"
+# A function has one trigger: each further counted collection gets an
+# Eventarc trigger of its own on the same Rollup service.
+for i in "${!patterns[@]}"; do
+	[ "$i" -eq 0 ] && continue
+	trigger="tally-rollup-$i"
+	if exists gcloud eventarc triggers describe "$trigger" --location="$location" --project="$project"; then
+		run gcloud eventarc triggers update "$trigger" --location="$location" --project="$project" \
+			--event-filters-path-pattern="document=${patterns[$i]}"
+	else
+		run gcloud eventarc triggers create "$trigger" --location="$location" --project="$project" \
+			--destination-run-service=tally-rollup --destination-run-region="$region" \
+			--event-filters=type=google.cloud.firestore.document.v1.written \
+			--event-filters="database=$database" \
+			--event-filters-path-pattern="document=${patterns[$i]}" \
+			--event-data-content-type=application/protobuf \
+			--service-account="$trigger_sa"
+	fi
+done
 
 echo "# Idempotency keys: Firestore deletes each record once its expires_at has passed"
 run gcloud firestore fields ttls update expires_at --collection-group=keys --enable-ttl \
@@ -276,7 +309,16 @@ if [ "$public" = true ] && [ "$auth" = firebase ]; then
 fi
 
 echo "# Security rules"
-rules=(go run ./cmd/tally rules --publish --project="$project" --database="$database" --collection="$collection")
+rules=(go run ./cmd/tally rules --project="$project" --database="$database" --collection="$collection")
+if [ -n "$counts" ]; then
+	# The counted collections are the app's: its rules are its own. They are
+	# not replaced; what they must keep of tally's is printed instead.
+	echo "# Counts on your documents: keep tally's part of these rules in your own"
+	echo "# (the functions, and the matches of its subcollections), then publish them."
+	rules+=(--counts="$counts" --shards-collection="$shards_collection")
+else
+	rules+=(--publish)
+fi
 if [ "$signed_in_reads" = true ]; then
 	rules+=(--signed-in-reads)
 fi

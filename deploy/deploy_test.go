@@ -79,6 +79,9 @@ var variants = map[string][]string{
 	"public, signed in": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
 		"--public", "--auth", "firebase", "--counter-pattern", "(likes|views)-[0-9]+", "--cors-origins", "https://app.example",
 		"--votes-only", "--app-check", "--public-rate", "5/m", "--public-user-rate=50/h"},
+	"counts on documents": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
+		"--counts", "posts:likes,views;users/*/posts:likes;polls/*/options:votes", "--shards-collection", "tally_shards",
+		"--public", "--auth", "firebase", "--votes-only"},
 	"flags with =": {"--project=demo-proj", "--region=asia-northeast1", "--database-location=asia-northeast1",
 		"--window=500ms", "--rollup-max-instances=20", "--cors-origins=https://a.example"},
 }
@@ -121,6 +124,35 @@ func TestDryRunParsesWithGcloud(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestDeployCounts: with --counts, Rollup is triggered on the shards of
+// every counted collection (the function's own trigger, then one Eventarc
+// trigger per further collection, on the same service), the functions get
+// TALLY_COUNTS, and the app's rules are printed for it to merge, never
+// published over its own.
+func TestDeployCounts(t *testing.T) {
+	lines := strings.Join(dryRun(t, variants["counts on documents"]...), "\n")
+	for _, want := range []string{
+		"--entry-point=Rollup", "'--trigger-event-filters-path-pattern=document=posts/{doc0}/tally_shards/{shardId}'",
+		"gcloud eventarc triggers create tally-rollup-1 ", "'--event-filters-path-pattern=document=users/{doc0}/posts/{doc1}/tally_shards/{shardId}'",
+		"gcloud eventarc triggers create tally-rollup-2 ", "'--event-filters-path-pattern=document=polls/{doc0}/options/{doc1}/tally_shards/{shardId}'",
+		"--destination-run-service=tally-rollup", "--event-data-content-type=application/protobuf",
+		"TALLY_COUNTS=posts:likes,views;users/*/posts:likes;polls/*/options:votes", "TALLY_SHARDS_COLLECTION=tally_shards",
+		"go run ./cmd/tally rules ", "'--counts=posts:likes,views;users/*/posts:likes;polls/*/options:votes'",
+	} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("the dry run lacks %s", want)
+		}
+	}
+	if strings.Contains(lines, "tally-rollup-3") || strings.Contains(lines, "rules --publish") && strings.Contains(lines, "--counts=") {
+		t.Errorf("one trigger too many, or the app's rules published over:\n%s", lines)
+	}
+	out, err := exec.Command("bash", "deploy.sh", "--dry-run", "--project", "p", "--region", "us-central1",
+		"--database-location", "nam5", "--counts", "posts:1likes").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "TALLY_COUNTS") {
+		t.Errorf("a bad --counts: %v\n%s", err, out)
+	}
 }
 
 // TestRollupScalesOut: Rollup is deployed to run on many instances, each

@@ -24,10 +24,17 @@ func configCommand() *cobra.Command {
 	s := configFlags(cmd)
 	cmd.Flags().BoolVar(&s.json, "json", false, "print one JSON object")
 	check := cmd.Flags().Bool("check", false, "only check the configuration")
+	triggers := cmd.Flags().Bool("triggers", false, "print the path pattern of each Rollup trigger, one per line, for deploy.sh")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
 		if err != nil || *check {
 			return err
+		}
+		if *triggers {
+			for _, p := range cfg.Layout.TriggerPatterns() {
+				fmt.Fprintln(cmd.OutOrStdout(), p)
+			}
+			return nil
 		}
 		vars := cfg.Vars()
 		from := s.sources()

@@ -13,7 +13,7 @@ import (
 func rulesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rules",
-		Short: "Print the Firestore security rules, or publish them (--publish)",
+		Short: "Print the Firestore security rules, or publish them (--publish); with TALLY_COUNTS, tally's part of the app's rules and an example",
 		Args:  exactArgs(0, "no arguments"),
 	}
 	s := configFlags(cmd)
@@ -27,6 +27,9 @@ func rulesCommand() *cobra.Command {
 		}
 		o.Collection = cfg.Layout.Collection
 		src, err := deploy.Rules(o)
+		if cfg.Layout.OnDocs() {
+			src, err = deploy.CountsRules(cfg.Layout, o.SignedInReads)
+		}
 		if err != nil {
 			return usageError{err}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/layout"
 )
 
 // EnvEmulator is where the Firestore client finds the emulator.
@@ -26,6 +27,7 @@ const EnvEmulator = "FIRESTORE_EMULATOR_HOST"
 type settings struct {
 	cmd                                  *cobra.Command
 	project, database, collection, field string
+	counts, shards                       string
 	json                                 bool
 	timeout                              time.Duration
 }
@@ -39,6 +41,8 @@ func configFlags(cmd *cobra.Command) *settings {
 	f.StringVar(&s.database, "database", "", "Firestore database ("+tally.EnvDatabase+"; default (default))")
 	f.StringVar(&s.collection, "collection", "", "collection of counters ("+tally.EnvCollection+"; default counters)")
 	f.StringVar(&s.field, "shard-field", "", "integer field of each shard ("+tally.EnvShardField+"; default count)")
+	f.StringVar(&s.counts, "counts", "", "counts on your documents, such as 'posts:likes,views;users/*/posts:likes' ("+tally.EnvCounts+")")
+	f.StringVar(&s.shards, "shards-collection", "", "subcollection of shards under each counted document ("+tally.EnvShards+"; default shards)")
 	return s
 }
 
@@ -68,6 +72,14 @@ func (s *settings) config() (tally.Config, error) {
 	if f.Changed("shard-field") {
 		cfg.Layout.ShardField = s.field
 	}
+	if f.Changed("counts") {
+		if cfg.Layout.Docs, err = layout.ParseCounts(s.counts); err != nil {
+			return tally.Config{}, usageError{fmt.Errorf("--counts: %w", err)}
+		}
+	}
+	if f.Changed("shards-collection") {
+		cfg.Layout.ShardsName = s.shards
+	}
 	if err := cfg.Layout.Validate(); err != nil {
 		return tally.Config{}, usageError{err}
 	}
@@ -81,7 +93,7 @@ func (s *settings) config() (tally.Config, error) {
 // environment, or the default.
 func (s *settings) sources() map[string]string {
 	flags := map[string]string{tally.EnvProject: "project", tally.EnvDatabase: "database",
-		tally.EnvCollection: "collection", tally.EnvShardField: "shard-field"}
+		tally.EnvCollection: "collection", tally.EnvShardField: "shard-field", tally.EnvCounts: "counts", tally.EnvShards: "shards-collection"}
 	out := map[string]string{}
 	cfg, _ := tally.ConfigFromEnv(func(string) string { return "" })
 	for _, v := range cfg.Vars() {

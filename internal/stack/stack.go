@@ -179,6 +179,9 @@ func (s *Stack) startEmulator(ctx context.Context) error {
 		return nil
 	}
 	src, err := deploy.Rules(deploy.RulesOptions{Collection: o.Config.Layout.Collection})
+	if o.Config.Layout.OnDocs() {
+		src, err = deploy.CountsRules(o.Config.Layout, false)
+	}
 	if err != nil {
 		return err
 	}

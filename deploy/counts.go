@@ -1,0 +1,69 @@
+package deploy
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"github.com/tallycounters/tally/layout"
+)
+
+//go:embed counts.rules
+var countsSource string
+
+// CountsRules renders the rules for counts on the app's documents: the
+// part an app keeps in its own rules (tallyCreate, tallyUpdate and tally's
+// subcollections, under the names l gives them), then, as an example of
+// the app's own, a match for each counted collection that anyone may read
+// and signed-in users may write, never the counts. tally serve runs it as
+// it is.
+func CountsRules(l layout.Layout, signedInReads bool) (string, error) {
+	if !l.OnDocs() {
+		return "", fmt.Errorf("deploy: no counts on documents are declared (TALLY_COUNTS)")
+	}
+	if err := l.Validate(); err != nil {
+		return "", fmt.Errorf("deploy: %w", err)
+	}
+	shards, voters, keys := l.Subcollections()
+	snippet := strings.NewReplacer(
+		"/{path=**}/shards/", "/{path=**}/"+shards+"/",
+		"/{path=**}/voters/", "/{path=**}/"+voters+"/",
+		"/{path=**}/keys/", "/{path=**}/"+keys+"/",
+	).Replace(countsSource)
+	read := "true"
+	if signedInReads {
+		read = "request.auth != null"
+	}
+	var b strings.Builder
+	b.WriteString("rules_version = '2';\n\n")
+	b.WriteString("service cloud.firestore {\n  match /databases/{database}/documents {\n")
+	b.WriteString(snippet)
+	b.WriteString("\n    // Example: the app's own rules for its counted collections. Counts\n")
+	b.WriteString("    // are read with the document; a client writes everything else.\n")
+	for _, d := range l.Docs {
+		zeros := make([]string, len(d.Fields))
+		for i, f := range d.Fields {
+			zeros[i] = fmt.Sprintf("'%s': 0", f)
+		}
+		z := "{" + strings.Join(zeros, ", ") + "}"
+		fmt.Fprintf(&b, "    match /%s {\n", matchPath(d.Collection))
+		fmt.Fprintf(&b, "      allow read: if %s;\n", read)
+		fmt.Fprintf(&b, "      allow create: if request.auth != null && tallyCreate(%s);\n", z)
+		fmt.Fprintf(&b, "      allow update: if request.auth != null && tallyUpdate(%s);\n", z)
+		b.WriteString("      allow delete: if request.auth != null;\n    }\n")
+	}
+	b.WriteString("  }\n}\n")
+	return b.String(), nil
+}
+
+// matchPath is a counted collection's documents as a rules match path:
+// users/*/posts is users/{doc0}/posts/{doc1}.
+func matchPath(collection string) string {
+	segs := strings.Split(collection, "/")
+	for i := range segs {
+		if segs[i] == "*" {
+			segs[i] = fmt.Sprintf("{doc%d}", i/2)
+		}
+	}
+	return strings.Join(segs, "/") + fmt.Sprintf("/{doc%d}", len(segs)/2)
+}

@@ -1,0 +1,108 @@
+package deploy
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
+)
+
+// TestCountsRules runs the rules for counts on documents in the emulator
+// beside ordinary app rules for posts: clients read a post with its counts
+// and edit its title, and can write no count, no bookkeeping, no shard, no
+// vote and no key; a user reads their own vote only.
+func TestCountsRules(t *testing.T) {
+	docs, err := layout.ParseCounts("posts:likes,views;users/*/posts:likes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := layout.Default()
+	l.Docs = docs
+	src, err := CountsRules(l, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "firestore.rules")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := emulatortest.Start(emulator.Options{Rules: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	const project = "demo-rules"
+	base := "http://" + e.Host() + "/v1/projects/" + project + "/databases/(default)/documents/"
+	owner := rest{t, base, "Bearer owner"}
+	for _, w := range []struct{ path, body string }{
+		{"posts/p1", `{"fields":{"title":{"stringValue":"hello"},"likes":{"integerValue":"5"},"views":{"integerValue":"9"},"_tally":{"mapValue":{"fields":{"num_shards":{"integerValue":"2"}}}}}}`},
+		{"posts/p1/shards/0", `{"fields":{"likes":{"integerValue":"5"}}}`},
+		{"posts/p1/voters/likes:alice", `{"fields":{}}`},
+		{"posts/p1/voters/likes:bob", `{"fields":{}}`},
+		{"posts/p1/keys/k1", `{"fields":{"response":{"stringValue":"{}"}}}`},
+		{"users/u1/posts/p2", `{"fields":{"title":{"stringValue":"mine"},"likes":{"integerValue":"1"}}}`},
+	} {
+		if code := owner.do("PATCH", w.path, w.body); code != http.StatusOK {
+			t.Fatalf("owner write of %s: %d", w.path, code)
+		}
+	}
+	alice := rest{t, base, userToken(project, "alice")}
+	anon := rest{t, base, ""}
+	for _, c := range []struct {
+		who                string
+		cl                 rest
+		method, path, body string
+		want               int
+	}{
+		{"anyone", anon, "GET", "posts/p1", "", http.StatusOK},
+		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusOK},
+		{"alice", alice, "PATCH", "users/u1/posts/p2?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusOK},
+		{"alice", alice, "POST", "posts?documentId=p3", `{"fields":{"title":{"stringValue":"new"},"likes":{"integerValue":"0"}}}`, http.StatusOK},
+		{"alice", alice, "POST", "posts?documentId=p4", `{"fields":{"title":{"stringValue":"new"}}}`, http.StatusOK},
+		{"anyone", anon, "PATCH", "posts/p1?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"x"}}}`, http.StatusForbidden},
+		{"alice", alice, "POST", "posts?documentId=p5", `{"fields":{"likes":{"integerValue":"1000"}}}`, http.StatusForbidden},
+		{"alice", alice, "POST", "posts?documentId=p6", `{"fields":{"_tally":{"mapValue":{}}}}`, http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=likes", `{"fields":{"likes":{"integerValue":"1000"}}}`, http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=views", `{"fields":{}}`, http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=_tally.as_of", `{"fields":{"_tally":{"mapValue":{"fields":{"as_of":{"integerValue":"1"}}}}}}`, http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1", `{"fields":{"title":{"stringValue":"whole document"}}}`, http.StatusForbidden},
+		{"alice", alice, "PATCH", "users/u1/posts/p2?updateMask.fieldPaths=likes", `{"fields":{"likes":{"integerValue":"7"}}}`, http.StatusForbidden},
+		{"alice", alice, "GET", "posts/p1/shards/0", "", http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1/shards/0", `{"fields":{"likes":{"integerValue":"99"}}}`, http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1/shards/9", `{"fields":{"likes":{"integerValue":"1"}}}`, http.StatusForbidden},
+		{"alice", alice, "GET", "posts/p1/keys/k1", "", http.StatusForbidden},
+		{"alice", alice, "GET", "posts/p1/voters/likes:alice", "", http.StatusOK},
+		{"alice", alice, "GET", "posts/p1/voters/views:alice", "", http.StatusNotFound},
+		{"alice", alice, "GET", "posts/p1/voters/likes:bob", "", http.StatusForbidden},
+		{"alice", alice, "GET", "posts/p1/voters/likes:alicex", "", http.StatusForbidden},
+		{"alice", alice, "GET", "posts/p1/voters/x:likes:alice", "", http.StatusForbidden},
+		{"anyone", anon, "GET", "posts/p1/voters/likes:alice", "", http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1/voters/likes:alice", `{"fields":{}}`, http.StatusForbidden},
+		{"alice", alice, "DELETE", "posts/p1/voters/likes:alice", "", http.StatusForbidden},
+	} {
+		if code := c.cl.do(c.method, c.path, c.body); code != c.want {
+			t.Errorf("%s %s %s: %d, want %d", c.who, c.method, c.path, code, c.want)
+		}
+	}
+	// The counts are as the owner wrote them.
+	resp, err := http.Get(base + "posts/p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body strings.Builder
+	if _, err := io.Copy(&body, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"integerValue": "5"`, `"integerValue": "9"`, `"stringValue": "edited"`} {
+		if !strings.Contains(body.String(), want) {
+			t.Errorf("posts/p1 = %s; want it to hold %s", body.String(), want)
+		}
+	}
+}
