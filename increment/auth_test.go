@@ -39,7 +39,9 @@ func signedIn(t testing.TB, cfg Config) (*Handler, *firestore.Client, *opcount.O
 		t.Fatal(err)
 	}
 	c, ops := emulatortest.CountingClient(t)
-	cfg.Layout = layout.Default()
+	if cfg.Layout.IsZero() {
+		cfg.Layout = layout.Default()
+	}
 	return New(c, cfg), c, ops, host
 }
 

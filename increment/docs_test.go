@@ -1,0 +1,130 @@
+package increment
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
+)
+
+// postsLayout counts likes and views on posts.
+func postsLayout(t *testing.T) layout.Layout {
+	t.Helper()
+	l := layout.Default()
+	var err error
+	if l.Docs, err = layout.ParseCounts("posts:likes,views"); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// fieldSums adds up each count over a document's shards.
+func fieldSums(t *testing.T, c *firestore.Client, l layout.Layout, name string) map[string]int64 {
+	t.Helper()
+	docs, err := l.Shards(c, name).Documents(context.Background()).GetAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, d := range docs {
+		for f, v := range d.Data() {
+			n, _ := v.(int64)
+			out[f] += n
+		}
+	}
+	return out
+}
+
+// TestCountsPerField: on documents, votes, idempotency keys and the public
+// limits are each per count: a user's like and view are two votes, one key
+// sent for both counts counts each once, and a limit of 2 steps on likes
+// leaves views alone.
+// A vote on a post that does not exist is a 404 and writes nothing.
+func TestCountsPerField(t *testing.T) {
+	l := postsLayout(t)
+	h, c, ops, host := signedIn(t, Config{Layout: l, Limits: Limits{Counter: Rate{N: 2, Per: time.Hour}}})
+	u := user(t, host)
+	name := "posts/" + emulatortest.ID(t)
+	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	vote := func(field string, v bool) Response {
+		t.Helper()
+		code, r, raw := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":%q,"vote":%v}`, name, field, v))
+		if code != http.StatusOK {
+			t.Fatalf("vote on %s: %d %s", field, code, raw)
+		}
+		return r
+	}
+	if r := vote("likes", true); !r.Changed || r.Field != "likes" {
+		t.Errorf("a first like: %+v", r)
+	}
+	if !vote("views", true).Changed {
+		t.Error("a vote on views after a like did not count")
+	}
+	if vote("likes", true).Changed {
+		t.Error("a second like counted")
+	}
+	if _, err := l.Voter(c, name, "likes", u.UID).Get(context.Background()); err != nil {
+		t.Errorf("the like is not at voters/likes:%s: %v", u.UID, err)
+	}
+	for _, field := range []string{"likes", "views"} {
+		for range 3 {
+			code, _, raw := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":%q,"by":1}`, name, field), "Idempotency-Key", "k1")
+			if code != http.StatusOK {
+				t.Fatalf("keyed step on %s: %d %s", field, code, raw)
+			}
+		}
+	}
+	for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		if code, _, _ := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":"likes","by":1}`, name)); code != want {
+			t.Errorf("plain step %d on likes, past a keyed one, within the hour: %d, want %d", i+1, code, want)
+		}
+	}
+	if got := fieldSums(t, c, l, name); got["likes"] != 3 || got["views"] != 2 || len(got) != 2 {
+		t.Errorf("shards sum %v; want likes 3 (a vote, a keyed and a plain step) and views 2 (a vote and a keyed step)", got)
+	}
+	ops.Reset()
+	missing := "posts/" + emulatortest.ID(t) + "-missing"
+	if code, _, raw := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":"likes","vote":true}`, missing)); code != http.StatusNotFound {
+		t.Errorf("a like of a missing post: %d %s, want 404", code, raw)
+	}
+	if ops.Writes() != 0 {
+		t.Errorf("a like of a missing post wrote %d documents", ops.Writes())
+	}
+	if _, err := c.Doc(missing).Get(context.Background()); err == nil {
+		t.Error("a like created the missing post")
+	}
+}
+
+// TestDocsPlainIncrementIsOneWrite: on documents a plain step is one shard
+// write of its count field, no transaction, and a read of the post only
+// when its shard count is not cached.
+func TestDocsPlainIncrementIsOneWrite(t *testing.T) {
+	l := postsLayout(t)
+	c, ops := emulatortest.CountingClient(t)
+	h := New(c, Config{Layout: l})
+	name := "posts/" + emulatortest.ID(t)
+	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	call(h, "", fmt.Sprintf(`{"counter":%q,"field":"views"}`, name))
+	ops.Reset()
+	for range 5 {
+		if code, _, raw := call(h, "", fmt.Sprintf(`{"counter":%q,"field":"views","by":2}`, name)); code != http.StatusOK {
+			t.Fatalf("increment: %d %s", code, raw)
+		}
+	}
+	if ops.Writes() != 5 || ops.Reads() != 0 || ops.Transactions() != 0 {
+		t.Errorf("5 increments: %d writes, %d reads, %d transactions; want 5, 0, 0", ops.Writes(), ops.Reads(), ops.Transactions())
+	}
+	if got := fieldSums(t, c, l, name); got["views"] != 11 || len(got) != 1 {
+		t.Errorf("shards sum %v, want views 11 and nothing else", got)
+	}
+}
