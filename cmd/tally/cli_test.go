@@ -41,7 +41,7 @@ func TestHelpAndVersion(t *testing.T) {
 			t.Errorf("tally %s --version: exit %d: %s", name, code, out)
 		}
 	}
-	if out, _ := cli("get", "-h"); strings.Contains(out, "cache-ttl") || strings.Contains(out, "--shards") {
+	if out, _ := cli("get", "-h"); strings.Contains(out, "cache-ttl") || strings.Contains(out, "--shards ") {
 		t.Errorf("get -h lists another command's flags:\n%s", out)
 	}
 	if out, code := cli("reconsile", "likes"); code != 2 || !strings.Contains(out, "reconcile") {
@@ -91,6 +91,7 @@ func TestCounterCommands(t *testing.T) {
 		{[]string{"get", "likes"}, "does not exist", 1},
 		{[]string{"incr", "bad/id"}, "invalid counter id", 2},
 		{[]string{"get"}, "want one counter id", 2},
+		{[]string{"get", "likes", "views"}, "counters here are counters/{id}.total: give no field", 2},
 		{[]string{"reshard", "likes"}, "--shards is required", 2},
 		{[]string{"reconcile"}, "give a counter id, or --all", 2},
 	}
@@ -111,6 +112,58 @@ func TestCounterCommands(t *testing.T) {
 	var v map[string]any
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v["counter"] != "x" {
 		t.Errorf("--json output %q is not the counter as JSON", out)
+	}
+}
+
+// TestCountsOnDocumentsCommands: with TALLY_COUNTS, the commands take a
+// document path and a count field, and act on the app's own document.
+func TestCountsOnDocumentsCommands(t *testing.T) {
+	e, err := emulatortest.Start(emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	t.Setenv("FIRESTORE_EMULATOR_HOST", e.Host())
+	t.Setenv("GOOGLE_CLOUD_PROJECT", "demo-tally")
+	t.Setenv("TALLY_COUNTS", "posts:likes,views")
+	fs, err := firestore.NewClient(context.Background(), "demo-tally")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	if _, err := fs.Doc("posts/p1").Set(context.Background(), map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		args string
+		want string
+		code int
+	}{
+		{"create posts/p2", "does not exist", 1},
+		{"create posts/p1 --shards 3", "created posts/p1 with 3 shards", 0},
+		{"incr posts/p1 likes --by 4", "posts/p1 likes +4", 0},
+		{"incr posts/p1 views", "posts/p1 views +1", 0},
+		{"incr posts/p1", "give the field to count on posts/p1: one of likes, views", 2},
+		{"incr posts/p1 shares", `"shares" is not counted on posts; its counts are likes, views`, 2},
+		{"get comments/c1 likes", "counts are declared on posts (likes, views)", 2},
+		{"sum posts/p1 likes", "posts/p1 likes 4 (sum of the shards)", 0},
+		{"get posts/p1 likes", "posts/p1 likes 0", 0}, // no rollup runs here
+		{"reconcile posts/p1", "posts/p1 likes: total 0, shards 4, drift -4, repaired", 0},
+		{"get posts/p1 likes --json", `{"counter":"posts/p1","field":"likes","total":4}`, 0},
+		{"reconcile --all", "posts/p1 views: total 1, shards 1, drift +0", 0},
+		{"reset posts/p1", "shards set to 0", 0},
+		{"delete posts/p1", "deleted posts/p1", 0},
+		{"get posts/p1 likes", "posts/p1 likes 0", 0},
+		{"get posts/p1 likes --counts posts:views", `"likes" is not counted on posts; its counts are views`, 2},
+	} {
+		out, code := cli(strings.Fields(s.args)...)
+		if code != s.code || !strings.Contains(out, s.want) {
+			t.Errorf("tally %s: exit %d, %q; want exit %d and %q", s.args, code, out, s.code, s.want)
+		}
+	}
+	snap, err := fs.Doc("posts/p1").Get(context.Background())
+	if err != nil || len(snap.Data()) != 1 || snap.Data()["title"] != "hello" {
+		t.Errorf("after delete, posts/p1 = %v (%v); want its title alone", snap.Data(), err)
 	}
 }
 

@@ -61,9 +61,6 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 			}
 		}
 		if len(args) > 1 {
-			if _, err := cfg.Layout.Check(id, args[1]); err != nil {
-				return usageError{err}
-			}
 			field = args[1]
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -85,8 +82,13 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 }
 
 func counterCommands() []*cobra.Command {
-	one := exactArgs(1, "one counter: an id, or a document path for counts on documents")
-	count := cobra.RangeArgs(1, 2)
+	one := exactArgs(1, "one counter id (a document path for counts on documents)")
+	count := func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 && len(args) != 2 {
+			return usagef("want one counter id, and for counts on documents a document path and its count field, got %d arguments", len(args))
+		}
+		return nil
+	}
 	return []*cobra.Command{
 		counterCommand("create ID", "Create a counter with its shards", one, func(cmd *cobra.Command) action {
 			shards := cmd.Flags().Int("shards", 10, "number of shards")
@@ -104,6 +106,9 @@ func counterCommands() []*cobra.Command {
 				if err := increment.ValidateStep(*by, a.cfg.MaxStep); err != nil {
 					return usageError{err}
 				}
+				if err := a.checkCount(id); err != nil {
+					return err
+				}
 				if err := c.Add(ctx, id, a.field, *by); err != nil {
 					return err
 				}
@@ -113,6 +118,9 @@ func counterCommands() []*cobra.Command {
 		}),
 		counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count: one document read", count, func(*cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				if err := a.checkCount(id); err != nil {
+					return err
+				}
 				total, err := c.Get(ctx, id, a.field)
 				if err != nil {
 					return err
@@ -123,6 +131,9 @@ func counterCommands() []*cobra.Command {
 		}),
 		counterCommand("sum ID [FIELD]", "Add up a counter's shards: strongly consistent", count, func(*cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				if err := a.checkCount(id); err != nil {
+					return err
+				}
 				sum, err := c.SumOf(ctx, id, a.field)
 				if err != nil {
 					return err
@@ -133,6 +144,9 @@ func counterCommands() []*cobra.Command {
 		}),
 		counterCommand("watch ID [FIELD]", "Print a counter's total as it changes, until Ctrl-C", count, func(*cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				if err := a.checkCount(id); err != nil {
+					return err
+				}
 				for total, err := range c.WatchField(ctx, id, a.field) {
 					if err != nil {
 						return err
@@ -248,4 +262,12 @@ func (a *admin) withField(m map[string]any) map[string]any {
 		m["field"] = a.field
 	}
 	return m
+}
+
+// checkCount is a usage error unless id and the field given name a count.
+func (a *admin) checkCount(id string) error {
+	if _, err := a.cfg.Layout.Check(id, a.field); err != nil {
+		return usageError{err}
+	}
+	return nil
 }

@@ -1,0 +1,98 @@
+package counter_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
+)
+
+// TestDocsLifecycle runs the client's commands on counts on a post: each
+// acts on tally's fields and subcollections and leaves the app's title
+// alone, and none creates a post.
+func TestDocsLifecycle(t *testing.T) {
+	_, fs := newClient(t)
+	l := layout.Default()
+	var err error
+	if l.Docs, err = layout.ParseCounts("posts:likes,views"); err != nil {
+		t.Fatal(err)
+	}
+	c := counter.New(fs, counter.Options{Layout: l, ShardCacheTTL: cacheTTL, Window: window})
+	ctx := context.Background()
+	name := "posts/" + emulatortest.ID(t)
+	if err := c.Create(ctx, name, 4); !errors.Is(err, counter.ErrNotFound) {
+		t.Fatalf("Create of a missing post: %v, want ErrNotFound", err)
+	}
+	if _, err := fs.Doc(name).Create(ctx, map[string]any{"title": "hello", "views": 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, name, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, name, 4); !errors.Is(err, counter.ErrExists) {
+		t.Errorf("a second Create: %v, want ErrExists", err)
+	}
+	check := func(when string, want map[string]any) {
+		t.Helper()
+		snap, err := fs.Doc(name).Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f, v := range want {
+			if got := snap.Data()[f]; got != v {
+				t.Errorf("%s: %s = %v, want %v", when, f, got, v)
+			}
+		}
+	}
+	check("after Create", map[string]any{"title": "hello", "likes": int64(0), "views": int64(7)})
+	for range 5 {
+		if err := c.Add(ctx, name, "likes", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Add(ctx, name, "views", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(ctx, name, "", 1); err == nil {
+		t.Error("Add without a field was accepted")
+	}
+	ds, err := c.Reconcile(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 || ds[0].Field != "likes" || ds[0].Sum != 5 || ds[0].Drift != -5 || ds[1].Sum != 3 || ds[1].Total != 7 {
+		t.Errorf("Reconcile = %+v; want likes 0 -> 5 and views 7 -> 3", ds)
+	}
+	check("after Reconcile", map[string]any{"title": "hello", "likes": int64(5), "views": int64(3)})
+	if got, err := c.Get(ctx, name, "likes"); err != nil || got != 5 {
+		t.Errorf("Get likes = %d, %v", got, err)
+	}
+	if old, err := c.Reshard(ctx, name, 2, nil); err != nil || old != 4 {
+		t.Fatalf("Reshard = %d, %v", old, err)
+	}
+	for f, want := range map[string]int64{"likes": 5, "views": 3} {
+		if sum, err := c.SumOf(ctx, name, f); err != nil || sum != want {
+			t.Errorf("after Reshard, %s sums %d (%v), want %d", f, sum, err, want)
+		}
+	}
+	if err := c.Reset(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	check("after Reset", map[string]any{"title": "hello", "likes": int64(0), "views": int64(0)})
+	if err := c.Delete(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := fs.Doc(name).Get(ctx)
+	if err != nil {
+		t.Fatalf("Delete removed the post: %v", err)
+	}
+	if d := snap.Data(); len(d) != 1 || d["title"] != "hello" {
+		t.Errorf("after Delete the post holds %v, want its title only", d)
+	}
+	if refs, _ := l.Shards(fs, name).DocumentRefs(ctx).GetAll(); len(refs) != 0 {
+		t.Errorf("%d shards left after Delete", len(refs))
+	}
+}
