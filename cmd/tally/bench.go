@@ -32,7 +32,8 @@ func benchCommand() *cobra.Command {
 	}
 	o := bench.Options{Project: stack.DefaultProject}
 	f := cmd.Flags()
-	f.IntVar(&o.Counters, "counters", 1, "counters to spread the load over")
+	f.IntVar(&o.Counters, "counters", 1, "counters to spread the load over (with --fields, documents)")
+	f.IntVar(&o.Fields, "fields", 0, "counts on each document in tally's mode (TALLY_COUNTS posts:f0,f1,...), each incremented as a counter of its own; 0: a counter per document")
 	f.IntVar(&o.Shards, "shards", 10, "shards per counter")
 	f.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
 	f.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")

@@ -50,7 +50,8 @@ const (
 
 // Options configures Run.
 type Options struct {
-	Counters      int
+	Counters      int // documents; each a counter, or with Fields that many counters in tally's mode
+	Fields        int // tally's counts on each document (counts on documents, posts/{id}.f0, ...); 0: the guide layout
 	Shards        int
 	Workers       int
 	Rate          float64       // increments per second over all counters; 0: unlimited
@@ -108,6 +109,7 @@ type Report struct {
 // OptionsJSON is the part of Options a report records.
 type OptionsJSON struct {
 	Counters      int     `json:"counters"`
+	Fields        int     `json:"fields,omitempty"`
 	Shards        int     `json:"shards"`
 	Workers       int     `json:"workers"`
 	Rate          float64 `json:"rate"`
@@ -161,6 +163,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if _, err := newPicker(o.Popularity, max(1, o.Counters)); err != nil {
 		return nil, err
 	}
+	if o.Fields < 0 || o.Fields > 100 {
+		return nil, fmt.Errorf("bench: --fields %d: want 0 (a counter per document) to 100 counts on each", o.Fields)
+	}
 	if o.Counters < 1 || o.Workers < 1 {
 		return nil, fmt.Errorf("bench: want at least 1 counter and 1 client, not %d and %d", o.Counters, o.Workers)
 	}
@@ -184,7 +189,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer e.stop()
 	rep := &Report{Started: time.Now(), Options: OptionsJSON{
-		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
+		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
 		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL,
 	}}

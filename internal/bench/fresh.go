@@ -15,7 +15,7 @@ func (e *env) registerTriggers(ctx context.Context) error {
 	if e.o.Delivery != DeliveryEmulator {
 		return nil
 	}
-	for key, coll := range map[string]string{ModeTally: collTally, ModeNaive: collNaive} {
+	for key, coll := range map[string]string{ModeTally: e.collOf(ModeTally), ModeNaive: collNaive} {
 		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: coll + "/{c}/shards/{s}"}
 		if err := emulator.RegisterTrigger(ctx, e.host, e.o.Project, key, t); err != nil {
 			return err

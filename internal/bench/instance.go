@@ -36,6 +36,7 @@ type instanceSpec struct {
 	Project    string        `json:"project"`
 	Collection string        `json:"collection"`
 	ShardField string        `json:"shard_field"`
+	Counts     string        `json:"counts,omitempty"` // counts on documents, as TALLY_COUNTS
 	Window     time.Duration `json:"window"`
 	LogPath    string        `json:"log_path,omitempty"` // debug logs, appended; "" discards
 }
@@ -80,6 +81,7 @@ type FoldWrite struct {
 // rollupInstance is the serving side of one instance.
 type rollupInstance struct {
 	handler  http.Handler
+	layout   layout.Layout
 	ops      *opcount.Ops
 	mu       sync.Mutex
 	folds    []FoldWrite // not yet taken by the bench
@@ -116,6 +118,10 @@ func serveInstance(specJSON string, out io.Writer) error {
 	}
 	defer client.Close()
 	lay := layout.Layout{Collection: spec.Collection, ShardField: spec.ShardField}
+	if lay.Docs, err = layout.ParseCounts(spec.Counts); err != nil {
+		return err
+	}
+	in.layout = lay
 	in.handler = rollup.New(client, rollup.Config{Layout: lay, Project: spec.Project, Window: spec.Window, Logger: logger, OnFold: in.folded})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -168,7 +174,13 @@ func (in *rollupInstance) folded(f rollup.FoldInfo) {
 		return
 	}
 	in.mu.Lock()
-	in.folds = append(in.folds, FoldWrite{Counter: f.Counter, At: f.Updated, Total: f.Sum.Values[0]})
+	for i, c := range in.layout.Counts(f.Counter) {
+		key := in.layout.Path(f.Counter)
+		if in.layout.OnDocs() {
+			key += "." + c.Field
+		}
+		in.folds = append(in.folds, FoldWrite{Counter: key, At: f.Updated, Total: f.Sum.Values[i]})
+	}
 	in.mu.Unlock()
 }
 

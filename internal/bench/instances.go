@@ -127,7 +127,7 @@ func (e *env) pullFolds() error {
 			return err
 		}
 		for _, f := range folds {
-			e.obs.wrote(collTally+"/"+f.Counter, f.At, f.Total)
+			e.obs.wrote(f.Counter, f.At, f.Total)
 		}
 	}
 	return nil
@@ -150,8 +150,9 @@ func (in *instance) reset() error {
 func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 	mux := http.NewServeMux()
 	for _, m := range []string{ModeTally, ModeNaive} {
-		lay := layout.Default()
+		lay := tallyLayout(e.o)
 		if m == ModeNaive {
+			lay = layout.Default()
 			lay.Collection = collNaive
 		}
 		c := e.clients[m]
@@ -162,7 +163,7 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 	}
 	e.serve(l, mux)
 	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: layout.DefaultShardField,
-		Window: e.o.Window, LogPath: e.o.LogPath}
+		Counts: layout.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath}
 	var targets []string
 	for range e.o.Instances {
 		in, err := e.startInstance(ctx, spec)

@@ -33,9 +33,10 @@ type listeners struct {
 // listenersPerClient is how many listeners share one connection.
 const listenersPerClient = 1000
 
-// listen starts a listener on coll/{id} for each of ids, reading field, and
-// returns once each has its first snapshot (or within a minute).
-func listen(ctx context.Context, host, project, coll, field string, ids []string) (*listeners, error) {
+// listen starts a listener on the document of each of ids, reading its
+// count, as a page showing the count does, and returns once each has its
+// first snapshot (or within a minute).
+func listen(ctx context.Context, host, project, coll string, ids []string) (*listeners, error) {
 	lctx, cancel := context.WithCancel(context.Background())
 	l := &listeners{ops: &opcount.Ops{}, cancel: cancel, seen: make([][]sighting, len(ids))}
 	for range (len(ids) + listenersPerClient - 1) / listenersPerClient {
@@ -50,7 +51,8 @@ func listen(ctx context.Context, host, project, coll, field string, ids []string
 	ready.Add(len(ids))
 	for i, id := range ids {
 		l.wg.Add(1)
-		go l.follow(lctx, l.clients[i/listenersPerClient].Collection(coll).Doc(id), i, field, ready.Done)
+		doc, field := target(coll, id)
+		go l.follow(lctx, l.clients[i/listenersPerClient].Doc(doc), i, field, ready.Done)
 	}
 	done := make(chan struct{})
 	go func() { ready.Wait(); close(done) }()

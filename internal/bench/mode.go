@@ -31,7 +31,7 @@ var collections = map[string]string{ModeRaw: collRaw, ModeTally: collTally, Mode
 // rollup to settle and measures.
 func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	o := e.o
-	coll := collections[m]
+	coll := e.collOf(m)
 	if coll == "" {
 		return ModeResult{}, fmt.Errorf("unknown mode %q", m)
 	}
@@ -39,17 +39,14 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 		return ModeResult{}, err
 	}
 	run := fmt.Sprintf("bench-%s-%d", m, time.Now().UnixNano())
-	ids := make([]string, o.Counters)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("%s-%d", run, i)
-	}
+	ids := e.counterIDs(m, run)
 	if err := e.createCounters(ctx, m, coll, ids); err != nil {
 		return ModeResult{}, err
 	}
 	var lis *listeners
 	if o.Listeners && m != ModeRaw {
 		var err error
-		if lis, err = listen(ctx, e.host, o.Project, coll, layout.FieldTotal, ids); err != nil {
+		if lis, err = listen(ctx, e.host, o.Project, coll, ids); err != nil {
 			return ModeResult{}, err
 		}
 		defer lis.stop()
@@ -92,7 +89,7 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	r.IncrPerSec = float64(r.Acked) / r.Seconds
 	slices.Sort(res.Latencies)
 	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
-	r.HotDocPerS = float64(hottest(res.Acks, m == ModeSingle)) / r.Seconds
+	r.HotDocPerS = float64(hottest(res.Acks, m == ModeSingle, func(i int) int { return e.docOf(m, i) })) / r.Seconds
 	r.IncrSeries = perSecond(ackTimes(res.Acks), res.Start, int(res.End.Sub(res.Start)/time.Second)+1)
 
 	settled, bounded := e.settle(ctx, m, coll, ids, res)
@@ -121,8 +118,14 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 			return r, err
 		}
 		e.instanceFigures(&r, during, after)
+		var rr, rw int64
 		for _, st := range after {
-			reads, writes = reads+st.Reads, writes+st.Writes
+			rr, rw = rr+st.Reads, rw+st.Writes
+		}
+		reads, writes = reads+rr, writes+rw
+		if r.ParentTotal != nil && *r.ParentTotal > 0 {
+			n := float64(*r.ParentTotal)
+			r.ReadsPerFold, r.WritesPerFold = ptr(float64(rr)/n), ptr(float64(rw)/n)
 		}
 	}
 	r.ReadsPerIncr = float64(reads) / float64(r.Acked)
@@ -147,12 +150,20 @@ func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) 
 		go func() {
 			bw := e.reader.BulkWriter(ctx)
 			var jobs []*firestore.BulkWriterJob
-			for i := w; i < len(ids); i += writers {
+			n := max(e.fieldsOf(m), 1) // one document for the counts next to each other
+			for i := w * n; i < len(ids); i += writers * n {
 				doc := map[string]any{layout.FieldNumShards: e.o.Shards, layout.FieldTotal: 0}
-				if m == ModeSingle {
+				switch {
+				case m == ModeSingle:
 					doc = map[string]any{layout.FieldTotal: 0}
+				case e.fieldsOf(m) > 0:
+					doc = map[string]any{"title": "a post", layout.FieldBookkeeping: map[string]any{layout.FieldNumShards: e.o.Shards}}
+					for _, f := range fieldNames(n) {
+						doc[f] = 0
+					}
 				}
-				j, err := bw.Create(e.reader.Collection(coll).Doc(ids[i]), doc)
+				path, _ := target(coll, ids[i])
+				j, err := bw.Create(e.reader.Doc(path), doc)
 				if err != nil {
 					bw.End()
 					errs <- err
@@ -225,15 +236,19 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 	if m == ModeTally && e.o.URL != "" {
 		url = e.o.URL
 	}
-	return httpIncrement(url, e.o.Workers)
+	return httpIncrement(url, e.o.Workers, coll)
 }
 
 // httpIncrement adds 1 through the Increment function at url, over up to
-// workers connections kept open.
-func httpIncrement(url string, workers int) incrementFunc {
+// workers connections kept open, to counters of coll.
+func httpIncrement(url string, workers int, coll string) incrementFunc {
 	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
 	return func(ctx context.Context, id string) (answer, error) {
-		body, _ := json.Marshal(map[string]any{"counter": id, "by": 1})
+		want := map[string]any{"counter": id, "by": 1}
+		if coll == collPosts {
+			want["counter"], want["field"] = target(coll, id)
+		}
+		body, _ := json.Marshal(want)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := hc.Do(req)
@@ -255,13 +270,14 @@ func httpIncrement(url string, workers int) incrementFunc {
 }
 
 // hottest is the most writes any one document took: a shard, or with
-// single, the counter's one document.
-func hottest(acks []ack, single bool) int {
+// single, the counter's one document. docOf says which document a
+// counter's shards are under.
+func hottest(acks []ack, single bool, docOf func(int) int) int {
 	type doc struct{ counter, shard int }
 	n := map[doc]int{}
 	best := 0
 	for _, a := range acks {
-		d := doc{a.Counter, a.Shard}
+		d := doc{docOf(a.Counter), a.Shard}
 		if single {
 			d.shard = 0
 		}

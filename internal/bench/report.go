@@ -29,9 +29,13 @@ func (r *Report) Title() string {
 	if o.Listeners {
 		load += ", a listener on every counter"
 	}
-	return fmt.Sprintf("%d counter(s) x %d shards, %d workers, rate %s, %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
+	counters := fmt.Sprintf("%d counter(s)", o.Counters)
+	if o.Fields > 0 {
+		counters = fmt.Sprintf("%d document(s) with %d count(s) each in tally's mode (%d counters; other modes: %d)", o.Counters, o.Fields, o.Counters*o.Fields, o.Counters)
+	}
+	return fmt.Sprintf("%s x %d shards, %d workers, rate %s, %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
 		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s; settle bound %.0fs",
-		o.Counters, o.Shards, o.Workers, rate, load, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
+		counters, o.Shards, o.Workers, rate, load, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
 		o.MaxDelayMS, delivery, o.SettleSeconds)
 }
 
@@ -112,6 +116,12 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("shards sum - acknowledged", func(m ModeResult) string { return fmt.Sprintf("%+d", m.ShardSum-m.Acked) })
 	row("Firestore reads/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
 	row("Firestore writes/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
+	row("Rollup reads / writes per parent write", func(m ModeResult) string {
+		if m.ReadsPerFold == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f / %.2f", *m.ReadsPerFold, *m.WritesPerFold)
+	})
 	row("Increment's transactions/increment", func(m ModeResult) string { return opt("%.3f", m.IncrementTxPerIncr) })
 	row("events (duplicated, delayed)", func(m ModeResult) string {
 		if m.Events == nil {

@@ -39,7 +39,7 @@ func (e *env) settle(ctx context.Context, m, coll string, ids []string, res load
 		}
 		var seen int64
 		for _, id := range ids {
-			seen += e.obs.total(coll + "/" + id)
+			seen += e.obs.total(observed(coll, id))
 		}
 		idle := true
 		if b := e.bridges[m]; b != nil {
@@ -69,8 +69,11 @@ func (e *env) totals(ctx context.Context, coll string, ids []string) []int64 {
 	for lo := 0; lo < len(ids); lo += batch {
 		hi := min(lo+batch, len(ids))
 		refs := make([]*firestore.DocumentRef, 0, hi-lo)
+		fields := make([]string, 0, hi-lo)
 		for _, id := range ids[lo:hi] {
-			refs = append(refs, e.reader.Collection(coll).Doc(id))
+			doc, field := target(coll, id)
+			refs = append(refs, e.reader.Doc(doc))
+			fields = append(fields, field)
 		}
 		snaps, err := e.reader.GetAll(ctx, refs)
 		if err != nil {
@@ -78,7 +81,7 @@ func (e *env) totals(ctx context.Context, coll string, ids []string) []int64 {
 		}
 		for i, s := range snaps {
 			if s.Exists() {
-				out[lo+i], _ = s.Data()[layout.FieldTotal].(int64)
+				out[lo+i], _ = s.Data()[fields[i]].(int64)
 			}
 		}
 	}
@@ -106,7 +109,7 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64
 		index[id] = i
 	}
 	out := make([]int64, len(ids))
-	it := e.reader.CollectionGroup(layout.ShardsCollection).Select(layout.DefaultShardField).Documents(ctx)
+	it := e.reader.CollectionGroup(layout.ShardsCollection).Documents(ctx)
 	defer it.Stop()
 	for {
 		snap, err := it.Next()
@@ -117,12 +120,18 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64
 			return nil, fmt.Errorf("bench: reading the shards: %w", err)
 		}
 		parent := snap.Ref.Parent.Parent
-		i, ok := index[parent.ID]
-		if !ok || parent.Parent.ID != coll {
+		if parent.Parent.ID != coll {
 			continue
 		}
-		if n, ok := snap.Data()[layout.DefaultShardField].(int64); ok {
-			out[i] += n
+		for f, v := range snap.Data() {
+			key := parent.ID + "." + f // a count on a document
+			if coll != collPosts && f == layout.DefaultShardField {
+				key = parent.ID
+			}
+			if i, ok := index[key]; ok {
+				n, _ := v.(int64)
+				out[i] += n
+			}
 		}
 	}
 }
@@ -205,23 +214,32 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 	exactAt := res.End
 	gap := time.Duration(-1)
 	var during, total, peak, peakAll, unreached int
+	fields := max(e.fieldsOf(r.Mode), 1)
 	for i, id := range ids {
-		writes := e.obs.of(coll+"/"+id, res.Start)
+		writes := e.obs.of(observed(coll, id), res.Start)
 		var times []time.Time
 		for _, w := range writes {
 			times = append(times, w.At)
-			if !w.At.After(res.End) {
-				during++
+		}
+		// The counts of a document are written together: count its writes
+		// once, with its first count.
+		if i%fields == 0 {
+			for _, w := range writes {
+				if !w.At.After(res.End) {
+					during++
+				}
+			}
+			total += len(writes)
+			for s, n := range perSecond(times, res.Start, seconds) {
+				r.ParentSeries[s] += n
 			}
 		}
-		total += len(writes)
 		for k := 1; k < len(writes); k++ {
 			if d := writes[k].At.Sub(writes[k-1].At); gap < 0 || d < gap {
 				gap = d
 			}
 		}
-		for s, n := range perSecond(times, res.Start, seconds) {
-			r.ParentSeries[s] += n
+		for _, n := range perSecond(times, res.Start, seconds) {
 			peak = max(peak, n)
 		}
 		slices.SortFunc(ackTimes[i], time.Time.Compare)

@@ -91,7 +91,7 @@ func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 	start := time.Now()
 	faults := make(chan []Fault, 1)
 	go func() { faults <- injectFaults(ctx, o, st.Emulator.PID(), pl, start) }()
-	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate}, o.Duration, httpIncrement(st.FunctionsURL+"/Increment", o.Workers),
+	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate}, o.Duration, httpIncrement(st.FunctionsURL+"/Increment", o.Workers, collTally),
 		func(el time.Duration, n int64, done bool) {
 			soakPhase(o, "soak load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
 		})

@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tallycounters/tally/layout"
+)
+
+// collPosts holds tally's counters with Options.Fields: counts on
+// documents, posts/{id}.f0, f1, ...
+const collPosts = "posts"
+
+// tallyLayout is the layout tally's mode runs: the guide's, or with
+// Options.Fields, that many counts on each document of posts.
+func tallyLayout(o Options) layout.Layout {
+	l := layout.Default()
+	if o.Fields > 0 {
+		l.Docs = []layout.Docs{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
+	}
+	return l
+}
+
+// fieldNames are the counts of a document with n counts: f0, f1, ...
+func fieldNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("f%d", i)
+	}
+	return out
+}
+
+// counterIDs names a run's counters: one per document, or, with
+// Options.Fields in tally's mode, one per count, "{doc}.f{k}", the counts
+// of a document next to each other.
+func (e *env) counterIDs(m, run string) []string {
+	n := e.fieldsOf(m)
+	docs := e.o.Counters
+	ids := make([]string, 0, docs*max(n, 1))
+	for d := range docs {
+		if n == 0 {
+			ids = append(ids, fmt.Sprintf("%s-%d", run, d))
+			continue
+		}
+		for _, f := range fieldNames(n) {
+			ids = append(ids, fmt.Sprintf("%s-%d.%s", run, d, f))
+		}
+	}
+	return ids
+}
+
+// fieldsOf is how many counts each document of mode m holds: 0 for a
+// counter of its own.
+func (e *env) fieldsOf(m string) int {
+	if m == ModeTally {
+		return e.o.Fields
+	}
+	return 0
+}
+
+// target is where counter id of collection coll is read: its document's
+// path and field.
+func target(coll, id string) (doc, field string) {
+	if coll == collPosts {
+		d, f, _ := strings.Cut(id, ".")
+		return coll + "/" + d, f
+	}
+	return coll + "/" + id, layout.FieldTotal
+}
+
+// docOf is the index of the document that counter i of mode m counts on.
+func (e *env) docOf(m string, i int) int { return i / max(e.fieldsOf(m), 1) }
+
+// collOf is the collection of mode m's counters.
+func (e *env) collOf(m string) string {
+	if e.fieldsOf(m) > 0 {
+		return collPosts
+	}
+	return collections[m]
+}
+
+// observed is the key under which the observer keeps a counter's writes:
+// its document's path, and its field on documents.
+func observed(coll, id string) string { return coll + "/" + id }
