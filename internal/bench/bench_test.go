@@ -112,6 +112,31 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 	}
 }
 
+// TestBenchFields runs tally's mode with 3 counts on each of 2 documents,
+// through the emulator's triggers on posts: every count ends exact, and
+// each document takes at most one write a window for all its counts.
+func TestBenchFields(t *testing.T) {
+	paths, err := emulatortest.Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Options{
+		Counters: 2, Fields: 3, Shards: 4, Workers: 8, Rate: 150, Duration: 3 * time.Second, Window: 500 * time.Millisecond,
+		Instances: 2, Modes: []string{ModeTally}, Project: emulatortest.Project, Emulator: paths,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Modes[0]
+	if m.Acked == 0 || m.Drift != 0 || m.ShardSum != m.Acked || m.ParentPeak == nil || *m.ParentPeak > 2 || m.ParentGap != nil && *m.ParentGap < 500 {
+		t.Errorf("3 counts on 2 documents: acknowledged %d, total - acknowledged %+d, shards %d, most writes to one document in a second %v, closest two %v ms",
+			m.Acked, m.Drift, m.ShardSum, opt("%d", m.ParentPeak), opt("%.0f", m.ParentGap))
+	}
+	if m.ReadsPerFold == nil || *m.WritesPerFold > 1.01 {
+		t.Errorf("a fold of 3 counts: %s reads and %s writes", opt("%.2f", m.ReadsPerFold), opt("%.2f", m.WritesPerFold))
+	}
+}
+
 var pngDecode = png.Decode
 
 // checkReportFiles writes the report's JSON and its chart, as SVG and PNG,
