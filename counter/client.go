@@ -224,10 +224,10 @@ func (c *Client) Get(ctx context.Context, id, field string) (int64, error) {
 	defer cancel()
 	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
 	if status.Code(err) == codes.NotFound {
-		return 0, fmt.Errorf("counter: %s: %w", describe(id, field), ErrNotFound)
+		return 0, fmt.Errorf("counter: %s of %s: %w", k.Field, id, ErrNotFound)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("counter: %s: %w", describe(id, field), err)
+		return 0, fmt.Errorf("counter: %s of %s: %w", k.Field, id, err)
 	}
 	n, _ := snap.Data()[k.Field].(int64)
 	return n, nil

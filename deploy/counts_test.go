@@ -3,13 +3,9 @@ package deploy
 import (
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/layout"
 )
 
@@ -28,17 +24,7 @@ func TestCountsRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), "firestore.rules")
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := emulatortest.Start(emulator.Options{Rules: file})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Stop()
-	const project = "demo-rules"
-	base := "http://" + e.Host() + "/v1/projects/" + project + "/databases/(default)/documents/"
+	base := rulesEmulator(t, src)
 	owner := rest{t, base, "Bearer owner"}
 	for _, w := range []struct{ path, body string }{
 		{"posts/p1", `{"fields":{"title":{"stringValue":"hello"},"likes":{"integerValue":"5"},"views":{"integerValue":"9"},"_tally":{"mapValue":{"fields":{"num_shards":{"integerValue":"2"}}}}}}`},
@@ -52,7 +38,7 @@ func TestCountsRules(t *testing.T) {
 			t.Fatalf("owner write of %s: %d", w.path, code)
 		}
 	}
-	alice := rest{t, base, userToken(project, "alice")}
+	alice := rest{t, base, userToken(rulesProject, "alice")}
 	anon := rest{t, base, ""}
 	for _, c := range []struct {
 		who                string

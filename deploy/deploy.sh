@@ -199,7 +199,9 @@ trigger_sa="tally-trigger@$project.iam.gserviceaccount.com"
 scheduler_sa="tally-scheduler@$project.iam.gserviceaccount.com"
 # '~~' separates the variables: a pattern may hold '|' and ','.
 env_vars="^~~^TALLY_DATABASE=$database~~TALLY_COLLECTION=$collection~~TALLY_SHARD_FIELD=$shard_field~~TALLY_ROLLUP_WINDOW=$window"
-env_vars="$env_vars~~TALLY_SHARDS_COLLECTION=$shards_collection"
+if [ "$shards_collection" != shards ]; then
+	env_vars="$env_vars~~TALLY_SHARDS_COLLECTION=$shards_collection"
+fi
 if [ -n "$counts" ]; then
 	env_vars="$env_vars~~TALLY_COUNTS=$counts"
 fi

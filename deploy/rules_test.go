@@ -53,6 +53,25 @@ func userToken(project, uid string) string {
 	return "Bearer " + enc(header) + "." + enc(claims) + "."
 }
 
+// rulesProject is the project of the rules tests' requests.
+const rulesProject = "demo-rules"
+
+// rulesEmulator starts an emulator that enforces the rules src, for the
+// test, and returns the REST address of its documents in rulesProject.
+func rulesEmulator(t *testing.T, src string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "firestore.rules")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := emulatortest.Start(emulator.Options{Rules: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Stop() })
+	return "http://" + e.Host() + "/v1/projects/" + rulesProject + "/databases/(default)/documents/"
+}
+
 // TestRules runs the rendered rules in the emulator: clients may read a
 // counter (anyone, or signed-in users only) and may write nothing; the
 // functions' admin access is not bound by them.
@@ -70,17 +89,7 @@ func TestRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			file := filepath.Join(t.TempDir(), "firestore.rules")
-			if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			e, err := emulatortest.Start(emulator.Options{Rules: file})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Stop()
-			const project = "demo-rules"
-			base := "http://" + e.Host() + "/v1/projects/" + project + "/databases/(default)/documents/"
+			base := rulesEmulator(t, src)
 			owner := rest{t, base, "Bearer owner"}
 			if code := owner.do("PATCH", "counters/likes", `{"fields":{"num_shards":{"integerValue":"2"},"total":{"integerValue":"5"}}}`); code != 200 {
 				t.Fatalf("owner write: %d", code)
@@ -93,7 +102,7 @@ func TestRules(t *testing.T) {
 				read int
 			}{
 				"unauthenticated": {rest{t, base, ""}, v.anonRead},
-				"signed-in":       {rest{t, base, userToken(project, "alice")}, http.StatusOK},
+				"signed-in":       {rest{t, base, userToken(rulesProject, "alice")}, http.StatusOK},
 			}
 			for who, cl := range clients {
 				if code := cl.c.do("GET", "counters/likes", ""); code != cl.read {
@@ -128,7 +137,7 @@ func TestRules(t *testing.T) {
 			owner.do("PATCH", "counters/likes/voters/bob", `{"fields":{}}`)
 			owner.do("PATCH", "counters/likes/keys/k1", `{"fields":{"response":{"stringValue":"{}"}}}`)
 			owner.do("PATCH", "counters_limits/alice", `{"fields":{}}`)
-			alice := rest{t, base, userToken(project, "alice")}
+			alice := rest{t, base, userToken(rulesProject, "alice")}
 			anon := rest{t, base, ""}
 			for _, c := range []struct {
 				who          string

@@ -115,22 +115,30 @@ func TestCounterCommands(t *testing.T) {
 	}
 }
 
-// TestCountsOnDocumentsCommands: with TALLY_COUNTS, the commands take a
-// document path and a count field, and act on the app's own document.
-func TestCountsOnDocumentsCommands(t *testing.T) {
+// ownEmulator starts an emulator for the test, points the commands at it
+// (project demo-tally) with the variable given set, and returns a client.
+func ownEmulator(t *testing.T, key, value string) *firestore.Client {
+	t.Helper()
 	e, err := emulatortest.Start(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Stop()
+	t.Cleanup(func() { e.Stop() })
 	t.Setenv("FIRESTORE_EMULATOR_HOST", e.Host())
 	t.Setenv("GOOGLE_CLOUD_PROJECT", "demo-tally")
-	t.Setenv("TALLY_COUNTS", "posts:likes,views")
+	t.Setenv(key, value)
 	fs, err := firestore.NewClient(context.Background(), "demo-tally")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fs.Close()
+	t.Cleanup(func() { fs.Close() })
+	return fs
+}
+
+// TestCountsOnDocumentsCommands: with TALLY_COUNTS, the commands take a
+// document path and a count field, and act on the app's own document.
+func TestCountsOnDocumentsCommands(t *testing.T) {
+	fs := ownEmulator(t, "TALLY_COUNTS", "posts:likes,views")
 	if _, err := fs.Doc("posts/p1").Set(context.Background(), map[string]any{"title": "hello"}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,19 +178,7 @@ func TestCountsOnDocumentsCommands(t *testing.T) {
 // TestCommandsUseTheFunctionsConfig: with TALLY_SHARD_FIELD=Count, as a
 // Google Go sample writes shards, every command reads and writes Count.
 func TestCommandsUseTheFunctionsConfig(t *testing.T) {
-	e, err := emulatortest.Start(emulator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Stop()
-	t.Setenv("FIRESTORE_EMULATOR_HOST", e.Host())
-	t.Setenv("GOOGLE_CLOUD_PROJECT", "demo-tally")
-	t.Setenv("TALLY_SHARD_FIELD", "Count")
-	fs, err := firestore.NewClient(context.Background(), "demo-tally")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
+	fs := ownEmulator(t, "TALLY_SHARD_FIELD", "Count")
 	ctx := context.Background()
 	fs.Doc("counters/views").Set(ctx, map[string]any{"num_shards": 2, "total": 1197})
 	fs.Doc("counters/views/shards/0").Set(ctx, map[string]any{"Count": 1000})

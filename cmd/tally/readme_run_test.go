@@ -30,8 +30,9 @@ var readmeRuns = map[string]readmeRun{
 	"go run ./cmd/tally serve":                     {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
 	"go test -race ./...":                          {elsewhere: "the test command itself: .ci/run runs it"},
 	"TALLY_AUTH=firebase go run ./cmd/tally serve": {elsewhere: "TestDemoInABrowser runs it, on a free port, and drives its /demo"},
-	"go install ./cmd/tally":                       {run: runInstall},
-	"tally -h":                                     {run: runTally},
+	"TALLY_COUNTS='posts:likes,views;users/*/posts:likes' go run ./cmd/tally serve": {elsewhere: "TestReadmeCounts runs it, on a free port, and the README's session against it"},
+	"go install ./cmd/tally": {run: runInstall},
+	"tally -h":               {run: runTally},
 	"go test -run '^$' -fuzz '^FuzzParseRequest$' -fuzztime 5m ./increment":                                                                                 {elsewhere: ".ci/run runs it for 20 s"},
 	"go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 5m ./rollup":                                                                                          {elsewhere: ".ci/run runs it for 20 s"},
 	"go test -run '^$' -bench . ./rollup ./increment":                                                                                                       {elsewhere: ".ci/run runs each benchmark once"},
@@ -54,7 +55,7 @@ var commandPrefixes = []string{"go ", "tally ", "apt-get ", "deploy/", "curl ", 
 
 // outputMarkers precede the README's blocks of output, and of sessions
 // that other tests run line by line.
-var outputMarkers = []string{"serve banner", "quickstart", "cli session", "deploy", "bench table", "soak table", "go example"}
+var outputMarkers = []string{"serve banner", "quickstart", "cli session", "counts session", "deploy", "bench table", "soak table", "go example"}
 
 // readmeCommands lists the commands in the README's fenced blocks.
 func readmeCommands(t *testing.T) []string {

@@ -1,0 +1,87 @@
+package rollup
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/layout"
+)
+
+// TestDocsGrowAndDuplicates: on a post without num_shards (Increment then
+// uses the default), a busy count makes the fold write _tally.num_shards,
+// never a field of the app's; every event, delivered twice and out of
+// order, is answered; the counts are exact; and a post that is gone is
+// never brought back by its shards' late events.
+func TestDocsGrowAndDuplicates(t *testing.T) {
+	ctx := context.Background()
+	client := emulatortest.Client(t)
+	l := layout.Default()
+	var err error
+	if l.Docs, err = layout.ParseCounts("posts:likes,views"); err != nil {
+		t.Fatal(err)
+	}
+	name := "posts/" + emulatortest.ID(t)
+	if _, err := client.Doc(name).Create(ctx, map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: 50 * time.Millisecond,
+		Grow: GrowPolicy{PerShard: 0.001, Max: 20, Period: 100 * time.Millisecond, Default: 4}})
+	shard := func(n int) string { return fmt.Sprintf("%s/shards/%d", name, n) }
+	counts := map[int]int64{}
+	var events []*eventarc.Doc
+	for i := range 40 {
+		n, field := i%4, []string{"likes", "views"}[i%2]
+		wr, err := l.Shard(client, name, n).Set(ctx, map[string]any{field: firestore.Increment(1)}, firestore.MergeAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[i%2]++
+		events = append(events, eventarc.IntDoc(shard(n), field, counts[i%2], wr.UpdateTime))
+		if i%10 == 9 {
+			time.Sleep(60 * time.Millisecond) // folds a window apart, so that growth has a rate
+		}
+		e := eventarc.Written(emulatortest.Project, "(default)", nil, events[len(events)-1])
+		if err := h.Handle(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := len(events) - 1; i >= 0; i-- { // every event again, newest first
+		if err := h.Handle(ctx, eventarc.Written(emulatortest.Project, "(default)", nil, events[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := client.Doc(name).Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := snap.Data()
+	if d["likes"] != int64(20) || d["views"] != int64(20) || d["title"] != "hello" {
+		t.Errorf("post = %v; want likes 20, views 20 and its title", d)
+	}
+	if n, _ := l.NumShards(d); n <= 4 || n > 20 {
+		t.Errorf("_tally.num_shards = %d, want the default 4 grown, to at most 20", n)
+	}
+	if _, ok := d[layout.FieldNumShards]; ok {
+		t.Error("num_shards was written beside the app's fields")
+	}
+
+	if _, err := client.Doc(name).Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wr, err := l.Shard(client, name, 0).Set(ctx, map[string]any{"likes": firestore.Increment(5)}, firestore.MergeAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, eventarc.Written(emulatortest.Project, "(default)", nil, eventarc.IntDoc(shard(0), "likes", 99, wr.UpdateTime))); err != nil {
+		t.Fatalf("the event of a deleted post was not acknowledged: %v", err)
+	}
+	if _, err := client.Doc(name).Get(ctx); err == nil {
+		t.Error("a late event brought the deleted post back")
+	}
+}
