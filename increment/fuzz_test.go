@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/tallycounters/tally/layout"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tallycounters/tally/layout"
 )
 
 // FuzzParseRequest feeds the request parser arbitrary bodies, content types

@@ -1,11 +1,12 @@
 package increment
 
 import (
-	"github.com/tallycounters/tally/layout"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/tallycounters/tally/layout"
 )
 
 func TestParseRequest(t *testing.T) {

@@ -143,13 +143,19 @@ func (f *Folder) sumNow(ctx context.Context, id string, notBefore time.Time) (Su
 	if err := sumOf(res, &s, 0); err != nil {
 		return Sum{}, fmt.Errorf("rollup: sum of %s: %w", id, err)
 	}
-	return s, f.sumRest(ctx, id, &s, 1) // the other counts at the same read time
+	if err := f.sumRest(ctx, id, &s, 1); err != nil { // the other counts at the same read time
+		return Sum{}, err
+	}
+	return s, nil
 }
 
 // sumAt sums every count of id's shards at the read time at.
 func (f *Folder) sumAt(ctx context.Context, id string, at time.Time) (Sum, error) {
 	s := newSum(at, len(f.layout.Counts(id)))
-	return s, f.sumRest(ctx, id, &s, 0)
+	if err := f.sumRest(ctx, id, &s, 0); err != nil {
+		return Sum{}, err
+	}
+	return s, nil
 }
 
 // sumRest runs the aggregation of each count from the from'th on over id's
