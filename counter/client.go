@@ -2,6 +2,12 @@
 // reshard, reset, reconcile and delete counters. It writes the same documents
 // the functions do, so it works beside them, for server-side Go apps and for
 // the tally command.
+//
+// With counts on the app's documents (Options.Layout with Docs), a counter
+// is named by its document's path, posts/p1, and the methods that read or
+// add to one count take its field: Add, Get, SumOf and WatchField. The
+// others act on every count of the document, and never create or delete
+// the document itself.
 package counter
 
 import (

@@ -2,7 +2,9 @@
 // shard of a counter with a single server-side increment. It can verify
 // callers' Firebase ID tokens, count each signed-in user's vote once, answer
 // a retried request (same Idempotency-Key) as it answered the first, and
-// hold public callers to existing counters and small steps.
+// hold public callers to existing counters and small steps. With counts on
+// the app's documents, a request names the document and its count field;
+// votes, keys and limits are per count, and a missing document is a 404.
 package increment
 
 import (

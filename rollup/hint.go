@@ -4,6 +4,15 @@
 // window per counter, by whichever instance gets there first. A shard's
 // write event is only a hint that the counter changed at a time; its handler
 // answers once the parent's as_of has reached that time.
+//
+// Counts on the app's documents (layout.Layout.Docs) fold the same way, a
+// document at a time: each of its counts is summed over its shards on its
+// own (an aggregation sees only the documents that hold every field it
+// names), all at one read time, and written together in one update that
+// names only the counts and tally's _tally map, on the condition that the
+// document is as the fold read it. A write of the app's in between makes
+// the fold read again and write again; a document the app deleted is never
+// written, and the events of its shards are answered.
 package rollup
 
 import (
