@@ -3,6 +3,7 @@ package layout
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidID(t *testing.T) {
@@ -145,5 +146,32 @@ func TestGuideLayoutCheck(t *testing.T) {
 	l.VotersName = "tally_shards"
 	if l.Validate() == nil {
 		t.Error("Validate took two subcollections of one name")
+	}
+}
+
+// TestWritten: on documents the window runs from tally's last write, whose
+// server timestamp may precede its commit; the update time counts when it
+// follows close behind, and never a write of the app's long after.
+func TestWritten(t *testing.T) {
+	l := docsLayout(t)
+	w := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	data := map[string]any{FieldBookkeeping: map[string]any{FieldWritten: w}}
+	for _, c := range []struct {
+		updated, want time.Time
+	}{
+		{w.Add(23 * time.Millisecond), w.Add(23 * time.Millisecond)}, // the commit, just after its request
+		{w, w},
+		{w.Add(time.Minute), w},       // the app wrote long after
+		{w.Add(-time.Millisecond), w}, // dated after its commit: keep the later
+	} {
+		if got := l.Written(data, c.updated); !got.Equal(c.want) {
+			t.Errorf("Written(updated %v) = %v, want %v", c.updated.Sub(w), got.Sub(w), c.want.Sub(w))
+		}
+	}
+	if got := l.Written(map[string]any{}, w); !got.IsZero() {
+		t.Errorf("Written of a document tally never wrote = %v, want zero", got)
+	}
+	if got := Default().Written(data, w.Add(time.Hour)); !got.Equal(w.Add(time.Hour)) {
+		t.Errorf("guide layout: Written = %v, want the update time", got)
 	}
 }

@@ -57,14 +57,27 @@ func (l Layout) AsOf(data map[string]any) time.Time {
 	return t
 }
 
-// Written is when tally last wrote a counted document's counts: on
-// documents the time in _tally.written; in the guide layout, where
-// nothing else writes the parent, its update time.
-func (l Layout) Written(snap *firestore.DocumentSnapshot) time.Time {
-	if !l.OnDocs() || !snap.Exists() {
-		return snap.UpdateTime
+// WrittenSlack bounds how far before its commit the server may date the
+// request that wrote _tally.written: a server timestamp is the time the
+// request was processed, which comes before its commit's update time (by
+// up to tens of milliseconds on the emulator, measured), never after.
+const WrittenSlack = time.Second
+
+// Written is when tally last wrote a counted document's counts, given its
+// data and update time. In the guide layout, where nothing else writes
+// the parent, it is the update time. On documents it is _tally.written, or,
+// when the document's update time is at most WrittenSlack after that, the
+// update time: then no write of the app's came between, and the update
+// time is the commit's own, exactly; or the app wrote just after, and the
+// window runs from its write instead, which only ever waits longer.
+func (l Layout) Written(data map[string]any, updated time.Time) time.Time {
+	if !l.OnDocs() {
+		return updated
 	}
-	t, _ := l.bookkeeping(snap.Data())[FieldWritten].(time.Time)
+	t, _ := l.bookkeeping(data)[FieldWritten].(time.Time)
+	if !t.IsZero() && !updated.Before(t) && updated.Sub(t) <= WrittenSlack {
+		return updated
+	}
 	return t
 }
 

@@ -3,6 +3,7 @@ package rollup
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,4 +85,73 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 	if _, err := client.Doc(name).Get(ctx); err == nil {
 		t.Error("a late event brought the deleted post back")
 	}
+}
+
+// TestDocsWindowAcrossInstances: three Rollup instances share a post's
+// events while its three counts are incremented from many writers at once:
+// every count ends exact, and the post's tally writes, as their commits
+// date them, are a window apart or more.
+func TestDocsWindowAcrossInstances(t *testing.T) {
+	ctx := context.Background()
+	client := emulatortest.Client(t)
+	l := layout.Default()
+	var err error
+	if l.Docs, err = layout.ParseCounts("posts:likes,views,shares"); err != nil {
+		t.Fatal(err)
+	}
+	name := "posts/" + emulatortest.ID(t)
+	if _, err := client.Doc(name).Create(ctx, map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	const window = 150 * time.Millisecond
+	var mu sync.Mutex
+	var writes []time.Time
+	handlers := make([]*Handler, 3)
+	for i := range handlers {
+		handlers[i] = New(client, Config{Layout: l, Project: emulatortest.Project, Window: window,
+			OnFold: func(f FoldInfo) {
+				if f.Wrote {
+					mu.Lock()
+					writes = append(writes, f.Updated)
+					mu.Unlock()
+				}
+			}})
+	}
+	fields := []string{"likes", "views", "shares"}
+	var wg sync.WaitGroup
+	for w := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				n, field := (w+i)%5, fields[(w*7+i)%3]
+				wr, err := l.Shard(client, name, n).Set(ctx, map[string]any{field: firestore.Increment(1)}, firestore.MergeAll)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				e := eventarc.Written(emulatortest.Project, "(default)", nil,
+					eventarc.IntDoc(fmt.Sprintf("%s/shards/%d", name, n), field, 1, wr.UpdateTime))
+				if err := handlers[(w+i)%len(handlers)].Handle(ctx, e); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	snap, err := client.Doc(name).Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, f := range fields {
+		n, _ := snap.Data()[f].(int64)
+		total += n
+	}
+	if total != 240 {
+		t.Errorf("the counts add up to %d, want 240: %v", total, snap.Data())
+	}
+	slicesSortTimes(writes)
+	checkSpaced(t, writes, window)
+	t.Logf("%d tally writes of the post", len(writes))
 }

@@ -40,7 +40,7 @@ func parentFrom(l layout.Layout, counts []layout.Count, snap *firestore.Document
 	data := snap.Data()
 	p.Exists = true
 	p.Updated = snap.UpdateTime
-	p.Written = l.Written(snap)
+	p.Written = l.Written(data, snap.UpdateTime)
 	p.AsOf = l.AsOf(data)
 	p.Totals = l.CountValues(data, counts)
 	p.NumShards, _ = l.NumShards(data)
