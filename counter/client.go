@@ -210,7 +210,7 @@ func (c *Client) Add(ctx context.Context, id, field string, by int64) error {
 	}
 	ctx, cancel := c.bound(ctx, 2)
 	defer cancel()
-	if _, err := c.writer.Add(ctx, id, k, by); err != nil {
+	if _, _, err := c.writer.Add(ctx, id, k, by); err != nil {
 		return fmt.Errorf("counter: increment %s: %w", describe(id, field), err)
 	}
 	return nil

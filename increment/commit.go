@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/layout"
 )
 
@@ -42,14 +43,17 @@ var errConflict = errors.New("increment: a precondition failed")
 // record (created, or replacing one past its expiry). A vote costs two
 // writes; a key one more. respond builds the answer, which the key's record
 // keeps, from the shard and whether the count changed; a retry with the same
-// key gets the kept answer and writes nothing.
-func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, changed bool) []byte) ([]byte, error) {
+// key gets the kept answer and writes nothing. committed is when the
+// increment committed (for a retry, when the first did), zero when the
+// count did not change or the client cannot tell (one built without
+// fsrpc's options).
+func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
 	n, err := w.shards.get(ctx, op.Counter)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	if err := enoughTime(ctx); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	kind := opKey
 	if op.Vote != nil {
@@ -59,7 +63,8 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 	var replace time.Time // update_time of an expired record to replace
 	for attempt := 0; attempt < 3; attempt++ {
 		body := respond(shard, true)
-		err := w.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		tctx, commitTime := fsrpc.WithCommitTime(ctx)
+		err := w.client.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
 			if op.Vote == nil && op.Limits.on() {
 				if err := w.spend(tx, op, time.Now()); err != nil {
 					return err
@@ -88,46 +93,46 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 		var refusal *httpError
 		switch status.Code(err) {
 		case codes.OK:
-			return body, nil
+			return body, commitTime(), nil
 		case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
 		default:
 			if errors.As(err, &refusal) {
-				return nil, err // past a limit: nothing written
+				return nil, time.Time{}, err // past a limit: nothing written
 			}
-			return nil, commitError(kind, fmt.Errorf("increment: commit to %s: %w", op.Counter, err))
+			return nil, time.Time{}, commitError(kind, fmt.Errorf("increment: commit to %s: %w", op.Counter, err))
 		}
 		if op.Key != "" {
-			kept, expired, err := w.keptAnswer(ctx, op)
+			kept, at, expired, err := w.keptAnswer(ctx, op)
 			switch {
 			case err != nil:
-				return nil, err
+				return nil, time.Time{}, err
 			case kept != nil:
-				return kept, nil // a retry: the first answer, nothing written
+				return kept, at, nil // a retry: the first answer, nothing written
 			case !expired.IsZero():
 				replace = expired
 				continue
 			}
 		}
 		if op.Vote == nil {
-			return nil, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
+			return nil, time.Time{}, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
 		}
 		// The vote was already counted, or not there to take back.
 		unchanged := respond(-1, false)
 		if op.Key == "" {
-			return unchanged, nil
+			return unchanged, time.Time{}, nil
 		}
 		err = w.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 			return w.putKey(tx, op, unchanged, replace)
 		})
 		if status.Code(err) == codes.OK {
-			return unchanged, nil
+			return unchanged, time.Time{}, nil
 		}
-		if kept, _, kerr := w.keptAnswer(ctx, op); kerr == nil && kept != nil {
-			return kept, nil // the same key won meanwhile
+		if kept, at, _, kerr := w.keptAnswer(ctx, op); kerr == nil && kept != nil {
+			return kept, at, nil // the same key won meanwhile
 		}
-		return nil, commitError(kind, fmt.Errorf("increment: record key for %s: %w", op.Counter, err))
+		return nil, time.Time{}, commitError(kind, fmt.Errorf("increment: record key for %s: %w", op.Counter, err))
 	}
-	return nil, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
+	return nil, time.Time{}, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
 }
 
 // putKey writes the key's record holding body: a create, or the
@@ -147,19 +152,21 @@ func (w *Writer) putKey(tx *firestore.Transaction, op Op, body []byte, replace t
 }
 
 // keptAnswer reads the key's record: the answer it keeps while it has not
-// expired, or the update time of an expired one; neither if there is none.
-func (w *Writer) keptAnswer(ctx context.Context, op Op) (kept []byte, expired time.Time, err error) {
+// expired, with the record's update time, which is the commit time of the
+// increment it was written with; or the update time of an expired one;
+// neither if there is none.
+func (w *Writer) keptAnswer(ctx context.Context, op Op) (kept []byte, at, expired time.Time, err error) {
 	snap, err := w.layout.Key(w.client, op.Counter, op.Key).Get(ctx)
 	if status.Code(err) == codes.NotFound {
-		return nil, time.Time{}, nil
+		return nil, time.Time{}, time.Time{}, nil
 	}
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("increment: read key for %s: %w", op.Counter, err)
+		return nil, time.Time{}, time.Time{}, fmt.Errorf("increment: read key for %s: %w", op.Counter, err)
 	}
 	d := snap.Data()
 	if until, _ := d[layout.FieldExpiresAt].(time.Time); time.Now().Before(until) {
 		body, _ := d[fieldResponse].(string)
-		return []byte(body), time.Time{}, nil
+		return []byte(body), snap.UpdateTime, time.Time{}, nil
 	}
-	return nil, snap.UpdateTime, nil
+	return nil, time.Time{}, snap.UpdateTime, nil
 }

@@ -33,12 +33,12 @@ func (c cors) handle(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Add("Vary", "Origin")
 	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Expose-Headers", "Retry-After") // read on the answer itself, not the preflight's
 	if !preflight {
 		return false
 	}
 	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
 	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Idempotency-Key, "+HeaderAppCheck)
-	h.Set("Access-Control-Expose-Headers", "Retry-After")
 	h.Set("Access-Control-Max-Age", "3600")
 	w.WriteHeader(http.StatusNoContent)
 	return true

@@ -128,3 +128,48 @@ func TestDocsPlainIncrementIsOneWrite(t *testing.T) {
 		t.Errorf("shards sum %v, want views 11 and nothing else", got)
 	}
 }
+
+// TestAnswerSaysWhenCommitted: a 200 that changed the count says when its
+// write committed: the update time its shard took, for a plain step and for
+// a vote's transaction; a retry with the same key says the first's; an
+// answer that changed nothing says none.
+func TestAnswerSaysWhenCommitted(t *testing.T) {
+	l := postsLayout(t)
+	h, c, _, host := signedIn(t, Config{Layout: l})
+	u := user(t, host)
+	name := "posts/" + emulatortest.ID(t)
+	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	shardTime := func(r Response) time.Time {
+		t.Helper()
+		snap, err := l.Shard(c, name, r.Shard).Get(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap.UpdateTime
+	}
+	committed := func(r Response) time.Time {
+		t.Helper()
+		at, err := time.Parse(time.RFC3339Nano, r.Committed)
+		if err != nil {
+			t.Fatalf("committed %q: %v", r.Committed, err)
+		}
+		return at
+	}
+	_, plain, raw := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":"views"}`, name))
+	if !committed(plain).Equal(shardTime(plain)) {
+		t.Errorf("plain step: committed %s, its shard's update time %s (%s)", plain.Committed, shardTime(plain), raw)
+	}
+	_, vote, _ := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":"likes","vote":true}`, name), "Idempotency-Key", "v1")
+	if !committed(vote).Equal(shardTime(vote)) {
+		t.Errorf("vote: committed %s, its shard's update time %s", vote.Committed, shardTime(vote))
+	}
+	_, again, _ := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":"likes","vote":true}`, name), "Idempotency-Key", "v1")
+	if again.Committed != vote.Committed {
+		t.Errorf("a retry of the vote said committed %s, the first %s", again.Committed, vote.Committed)
+	}
+	if _, same, _ := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":"likes","vote":true}`, name)); same.Changed || same.Committed != "" {
+		t.Errorf("a like already counted: %+v, want no change and no commit time", same)
+	}
+}

@@ -9,6 +9,7 @@ package increment
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -109,6 +110,9 @@ type Response struct {
 	By      int64  `json:"by"`
 	Vote    *bool  `json:"vote,omitempty"`
 	Changed bool   `json:"changed"`
+	// Committed is when the change committed (RFC 3339, UTC): a count whose
+	// as_of is at or past it holds it, one whose as_of is before does not.
+	Committed string `json:"committed,omitempty"`
 }
 
 // New returns the Increment handler for counters in client's database.
@@ -208,11 +212,12 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 		limits = h.cfg.Limits
 	}
 	if req.Vote == nil && key == "" && !limits.on() {
-		shard, err := h.writer.Add(ctx, req.Counter, count, req.By)
+		shard, committed, err := h.writer.Add(ctx, req.Counter, count, req.By)
 		if err != nil {
 			return nil, err
 		}
-		return encode(Response{Counter: req.Counter, Field: req.Field, Shard: shard, By: req.By, Changed: true}), nil
+		return encode(Response{Counter: req.Counter, Field: req.Field, Shard: shard, By: req.By, Changed: true,
+			Committed: timestamp(committed)}), nil
 	}
 	op := Op{Counter: req.Counter, Count: count, By: req.By, Voter: uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: limits}
 	if key != "" {
@@ -221,13 +226,38 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 			op.Key = scopedKey(uid, count.Field+"\x00"+key) // one action per count
 		}
 	}
-	return h.writer.Commit(ctx, op, func(shard int, changed bool) []byte {
+	body, committed, err := h.writer.Commit(ctx, op, func(shard int, changed bool) []byte {
 		resp := Response{Counter: req.Counter, Field: req.Field, Shard: shard, By: req.By, Vote: req.Vote, Changed: changed}
 		if !changed {
 			resp.Shard, resp.By = -1, 0
 		}
 		return encode(resp)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return stamped(body, committed), nil
+}
+
+// timestamp is a commit time as an answer gives it; "" for none.
+func timestamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// stamped adds to the body of an answer that changed the count when its
+// change committed. The body is built before the commit, as an
+// Idempotency-Key's record keeps it for retries, so the time is added
+// here: the first answer's from the commit, a retry's from the record.
+func stamped(body []byte, committed time.Time) []byte {
+	var r Response
+	if committed.IsZero() || json.Unmarshal(body, &r) != nil || !r.Changed {
+		return body
+	}
+	r.Committed = timestamp(committed)
+	return encode(r)
 }
 
 // turn waits, at most QueueWait, until fewer than MaxInFlight requests are

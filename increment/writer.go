@@ -58,22 +58,23 @@ func NewWriter(client *firestore.Client, cfg WriterConfig) *Writer {
 // it) on a random shard in [0, num_shards), and says which shard took it:
 // one write, with no transaction. An error that wraps ErrOutcomeUnknown
 // means the write was sent and not confirmed: it may have been applied.
-// Any other error means nothing was written.
-func (w *Writer) Add(ctx context.Context, id string, c layout.Count, by int64) (shard int, err error) {
+// Any other error means nothing was written. committed is the write's
+// commit time: a fold whose as_of is at or past it counts it.
+func (w *Writer) Add(ctx context.Context, id string, c layout.Count, by int64) (shard int, committed time.Time, err error) {
 	n, err := w.shards.get(ctx, id)
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
 	if err := enoughTime(ctx); err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
 	shard = rand.IntN(n)
-	_, err = w.layout.Shard(w.client, id, shard).Set(ctx,
+	wr, err := w.layout.Shard(w.client, id, shard).Set(ctx,
 		map[string]any{c.Shard: firestore.Increment(by)}, firestore.MergeAll)
 	if err != nil {
-		return shard, commitError(opPlain, fmt.Errorf("increment: write shard %d of %s: %w", shard, id, err))
+		return shard, time.Time{}, commitError(opPlain, fmt.Errorf("increment: write shard %d of %s: %w", shard, id, err))
 	}
-	return shard, nil
+	return shard, wr.UpdateTime, nil
 }
 
 // minCommitTime is the least time a commit is sent with: with less left of

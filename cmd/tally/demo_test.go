@@ -3,31 +3,15 @@ package main
 import (
 	"context"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// chromium finds the browser the demo test drives, or fails saying how to
-// install it.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("TALLY_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("the demo test drives a headless Chromium: apt-get install chromium (or set TALLY_CHROMIUM)")
-	return ""
-}
+	"github.com/tallycounters/tally/internal/browsertest"
+)
 
 // TestDemoInABrowser runs the README's TALLY_AUTH=firebase go run
 // ./cmd/tally serve (on a free port) and opens its /demo in a headless
@@ -37,26 +21,12 @@ func chromium(t *testing.T) string {
 // Content-Security-Policy that allows its own script and style only, and the
 // browser enforces it.
 func TestDemoInABrowser(t *testing.T) {
-	browser := chromium(t)
 	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase"}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
 	if !strings.Contains(strings.Join(r.lines, "\n"), "Firebase Auth emulator at") {
 		t.Fatalf("serve started no Auth emulator:\n%s", strings.Join(r.lines, "\n"))
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.ModifyCmdFunc(func(c *exec.Cmd) {
-			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		}),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute) // a liveness bound
-	defer cancelTime()
+	ctx := browsertest.New(t, 3*time.Minute)
 
 	page := r.functions + "/demo?counter=demo-likes"
 	checkDemoHeaders(t, page)

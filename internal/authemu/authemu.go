@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/internal/npmci"
 )
 
 // EnvHost is where the Firebase Admin SDK, and the demo page, find the
@@ -41,10 +42,10 @@ func Locate() (string, error) {
 	if p := os.Getenv("TALLY_FIREBASE"); p != "" {
 		return p, nil
 	}
-	if dir := toolsDir(); dir != "" {
+	if dir := npmci.Dir(filepath.Join("tools", "firebase")); dir != "" {
 		if _, err := Install(dir, os.Stderr); err == nil {
 			return filepath.Join(dir, "node_modules", ".bin", "firebase"), nil
-		} else if !errors.Is(err, errNoNPM) {
+		} else if !errors.Is(err, npmci.ErrNoNPM) {
 			return "", fmt.Errorf("authemu: %w.\n%s", err, InstallHelp)
 		}
 	}
@@ -54,68 +55,15 @@ func Locate() (string, error) {
 	return "", fmt.Errorf("authemu: cannot find the Firebase CLI.\n%s", InstallHelp)
 }
 
-// toolsDir is the repository's tools/firebase, found from the working
-// directory up to the module's root; "" outside the repository.
-func toolsDir() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for ; ; dir = filepath.Dir(dir) {
-		tools := filepath.Join(dir, "tools", "firebase")
-		if _, err := os.Stat(filepath.Join(tools, "package-lock.json")); err == nil {
-			return tools
-		}
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil || filepath.Dir(dir) == dir {
-			return ""
-		}
-	}
-}
-
-var errNoNPM = errors.New("npm is not on the PATH")
-
 // Install installs the Firebase CLI pinned in dir (its package-lock.json)
 // into dir/node_modules with "npm ci", unless it is there already, and says
-// whether it did. Callers in any number of processes at once install it
-// once: each takes an exclusive lock on dir/.install.lock first, and finds
-// the CLI there once the one that installed it lets go. It tells log what
-// it does, as it takes a minute or so.
+// whether it did: once, however many processes ask at the same time.
 func Install(dir string, log io.Writer) (installed bool, err error) {
-	bin := filepath.Join(dir, "node_modules", ".bin", "firebase")
-	if isFile(bin) {
-		return false, nil
+	installed, err = npmci.Install(dir, filepath.Join(".bin", "firebase"), "the Firebase CLI, for its Auth emulator,", log)
+	if err != nil && !errors.Is(err, npmci.ErrNoNPM) {
+		err = fmt.Errorf("install the Firebase CLI: %w", err)
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return false, errNoNPM
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return false, fmt.Errorf("install the Firebase CLI: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return false, fmt.Errorf("install the Firebase CLI: lock %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if isFile(bin) {
-		return false, nil // installed while this caller waited
-	}
-	fmt.Fprintf(log, "tally: installing the Firebase CLI pinned in %s, once, for its Auth emulator: npm ci --prefix %s\n", dir, dir)
-	cmd := exec.Command(npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
-		return false, fmt.Errorf("install the Firebase CLI: npm ci --prefix %s: %w", dir, err)
-	}
-	if !isFile(bin) {
-		return false, fmt.Errorf("install the Firebase CLI: npm ci left no %s", bin)
-	}
-	return true, nil
-}
-
-func isFile(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir()
+	return installed, err
 }
 
 // Emulator is a running Auth emulator.

@@ -1,8 +1,9 @@
 // Package fsrpc holds the gRPC client interceptors that tally's Firestore
 // clients are built with. One hands a caller the read time of an
 // aggregation's result, which the Firestore package reads but does not
-// return, so that a fold sums at one known instant in a single call. The
-// other keeps a commit of plain writes with server-side transforms (an
+// return, so that a fold sums at one known instant in a single call; one
+// hands it a transaction's commit time, so that Increment can say when a
+// vote committed. The last keeps a commit of plain writes with server-side transforms (an
 // increment) from being sent again blind after it failed unavailable: such
 // a commit may have been applied, and an increment is not idempotent.
 package fsrpc
@@ -35,7 +36,7 @@ const (
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithChainStreamInterceptor(readTimeInterceptor),
-		grpc.WithChainUnaryInterceptor(noBlindRetry),
+		grpc.WithChainUnaryInterceptor(noBlindRetry, commitTimeInterceptor),
 	}
 }
 
@@ -135,6 +136,32 @@ func (s *readTimeStream) RecvMsg(m any) error {
 		s.rt.mu.Lock()
 		s.rt.at = r.GetReadTime().AsTime()
 		s.rt.mu.Unlock()
+	}
+	return err
+}
+
+type commitTimeKey struct{}
+
+// WithCommitTime returns a context whose commits, on a client built with
+// these options, report their commit time to get: a transaction's, which
+// the Firestore package does not return. get returns the zero time if no
+// commit succeeded or the client lacks the options.
+func WithCommitTime(ctx context.Context) (_ context.Context, get func() time.Time) {
+	ct := &readTime{}
+	return context.WithValue(ctx, commitTimeKey{}, ct), func() time.Time {
+		ct.mu.Lock()
+		defer ct.mu.Unlock()
+		return ct.at
+	}
+}
+
+func commitTimeInterceptor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	ct, _ := ctx.Value(commitTimeKey{}).(*readTime)
+	if r, ok := reply.(*firestorepb.CommitResponse); ok && err == nil && ct != nil && method == methodCommit && r.GetCommitTime() != nil {
+		ct.mu.Lock()
+		ct.at = r.GetCommitTime().AsTime()
+		ct.mu.Unlock()
 	}
 	return err
 }

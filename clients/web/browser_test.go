@@ -1,0 +1,176 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"github.com/chromedp/chromedp"
+
+	"github.com/tallycounters/tally"
+	"github.com/tallycounters/tally/internal/browsertest"
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/npmci"
+	"github.com/tallycounters/tally/internal/stack"
+)
+
+// bundle builds the browser tests' page with esbuild, the client and the
+// Firebase SDK in one script, into dir.
+func bundle(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
+		t.Fatalf("%v (%s)", err, nodeHelp)
+	}
+	out, err := exec.Command(filepath.Join("node_modules", ".bin", "esbuild"), "e2e/page.js", "--bundle",
+		"--format=esm", "--outfile="+filepath.Join(dir, "page.js"), "--log-level=warning").CombinedOutput()
+	if err != nil {
+		t.Fatalf("esbuild: %v\n%s", err, out)
+	}
+}
+
+// startLocal runs tally on the emulator, as tally serve does, with browsers
+// allowed to call Increment from any origin.
+func startLocal(t *testing.T) *stack.Stack {
+	t.Helper()
+	paths, err := emulatortest.Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := tally.ConfigFromEnv(func(k string) string {
+		return map[string]string{tally.EnvCORSOrigins: "*", tally.EnvAutoGrow: "false"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := stack.Start(context.Background(), stack.Options{Config: cfg, Emulator: paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s.Stop(ctx)
+	})
+	return s
+}
+
+// servePage serves the bundled page in dir with its configuration.
+func servePage(t *testing.T, dir string, config map[string]string) string {
+	t.Helper()
+	cfg, _ := json.Marshal(config)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><meta charset="utf-8"><title>tally</title>
+<script type="application/json" id="config">%s</script>
+<button id="like">Like</button> <span id="total"></span>
+<script type="module" src="/page.js"></script>`, cfg)
+	})
+	mux.Handle("/page.js", http.FileServer(http.Dir(dir)))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+type shownAt struct {
+	N  int64   `json:"n"`
+	At float64 `json:"at"`
+}
+
+// TestLikesShowAtOnceAndExactly presses a counter's button in a headless
+// Chromium, against the emulator and tally's functions: every press shows
+// in the number before anything is sent, the number never shows a press
+// twice nor dips as the folds come, and it ends at the presses, as does the
+// counter's total.
+func TestLikesShowAtOnceAndExactly(t *testing.T) {
+	dir := t.TempDir()
+	bundle(t, dir)
+	s := startLocal(t)
+	id := emulatortest.ID(t)
+	page := servePage(t, dir, map[string]string{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
+		"url": s.FunctionsURL + "/Increment", "counter": id})
+	ctx := browsertest.New(t, 3*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), waitText("total", "0")); err != nil {
+		t.Fatal(err)
+	}
+	const presses = 20
+	var sync []string // the number right after each press, in the same task as the press
+	for i := range presses {
+		after, err := chromedp.Run(ctx,
+			chromedp.Evaluate[string](`document.getElementById("like").click(), document.getElementById("total").textContent`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sync = append(sync, after)
+		time.Sleep(time.Duration(i%4) * 150 * time.Millisecond) // some presses between folds, some within one
+	}
+	if err := chromedp.Do(ctx, waitText("total", fmt.Sprint(presses))); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := firestore.NewClient(context.Background(), stack.DefaultProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) { // a liveness bound
+		snap, err := fs.Collection("counters").Doc(id).Get(context.Background())
+		if n, _ := snap.Data()["total"].(int64); err == nil && n == presses {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the counter's total did not reach %d", presses)
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]shownAt](`window.shown`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pressedAt, _ := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`window.presses`))
+	failures, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.failures`))
+	for i, got := range sync {
+		if got != fmt.Sprint(i+1) {
+			t.Errorf("right after press %d the number was %q, want %d: not shown at once", i+1, got, i+1)
+		}
+	}
+	for i := 1; i < len(shown); i++ {
+		if shown[i].N < shown[i-1].N {
+			t.Errorf("the number dipped from %d to %d", shown[i-1].N, shown[i].N)
+		}
+	}
+	if last := shown[len(shown)-1].N; last != presses || slices.ContainsFunc(shown, func(s shownAt) bool { return s.N > presses }) {
+		t.Errorf("the number went through %v; want it to end at %d and never pass it", shown, presses)
+	}
+	if len(failures) > 0 {
+		t.Errorf("actions failed: %v", failures)
+	}
+	var delays []float64
+	for _, p := range pressedAt {
+		for _, s := range shown {
+			if s.At >= p {
+				delays = append(delays, s.At-p)
+				break
+			}
+		}
+	}
+	slices.Sort(delays)
+	t.Logf("press to the number changing, over %d presses: p50 %.2f ms, p99 %.2f ms", len(delays), delays[len(delays)/2], delays[len(delays)*99/100])
+}
+
+// waitText waits until the text of the element with this id is want.
+func waitText(id, want string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		js := fmt.Sprintf(`document.getElementById(%q)?.textContent === %q`, id, want)
+		_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
+		return chromedp.Void{}, err
+	}
+}

@@ -1,0 +1,71 @@
+// Types of tally's web client.
+import type { FirebaseApp } from "firebase/app";
+import type { AppCheck } from "firebase/app-check";
+import type { Auth } from "firebase/auth";
+import type { Firestore, FirestoreError } from "firebase/firestore";
+
+/** The client of one deployed Increment, for one Firebase app. */
+export interface Tally {
+  readonly url: string;
+  /** Resolves once the actions kept from earlier pages are loaded (and being sent). */
+  readonly ready: Promise<void>;
+}
+
+export interface TallyOptions {
+  /** The Increment function's URL. */
+  url: string;
+  /** The collection of counters, for counters named by id (TALLY_COLLECTION); default "counters". */
+  collection?: string;
+  /** The subcollection of votes (TALLY_VOTERS_COLLECTION); default "voters". */
+  voters?: string;
+  /** Sends an App Check token with each request (TALLY_APP_CHECK). */
+  appCheck?: AppCheck;
+  /** Default getFirestore(app). */
+  firestore?: Firestore;
+  /** Default getAuth(app): its signed-in user's ID token goes with each request. */
+  auth?: Auth;
+}
+
+/** One count: a counter by id, or a count field of a document. */
+export interface CountRef {
+  readonly tally: Tally;
+  readonly counter: string;
+  readonly field: string;
+  /** The document the count is read from. */
+  readonly path: string;
+}
+
+/** Increment's answer to an action. */
+export interface Answer {
+  counter: string;
+  field?: string;
+  shard?: number;
+  by?: number;
+  vote?: boolean;
+  /** Whether the action changed the count: false for a like already counted. */
+  changed: boolean;
+  /** When its write committed (RFC 3339). */
+  committed?: string;
+}
+
+/** The error an action refused by Increment (a 4xx other than 401, 429) rejects with; it was undone on screen. */
+export interface TallyError extends Error {
+  code: "tally/refused";
+  status: number;
+}
+
+export type Unsubscribe = () => void;
+
+export function getTally(app: FirebaseApp, options: TallyOptions): Tally;
+/** A counter of the guide layout, counters/{id}. */
+export function count(tally: Tally, id: string): CountRef;
+/** A count on one of your documents: count(tally, "posts/p1", "likes"). */
+export function count(tally: Tally, documentPath: string, field: string): CountRef;
+/** The count to show, at once after each of this user's actions, never twice. */
+export function onCount(ref: CountRef, next: (value: number) => void, error?: (e: FirestoreError) => void): Unsubscribe;
+/** Whether the signed-in user's vote on the count counts, as shown. */
+export function onVote(ref: CountRef, next: (voted: boolean) => void, error?: (e: FirestoreError) => void): Unsubscribe;
+/** Adds by (default 1); kept and sent until Increment answers for good. */
+export function increment(ref: CountRef, by?: number): Promise<Answer>;
+/** Adds the user's vote (true) or takes it back (false). */
+export function vote(ref: CountRef, on: boolean): Promise<Answer>;

@@ -1,0 +1,77 @@
+// What a count shows: the count a listener last saw, plus this user's
+// actions that it does not hold yet, and only those.
+//
+// A fold's as_of is its read time: the count holds every write committed at
+// or before it, and none after. Increment's answer says when an action's
+// write committed. So an answered action is part of the count exactly when
+// as_of has reached its commit time, and on top of it until then. An
+// action never sent is not in the count. An action sent without a sure
+// answer (in flight, or a 504 or a lost connection, retried with the same
+// Idempotency-Key) may or may not be: the count is held until it is
+// answered.
+
+import { micros } from "./times.js";
+
+/**
+ * @typedef {object} Action
+ * @property {string} key        Idempotency-Key, kept across every retry
+ * @property {string} counter    the counter: an id, or a document path
+ * @property {string} [field]    the count on a document
+ * @property {number} by         what it adds: +1, -1, ...
+ * @property {boolean} [vote]    a vote: true adds the user's, false takes it back
+ * @property {boolean} [sent]    sent at least once without a sure answer
+ * @property {string} [committed] when its write committed, once answered
+ * @property {boolean} [done]    answered: committed, or changed nothing
+ */
+
+/**
+ * The actions a count whose snapshot is as of asOf does not hold yet:
+ * those not answered, and those answered that committed after asOf.
+ * @param {Action[]} actions
+ * @param {*} asOf the count's snapshot time
+ * @returns {Action[]}
+ */
+export function outstanding(actions, asOf) {
+  const at = micros(asOf);
+  return actions.filter((a) => {
+    if (!a.done) return true;
+    if (!a.committed) return false; // it changed nothing
+    return at === null || micros(a.committed) > at;
+  });
+}
+
+/**
+ * What to show for a count: its value as of asOf, plus the actions it does
+ * not hold.
+ * @param {number} value the count, as a listener saw it
+ * @param {*} asOf its snapshot time
+ * @param {Action[]} actions this user's on this count
+ * @returns {number}
+ */
+export function shown(value, asOf, actions) {
+  return outstanding(actions, asOf).reduce((n, a) => n + a.by, value);
+}
+
+/**
+ * Whether a new snapshot of the count must wait: an action is sent and not
+ * answered, so the snapshot may or may not hold it. Until the answer, the
+ * count shown stays on the last snapshot taken (which was taken before the
+ * action was sent, so cannot hold it), plus the actions: so the number
+ * never counts an action twice, nor dips.
+ * @param {Action[]} actions
+ * @returns {boolean}
+ */
+export function holds(actions) {
+  return actions.some((a) => a.sent && !a.done);
+}
+
+/**
+ * The user's vote as shown: their vote as stored, then each vote not yet
+ * answered, in order.
+ * @param {boolean} stored whether their vote document exists
+ * @param {Action[]} actions
+ * @returns {boolean}
+ */
+export function votedShown(stored, actions) {
+  return actions.filter((a) => a.vote !== undefined && !a.done).reduce((_, a) => a.vote, stored);
+}

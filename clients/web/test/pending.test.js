@@ -1,0 +1,61 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { holds, outstanding, shown, votedShown } from "../src/pending.js";
+import { micros } from "../src/times.js";
+
+const t = (s) => `2026-11-23T15:00:${s}Z`;
+
+test("an action is on top of the count until as_of reaches its commit, then in it", () => {
+  const like = { key: "k1", counter: "posts/p1", field: "likes", by: 1, done: true, committed: t("01.000500") };
+  // The fold before the like: 10, and the like on top.
+  assert.equal(shown(10, t("01.000499"), [like]), 11);
+  // The fold that holds it: 11, and nothing on top. Never 12, never 10.
+  assert.equal(shown(11, t("01.000500"), [like]), 11);
+  assert.equal(shown(11, t("02"), [like]), 11);
+  assert.deepEqual(outstanding([like], t("02")), []);
+});
+
+test("an action not yet sent is on top of any count", () => {
+  const queued = { key: "k1", counter: "likes", by: 1 };
+  assert.equal(shown(5, t("09"), [queued]), 6);
+  assert.equal(shown(5, null, [queued]), 6);
+});
+
+test("a new snapshot waits while an action may or may not be in it", () => {
+  const queued = { key: "k0", counter: "likes", by: 1 };
+  const inFlight = { key: "k1", counter: "likes", by: 1, sent: true };
+  assert.equal(holds([queued]), false);
+  assert.equal(holds([queued, inFlight]), true);
+  // Shown on the snapshot from before it was sent: the action on top.
+  assert.equal(shown(5, t("07"), [inFlight]), 6);
+  const answered = { ...inFlight, sent: false, done: true, committed: t("08") };
+  assert.equal(holds([answered]), false);
+  assert.equal(shown(6, t("09"), [answered]), 6);
+  assert.equal(shown(5, t("07"), [answered]), 6);
+});
+
+test("an answer that changed nothing adds nothing", () => {
+  const already = { key: "k1", counter: "likes", by: 1, vote: true, done: true };
+  assert.equal(shown(7, t("01"), [already]), 7);
+  assert.deepEqual(outstanding([already], t("01")), []);
+});
+
+test("a like, then an unlike, both pending, show nothing added", () => {
+  const like = { key: "k1", counter: "likes", by: 1, vote: true };
+  const unlike = { key: "k2", counter: "likes", by: -1, vote: false };
+  assert.equal(shown(3, t("01"), [like, unlike]), 3);
+  assert.equal(votedShown(false, [like]), true);
+  assert.equal(votedShown(false, [like, unlike]), false);
+  assert.equal(votedShown(true, []), true);
+  assert.equal(votedShown(true, [{ ...unlike, done: true, committed: t("02") }]), true);
+});
+
+test("times compare to the microsecond, whatever their form", () => {
+  assert.equal(micros("2026-11-23T15:00:01.0005Z"), micros("2026-11-23T15:00:01.000500Z"));
+  assert.equal(micros({ seconds: 1, nanoseconds: 1999 }), 1_000_001);
+  assert.equal(micros("1970-01-01T00:00:01.000001Z"), 1_000_001);
+  assert.equal(micros(new Date(1)), 1000);
+  assert.equal(micros(null), null);
+  assert.throws(() => micros("yesterday"));
+});

@@ -1,0 +1,58 @@
+package web_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/tallycounters/tally/internal/npmci"
+)
+
+const nodeHelp = "the web client's tests need Node.js 20 or later and npm: apt-get install nodejs npm (where Node.js comes from NodeSource, only what is missing)"
+
+// TestNode runs the web client's own tests, of its pure logic (pending
+// actions against snapshot times, the retry policy), with Node's test
+// runner.
+func TestNode(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(nodeHelp)
+	}
+	out, err := exec.Command(node, "--test", "test/").CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test test/: %v\n%s", err, out)
+	}
+}
+
+// TestTypesAndSize installs the pinned build tools, checks the types with
+// TypeScript, and bundles the client as an app would, minified, without the
+// Firebase SDK: gzipped, it must stay under 5 KB.
+func TestTypesAndSize(t *testing.T) {
+	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
+		t.Fatalf("%v (%s)", err, nodeHelp)
+	}
+	if out, err := exec.Command(filepath.Join("node_modules", ".bin", "tsc"), "--noEmit", "-p", ".").CombinedOutput(); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, out)
+	}
+	bundle := filepath.Join(t.TempDir(), "tally.min.js")
+	out, err := exec.Command(filepath.Join("node_modules", ".bin", "esbuild"), "src/index.js", "--bundle", "--minify",
+		"--format=esm", "--external:firebase", "--external:firebase/*", "--outfile="+bundle, "--log-level=warning").CombinedOutput()
+	if err != nil {
+		t.Fatalf("esbuild: %v\n%s", err, out)
+	}
+	min, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	w.Write(min)
+	w.Close()
+	t.Logf("the client, minified: %d bytes; gzipped: %d bytes (beyond the Firebase SDK)", len(min), gz.Len())
+	if gz.Len() > 5<<10 {
+		t.Errorf("the client is %d bytes gzipped; the aim is under 5 KB", gz.Len())
+	}
+}
