@@ -116,20 +116,7 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 	if err := chromedp.Do(ctx, waitText("total", fmt.Sprint(presses))); err != nil {
 		t.Fatal(err)
 	}
-	fs, err := firestore.NewClient(context.Background(), stack.DefaultProject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) { // a liveness bound
-		snap, err := fs.Collection("counters").Doc(id).Get(context.Background())
-		if n, _ := snap.Data()["total"].(int64); err == nil && n == presses {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the counter's total did not reach %d", presses)
-		}
-	}
+	waitTotal(t, id, presses)
 	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
 	shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]shownAt](`window.shown`))
 	if err != nil {
@@ -164,6 +151,28 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 	}
 	slices.Sort(delays)
 	t.Logf("press to the number changing, over %d presses: p50 %.2f ms, p99 %.2f ms", len(delays), delays[len(delays)/2], delays[len(delays)*99/100])
+}
+
+// waitTotal waits until counter id's total is want, or fails after a
+// minute (a liveness bound, not a measurement).
+func waitTotal(t *testing.T, id string, want int64) {
+	t.Helper()
+	fs, err := firestore.NewClient(context.Background(), stack.DefaultProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	var n int64
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		snap, err := fs.Collection("counters").Doc(id).Get(context.Background())
+		if err != nil {
+			continue
+		}
+		if n, _ = snap.Data()["total"].(int64); n == want {
+			return
+		}
+	}
+	t.Fatalf("the counter's total is %d, want %d", n, want)
 }
 
 // waitText waits until the text of the element with this id is want.

@@ -1,0 +1,114 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tallycounters/tally/internal/browsertest"
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/stack"
+)
+
+// What the flaky link between the page and Increment does.
+const (
+	linkUp    = iota
+	linkDown  // every connection is dropped before its request reaches Increment
+	linkLossy // requests reach Increment, which commits, and the answers are lost
+)
+
+// flakyLink proxies to target, as mode says, and counts in lost the
+// requests whose answers it dropped.
+func flakyLink(t *testing.T, target string, mode, lost *atomic.Int32) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := mode.Load()
+		if m == linkLossy && r.Method == http.MethodPost {
+			rec := httptest.NewRecorder()
+			proxy.ServeHTTP(rec, r) // Increment answers; the answer is dropped
+			lost.Add(1)
+		}
+		if m != linkUp && !(m == linkLossy && r.Method == http.MethodOptions) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestOfflineReloadAndTabs presses a like while Increment cannot be
+// reached: the number shows it at once, in a second tab too, and after a
+// reload; then the requests reach Increment but their answers are lost, and
+// the client sends them again with their keys; once the link is back, each
+// press is counted once, and no tab ever showed more, or dipped.
+func TestOfflineReloadAndTabs(t *testing.T) {
+	dir := t.TempDir()
+	bundle(t, dir)
+	s := startLocal(t)
+	var mode, lost atomic.Int32
+	id := emulatortest.ID(t)
+	page := servePage(t, dir, map[string]string{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
+		"url": flakyLink(t, s.FunctionsURL, &mode, &lost) + "/Increment", "counter": id})
+	tabA := browsertest.New(t, 3*time.Minute)
+	if err := chromedp.Do(tabA, chromedp.Navigate(page), waitText("total", "0")); err != nil {
+		t.Fatal(err)
+	}
+	mode.Store(linkDown)
+	for want := range []int{1, 2} {
+		after, err := chromedp.Run(tabA, chromedp.Evaluate[string](`document.getElementById("like").click(), document.getElementById("total").textContent`))
+		if err != nil || after != fmt.Sprint(want+1) {
+			t.Fatalf("press %d while Increment is unreachable: the number is %q (%v), want %d at once", want+1, after, err, want+1)
+		}
+	}
+	tabB, cancelB := chromedp.NewContext(tabA)
+	defer cancelB()
+	if err := chromedp.Do(tabB, chromedp.Navigate(page), waitText("total", "2")); err != nil {
+		t.Fatalf("a second tab does not show the pending likes: %v", err)
+	}
+	if err := chromedp.Do(tabA, chromedp.Reload(), waitText("total", "2")); err != nil {
+		t.Fatalf("after a reload the pending likes are not shown: %v", err)
+	}
+	mode.Store(linkLossy)
+	// The retries reach Increment and commit; their answers are lost.
+	for deadline := time.Now().Add(time.Minute); lost.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond) // a liveness bound, not a measurement
+	}
+	if lost.Load() < 2 {
+		t.Fatalf("%d answers were lost; want the retries of both presses to reach Increment", lost.Load())
+	}
+	mode.Store(linkUp)
+	waitTotal(t, id, 2)
+	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
+	for name, tab := range map[string]context.Context{"first tab": tabA, "second tab": tabB} {
+		shown, err := chromedp.Run(tab, chromedp.Evaluate[[]shownAt](`window.shown`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns := make([]int64, len(shown))
+		for i, s := range shown {
+			ns[i] = s.N
+		}
+		if !slices.IsSorted(ns) || ns[len(ns)-1] != 2 || slices.Max(ns) != 2 {
+			t.Errorf("the %s showed %v; want it to rise to 2, never past it, never dipping", name, ns)
+		}
+	}
+}
