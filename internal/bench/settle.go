@@ -109,7 +109,11 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64
 		index[id] = i
 	}
 	out := make([]int64, len(ids))
-	it := e.reader.CollectionGroup(layout.ShardsCollection).Documents(ctx)
+	fields := []string{layout.DefaultShardField}
+	if coll == collPosts {
+		fields = fieldNames(e.o.Fields)
+	}
+	it := e.reader.CollectionGroup(layout.ShardsCollection).Select(fields...).Documents(ctx)
 	defer it.Stop()
 	for {
 		snap, err := it.Next()
