@@ -14,6 +14,23 @@ import (
 	"github.com/tallycounters/tally/layout"
 )
 
+// newPost declares the counts given (TALLY_COUNTS) and creates a post of
+// the test's own, titled hello, as the app does.
+func newPost(t *testing.T, counts string) (*firestore.Client, layout.Layout, string) {
+	t.Helper()
+	client := emulatortest.Client(t)
+	l := layout.Default()
+	var err error
+	if l.Docs, err = layout.ParseCounts(counts); err != nil {
+		t.Fatal(err)
+	}
+	name := "posts/" + emulatortest.ID(t)
+	if _, err := client.Doc(name).Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	return client, l, name
+}
+
 // TestDocsGrowAndDuplicates: on a post without num_shards (Increment then
 // uses the default), a busy count makes the fold write _tally.num_shards,
 // never a field of the app's; every event, delivered twice and out of
@@ -21,16 +38,7 @@ import (
 // never brought back by its shards' late events.
 func TestDocsGrowAndDuplicates(t *testing.T) {
 	ctx := context.Background()
-	client := emulatortest.Client(t)
-	l := layout.Default()
-	var err error
-	if l.Docs, err = layout.ParseCounts("posts:likes,views"); err != nil {
-		t.Fatal(err)
-	}
-	name := "posts/" + emulatortest.ID(t)
-	if _, err := client.Doc(name).Create(ctx, map[string]any{"title": "hello"}); err != nil {
-		t.Fatal(err)
-	}
+	client, l, name := newPost(t, "posts:likes,views")
 	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: 50 * time.Millisecond,
 		Grow: GrowPolicy{PerShard: 0.001, Max: 20, Period: 100 * time.Millisecond, Default: 4}})
 	shard := func(n int) string { return fmt.Sprintf("%s/shards/%d", name, n) }
@@ -93,16 +101,7 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 // date them, are a window apart or more.
 func TestDocsWindowAcrossInstances(t *testing.T) {
 	ctx := context.Background()
-	client := emulatortest.Client(t)
-	l := layout.Default()
-	var err error
-	if l.Docs, err = layout.ParseCounts("posts:likes,views,shares"); err != nil {
-		t.Fatal(err)
-	}
-	name := "posts/" + emulatortest.ID(t)
-	if _, err := client.Doc(name).Create(ctx, map[string]any{"title": "hello"}); err != nil {
-		t.Fatal(err)
-	}
+	client, l, name := newPost(t, "posts:likes,views,shares")
 	const window = 150 * time.Millisecond
 	var mu sync.Mutex
 	var writes []time.Time

@@ -98,27 +98,40 @@ func (Owner) RequireTransportSecurity() bool { return false }
 
 type readTimeKey struct{}
 
-// readTime is where an aggregation's read time is put.
-type readTime struct {
+// stamp is where an interceptor puts a time the server reported: an
+// aggregation's read time, or a commit's time.
+type stamp struct {
 	mu sync.Mutex
 	at time.Time
+}
+
+func (s *stamp) set(t time.Time) {
+	s.mu.Lock()
+	s.at = t
+	s.mu.Unlock()
+}
+
+// with returns a context that carries a new stamp under key, and the
+// stamp's getter.
+func with(ctx context.Context, key any) (context.Context, func() time.Time) {
+	s := &stamp{}
+	return context.WithValue(ctx, key, s), func() time.Time {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.at
+	}
 }
 
 // WithReadTime returns a context whose aggregation queries, on a client
 // built with these options, report their result's read time to get. get
 // returns the zero time if none was reported: the client lacks the options.
 func WithReadTime(ctx context.Context) (_ context.Context, get func() time.Time) {
-	rt := &readTime{}
-	return context.WithValue(ctx, readTimeKey{}, rt), func() time.Time {
-		rt.mu.Lock()
-		defer rt.mu.Unlock()
-		return rt.at
-	}
+	return with(ctx, readTimeKey{})
 }
 
 func readTimeInterceptor(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	s, err := streamer(ctx, desc, cc, method, opts...)
-	rt, _ := ctx.Value(readTimeKey{}).(*readTime)
+	rt, _ := ctx.Value(readTimeKey{}).(*stamp)
 	if err != nil || rt == nil || method != methodAggregate {
 		return s, err
 	}
@@ -127,15 +140,13 @@ func readTimeInterceptor(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cl
 
 type readTimeStream struct {
 	grpc.ClientStream
-	rt *readTime
+	rt *stamp
 }
 
 func (s *readTimeStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
 	if r, ok := m.(*firestorepb.RunAggregationQueryResponse); ok && err == nil && r.GetReadTime() != nil && r.GetResult() != nil {
-		s.rt.mu.Lock()
-		s.rt.at = r.GetReadTime().AsTime()
-		s.rt.mu.Unlock()
+		s.rt.set(r.GetReadTime().AsTime())
 	}
 	return err
 }
@@ -147,21 +158,14 @@ type commitTimeKey struct{}
 // the Firestore package does not return. get returns the zero time if no
 // commit succeeded or the client lacks the options.
 func WithCommitTime(ctx context.Context) (_ context.Context, get func() time.Time) {
-	ct := &readTime{}
-	return context.WithValue(ctx, commitTimeKey{}, ct), func() time.Time {
-		ct.mu.Lock()
-		defer ct.mu.Unlock()
-		return ct.at
-	}
+	return with(ctx, commitTimeKey{})
 }
 
 func commitTimeInterceptor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	err := invoker(ctx, method, req, reply, cc, opts...)
-	ct, _ := ctx.Value(commitTimeKey{}).(*readTime)
+	ct, _ := ctx.Value(commitTimeKey{}).(*stamp)
 	if r, ok := reply.(*firestorepb.CommitResponse); ok && err == nil && ct != nil && method == methodCommit && r.GetCommitTime() != nil {
-		ct.mu.Lock()
-		ct.at = r.GetCommitTime().AsTime()
-		ct.mu.Unlock()
+		ct.set(r.GetCommitTime().AsTime())
 	}
 	return err
 }
