@@ -187,6 +187,15 @@ func TestReadmeCounts(t *testing.T) {
 	counts := "TALLY_COUNTS=posts:likes,views;users/*/posts:likes"
 	_, out, stderr := start(t, []string{counts, "GOOGLE_CLOUD_PROJECT="}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
+	if !strings.Contains(strings.Join(r.lines, "\n"), "enforcing deploy/counts.rules") {
+		t.Errorf("serve does not say which rules it enforces:\n%s", strings.Join(r.lines, "\n"))
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(r.later.String(), "documents/posts/p1?mask.fieldPaths=likes") && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if later := r.later.String(); !strings.Contains(later, `{"counter":"posts/p1","field":"likes"}`) {
+		t.Errorf("serve's examples are not for the counts declared:\n%s", later)
+	}
 	t.Setenv("FIRESTORE_EMULATOR_HOST", r.emulator)
 	t.Setenv("GOOGLE_CLOUD_PROJECT", "")
 	t.Setenv("TALLY_COUNTS", strings.TrimPrefix(counts, "TALLY_COUNTS="))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/layout"
 )
 
 // stopTimeout bounds serve's draining: events in flight, the last folds
@@ -110,8 +112,12 @@ func checkExternal(host, data string) error {
 
 func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 	if s.Emulator != nil {
-		fmt.Fprintf(w, "tally: Firestore emulator (pid %d) at %s, delivering events to %s, enforcing deploy/firestore.rules\n",
-			s.Emulator.PID(), s.EmulatorHost, s.BridgeAddr)
+		rules := "deploy/firestore.rules"
+		if s.Config().Layout.OnDocs() {
+			rules = "deploy/counts.rules with example rules for the counted collections ('tally rules' prints them)"
+		}
+		fmt.Fprintf(w, "tally: Firestore emulator (pid %d) at %s, delivering events to %s, enforcing %s\n",
+			s.Emulator.PID(), s.EmulatorHost, s.BridgeAddr, rules)
 	} else {
 		fmt.Fprintf(w, "tally: using the emulator at %s (%s). Rollup runs only if that emulator was started with "+
 			"--functions_emulator %s; its security rules are its own\n", s.EmulatorHost, EnvEmulator, s.BridgeAddr)
@@ -130,9 +136,17 @@ func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 		s.FunctionsURL, s.FunctionsURL, s.FunctionsURL)
 	fmt.Fprintf(w, "tally: a like button at %s/demo\n", s.FunctionsURL)
 	fmt.Fprintf(w, "%s=%s\n", EnvEmulator, s.EmulatorHost)
-	fmt.Fprintf(w, "curl -s -X POST %s/Increment -H 'Content-Type: application/json' -d '{\"counter\":\"likes\"}'\n", s.FunctionsURL)
-	fmt.Fprintf(w, "curl -s -H 'Authorization: Bearer owner' 'http://%s/v1/projects/%s/databases/%s/documents/%s/likes?mask.fieldPaths=total'\n",
-		s.EmulatorHost, s.Config().Project, s.Config().Database, s.Config().Layout.Collection)
+	l := s.Config().Layout
+	doc, field, body := l.Collection+"/likes", layout.FieldTotal, `{"counter":"likes"}`
+	if l.OnDocs() {
+		// The first declared count, on a document the app would have made.
+		doc = strings.ReplaceAll(l.Docs[0].Collection, "*", "u1") + "/p1"
+		field = l.Docs[0].Fields[0]
+		body = fmt.Sprintf(`{"counter":%q,"field":%q}`, doc, field)
+	}
+	fmt.Fprintf(w, "curl -s -X POST %s/Increment -H 'Content-Type: application/json' -d '%s'\n", s.FunctionsURL, body)
+	fmt.Fprintf(w, "curl -s -H 'Authorization: Bearer owner' 'http://%s/v1/projects/%s/databases/%s/documents/%s?mask.fieldPaths=%s'\n",
+		s.EmulatorHost, s.Config().Project, s.Config().Database, doc, field)
 }
 
 func envInt(key string, def int) int {
