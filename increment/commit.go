@@ -97,7 +97,14 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 		case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
 		default:
 			if errors.As(err, &refusal) {
-				return nil, time.Time{}, err // past a limit: nothing written
+				// Past a limit: nothing written. A retry of a request that
+				// was counted before the limit was reached gets its answer.
+				if op.Key != "" {
+					if kept, at, _, kerr := w.keptAnswer(ctx, op); kerr == nil && kept != nil {
+						return kept, at, nil
+					}
+				}
+				return nil, time.Time{}, err
 			}
 			return nil, time.Time{}, commitError(kind, fmt.Errorf("increment: commit to %s: %w", op.Counter, err))
 		}

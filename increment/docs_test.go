@@ -87,6 +87,10 @@ func TestCountsPerField(t *testing.T) {
 			t.Errorf("plain step %d on likes, past a keyed one, within the hour: %d, want %d", i+1, code, want)
 		}
 	}
+	// Past the limit, a retry of the keyed step still gets its answer.
+	if code, r, raw := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":"likes","by":1}`, name), "Idempotency-Key", "k1"); code != http.StatusOK || !r.Changed {
+		t.Errorf("a retry of a counted keyed step past the limit: %d %s, want its first answer", code, raw)
+	}
 	if got := fieldSums(t, c, l, name); got["likes"] != 3 || got["views"] != 2 || len(got) != 2 {
 		t.Errorf("shards sum %v; want likes 3 (a vote, a keyed and a plain step) and views 2 (a vote and a keyed step)", got)
 	}
