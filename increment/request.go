@@ -75,6 +75,9 @@ func isJSON(r *http.Request) bool {
 	return err == nil && mt == "application/json"
 }
 
+// jsonSpace is the white space JSON allows between its tokens: no other.
+const jsonSpace = " \t\r\n"
+
 func fromJSON(raw []byte) (Request, error) {
 	if err := exactKeys(raw, "counter", "field", "by", "vote"); err != nil {
 		return Request{}, err
@@ -85,8 +88,11 @@ func fromJSON(raw []byte) (Request, error) {
 	if err := dec.Decode(&b); err != nil {
 		return Request{}, errorf(http.StatusBadRequest, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}: %s", jsonProblem(err))
 	}
-	if len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
+	if len(bytes.TrimLeft(raw[dec.InputOffset():], jsonSpace)) > 0 {
 		return Request{}, errorf(http.StatusBadRequest, "body holds more than one JSON object, or text after it")
+	}
+	if !bytes.HasPrefix(bytes.TrimLeft(raw, jsonSpace), []byte("{")) {
+		return Request{}, errorf(http.StatusBadRequest, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}")
 	}
 	req := Request{Counter: b.Counter, Field: b.Field, By: 1, Vote: b.Vote}
 	if b.Vote != nil {
