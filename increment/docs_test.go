@@ -177,3 +177,27 @@ func TestAnswerSaysWhenCommitted(t *testing.T) {
 		t.Errorf("a like already counted: %+v, want no change and no commit time", same)
 	}
 }
+
+// TestDocsVotesOnly: a public, votes-only Increment on documents takes a
+// vote on each count, once per user, and refuses a plain step on any,
+// writing nothing.
+func TestDocsVotesOnly(t *testing.T) {
+	l := postsLayout(t)
+	h, c, _, host := signedIn(t, Config{Layout: l, Public: true, VotesOnly: true})
+	u := user(t, host)
+	name := "posts/" + emulatortest.ID(t)
+	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"likes", "views"} {
+		if code, _, raw := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":%q,"by":1}`, name, field)); code != http.StatusBadRequest {
+			t.Errorf("a plain step on %s: %d %s, want 400", field, code, raw)
+		}
+		if code, r, raw := call(h, u.IDToken, fmt.Sprintf(`{"counter":%q,"field":%q,"vote":true}`, name, field)); code != http.StatusOK || !r.Changed {
+			t.Errorf("a vote on %s: %d %s, want it counted", field, code, raw)
+		}
+	}
+	if got := fieldSums(t, c, l, name); got["likes"] != 1 || got["views"] != 1 || len(got) != 2 {
+		t.Errorf("shards sum %v; want the two votes only", got)
+	}
+}
