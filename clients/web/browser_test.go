@@ -38,16 +38,18 @@ func bundle(t *testing.T, dir string) {
 }
 
 // startLocal runs tally on the emulator, as tally serve does, with browsers
-// allowed to call Increment from any origin.
-func startLocal(t *testing.T) *stack.Stack {
+// allowed to call Increment from any origin, configured by env besides.
+func startLocal(t *testing.T, env ...string) *stack.Stack {
 	t.Helper()
 	paths, err := emulatortest.Paths()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := tally.ConfigFromEnv(func(k string) string {
-		return map[string]string{tally.EnvCORSOrigins: "*", tally.EnvAutoGrow: "false"}[k]
-	})
+	vars := map[string]string{tally.EnvCORSOrigins: "*", tally.EnvAutoGrow: "false"}
+	for i := 0; i+1 < len(env); i += 2 {
+		vars[env[i]] = env[i+1]
+	}
+	cfg, err := tally.ConfigFromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func startLocal(t *testing.T) *stack.Stack {
 }
 
 // servePage serves the bundled page in dir with its configuration.
-func servePage(t *testing.T, dir string, config map[string]string) string {
+func servePage(t *testing.T, dir string, config map[string]any) string {
 	t.Helper()
 	cfg, _ := json.Marshal(config)
 	mux := http.NewServeMux()
@@ -72,7 +74,7 @@ func servePage(t *testing.T, dir string, config map[string]string) string {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!doctype html><meta charset="utf-8"><title>tally</title>
 <script type="application/json" id="config">%s</script>
-<button id="like">Like</button> <span id="total"></span>
+<button id="like">Like</button> <span id="total"></span> <p id="message"></p>
 <script type="module" src="/page.js"></script>`, cfg)
 	})
 	mux.Handle("/page.js", http.FileServer(http.Dir(dir)))
@@ -96,7 +98,7 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 	bundle(t, dir)
 	s := startLocal(t)
 	id := emulatortest.ID(t)
-	page := servePage(t, dir, map[string]string{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
+	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
 		"url": s.FunctionsURL + "/Increment", "counter": id})
 	ctx := browsertest.New(t, 3*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(page), waitText("total", "0")); err != nil {

@@ -66,7 +66,7 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 	s := startLocal(t)
 	var mode, lost atomic.Int32
 	id := emulatortest.ID(t)
-	page := servePage(t, dir, map[string]string{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
+	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
 		"url": flakyLink(t, s.FunctionsURL, &mode, &lost) + "/Increment", "counter": id})
 	tabA := browsertest.New(t, 3*time.Minute)
 	if err := chromedp.Do(tabA, chromedp.Navigate(page), waitText("total", "0")); err != nil {

@@ -1,30 +1,55 @@
-// The browser tests' page: one count, a button that adds to it with the
-// client, and what the page showed when, for the test to read.
+// The browser tests' page: one count and a button that adds to it with the
+// client (or, with config.vote, likes and unlikes), signed in when the
+// config names a user, with App Check when it gives a token; and what the
+// page showed when, for the test to read.
 import { initializeApp } from "firebase/app";
-import { connectAuthEmulator, getAuth } from "firebase/auth";
+import { CustomProvider, initializeAppCheck } from "firebase/app-check";
+import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from "firebase/auth";
 import { connectFirestoreEmulator, getFirestore } from "firebase/firestore";
 
-import { count, getTally, increment, onCount } from "../src/index.js";
+import { count, getTally, increment, onCount, onVote, vote } from "../src/index.js";
 
 const cfg = JSON.parse(document.getElementById("config").textContent);
-const app = initializeApp({ projectId: cfg.project, apiKey: "demo-api-key" });
+const app = initializeApp({ projectId: cfg.project, apiKey: "demo-api-key", appId: "1:123456789:web:0a1b2c" });
 const db = getFirestore(app);
 const [host, port] = cfg.firestore.split(":");
 connectFirestoreEmulator(db, host, Number(port));
 const auth = getAuth(app);
 if (cfg.auth) connectAuthEmulator(auth, `http://${cfg.auth}`, { disableWarnings: true });
+const appCheck = cfg.appCheckToken
+  ? initializeAppCheck(app, {
+      provider: new CustomProvider({ getToken: async () => ({ token: cfg.appCheckToken, expireTimeMillis: Date.now() + 3600e3 }) }),
+      isTokenAutoRefreshEnabled: false,
+    })
+  : undefined;
 
-const tally = getTally(app, { url: cfg.url, firestore: db, auth });
-const ref = cfg.field ? count(tally, cfg.counter, cfg.field) : count(tally, cfg.counter);
-const total = document.getElementById("total");
+const $ = (id) => document.getElementById(id);
+window.auth = auth;
 window.shown = []; // every number shown, with when
 window.presses = []; // when each press was
 window.failures = [];
+await auth.authStateReady();
+if (cfg.email && !auth.currentUser) await signInWithEmailAndPassword(auth, cfg.email, cfg.password);
+
+const tally = getTally(app, { url: cfg.url, firestore: db, auth, appCheck });
+const ref = cfg.field ? count(tally, cfg.counter, cfg.field) : count(tally, cfg.counter);
 onCount(ref, (n) => {
-  total.textContent = String(n);
+  $("total").textContent = String(n);
   window.shown.push({ n, at: performance.now() });
 });
-document.getElementById("like").addEventListener("click", () => {
+let liked = false;
+if (cfg.vote) {
+  onVote(ref, (v) => {
+    liked = v;
+    $("like").setAttribute("aria-pressed", String(v));
+  });
+}
+$("like").addEventListener("click", () => {
   window.presses.push(performance.now());
-  increment(ref, 1).catch((e) => window.failures.push(String(e)));
+  $("message").textContent = "";
+  (cfg.vote ? vote(ref, !liked) : increment(ref, 1)).catch((e) => {
+    window.failures.push(String(e));
+    $("message").textContent = e.message;
+  });
 });
+window.ready = true;

@@ -11,12 +11,12 @@ import { getFirestore, doc, onSnapshot } from "firebase/firestore";
 import { getAuth, onAuthStateChanged } from "firebase/auth";
 import { getToken } from "firebase/app-check";
 
-import { holds, outstanding, shown, votedShown } from "./pending.js";
+import { holds, outstanding, pressedOn, shown, votedShown } from "./pending.js";
 import { next } from "./retry.js";
 import { openStore } from "./store.js";
 import { micros } from "./times.js";
 
-export { holds, shown, outstanding, votedShown } from "./pending.js";
+export { holds, shown, outstanding, pressedOn, votedShown } from "./pending.js";
 
 /**
  * The client of one deployed Increment, for one Firebase app.
@@ -36,6 +36,7 @@ export function getTally(app, options) {
     renders: new Set(),
     sending: new Set(),
     voted: new Map(), // the user's stored vote on each count an onVote listens to
+    bases: new Map(), // the snapshot each count is shown on
   };
   const reload = async () => {
     merge(t, await t.store.all());
@@ -63,16 +64,24 @@ export function count(tally, counter, field) {
  */
 export function onCount(ref, nextValue, error) {
   const t = ref.tally;
-  let base = { value: 0, asOf: null }; // the snapshot the number is shown on
+  let base = null; // the snapshot the number is shown on; none before the first
   let held = null; // a later snapshot, waiting for an answer
   let last;
   const render = () => {
     const actions = mine(t, ref);
-    if (held && !holds(actions)) {
+    if (!base && held && holds(actions)) {
+      // A first snapshot, taken while an action is in flight, may or may
+      // not hold it: show the snapshot the action was pressed on instead.
+      base = pressedOn(actions);
+      if (!base) return; // pressed before any snapshot: wait for its answer
+    }
+    if (!base && !held) return; // nothing to add the actions to yet
+    if (held && (!base || !holds(actions))) {
       base = held;
       held = null;
       settle(t, ref, base.asOf);
     }
+    t.bases.set(keyOf(ref), base);
     const n = shown(base.value, base.asOf, mine(t, ref));
     if (n !== last) nextValue((last = n));
   };
@@ -139,7 +148,8 @@ function keyOf(ref) {
 
 function act(ref, what) {
   const t = ref.tally;
-  const a = { key: crypto.randomUUID(), counter: ref.counter, field: ref.field, ...what, at: Date.now() };
+  const base = t.bases.get(keyOf(ref)) ?? null; // taken before a is sent, so without it
+  const a = { key: crypto.randomUUID(), counter: ref.counter, field: ref.field, ...what, at: Date.now(), base };
   t.actions.push(a);
   changed(t); // shown now, before anything is written anywhere
   return keep(t, a).then(() => deliver(t, a));

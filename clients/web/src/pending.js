@@ -22,6 +22,7 @@ import { micros } from "./times.js";
  * @property {boolean} [sent]    sent at least once without a sure answer
  * @property {string} [committed] when its write committed, once answered
  * @property {boolean} [done]    answered: committed, or changed nothing
+ * @property {{value: number, asOf: *} | null} [base] the snapshot of the count it was pressed on
  */
 
 /**
@@ -74,4 +75,19 @@ export function holds(actions) {
  */
 export function votedShown(stored, actions) {
   return actions.filter((a) => a.vote !== undefined && !a.done).reduce((_, a) => a.vote, stored);
+}
+
+/**
+ * The snapshot to show a count on when the first one a page gets came while
+ * actions were in flight (after a reload, or in a new tab), and so may or
+ * may not hold them: the oldest of the snapshots those actions were
+ * pressed on, which holds none of them. Null if one was pressed before any
+ * snapshot: nothing is known until it is answered.
+ * @param {Action[]} actions
+ * @returns {{value: number, asOf: *} | null}
+ */
+export function pressedOn(actions) {
+  const flying = actions.filter((a) => a.sent && !a.done);
+  if (flying.length === 0 || flying.some((a) => !a.base)) return null;
+  return flying.map((a) => a.base).reduce((x, y) => ((micros(y.asOf) ?? 0) < (micros(x.asOf) ?? 0) ? y : x));
 }

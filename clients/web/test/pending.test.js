@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { holds, outstanding, shown, votedShown } from "../src/pending.js";
+import { holds, outstanding, pressedOn, shown, votedShown } from "../src/pending.js";
 import { micros } from "../src/times.js";
 
 const t = (s) => `2026-11-23T15:00:${s}Z`;
@@ -58,4 +58,17 @@ test("times compare to the microsecond, whatever their form", () => {
   assert.equal(micros(new Date(1)), 1000);
   assert.equal(micros(null), null);
   assert.throws(() => micros("yesterday"));
+});
+
+test("a first snapshot taken while actions are in flight is shown on the snapshot they were pressed on", () => {
+  const first = { key: "k1", counter: "likes", by: 1, sent: true, base: { value: 4, asOf: t("01") } };
+  const second = { key: "k2", counter: "likes", by: 1, sent: true, base: { value: 4, asOf: { seconds: Date.parse(t("00")) / 1000, nanoseconds: 0 } } };
+  const answered = { key: "k3", counter: "likes", by: 1, done: true, committed: t("02"), base: null };
+  // The oldest base holds neither; answered actions do not matter.
+  assert.deepEqual(pressedOn([first, second, answered]), second.base);
+  // Whether or not the first snapshot holds them, the number is the base plus both.
+  assert.equal(shown(pressedOn([first, second]).value, pressedOn([first, second]).asOf, [first, second]), 6);
+  // One pressed before any snapshot: nothing is known until it is answered.
+  assert.equal(pressedOn([first, { ...second, base: null }]), null);
+  assert.equal(pressedOn([answered]), null);
 });
