@@ -98,13 +98,14 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 	bundle(t, dir)
 	s := startLocal(t)
 	id := emulatortest.ID(t)
+	var seen answers
 	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
-		"url": s.FunctionsURL + "/Increment", "counter": id})
+		"url": seen.serve(t, s.FunctionsURL) + "/Increment", "counter": id})
 	ctx := browsertest.New(t, 3*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(page), waitText("total", "0")); err != nil {
 		t.Fatal(err)
 	}
-	const presses = 20
+	const presses = 50
 	var sync []string // the number right after each press, in the same task as the press
 	for i := range presses {
 		after, err := chromedp.Run(ctx,
@@ -153,6 +154,12 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 	}
 	slices.Sort(delays)
 	t.Logf("press to the number changing, over %d presses: p50 %.2f ms, p99 %.2f ms", len(delays), delays[len(delays)/2], delays[len(delays)*99/100])
+	snapshots, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`window.snapshots`))
+	posts, preflights := seen.counts()
+	t.Logf("for %d presses: %d POSTs to Increment, %d preflights; the count's listener got %d snapshots (reads)", presses, posts, preflights, snapshots)
+	if posts != presses {
+		t.Errorf("%d POSTs for %d presses", posts, presses)
+	}
 }
 
 // waitTotal waits until counter id's total is want, or fails after a

@@ -25,10 +25,18 @@ import (
 )
 
 // answers proxies to target and keeps the status of every answer to a
-// POST, in order.
+// POST, in order, and counts the preflight requests.
 type answers struct {
-	mu       sync.Mutex
-	statuses []int
+	mu         sync.Mutex
+	statuses   []int
+	preflights int
+}
+
+// counts is how many POSTs and preflights were answered.
+func (a *answers) counts() (posts, preflights int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.statuses), a.preflights
 }
 
 func (a *answers) serve(t *testing.T, target string) string {
@@ -38,10 +46,13 @@ func (a *answers) serve(t *testing.T, target string) string {
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	proxy.ModifyResponse = func(r *http.Response) error {
-		if r.Request.Method == http.MethodPost {
-			a.mu.Lock()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		switch r.Request.Method {
+		case http.MethodPost:
 			a.statuses = append(a.statuses, r.StatusCode)
-			a.mu.Unlock()
+		case http.MethodOptions:
+			a.preflights++
 		}
 		return nil
 	}

@@ -56,3 +56,24 @@ func TestTypesAndSize(t *testing.T) {
 		t.Errorf("the client is %d bytes gzipped; the aim is under 5 KB", gz.Len())
 	}
 }
+
+// TestDemoBundleUpToDate rebuilds the script tally serve's /demo embeds,
+// the demo and the client bundled with the pinned Firebase SDK, and checks
+// that the committed one is the same: after a change to the client or the
+// demo, run npm run demo here.
+func TestDemoBundleUpToDate(t *testing.T) {
+	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
+		t.Fatalf("%v (%s)", err, nodeHelp)
+	}
+	fresh := filepath.Join(t.TempDir(), "demo.js")
+	out, err := exec.Command(filepath.Join("node_modules", ".bin", "esbuild"), "demo/demo.js", "--bundle", "--minify",
+		"--format=esm", "--outfile="+fresh, "--log-level=warning").CombinedOutput()
+	if err != nil {
+		t.Fatalf("esbuild: %v\n%s", err, out)
+	}
+	want, _ := os.ReadFile(fresh)
+	got, err := os.ReadFile(filepath.Join("..", "..", "internal", "stack", "demo", "demo.js"))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("internal/stack/demo/demo.js is not the demo as built from its sources (%v): run npm ci && npm run demo in clients/web", err)
+	}
+}

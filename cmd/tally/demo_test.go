@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"syscall"
@@ -98,5 +99,67 @@ func checkDemoHeaders(t *testing.T, page string) {
 	}
 	if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 		t.Errorf("X-Content-Type-Options: %q, want nosniff", got)
+	}
+}
+
+// TestDemoFeed runs the README's feed demo, TALLY_AUTH=firebase
+// TALLY_COUNTS='posts:likes,views' go run ./cmd/tally serve, and opens its
+// /demo in headless Chromium: a user signs in and sees the demo's posts,
+// each view counted on the post; a like shows at once, is counted on the
+// post, and moves it to the top of the feed, most liked first; after a
+// reload the page knows the user likes it, and each post has two views.
+func TestDemoFeed(t *testing.T) {
+	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views"}, "serve", "--port", "0")
+	r := waitReady(t, out, stderr)
+	ctx := browsertest.New(t, 3*time.Minute)
+	page := r.functions + "/demo"
+	checkDemoHeaders(t, page)
+	id := func(s string) chromedp.ID { return chromedp.ID(s) }
+	post := func(p, sel string) string { return fmt.Sprintf(`document.querySelector('article[data-id=%q] %s')`, p, sel) }
+	views := func(want string) chromedp.Action[chromedp.Void] {
+		return waitJS(fmt.Sprintf(`[...document.querySelectorAll("article .views")].map((e) => e.textContent).join() === %q`, want))
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(id("signin")),
+		chromedp.SendKeys(id("email"), "ada@example.com"),
+		chromedp.SendKeys(id("password"), "secret-password"),
+		chromedp.Click(id("signin")),
+		chromedp.WaitVisible(id("signed-in")),
+		views("1,1,1"),
+	)
+	if err != nil {
+		t.Fatalf("sign in and see the posts: %v\n%s", err, stderr)
+	}
+	after, err := chromedp.Run(ctx, chromedp.Evaluate[string](post("counts", ".like")+`.click(), `+post("counts", ".likes")+`.textContent + " " + `+post("counts", ".like")+`.ariaPressed`))
+	if err != nil || after != "1 true" {
+		t.Fatalf("right after Like the post shows %q (%v), want 1 like, pressed", after, err)
+	}
+	if err := chromedp.Do(ctx, waitJS(`document.querySelector("article").dataset.id === "counts"`)); err != nil {
+		t.Fatalf("the liked post does not move to the top: %v", err)
+	}
+	err = chromedp.Do(ctx, chromedp.Reload(), views("2,2,2"),
+		waitJS(post("counts", ".like")+`.ariaPressed === "true" && `+post("counts", ".likes")+`.textContent === "1"`))
+	if err != nil {
+		t.Fatalf("after a reload: %v", err)
+	}
+	for _, p := range demoPostIDs {
+		waitField(t, r.emulator, "posts/"+p, "likes", map[string]int64{"counts": 1}[p])
+		waitField(t, r.emulator, "posts/"+p, "views", 2)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd); code != 0 {
+		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+}
+
+// demoPostIDs are the posts serve's demo adds to an empty feed.
+var demoPostIDs = []string{"hello", "counts", "offline"}
+
+// waitJS waits until the expression is true.
+func waitJS(js string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
+		return chromedp.Void{}, err
 	}
 }

@@ -196,20 +196,24 @@ func rest(t *testing.T, method, emulator, path, body string, owner bool) (int, s
 
 // total reads counter's total as the owner; -1 if it has none.
 func total(t *testing.T, emulator, counter string) int64 {
+	return field(t, emulator, "counters/"+counter, "total")
+}
+
+// field reads the integer field name of the document at path as the owner;
+// -1 if it has none.
+func field(t *testing.T, emulator, path, name string) int64 {
 	t.Helper()
-	code, body := rest(t, http.MethodGet, emulator, "counters/"+counter+"?mask.fieldPaths=total", "", true)
+	code, body := rest(t, http.MethodGet, emulator, path+"?mask.fieldPaths="+name, "", true)
 	if code != http.StatusOK {
 		return -1
 	}
 	var doc struct {
-		Fields struct {
-			Total struct {
-				IntegerValue string `json:"integerValue"`
-			} `json:"total"`
+		Fields map[string]struct {
+			IntegerValue string `json:"integerValue"`
 		} `json:"fields"`
 	}
 	json.Unmarshal([]byte(body), &doc)
-	n, err := strconv.ParseInt(doc.Fields.Total.IntegerValue, 10, 64)
+	n, err := strconv.ParseInt(doc.Fields[name].IntegerValue, 10, 64)
 	if err != nil {
 		return -1
 	}
@@ -219,13 +223,20 @@ func total(t *testing.T, emulator, counter string) int64 {
 // waitTotal waits until counter's total is want, for at most a minute.
 func waitTotal(t *testing.T, emulator, counter string, want int64) {
 	t.Helper()
+	waitField(t, emulator, "counters/"+counter, "total", want)
+}
+
+// waitField waits until the integer field name of the document at path is
+// want, for at most a minute.
+func waitField(t *testing.T, emulator, path, name string, want int64) {
+	t.Helper()
 	var got int64
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if got = total(t, emulator, counter); got == want {
+		if got = field(t, emulator, path, name); got == want {
 			return
 		}
 	}
-	t.Errorf("total of %s = %d, want %d", counter, got, want)
+	t.Errorf("%s.%s = %d, want %d", path, name, got, want)
 }
 
 // waitFor waits until serve has printed want after it was ready, for at

@@ -1,30 +1,96 @@
 package stack
 
 import (
+	"context"
 	"crypto/rand"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"net/http"
+	"strings"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 //go:embed demo.html
 var demoSource string
 
+// demoScript is the page's script: clients/web/demo/demo.js and the web
+// client, bundled with the Firebase SDK (npm run demo, in clients/web).
+//
+//go:embed demo/demo.js
+var demoScript []byte
+
 var demoPage = template.Must(template.New("demo").Parse(demoSource))
 
 // demoConfig is what the demo page needs to know of the stack.
 type demoConfig struct {
-	AuthHost      string `json:"authHost"` // "" without sign-in
-	FirestoreHost string `json:"firestoreHost"`
-	Project       string `json:"project"`
-	Database      string `json:"database"`
-	Collection    string `json:"collection"`
+	AuthHost      string    `json:"authHost"` // "" without sign-in
+	FirestoreHost string    `json:"firestoreHost"`
+	Project       string    `json:"project"`
+	Database      string    `json:"database"`
+	Collection    string    `json:"collection"`
+	Voters        string    `json:"voters"`
+	Feed          *demoFeed `json:"feed"` // nil without counts on documents
 }
 
-// demo serves a like button: a page with no build step that signs a user
-// in against the Auth emulator, votes through Increment and shows the total
-// as it reads it from the Firestore emulator.
+// demoFeed is the collection the page lists, and the counts it shows.
+type demoFeed struct {
+	Collection string `json:"collection"`
+	Like       string `json:"like"`
+	View       string `json:"view,omitempty"`
+}
+
+// demoPosts are the posts the demo adds to an empty feed.
+var demoPosts = []struct{ id, title string }{
+	{"hello", "Hello, tally"},
+	{"counts", "Counts on your own documents"},
+	{"offline", "A like pressed offline is kept, and counted once"},
+}
+
+// feed is the first counted collection of top-level documents, if any.
+func (s *Stack) feed() *demoFeed {
+	for _, d := range s.o.Config.Layout.Docs {
+		if strings.Contains(d.Collection, "/") {
+			continue
+		}
+		f := &demoFeed{Collection: d.Collection, Like: d.Fields[0]}
+		if len(d.Fields) > 1 {
+			f.View = d.Fields[1]
+		}
+		return f
+	}
+	return nil
+}
+
+// seed adds the demo's posts to the feed's collection when it is empty, as
+// the app would create them.
+func (s *Stack) seed(ctx context.Context, f *demoFeed) error {
+	col := s.Functions.Client.Collection(f.Collection)
+	some, err := col.Limit(1).Documents(ctx).GetAll()
+	if err != nil || len(some) > 0 {
+		return err
+	}
+	for _, p := range demoPosts {
+		data := map[string]any{"title": p.title, f.Like: 0, "created": firestore.ServerTimestamp}
+		if f.View != "" {
+			data[f.View] = 0
+		}
+		if _, err := col.Doc(p.id).Create(ctx, data); err != nil && !isExists(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func isExists(err error) bool { return status.Code(err) == codes.AlreadyExists }
+
+// demo serves the demo page: a feed of posts with likes and views counted
+// on the posts, with counts on documents; otherwise, and at
+// /demo?counter=NAME, a like button for one counter. Its script is the web
+// client's.
 func (s *Stack) demo(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -33,7 +99,14 @@ func (s *Stack) demo(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg := demoConfig{
 		AuthHost: s.AuthHost, FirestoreHost: s.EmulatorHost, Project: s.o.Config.Project,
-		Database: s.o.Config.Database, Collection: s.o.Config.Layout.Collection,
+		Database: s.o.Config.Database, Collection: s.o.Config.Layout.Collection, Feed: s.feed(),
+	}
+	_, cfg.Voters, _ = s.o.Config.Layout.Subcollections()
+	if cfg.Feed != nil && !r.URL.Query().Has("counter") {
+		if err := s.seed(r.Context(), cfg.Feed); err != nil {
+			http.Error(w, "the demo's posts: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 	}
 	nonce := rand.Text()
 	h := w.Header()
@@ -43,6 +116,18 @@ func (s *Stack) demo(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	demoPage.Execute(w, demoPageData{Nonce: nonce, Config: cfg})
+}
+
+// demoJS serves the demo page's script.
+func demoJS(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if r.Method == http.MethodHead {
+		return
+	}
+	w.Write(demoScript)
 }
 
 // demoPageData is what the page's template is given.

@@ -159,6 +159,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", s.Functions.Handler())
 	mux.HandleFunc("/demo", s.demo)
+	mux.HandleFunc("/demo.js", demoJS)
 	s.serve(fl, s.gate(mux))
 	if s.Settled, err = s.settle(ctx); err != nil {
 		return nil, err

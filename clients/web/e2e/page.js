@@ -5,7 +5,7 @@
 import { initializeApp } from "firebase/app";
 import { CustomProvider, initializeAppCheck } from "firebase/app-check";
 import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from "firebase/auth";
-import { connectFirestoreEmulator, getFirestore } from "firebase/firestore";
+import { connectFirestoreEmulator, doc, getFirestore, onSnapshot } from "firebase/firestore";
 
 import { count, getTally, increment, onCount, onVote, vote } from "../src/index.js";
 
@@ -33,6 +33,8 @@ if (cfg.email && !auth.currentUser) await signInWithEmailAndPassword(auth, cfg.e
 
 const tally = getTally(app, { url: cfg.url, firestore: db, auth, appCheck });
 const ref = cfg.field ? count(tally, cfg.counter, cfg.field) : count(tally, cfg.counter);
+window.snapshots = 0; // of the count's document: as many reads (the SDK shares one listen target)
+onSnapshot(doc(db, ref.path), () => window.snapshots++);
 onCount(ref, (n) => {
   $("total").textContent = String(n);
   window.shown.push({ n, at: performance.now() });
