@@ -115,7 +115,9 @@ func TestDemoFeed(t *testing.T) {
 	page := r.functions + "/demo"
 	checkDemoHeaders(t, page)
 	id := func(s string) chromedp.ID { return chromedp.ID(s) }
-	post := func(p, sel string) string { return fmt.Sprintf(`document.querySelector('article[data-id=%q] %s')`, p, sel) }
+	post := func(p, sel string) string {
+		return fmt.Sprintf(`document.querySelector('article[data-id=%q] %s')`, p, sel)
+	}
 	views := func(want string) chromedp.Action[chromedp.Void] {
 		return waitJS(fmt.Sprintf(`[...document.querySelectorAll("article .views")].map((e) => e.textContent).join() === %q`, want))
 	}
