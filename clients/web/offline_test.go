@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/tallycounters/tally/internal/browsertest"
@@ -27,8 +29,8 @@ const (
 )
 
 // flakyLink proxies to target, as mode says, and counts in lost the
-// requests whose answers it dropped.
-func flakyLink(t *testing.T, target string, mode, lost *atomic.Int32) string {
+// requests whose answers it dropped, in posts every POST it was sent.
+func flakyLink(t *testing.T, target string, mode, lost, posts *atomic.Int32) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -37,6 +39,9 @@ func flakyLink(t *testing.T, target string, mode, lost *atomic.Int32) string {
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := mode.Load()
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
 		if m == linkLossy && r.Method == http.MethodPost {
 			rec := httptest.NewRecorder()
 			proxy.ServeHTTP(rec, r) // Increment answers; the answer is dropped
@@ -59,15 +64,17 @@ func flakyLink(t *testing.T, target string, mode, lost *atomic.Int32) string {
 // reached: the number shows it at once, in a second tab too, and after a
 // reload; then the requests reach Increment but their answers are lost, and
 // the client sends them again with their keys; once the link is back, each
-// press is counted once, and no tab ever showed more, or dipped.
+// press is counted once, and no tab ever showed more, or dipped. Then the
+// browser goes offline: a press shows at once, is sent only once the
+// browser is back online, and is counted once.
 func TestOfflineReloadAndTabs(t *testing.T) {
 	dir := t.TempDir()
 	bundle(t, dir)
 	s := startLocal(t)
-	var mode, lost atomic.Int32
+	var mode, lost, posts atomic.Int32
 	id := emulatortest.ID(t)
 	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
-		"url": flakyLink(t, s.FunctionsURL, &mode, &lost) + "/Increment", "counter": id})
+		"url": flakyLink(t, s.FunctionsURL, &mode, &lost, &posts) + "/Increment", "counter": id})
 	tabA := browsertest.New(t, 3*time.Minute)
 	if err := chromedp.Do(tabA, chromedp.Navigate(page), waitText("total", "0")); err != nil {
 		t.Fatal(err)
@@ -98,7 +105,43 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 	mode.Store(linkUp)
 	waitTotal(t, id, 2)
 	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
-	for name, tab := range map[string]context.Context{"first tab": tabA, "second tab": tabB} {
+	checkRise(t, map[string]context.Context{"first tab": tabA, "second tab": tabB}, 2)
+
+	// The browser goes offline: a press shows at once, nothing is sent, and
+	// once it is back online the press is sent and counted once.
+	offline := func(off bool) {
+		if _, err := chromedp.Call(tabA, network.Enable, network.EnableParams{}); err != nil {
+			t.Fatal(err)
+		}
+		rules := []*network.Conditions{{Offline: off}}
+		if _, err := chromedp.Call(tabA, emulateByRule, byRule{Offline: off, MatchedNetworkConditions: rules}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Call(tabA, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: off, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offline(true)
+	sent := posts.Load()
+	after, err := chromedp.Run(tabA, chromedp.Evaluate[string](`navigator.onLine + " " + (document.getElementById("like").click(), document.getElementById("total").textContent)`))
+	if err != nil || after != "false 3" {
+		t.Fatalf("a press with the browser offline: the page shows %q (%v), want offline and 3 at once", after, err)
+	}
+	time.Sleep(time.Second)
+	if n := posts.Load() - sent; n != 0 {
+		t.Errorf("the browser is offline, yet %d requests reached Increment", n)
+	}
+	offline(false)
+	waitTotal(t, id, 3)
+	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
+	checkRise(t, map[string]context.Context{"first tab": tabA, "second tab": tabB}, 3)
+}
+
+// checkRise checks that each tab's number only rose, to last, and never
+// went past it.
+func checkRise(t *testing.T, tabs map[string]context.Context, last int64) {
+	t.Helper()
+	for name, tab := range tabs {
 		shown, err := chromedp.Run(tab, chromedp.Evaluate[[]shownAt](`window.shown`))
 		if err != nil {
 			t.Fatal(err)
@@ -107,8 +150,17 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 		for i, s := range shown {
 			ns[i] = s.N
 		}
-		if !slices.IsSorted(ns) || ns[len(ns)-1] != 2 || slices.Max(ns) != 2 {
-			t.Errorf("the %s showed %v; want it to rise to 2, never past it, never dipping", name, ns)
+		if len(ns) == 0 || !slices.IsSorted(ns) || ns[len(ns)-1] != last || slices.Max(ns) != last {
+			t.Errorf("the %s showed %v; want it to rise to %d, never past it, never dipping", name, ns, last)
 		}
 	}
 }
+
+// byRule are the parameters of Network.emulateNetworkConditionsByRule as
+// this Chromium takes them: offline is a parameter of its own.
+type byRule struct {
+	Offline                  bool                  `json:"offline"`
+	MatchedNetworkConditions []*network.Conditions `json:"matchedNetworkConditions"`
+}
+
+var emulateByRule = cdp.Command[byRule, network.EmulateNetworkConditionsByRuleResult]{Method: network.CommandEmulateNetworkConditionsByRule}

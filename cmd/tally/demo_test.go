@@ -14,8 +14,8 @@ import (
 	"github.com/tallycounters/tally/internal/browsertest"
 )
 
-// TestDemoInABrowser runs the README's TALLY_AUTH=firebase go run
-// ./cmd/tally serve (on a free port) and opens its /demo in a headless
+// TestDemoInABrowser runs TALLY_AUTH=firebase go run ./cmd/tally serve
+// (on a free port) and opens its /demo?counter=demo-likes in a headless
 // Chromium: a user signs in against the Auth emulator serve started, likes,
 // sees the total reach 1, reloads, is still signed in, and likes again
 // without the total moving. The page is served with a

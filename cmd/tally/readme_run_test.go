@@ -27,16 +27,18 @@ type readmeRun struct {
 // writes it (a command continued over lines with \ is joined).
 var readmeRuns = map[string]readmeRun{
 	"apt-get install default-jre-headless chromium nodejs npm shellcheck": {elsewhere: "needs root: .ci/run installs what of it is missing (TestReadmeRuns checks that it names these packages)"},
-	"go run ./cmd/tally serve":                     {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
-	"go test -race ./...":                          {elsewhere: "the test command itself: .ci/run runs it"},
-	"TALLY_AUTH=firebase go run ./cmd/tally serve": {elsewhere: "TestDemoInABrowser runs it, on a free port, and drives its /demo"},
+	"go run ./cmd/tally serve": {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
+	"go test -race ./...":      {elsewhere: "the test command itself: .ci/run runs it"},
+	"TALLY_AUTH=firebase TALLY_COUNTS='posts:likes,views' go run ./cmd/tally serve": {elsewhere: "TestDemoFeed runs it, on a free port, and drives its /demo"},
+	"npm pack ./clients/web":                                                        {elsewhere: "clients/web TestPackedInstall packs the client and installs it in an app, as the README says, and builds the README's example against it"},
+	"npm install firebase@12 ./tallycounters-web-0.1.0.tgz":                            {elsewhere: "clients/web TestPackedInstall"},
 	"TALLY_COUNTS='posts:likes,views;users/*/posts:likes' go run ./cmd/tally serve": {elsewhere: "TestReadmeCounts runs it, on a free port, and the README's session against it"},
-	"go install ./cmd/tally": {run: runInstall},
-	"tally -h":               {run: runTally},
-	"go test -run '^$' -fuzz '^FuzzParseRequest$' -fuzztime 5m ./increment":                                                                                 {elsewhere: ".ci/run runs it for 20 s"},
-	"go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 5m ./rollup":                                                                                          {elsewhere: ".ci/run runs it for 20 s"},
-	"go test -run '^$' -bench . ./rollup ./increment":                                                                                                       {elsewhere: ".ci/run runs each benchmark once"},
-	"go run ./cmd/tally bench --json bench.json --chart bench.png":                                                                                          {run: runBench},
+	"go install ./cmd/tally":                                                        {run: runInstall},
+	"tally -h":                                                                      {run: runTally},
+	"go test -run '^$' -fuzz '^FuzzParseRequest$' -fuzztime 5m ./increment":         {elsewhere: ".ci/run runs it for 20 s"},
+	"go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 5m ./rollup":                  {elsewhere: ".ci/run runs it for 20 s"},
+	"go test -run '^$' -bench . ./rollup ./increment":                               {elsewhere: ".ci/run runs each benchmark once"},
+	"go run ./cmd/tally bench --json bench.json --chart bench.png":                  {run: runBench},
 	"go run ./cmd/tally bench --modes raw,tally --rate 0 --shards 1000 --duration 20s --delivery direct --instances N":                                      {run: runBench},
 	"go run ./cmd/tally bench --counters 10000 --popularity zipf --listeners --rate 300 --duration 30s --instances N":                                       {run: runBench},
 	"go run ./cmd/tally bench --counters 10000 --popularity zipf --listeners --rate 0 --duration 30s --instances N --delivery direct":                       {run: runBench},
@@ -57,7 +59,7 @@ var commandPrefixes = []string{"go ", "tally ", "apt-get ", "deploy/", "curl ", 
 
 // outputMarkers precede the README's blocks of output, and of sessions
 // that other tests run line by line.
-var outputMarkers = []string{"serve banner", "quickstart", "cli session", "counts session", "deploy", "bench table", "soak table", "go example"}
+var outputMarkers = []string{"web client", "serve banner", "quickstart", "cli session", "counts session", "deploy", "bench table", "soak table", "go example"}
 
 // readmeCommands lists the commands in the README's fenced blocks.
 func readmeCommands(t *testing.T) []string {

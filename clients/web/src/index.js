@@ -16,7 +16,6 @@ import { next } from "./retry.js";
 import { openStore } from "./store.js";
 import { micros } from "./times.js";
 
-export { holds, shown, outstanding, pressedOn, votedShown } from "./pending.js";
 
 /**
  * The client of one deployed Increment, for one Firebase app.
