@@ -17,8 +17,9 @@ import (
 // TestDemoInABrowser runs TALLY_AUTH=firebase go run ./cmd/tally serve
 // (on a free port) and opens its /demo?counter=demo-likes in a headless
 // Chromium: a user signs in against the Auth emulator serve started, likes,
-// sees the total reach 1, reloads, is still signed in, and likes again
-// without the total moving. The page is served with a
+// sees the total reach 1, reloads, is still signed in, sees the button
+// pressed (from their vote document), and likes again without the total
+// moving. The page is served with a
 // Content-Security-Policy that allows its own script and style only, and the
 // browser enforces it.
 func TestDemoInABrowser(t *testing.T) {
@@ -53,6 +54,7 @@ func TestDemoInABrowser(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.Reload(),
 		chromedp.WaitVisible(id("like")), // still signed in
+		waitJS(`document.getElementById("like").getAttribute("aria-pressed") === "true"`), // and the page knows the like is theirs
 		chromedp.Click(id("like")),
 		waitText("result", "Your like was already counted."),
 		chromedp.Sleep(2*time.Second), // a fold window and more: had it counted, the total would show it
