@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -127,15 +126,6 @@ func waitReady(t *testing.T, out *bufio.Scanner, stderr *syncBuffer) ready {
 	}
 	t.Fatalf("serve ended before it was ready: %s", stderr)
 	return r
-}
-
-// alive reports whether pid is a live process (a zombie counts as gone).
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	return err == nil && !bytes.Contains(stat, []byte(") Z "))
 }
 
 // gone waits until pid has exited, for at most a minute (a liveness

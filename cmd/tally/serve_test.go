@@ -30,7 +30,7 @@ func TestServeStopsEverythingOnSignal(t *testing.T) {
 		t.Errorf("exit status %d after SIGTERM: %s", code, stderr)
 	}
 	if alive(pid) {
-		syscall.Kill(-pid, syscall.SIGKILL)
+		killGroup(pid)
 		t.Errorf("the emulator (pid %d) outlived serve", pid)
 	}
 }
@@ -120,7 +120,7 @@ func TestServeDrainsThenSaves(t *testing.T) {
 func TestServeFailsWhenEmulatorCrashes(t *testing.T) {
 	cmd, out, stderr := start(t, nil, "serve", "--port", "0")
 	pid := waitReady(t, out, stderr).pid
-	syscall.Kill(pid, syscall.SIGKILL)
+	kill(pid)
 	if code := waitExit(t, cmd); code == 0 {
 		t.Error("serve exited 0 after its emulator crashed")
 	}
@@ -263,7 +263,7 @@ func TestServeStopsWithItsParent(t *testing.T) {
 	parent.Process.Signal(syscall.SIGTERM)
 	parent.Wait()
 	if !gone(r.pid) {
-		syscall.Kill(-r.pid, syscall.SIGKILL)
+		killGroup(r.pid)
 		t.Errorf("the emulator (pid %d) outlived serve's parent: %s", r.pid, stderr)
 	}
 }

@@ -16,11 +16,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/npmci"
+	"github.com/tallycounters/tally/internal/proc"
 )
 
 // EnvHost is where the Firebase Admin SDK, and the demo page, find the
@@ -68,10 +68,11 @@ func Install(dir string, log io.Writer) (installed bool, err error) {
 
 // Emulator is a running Auth emulator.
 type Emulator struct {
-	Host string // host:port, the value for FIREBASE_AUTH_EMULATOR_HOST
-	cmd  *exec.Cmd
-	dir  string
-	done chan struct{}
+	Host  string // host:port, the value for FIREBASE_AUTH_EMULATOR_HOST
+	cmd   *exec.Cmd
+	group *proc.Group
+	dir   string
+	done  chan struct{}
 }
 
 // Start runs the Auth emulator for project on free loopback ports (its hub
@@ -105,12 +106,12 @@ func Start(ctx context.Context, project string, output io.Writer) (*Emulator, er
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true")
 	cmd.Stdout, cmd.Stderr = output, output
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	group, err := proc.Start(cmd)
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("authemu: start %s: %w", bin, err)
 	}
-	e := &Emulator{Host: "127.0.0.1:" + strconv.Itoa(ports[0]), cmd: cmd, dir: dir, done: make(chan struct{})}
+	e := &Emulator{Host: "127.0.0.1:" + strconv.Itoa(ports[0]), cmd: cmd, group: group, dir: dir, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(e.done) }()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -133,12 +134,11 @@ func Start(ctx context.Context, project string, output io.Writer) (*Emulator, er
 
 // Stop ends the emulator's process group and waits for it.
 func (e *Emulator) Stop() {
-	pgid := e.cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGTERM)
+	e.group.Terminate()
 	select {
 	case <-e.done:
 	case <-time.After(10 * time.Second):
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		e.group.Kill()
 		<-e.done
 	}
 	os.RemoveAll(e.dir)

@@ -10,13 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/proc"
 	"github.com/tallycounters/tally/layout"
 )
 
@@ -27,9 +27,10 @@ const MaxRequestsPerInstance = 1000
 // instance is one of tally's Rollup instances: a process of its own, with
 // its own Firestore client and heap, as on Cloud Run.
 type instance struct {
-	cmd  *exec.Cmd
-	url  string // http://127.0.0.1:port
-	done chan struct{}
+	cmd   *exec.Cmd
+	group *proc.Group
+	url   string // http://127.0.0.1:port
+	done  chan struct{}
 }
 
 // startInstance starts one Rollup instance process: this program again
@@ -47,16 +48,15 @@ func (e *env) startInstance(ctx context.Context, spec instanceSpec) (*instance, 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), EnvInstance+"="+string(js))
 	cmd.Stderr = os.Stderr
-	// Killed with the bench, if it dies without stopping it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	group, err := proc.Start(cmd) // killed with the bench, if it dies without stopping it
+	if err != nil {
 		return nil, fmt.Errorf("bench: start a Rollup instance: %w", err)
 	}
-	in := &instance{cmd: cmd, done: make(chan struct{})}
+	in := &instance{cmd: cmd, group: group, done: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -85,11 +85,11 @@ func (e *env) startInstance(ctx context.Context, spec instanceSpec) (*instance, 
 
 // stop ends the instance and waits for it.
 func (in *instance) stop() {
-	syscall.Kill(-in.cmd.Process.Pid, syscall.SIGTERM)
+	in.group.Terminate()
 	select {
 	case <-in.done:
 	case <-time.After(10 * time.Second):
-		syscall.Kill(-in.cmd.Process.Pid, syscall.SIGKILL)
+		in.group.Kill()
 		<-in.done
 	}
 }

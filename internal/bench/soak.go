@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/tallycounters/tally"
@@ -90,7 +89,7 @@ func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 	}
 	start := time.Now()
 	faults := make(chan []Fault, 1)
-	go func() { faults <- injectFaults(ctx, o, st.Emulator.PID(), pl, start) }()
+	go func() { faults <- injectFaults(ctx, o, st.Emulator, pl, start) }()
 	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate}, o.Duration, httpIncrement(st.FunctionsURL+"/Increment", o.Workers, collTally),
 		func(el time.Duration, n int64, done bool) {
 			soakPhase(o, "soak load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
@@ -153,7 +152,7 @@ func soakPhase(o SoakOptions, name string, elapsed, bound time.Duration, detail 
 // for o.Pause, then, at 60% of the load, once Rollup instance 0 holds an
 // event (waiting up to 5 s for one), kills it and starts it again o.Down
 // later. The emulator is always let go on return.
-func injectFaults(ctx context.Context, o SoakOptions, emulatorPID int, pl *pool, start time.Time) []Fault {
+func injectFaults(ctx context.Context, o SoakOptions, em *emulator.Emulator, pl *pool, start time.Time) []Fault {
 	var out []Fault
 	at := func(frac float64) bool {
 		select {
@@ -167,15 +166,15 @@ func injectFaults(ctx context.Context, o SoakOptions, emulatorPID int, pl *pool,
 	if !at(0.2) {
 		return out
 	}
-	if err := syscall.Kill(-emulatorPID, syscall.SIGSTOP); err != nil {
+	if err := em.Pause(); err != nil {
 		note(fmt.Sprintf("pausing the emulator failed: %v", err))
 	} else {
-		note(fmt.Sprintf("emulator (process group %d) paused", emulatorPID))
+		note(fmt.Sprintf("emulator (process group %d) paused", em.PID()))
 		select {
 		case <-ctx.Done():
 		case <-time.After(o.Pause):
 		}
-		syscall.Kill(-emulatorPID, syscall.SIGCONT)
+		em.Resume()
 		note("emulator resumed")
 	}
 	if !at(0.6) {

@@ -7,11 +7,11 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/tallycounters/tally/internal/proc"
 )
 
 // Path finds the browser, or fails the test saying how to install it.
@@ -38,9 +38,7 @@ func New(t testing.TB, limit time.Duration) context.Context {
 		chromedp.ExecPath(Path(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.ModifyCmdFunc(func(c *exec.Cmd) {
-			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		}),
+		chromedp.ModifyCmdFunc(proc.Prepare),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)

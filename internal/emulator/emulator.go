@@ -15,8 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/tallycounters/tally/internal/proc"
 )
 
 var errExited = errors.New("emulator: exited before it was ready")
@@ -44,10 +45,11 @@ var DefaultJVMFlags = []string{"-XX:TieredStopAtLevel=1"}
 
 // Emulator is a running emulator.
 type Emulator struct {
-	cmd  *exec.Cmd
-	host string
-	done chan struct{}
-	err  error // set before done closes
+	cmd   *exec.Cmd
+	group *proc.Group
+	host  string
+	done  chan struct{}
+	err   error // set before done closes
 
 	stopOnce sync.Once
 	stopErr  error
@@ -94,11 +96,11 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 	cmd.Stdout, cmd.Stderr = o.Output, o.Output
 	// Own process group, so a terminal's Ctrl-C reaches us and we stop the
 	// JVM in order; and killed with us if we die without stopping it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	group, err := proc.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("emulator: start %s: %w", o.Paths.Java, err)
 	}
-	e := &Emulator{cmd: cmd, host: net.JoinHostPort(o.Host, strconv.Itoa(o.Port)), done: make(chan struct{})}
+	e := &Emulator{cmd: cmd, group: group, host: net.JoinHostPort(o.Host, strconv.Itoa(o.Port)), done: make(chan struct{})}
 	go func() {
 		e.err = cmd.Wait()
 		close(e.done)
@@ -165,6 +167,13 @@ func (e *Emulator) Host() string { return e.host }
 // PID is the JVM's process id, which is also its process group id.
 func (e *Emulator) PID() int { return e.cmd.Process.Pid }
 
+// Pause stops the emulator's processes where they are, as a machine that
+// stalls would (not on Windows: proc.ErrUnsupported).
+func (e *Emulator) Pause() error { return e.group.Pause() }
+
+// Resume continues a paused emulator.
+func (e *Emulator) Resume() error { return e.group.Resume() }
+
 // Done is closed when the emulator process has exited, for any reason.
 func (e *Emulator) Done() <-chan struct{} { return e.done }
 
@@ -184,13 +193,13 @@ func (e *Emulator) Stop() error {
 			return
 		default:
 		}
-		if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if err := e.group.Terminate(); err != nil {
 			e.stopErr = fmt.Errorf("emulator: stop %d: %w", pgid, err)
 		}
 		select {
 		case <-e.done:
 		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = e.group.Kill()
 			<-e.done
 			e.stopErr = fmt.Errorf("emulator: killed process group %d after 30s", pgid)
 		}

@@ -11,7 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
+
+	"github.com/gofrs/flock"
 )
 
 // ErrNoNPM means npm is not on the PATH.
@@ -31,15 +32,11 @@ func Install(dir, want, what string, log io.Writer) (installed bool, err error) 
 	if err != nil {
 		return false, ErrNoNPM
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return false, fmt.Errorf("npm ci in %s: %w", dir, err)
+	lock := flock.New(filepath.Join(dir, ".install.lock"))
+	if err := lock.Lock(); err != nil {
+		return false, fmt.Errorf("npm ci in %s: lock %s: %w", dir, lock.Path(), err)
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return false, fmt.Errorf("npm ci in %s: lock %s: %w", dir, lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer lock.Unlock()
 	if exists(path) {
 		return false, nil // installed while this caller waited
 	}
