@@ -69,9 +69,9 @@ func NewFunctions(ctx context.Context, cfg Config, logs io.Writer) (*Functions, 
 		Rollup: rollup.New(client, rollup.Config{
 			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Window: cfg.Window, Grow: grow, Logger: logger,
 		}),
-		Reconcile: counter.New(client, counter.Options{
+		Reconcile: reconcileHandler(counter.New(client, counter.Options{
 			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window,
-		}).ReconcileHandler(logger),
+		}), logger),
 		Client: client,
 		Log:    logger,
 	}, nil

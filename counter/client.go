@@ -21,17 +21,17 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/increment/shard"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup"
+	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // NewFirestoreClient returns a client for database of project (or the
 // emulator in FIRESTORE_EMULATOR_HOST) built as the functions build
 // theirs, for New: its folds sum at one read time in a single call, and a
 // plain increment that failed unavailable is not sent again blind, as it
-// may have been applied (its error then wraps increment.ErrOutcomeUnknown).
+// may have been applied (its error then wraps shard.ErrOutcomeUnknown).
 func NewFirestoreClient(ctx context.Context, project, database string, opts ...option.ClientOption) (*firestore.Client, error) {
 	return fsrpc.NewClient(ctx, project, database, opts...)
 }
@@ -63,8 +63,8 @@ type Options struct {
 type Client struct {
 	fs       *firestore.Client
 	layout   layout.Layout
-	writer   *increment.Writer
-	folder   *rollup.Folder
+	writer   *shard.Adder
+	folder   *fold.Folder
 	cacheTTL time.Duration
 	timeout  time.Duration
 	shards   int // Options.DefaultShards
@@ -77,19 +77,19 @@ func New(fs *firestore.Client, o Options) *Client {
 		o.Layout = layout.Default()
 	}
 	if o.ShardCacheTTL <= 0 {
-		o.ShardCacheTTL = increment.DefaultCacheTTL
+		o.ShardCacheTTL = shard.DefaultCacheTTL
 	}
 	if o.DefaultShards <= 0 {
-		o.DefaultShards = increment.DefaultShards
+		o.DefaultShards = shard.DefaultShards
 	}
 	if o.Window <= 0 {
-		o.Window = rollup.DefaultWindow
+		o.Window = fold.DefaultWindow
 	}
 	return &Client{
 		fs:       fs,
 		layout:   o.Layout,
-		writer:   increment.NewWriter(fs, increment.WriterConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: true, CacheTTL: o.ShardCacheTTL}),
-		folder:   rollup.NewFolder(fs, o.Layout, o.Window),
+		writer:   shard.New(fs, shard.Config{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: true, CacheTTL: o.ShardCacheTTL}),
+		folder:   fold.NewFolder(fs, o.Layout, o.Window),
 		cacheTTL: o.ShardCacheTTL,
 		shards:   o.DefaultShards,
 		timeout:  o.Timeout,
@@ -259,7 +259,7 @@ func (c *Client) SumOf(ctx context.Context, id, field string) (int64, error) {
 	case int64:
 		return v, nil
 	case float64:
-		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), rollup.ErrSumNotInteger, v)
+		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), fold.ErrSumNotInteger, v)
 	}
 	return 0, nil
 }

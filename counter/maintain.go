@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup"
+	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // Reset sets every count of every shard of id to 0, then folds: when it
@@ -70,7 +70,7 @@ func (c *Client) shardRefs(ctx context.Context, id string) ([]*firestore.Documen
 // sum). Shards numbered past num_shards (left by an increment that raced a
 // reshard) count in the sum; they are then moved into the kept ones, which
 // leaves the sum as it is.
-func (c *Client) Reconcile(ctx context.Context, id string) ([]rollup.Drift, error) {
+func (c *Client) Reconcile(ctx context.Context, id string) ([]fold.Drift, error) {
 	if err := c.layout.CheckName(id); err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
@@ -103,7 +103,7 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]rollup.Drift, erro
 // and returns the first error after trying them all. On documents it goes
 // through every document of the counted collections, and removes the
 // shards, votes and keys of counted documents that no longer exist.
-func (c *Client) ReconcileAll(ctx context.Context, report func(rollup.Drift, error)) error {
+func (c *Client) ReconcileAll(ctx context.Context, report func(fold.Drift, error)) error {
 	names, err := c.names(ctx)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(rollup.Drift, err
 			first = err
 		}
 		if err != nil {
-			report(rollup.Drift{Counter: name}, err)
+			report(fold.Drift{Counter: name}, err)
 			continue
 		}
 		for _, d := range ds {

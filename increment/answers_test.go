@@ -11,6 +11,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/increment/shard"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/layout"
 )
@@ -148,7 +149,7 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		t.Errorf("shards sum %d: want 2, the two increments answered 200", n)
 	}
 
-	short := New(direct, Config{Layout: layout.Default(), AutoCreate: true, Timeout: minCommitTime / 2})
+	short := New(direct, Config{Layout: layout.Default(), AutoCreate: true, Timeout: shard.MinCommitTime / 2})
 	if code, _, after := answer(short, body, nil); code != http.StatusServiceUnavailable || after != "1" {
 		t.Errorf("too little time for a commit: %d, Retry-After %q; want 503, 1", code, after)
 	}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/increment/shard"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/layout"
 )
@@ -48,11 +49,11 @@ var errConflict = errors.New("increment: a precondition failed")
 // count did not change or the client cannot tell (one built without
 // fsrpc's options).
 func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
-	n, err := w.shards.get(ctx, op.Counter)
+	n, err := w.shards.NumShards(ctx, op.Counter)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	if err := enoughTime(ctx); err != nil {
+	if err := shard.EnoughTime(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
 	kind := opKey

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/increment/shard"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -30,7 +31,7 @@ func errorf(status int, format string, args ...any) error {
 // sent to Firestore but not confirmed: it may or may not have been applied.
 // Retrying it blindly may count it twice; a retry with the same
 // Idempotency-Key, or of a vote, cannot.
-var ErrOutcomeUnknown = errors.New("increment: the commit was sent and not confirmed: it may have been applied")
+var ErrOutcomeUnknown = shard.ErrOutcomeUnknown
 
 // What an increment whose outcome is unknown was.
 const (
@@ -52,12 +53,10 @@ func (e *unknownOutcome) Unwrap() []error { return []error{ErrOutcomeUnknown, e.
 // marked as of unknown outcome unless its code says the commit was refused
 // whole: then nothing was written.
 func commitError(op int, err error) error {
-	switch status.Code(err) {
-	case codes.InvalidArgument, codes.NotFound, codes.AlreadyExists, codes.PermissionDenied, codes.FailedPrecondition,
-		codes.Aborted, codes.OutOfRange, codes.Unimplemented, codes.Unauthenticated, codes.ResourceExhausted:
-		return err
+	if errors.Is(shard.Unconfirmed(err), ErrOutcomeUnknown) {
+		return &unknownOutcome{op: op, err: err}
 	}
-	return &unknownOutcome{op: op, err: err}
+	return err
 }
 
 // Messages of the answers that say whether a retry is safe.
@@ -86,6 +85,10 @@ func answerOf(err error) (code int, msg string, retryAfter int) {
 		return he.status, he.msg, he.retryAfter
 	case errors.As(err, &uo):
 		return http.StatusGatewayTimeout, unknownMessages[uo.op], 0
+	case errors.Is(err, ErrOutcomeUnknown): // a plain step's (shard.Adder)
+		return http.StatusGatewayTimeout, unknownMessages[opPlain], 0
+	case errors.Is(err, shard.ErrNoTime):
+		return http.StatusServiceUnavailable, msgUnavailable, 1
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound, "counter does not exist", 0
 	}

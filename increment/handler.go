@@ -19,6 +19,7 @@ import (
 	"firebase.google.com/go/v4/appcheck"
 	"firebase.google.com/go/v4/auth"
 
+	"github.com/tallycounters/tally/increment/shard"
 	"github.com/tallycounters/tally/layout"
 )
 
@@ -77,9 +78,9 @@ type TokenVerifier interface {
 
 // Defaults for Config's zero fields.
 const (
-	DefaultShards         = 10
+	DefaultShards         = shard.DefaultShards
 	DefaultMaxStep        = 1000
-	DefaultCacheTTL       = 10 * time.Second
+	DefaultCacheTTL       = shard.DefaultCacheTTL
 	DefaultPublicMaxStep  = 1
 	DefaultIdempotencyTTL = 24 * time.Hour
 	DefaultTimeout        = 20 * time.Second // within the deployed function's 30 s

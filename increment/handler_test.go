@@ -142,7 +142,7 @@ func TestIncrementUsesNumShards(t *testing.T) {
 func TestIncrementCachesNumShards(t *testing.T) {
 	h, c := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour})
 	now := time.Now()
-	h.writer.shards.now = func() time.Time { return now }
+	h.writer.shards.SetClock(func() time.Time { return now })
 	id := emulatortest.ID(t)
 	serve(h, http.MethodPost, "/?counter="+id, "", nil)
 	if _, err := layout.Default().Counter(c, id).Update(context.Background(), []firestore.Update{{Path: layout.FieldNumShards, Value: 1}}); err != nil {

@@ -2,6 +2,7 @@ package rollup
 
 import (
 	"cmp"
+	"github.com/tallycounters/tally/rollup/fold"
 	"math"
 	"time"
 )
@@ -20,10 +21,10 @@ type GrowPolicy struct {
 // time, between this
 // fold and one at least a period earlier: it comes from the shards
 // themselves, so no event, forged or not, can make a counter grow.
-func (t *Tracker) growTo(c *tracked, p parent, s Sum) int {
+func (t *Tracker) growTo(c *tracked, p fold.Parent, s Sum) int {
 	g := t.grow
 	n := p.NumShards
-	if n == 0 && t.folder.layout.OnDocs() {
+	if n == 0 && t.folder.Layout().OnDocs() {
 		n = cmp.Or(g.Default, 10) // increments use the default on a document without num_shards
 	}
 	if g.PerShard <= 0 || !p.Exists || n <= 0 || n >= g.Max {

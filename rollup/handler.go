@@ -10,6 +10,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // Config configures a Handler.
@@ -30,8 +31,8 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultWindow = time.Second      // Firestore's sustained one write per second per document
-	DefaultHold   = 30 * time.Second // within the deployed 60 s timeout
+	DefaultWindow = fold.DefaultWindow // Firestore's sustained one write per second per document
+	DefaultHold   = 30 * time.Second   // within the deployed 60 s timeout
 )
 
 // Handler is the Rollup function: decode the event into a hint, then wait

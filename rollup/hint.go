@@ -34,6 +34,3 @@ type Hint struct {
 func (h Hint) String() string {
 	return fmt.Sprintf("%s/%d@%s", h.Counter, h.Shard, h.At.Format(time.RFC3339Nano))
 }
-
-// precise cuts t to the microseconds Firestore keeps.
-func precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }

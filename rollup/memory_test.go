@@ -8,6 +8,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/heaptest"
 	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // BenchmarkTrackerCountersSeen measures what the counters an instance has
@@ -28,7 +29,7 @@ func BenchmarkTrackerCountersSeen(b *testing.B) {
 					for i := range n {
 						t.mu.Lock()
 						c := t.counter(fmt.Sprintf("post-%d-likes", i))
-						c.p = parent{Exists: true, Updated: now, Written: now, AsOf: now, Totals: []int64{int64(i)}, NumShards: 10, Anchor: now, AnchorAt: now}
+						c.p = fold.Parent{Exists: true, Updated: now, Written: now, AsOf: now, Totals: []int64{int64(i)}, NumShards: 10, Anchor: now, AnchorAt: now}
 						c.known, c.mine, c.read = true, now, now
 						t.mu.Unlock()
 					}

@@ -3,6 +3,7 @@ package rollup
 import (
 	"context"
 	"errors"
+	"github.com/tallycounters/tally/rollup/fold"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -62,7 +63,7 @@ const (
 // tracked is one counter as this instance sees it.
 type tracked struct {
 	id      string
-	p       parent
+	p       fold.Parent
 	known   bool      // p was read, or written by us
 	mine    time.Time // update_time of this instance's last fold of the counter
 	read    time.Time // local time of the last read of the parent
@@ -87,9 +88,9 @@ func NewTracker(f *Folder, grow GrowPolicy, confirmEvery time.Duration, log *slo
 		log = slog.New(slog.DiscardHandler)
 	}
 	if confirmEvery <= 0 {
-		confirmEvery = 5 * max(f.window, 100*time.Millisecond)
+		confirmEvery = 5 * max(f.Window(), 100*time.Millisecond)
 	}
-	return &Tracker{folder: f, window: f.window, grow: grow, confirmEvery: confirmEvery, confirmBatch: DefaultConfirmBatch,
+	return &Tracker{folder: f, window: f.Window(), grow: grow, confirmEvery: confirmEvery, confirmBatch: DefaultConfirmBatch,
 		log: log, counters: map[string]*tracked{}}
 }
 
@@ -97,7 +98,7 @@ func NewTracker(f *Folder, grow GrowPolicy, confirmEvery time.Duration, log *slo
 func (t *Tracker) Wait(ctx context.Context, h Hint) error {
 	t.mu.Lock()
 	c := t.counter(h.Counter)
-	if c.known && c.p.covers(h.At) {
+	if c.known && c.p.Covers(h.At) {
 		t.mu.Unlock()
 		return nil
 	}
@@ -194,7 +195,7 @@ func (t *Tracker) settle(c *tracked) {
 	kept := c.waiting[:0]
 	for _, w := range c.waiting {
 		switch {
-		case c.known && c.p.covers(w.at):
+		case c.known && c.p.Covers(w.at):
 			w.done <- nil
 		case w.ctx.Err() == nil:
 			kept = append(kept, w)
@@ -233,7 +234,7 @@ func (t *Tracker) plan(c *tracked) (time.Duration, action) {
 	serverNow := c.p.Now()
 	wait := max(earliest.Sub(serverNow)+margin, c.pause.Sub(now)) // a hint dated ahead of this clock
 	switch {
-	case !c.p.Exists && t.folder.layout.OnDocs():
+	case !c.p.Exists && t.folder.Layout().OnDocs():
 		return wait, t.refresh // a document the app deleted: read again once the server passed its events
 	case !c.p.Exists:
 		return wait, t.foldNow
@@ -263,7 +264,7 @@ func (t *Tracker) plan(c *tracked) (time.Duration, action) {
 // refresh reads the parent, answers what it covers, and folds at once if the
 // parent is due.
 func (t *Tracker) refresh(ctx context.Context, c *tracked) error {
-	p, err := t.folder.read(ctx, c.id)
+	p, err := t.folder.Read(ctx, c.id)
 	if err != nil {
 		return err
 	}
@@ -271,7 +272,7 @@ func (t *Tracker) refresh(ctx context.Context, c *tracked) error {
 	c.p, c.known, c.read = p, true, time.Now()
 	t.settle(c)
 	due := len(c.waiting) > 0 && time.Now().After(c.pause) &&
-		(!p.Exists && !t.folder.layout.OnDocs() || p.Exists && !p.Anchor.Before(p.Written.Add(t.window)))
+		(!p.Exists && !t.folder.Layout().OnDocs() || p.Exists && !p.Anchor.Before(p.Written.Add(t.window)))
 	t.mu.Unlock()
 	if !due {
 		return nil
@@ -292,8 +293,8 @@ func (t *Tracker) foldNow(ctx context.Context, c *tracked) error {
 // reads the parent and, if events are still held that the parent does not
 // cover, writes the same sum onto it, if that is still a fold's to write;
 // else it leaves c's waiters to plan again.
-func (t *Tracker) fold(ctx context.Context, c *tracked, p parent, at time.Time) error {
-	s, err := t.folder.sumNow(ctx, c.id, at)
+func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.Time) error {
+	s, err := t.folder.SumNow(ctx, c.id, at)
 	if errors.Is(err, ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
 			"counter", c.id, "error", err.Error())
@@ -311,12 +312,12 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p parent, at time.Time) 
 		t.mu.Lock()
 		grow := t.growTo(c, p, s)
 		t.mu.Unlock()
-		fold, next, err := t.folder.write(ctx, c.id, p, s, grow)
+		wrote, next, err := t.folder.Write(ctx, c.id, p, s, grow)
 		if optimistic && attempt == 0 {
-			t.noteView(errors.Is(err, errStale))
+			t.noteView(errors.Is(err, fold.ErrStale))
 		}
-		if errors.Is(err, errStale) && attempt == 0 {
-			if p, err = t.folder.read(ctx, c.id); err != nil {
+		if errors.Is(err, fold.ErrStale) && attempt == 0 {
+			if p, err = t.folder.Read(ctx, c.id); err != nil {
 				return err
 			}
 			t.mu.Lock()
@@ -332,20 +333,20 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p parent, at time.Time) 
 			}
 			continue
 		}
-		return t.folded(c, at, s, fold, next, err)
+		return t.folded(c, at, s, wrote, next, err)
 	}
 }
 
 // folded records what one write of a fold did, and answers the waiters it
 // covers.
-func (t *Tracker) folded(c *tracked, at time.Time, s Sum, fold Fold, next parent, err error) error {
+func (t *Tracker) folded(c *tracked, at time.Time, s Sum, wrote Fold, next fold.Parent, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case errors.Is(err, errStale):
+	case errors.Is(err, fold.ErrStale):
 		c.known = false
 		return nil
-	case errors.Is(err, errTooSoon):
+	case errors.Is(err, fold.ErrTooSoon):
 		return nil // another instance folded meanwhile: plan again
 	case errors.Is(err, ErrNoShardField):
 		t.log.Error("rollup: cannot fold: is the shard field right? nothing written", "counter", c.id, "error", err.Error())
@@ -356,13 +357,13 @@ func (t *Tracker) folded(c *tracked, at time.Time, s Sum, fold Fold, next parent
 		return err
 	}
 	c.p = next
-	if fold.Wrote {
-		c.mine = fold.Updated
+	if wrote.Wrote {
+		c.mine = wrote.Updated
 	}
 	covered, oldest := c.coveredBy(s.At)
-	info := FoldInfo{Fold: fold, Covered: covered}
-	if fold.Wrote && covered > 0 {
-		info.Lag = fold.Updated.Sub(oldest)
+	info := FoldInfo{Fold: wrote, Covered: covered}
+	if wrote.Wrote && covered > 0 {
+		info.Lag = wrote.Updated.Sub(oldest)
 	}
 	t.logFold(info) // first: whoever sees an event answered can see the fold that answered it
 	t.answer(c, s.At, nil)

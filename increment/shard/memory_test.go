@@ -1,4 +1,4 @@
-package increment
+package shard
 
 import (
 	"fmt"

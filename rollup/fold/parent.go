@@ -1,4 +1,4 @@
-package rollup
+package fold
 
 import (
 	"time"
@@ -8,9 +8,9 @@ import (
 	"github.com/tallycounters/tally/layout"
 )
 
-// parent is what the rollup knows of a counted document (the parent
+// Parent is what the rollup knows of a counted document (the parent
 // counters/{id}, or the app's document), and as of when.
-type parent struct {
+type Parent struct {
 	Exists    bool
 	Updated   time.Time // update_time: the last write, whoever made it; folds compare-and-set on it
 	Written   time.Time // tally's last write of the counts: the window runs from it
@@ -25,12 +25,12 @@ type parent struct {
 	AnchorAt time.Time
 }
 
-// parentFrom reads a snapshot of the counted document taken by a plain
+// ParentFrom reads a snapshot of the counted document taken by a plain
 // get: the server read it at snap.ReadTime, before the call returned at
 // returned. Fields of the wrong type read as absent, so the next fold
 // repairs them.
-func parentFrom(l layout.Layout, counts []layout.Count, snap *firestore.DocumentSnapshot, returned time.Time) parent {
-	p := parent{Anchor: snap.ReadTime, AnchorAt: returned}
+func ParentFrom(l layout.Layout, counts []layout.Count, snap *firestore.DocumentSnapshot, returned time.Time) Parent {
+	p := Parent{Anchor: snap.ReadTime, AnchorAt: returned}
 	if !snap.Exists() {
 		if l.OnDocs() {
 			p.AsOf = snap.ReadTime // no document then, so nothing to count: tally never creates one
@@ -52,11 +52,11 @@ func parentFrom(l layout.Layout, counts []layout.Count, snap *firestore.Document
 
 // Now is a time the server's clock has certainly passed: the anchor plus the
 // local time elapsed since. It is safe to read at.
-func (p parent) Now() time.Time {
+func (p Parent) Now() time.Time {
 	return p.Anchor.Add(time.Since(p.AnchorAt))
 }
 
 // covers reports whether the parent's counts hold a write made at t.
-func (p parent) covers(t time.Time) bool {
+func (p Parent) Covers(t time.Time) bool {
 	return !p.AsOf.IsZero() && !t.After(p.AsOf)
 }

@@ -1,4 +1,4 @@
-package rollup
+package fold
 
 import (
 	"context"
@@ -33,13 +33,13 @@ var ErrSumNotInteger = errors.New("the shards' sum is not an int64")
 // is written.
 var ErrNoShardField = errors.New("no shard holds the shard field")
 
-// errStale ends a fold whose view of the parent is out of date: someone
+// ErrStale ends a fold whose view of the parent is out of date: someone
 // wrote or deleted it since. Read it again.
-var errStale = errors.New("parent changed since it was read")
+var ErrStale = errors.New("parent changed since it was read")
 
-// errTooSoon ends a fold whose sum is within the window of the parent's
+// ErrTooSoon ends a fold whose sum is within the window of the parent's
 // last write: not this fold's to write.
-var errTooSoon = errors.New("within the window of the parent's last write")
+var ErrTooSoon = errors.New("within the window of the parent's last write")
 
 // Folder folds counters: it sums each count of a counted document over
 // its shards, all at one read time, with no lock on them, and writes those
@@ -51,6 +51,19 @@ type Folder struct {
 	window     time.Duration
 	noReadTime atomic.Bool // the client reports no aggregation read times
 }
+
+// DefaultWindow is the least time between two writes of a parent by folds:
+// Firestore's sustained one write per second per document.
+const DefaultWindow = time.Second
+
+// Precise cuts t to the microseconds Firestore keeps.
+func Precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
+
+// Layout is where the Folder's counters are.
+func (f *Folder) Layout() layout.Layout { return f.layout }
+
+// Window is the least time between two writes of a parent by folds.
+func (f *Folder) Window() time.Duration { return f.window }
 
 // NewFolder returns a Folder for counters in client's database, writing each
 // parent at most once per window.
@@ -78,12 +91,12 @@ type Fold struct {
 }
 
 // read gets the counted document as it is now.
-func (f *Folder) read(ctx context.Context, id string) (parent, error) {
+func (f *Folder) Read(ctx context.Context, id string) (Parent, error) {
 	snap, err := f.layout.Counter(f.client, id).Get(ctx)
 	if err != nil && status.Code(err) != codes.NotFound {
-		return parent{}, fmt.Errorf("rollup: read %s: %w", id, err)
+		return Parent{}, fmt.Errorf("rollup: read %s: %w", id, err)
 	}
-	return parentFrom(f.layout, f.layout.Counts(id), snap, time.Now()), nil
+	return ParentFrom(f.layout, f.layout.Counts(id), snap, time.Now()), nil
 }
 
 // aggregation is sum() and count() over id's shards that hold the field of
@@ -110,7 +123,7 @@ func sumOf(res firestore.AggregationResult, s *Sum, i int) error {
 }
 
 func newSum(at time.Time, counts int) Sum {
-	return Sum{At: precise(at), Values: make([]int64, counts), Shards: make([]int64, counts)}
+	return Sum{At: Precise(at), Values: make([]int64, counts), Shards: make([]int64, counts)}
 }
 
 // sumNow sums id's shards now, at a read time no earlier than notBefore
@@ -118,7 +131,7 @@ func newSum(at time.Time, counts int) Sum {
 // query, whose result holds at the read time the server reports, when the
 // client is built with fsrpc's options, and any other counts at that same
 // read time; otherwise at notBefore, as sumAt does.
-func (f *Folder) sumNow(ctx context.Context, id string, notBefore time.Time) (Sum, error) {
+func (f *Folder) SumNow(ctx context.Context, id string, notBefore time.Time) (Sum, error) {
 	if f.noReadTime.Load() {
 		return f.sumAt(ctx, id, notBefore)
 	}
@@ -136,7 +149,7 @@ func (f *Folder) sumNow(ctx context.Context, id string, notBefore time.Time) (Su
 		f.noReadTime.Store(true) // a client without the options: read at a chosen time from now on
 		return f.sumAt(ctx, id, notBefore)
 	}
-	if precise(at).Before(notBefore) {
+	if Precise(at).Before(notBefore) {
 		return f.sumAt(ctx, id, notBefore)
 	}
 	s := newSum(at, len(counts))
@@ -203,7 +216,7 @@ func (s Sum) zero() bool {
 // fold is then stale, and is made again on the document as it now is. It
 // creates a missing parent only in the guide layout, and only for shards
 // that hold something: an app's document that is gone stays gone.
-func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int) (Fold, parent, error) {
+func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int) (Fold, Parent, error) {
 	fold := Fold{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards}
 	ref := f.layout.Counter(f.client, id)
 	docs := f.layout.OnDocs()
@@ -211,7 +224,7 @@ func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int
 	case p.Exists && !p.AsOf.Before(s.At):
 		return fold, p, nil // a later fold is there already
 	case p.Exists && s.At.Before(p.Written.Add(f.window)):
-		return fold, p, fmt.Errorf("rollup: fold %s at %s: %w at %s", id, s.At, errTooSoon, p.Written)
+		return fold, p, fmt.Errorf("rollup: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
 	case !p.Exists && (docs || s.zero()):
 		p.AsOf = s.At // nothing to hold, as of then
 		return fold, p, nil
@@ -247,7 +260,7 @@ func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int
 	switch status.Code(err) {
 	case codes.OK:
 	case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
-		return fold, p, errStale
+		return fold, p, ErrStale
 	default:
 		return fold, p, fmt.Errorf("rollup: write fold of %s: %w", id, err)
 	}
@@ -261,7 +274,7 @@ func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int
 			totals[i] = s.Values[i]
 		}
 	}
-	return fold, parent{
+	return fold, Parent{
 		Exists: true, Updated: wr.UpdateTime, Written: wr.UpdateTime, AsOf: s.At, Totals: totals, NumShards: fold.NumShards,
 		Anchor: wr.UpdateTime, AnchorAt: time.Now(),
 	}, nil
@@ -273,7 +286,7 @@ func (f *Folder) write(ctx context.Context, id string, p parent, s Sum, grow int
 // no such call. A missing parent is ErrNoCounter.
 func (f *Folder) Fold(ctx context.Context, id string) (Fold, error) {
 	for {
-		p, err := f.read(ctx, id)
+		p, err := f.Read(ctx, id)
 		if err != nil {
 			return Fold{}, err
 		}
@@ -290,8 +303,8 @@ func (f *Folder) Fold(ctx context.Context, id string) (Fold, error) {
 		if err != nil {
 			return Fold{}, err
 		}
-		fold, _, err := f.write(ctx, id, p, s, 0)
-		if errors.Is(err, errStale) {
+		fold, _, err := f.Write(ctx, id, p, s, 0)
+		if errors.Is(err, ErrStale) {
 			continue
 		}
 		return fold, err

@@ -1,4 +1,4 @@
-package increment
+package shard
 
 import (
 	"context"
@@ -105,7 +105,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (int, error) {
 			return 0, fmt.Errorf("increment: read counter %s: %w", id, err)
 		}
 		if !s.creatable(id) {
-			return 0, fmt.Errorf("increment: counter %s: %w", id, ErrNotFound)
+			return 0, fmt.Errorf("increment: counter %s: %w", id, layout.ErrNoCounter)
 		}
 		_, err = ref.Create(ctx, map[string]any{layout.FieldNumShards: int64(s.defaults), layout.FieldTotal: int64(0)})
 		if err == nil {

@@ -1,31 +1,32 @@
-package counter
+package tally
 
 import (
 	"log/slog"
 	"net/http"
 
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/httpjson"
-	"github.com/tallycounters/tally/rollup"
+	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // ReconcileReport is the answer of the Reconcile function.
 type ReconcileReport struct {
-	Counters int            `json:"counters"`
-	Repaired []rollup.Drift `json:"repaired"` // counters whose total had drifted
-	Errors   int            `json:"errors"`
+	Counters int          `json:"counters"`
+	Repaired []fold.Drift `json:"repaired"` // counters whose total had drifted
+	Errors   int          `json:"errors"`
 }
 
-// ReconcileHandler is the Reconcile HTTP function, for a scheduler: a POST
+// reconcileHandler is the Reconcile HTTP function, for a scheduler: a POST
 // reconciles every counter, logs each drift, and answers with a report.
-func (c *Client) ReconcileHandler(log *slog.Logger) http.Handler {
+func reconcileHandler(c *counter.Client, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			httpjson.Error(w, http.StatusMethodNotAllowed, "use POST")
 			return
 		}
-		rep := ReconcileReport{Repaired: []rollup.Drift{}}
-		err := c.ReconcileAll(r.Context(), func(d rollup.Drift, err error) {
+		rep := ReconcileReport{Repaired: []fold.Drift{}}
+		err := c.ReconcileAll(r.Context(), func(d fold.Drift, err error) {
 			rep.Counters++
 			switch {
 			case err != nil:
