@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -81,6 +82,7 @@ func TestConfigFromEnv(t *testing.T) {
 // TestNewAppReportsBadConfig: a bad setting is an error, never an app with
 // a nil client.
 func TestNewAppReportsBadConfig(t *testing.T) {
+	emulatortest.Require(t)
 	env := map[string]string{EnvProject: "demo-x", EnvMaxStep: "lots"}
 	a, err := newApp(context.Background(), func(k string) string { return env[k] })
 	if err == nil || a != nil || !strings.Contains(err.Error(), EnvMaxStep) {

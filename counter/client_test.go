@@ -17,6 +17,7 @@ import (
 )
 
 func TestCreate(t *testing.T) {
+	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 4)
 	ctx := context.Background()
 	snap, err := layout.Default().Counter(fs, id).Get(ctx)
@@ -47,6 +48,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestIncrementTotalSum(t *testing.T) {
+	emulatortest.Require(t)
 	c, _, id := newCounter(t, 5)
 	ctx := context.Background()
 	for i := 0; i < 20; i++ {
@@ -67,6 +69,7 @@ func TestIncrementTotalSum(t *testing.T) {
 }
 
 func TestWatch(t *testing.T) {
+	emulatortest.Require(t)
 	c, _ := newClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -98,6 +101,7 @@ func TestWatch(t *testing.T) {
 // while increments run: nothing acknowledged is lost, and only 3 shards
 // remain.
 func TestReshardDownWhileIncrementing(t *testing.T) {
+	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 10)
 	ctx := context.Background()
 	stop := incrementing(t, id, 8)
@@ -136,6 +140,7 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 // TestReshardKeepsTotal watches the total while a quiet counter shrinks from
 // 10 shards to 3 and grows to 5: it never moves.
 func TestReshardKeepsTotal(t *testing.T) {
+	emulatortest.Require(t)
 	c, fs := newClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 // acts on tally's fields and subcollections and leaves the app's title
 // alone, and none creates a post.
 func TestDocsLifecycle(t *testing.T) {
+	emulatortest.Require(t)
 	_, fs := newClient(t)
 	l := layout.Default()
 	var err error

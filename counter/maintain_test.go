@@ -31,6 +31,7 @@ func incrementHTTP(t *testing.T, id string) bool {
 // TestResetRacingIncrements resets a counter while increments run: the total
 // ends equal to the shards, and increments after the reset all count.
 func TestResetRacingIncrements(t *testing.T) {
+	emulatortest.Require(t)
 	c, _, id := newCounter(t, 5)
 	ctx := context.Background()
 	incrementAndWait(t, c, id, 20, 20)
@@ -67,6 +68,7 @@ func TestResetRacingIncrements(t *testing.T) {
 // reconciles: the drift is reported, the total repaired, and later
 // increments stay exact.
 func TestReconcileRepairsCorruptedTotal(t *testing.T) {
+	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 4)
 	ctx := context.Background()
 	incrementAndWait(t, c, id, 9, 9)
@@ -99,6 +101,7 @@ func corrupt(t *testing.T, fs *firestore.Client, id string, total int64) {
 }
 
 func TestReconcileAll(t *testing.T) {
+	emulatortest.Require(t)
 	c, fs := newClient(t)
 	ctx := context.Background()
 	ids := []string{emulatortest.ID(t), emulatortest.ID(t)}
@@ -131,6 +134,7 @@ func TestReconcileAll(t *testing.T) {
 
 // TestDelete removes a counter with events still in flight: it stays gone.
 func TestDelete(t *testing.T) {
+	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 3)
 	ctx := context.Background()
 	var n atomic.Int64
@@ -165,6 +169,7 @@ func TestDelete(t *testing.T) {
 // increment racing a reshard leaves) counts in the sum and is moved into a
 // kept shard, and the total stays exact.
 func TestReconcileMovesLeftOverShards(t *testing.T) {
+	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 2)
 	ctx := context.Background()
 	if _, err := layout.Default().Shard(fs, id, 5).Set(ctx, map[string]any{"count": 4}); err != nil {

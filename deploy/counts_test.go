@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/layout"
 )
 
@@ -14,6 +15,7 @@ import (
 // and edit its title, and can write no count, no bookkeeping, no shard, no
 // vote and no key; a user reads their own vote only.
 func TestCountsRules(t *testing.T) {
+	emulatortest.Require(t)
 	docs, err := layout.ParseCounts("posts:likes,views;users/*/posts:likes")
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/tallycounters/tally/internal/emulatortest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +92,7 @@ var variants = map[string][]string{
 // offline. A command that several variants print alike is parsed once, and
 // two are parsed at a time.
 func TestDryRunParsesWithGcloud(t *testing.T) {
+	emulatortest.Without(t, "gcloud")
 	tool(t, "gcloud", "install the Google Cloud CLI (Debian package google-cloud-cli)")
 	env := gcloudEnv(t)
 	var lines []string
@@ -132,6 +134,7 @@ func TestDryRunParsesWithGcloud(t *testing.T) {
 // TALLY_COUNTS, and the app's rules are printed for it to merge, never
 // published over its own.
 func TestDeployCounts(t *testing.T) {
+	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	lines := strings.Join(dryRun(t, variants["counts on documents"]...), "\n")
 	for _, want := range []string{
 		"--entry-point=Rollup", "'--trigger-event-filters-path-pattern=document=posts/{doc0}/tally_shards/{shardId}'",
@@ -159,6 +162,7 @@ func TestDeployCounts(t *testing.T) {
 // holding up to Cloud Run's 1,000 requests; --rollup-max-instances sets how
 // many.
 func TestRollupScalesOut(t *testing.T) {
+	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	rollupLine := func(args ...string) string {
 		for _, line := range dryRun(t, args...) {
 			if strings.Contains(line, "--entry-point=Rollup") {
@@ -184,6 +188,7 @@ func TestRollupScalesOut(t *testing.T) {
 // TestParseCatchesBrokenFlag shows that the check above fails a command
 // whose flag is misspelt.
 func TestParseCatchesBrokenFlag(t *testing.T) {
+	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	tool(t, "gcloud", "install the Google Cloud CLI (Debian package google-cloud-cli)")
 	env := gcloudEnv(t)
 	var deployLine string
@@ -210,6 +215,7 @@ func TestParseCatchesBrokenFlag(t *testing.T) {
 // TestDryRunRulesCommand runs the printed rules command without --publish:
 // its flags parse and it renders the rules.
 func TestDryRunRulesCommand(t *testing.T) {
+	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	for name, args := range variants {
 		for _, line := range dryRun(t, args...) {
 			if !strings.HasPrefix(line, "go run ./cmd/tally rules") {
@@ -226,6 +232,7 @@ func TestDryRunRulesCommand(t *testing.T) {
 }
 
 func TestScriptRejectsBadArguments(t *testing.T) {
+	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	base := []string{"--project", "p", "--region", "us-central1", "--database-location", "nam5"}
 	for _, tc := range []struct {
 		args []string
@@ -262,6 +269,7 @@ func TestScriptRejectsBadArguments(t *testing.T) {
 // then do; with it, no warning. Either way the function is told it is
 // public, and the keys' records get their TTL policy.
 func TestPublicWarns(t *testing.T) {
+	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	base := []string{"--project", "p", "--region", "us-central1", "--database-location", "nam5", "--public"}
 	for _, tc := range []struct {
 		args []string
@@ -287,6 +295,7 @@ func TestPublicWarns(t *testing.T) {
 }
 
 func TestShellcheck(t *testing.T) {
+	emulatortest.Without(t, "shellcheck")
 	sc := tool(t, "shellcheck", "apt-get install shellcheck")
 	for _, f := range []string{"deploy.sh", filepath.Join("..", ".ci", "run")} {
 		if out, err := exec.Command(sc, f).CombinedOutput(); err != nil {

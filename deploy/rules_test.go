@@ -76,6 +76,7 @@ func rulesEmulator(t *testing.T, src string) string {
 // counter (anyone, or signed-in users only) and may write nothing; the
 // functions' admin access is not bound by them.
 func TestRules(t *testing.T) {
+	emulatortest.Require(t)
 	for _, v := range []struct {
 		name     string
 		opts     RulesOptions

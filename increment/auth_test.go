@@ -26,6 +26,7 @@ import (
 // SDK against the Auth emulator, on a client whose operations are counted.
 func signedIn(t testing.TB, cfg Config) (*Handler, *firestore.Client, *opcount.Ops, string) {
 	t.Helper()
+	emulatortest.Without(t, "the Auth emulator (Node.js)")
 	host, err := authemu.Shared(emulatortest.Project)
 	if err != nil {
 		t.Fatal(err)

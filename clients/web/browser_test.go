@@ -41,6 +41,7 @@ func bundle(t *testing.T, dir string) {
 // allowed to call Increment from any origin, configured by env besides.
 func startLocal(t *testing.T, env ...string) *stack.Stack {
 	t.Helper()
+	emulatortest.Require(t)
 	paths, err := emulatortest.Paths()
 	if err != nil {
 		t.Fatal(err)

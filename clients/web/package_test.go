@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/npmci"
 )
 
@@ -32,6 +33,7 @@ func readmeExample(t *testing.T) string {
 // TypeScript: the package holds what it needs, its types are what the
 // example uses, and the example resolves one Firebase SDK, the app's.
 func TestPackedInstall(t *testing.T) {
+	emulatortest.Without(t, "npm")
 	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)
 	}

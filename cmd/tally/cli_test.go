@@ -60,6 +60,7 @@ func TestHelpAndVersion(t *testing.T) {
 // TestCounterCommands runs a CLI session against an emulator: create, incr,
 // sum, reshard, reconcile, get, reset, delete, in text and JSON.
 func TestCounterCommands(t *testing.T) {
+	emulatortest.Require(t)
 	e, err := emulatortest.Start(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +139,7 @@ func ownEmulator(t *testing.T, key, value string) *firestore.Client {
 // TestCountsOnDocumentsCommands: with TALLY_COUNTS, the commands take a
 // document path and a count field, and act on the app's own document.
 func TestCountsOnDocumentsCommands(t *testing.T) {
+	emulatortest.Require(t)
 	fs := ownEmulator(t, "TALLY_COUNTS", "posts:likes,views")
 	if _, err := fs.Doc("posts/p1").Set(context.Background(), map[string]any{"title": "hello"}); err != nil {
 		t.Fatal(err)
@@ -178,6 +180,7 @@ func TestCountsOnDocumentsCommands(t *testing.T) {
 // TestCommandsUseTheFunctionsConfig: with TALLY_SHARD_FIELD=Count, as a
 // Google Go sample writes shards, every command reads and writes Count.
 func TestCommandsUseTheFunctionsConfig(t *testing.T) {
+	emulatortest.Require(t)
 	fs := ownEmulator(t, "TALLY_SHARD_FIELD", "Count")
 	ctx := context.Background()
 	fs.Doc("counters/views").Set(ctx, map[string]any{"num_shards": 2, "total": 1197})
@@ -239,6 +242,7 @@ func TestConfigCommand(t *testing.T) {
 // server that is no emulator, and at one that says it is but never answers
 // Firestore: each ends with an error naming FIRESTORE_EMULATOR_HOST.
 func TestDeadEmulatorExplained(t *testing.T) {
+	emulatortest.Long(t, "waits out a dial to a dead emulator")
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := l.Addr().String()
 	l.Close()

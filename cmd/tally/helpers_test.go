@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/bench"
+	"github.com/tallycounters/tally/internal/emulatortest"
 )
 
 // The test binary doubles as the tally command when TALLY_TEST_MAIN is set,
@@ -55,6 +56,7 @@ func childEnv(env []string) []string {
 // start starts the command with args; its stdout is read line by line.
 func start(t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *syncBuffer) {
 	t.Helper()
+	emulatortest.Require(t)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = childEnv(env)
 	stderr := &syncBuffer{}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/tallycounters/tally/internal/emulatortest"
 )
 
 // readmeRun says how the tests run one command the README shows: run runs
@@ -200,6 +201,7 @@ func runDeployDryRun(t *testing.T, line string) {
 // with its output to a pipe; the default run, also in a terminal. It must
 // end, succeed and print its table, and the files it names must be there.
 func runBench(t *testing.T, line string) {
+	emulatortest.Require(t)
 	args := tallyArgs(line)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], args...)

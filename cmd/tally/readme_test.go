@@ -17,6 +17,7 @@ import (
 
 	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/internal/bench"
+	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/stack"
 	"github.com/tallycounters/tally/layout"
 )
@@ -340,6 +341,7 @@ func TestReadmeGoExample(t *testing.T) {
 // TestReadmeDeploy: the deploy commands the README shows are what the dry
 // run prints.
 func TestReadmeDeploy(t *testing.T) {
+	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	cmd := exec.Command("bash", "deploy/deploy.sh", "--dry-run", "--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5")
 	cmd.Dir = "../.."
 	out, err := cmd.CombinedOutput()

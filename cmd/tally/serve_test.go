@@ -165,6 +165,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 // when the emulator restarts, serve registers its trigger again; and serve
 // leaves the emulator running when it stops.
 func TestServeWithExternalEmulator(t *testing.T) {
+	emulatortest.Require(t)
 	bridgePort, err := emulator.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -247,6 +248,7 @@ func commitIncrement(t *testing.T, host, path string) {
 // does, dies of SIGTERM without passing it on: serve stops, and so does its
 // emulator.
 func TestServeStopsWithItsParent(t *testing.T) {
+	emulatortest.Require(t)
 	parent := exec.Command("bash", "-c", `"$0" serve --port 0 & wait`, os.Args[0])
 	parent.Env = childEnv(nil)
 	stdout, err := parent.StdoutPipe()

@@ -2,6 +2,7 @@ package authemu
 
 import (
 	"bytes"
+	"github.com/tallycounters/tally/internal/emulatortest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 // has two callers install it at once: one installs it, with npm, and says
 // so; the other waits for it and finds it there; the CLI then runs.
 func TestInstallOnce(t *testing.T) {
+	emulatortest.Without(t, "npm")
 	dir := filepath.Join(t.TempDir(), "tools", "firebase")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

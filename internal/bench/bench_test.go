@@ -28,6 +28,7 @@ import (
 // listener, and a plain increment takes no transaction; the per-event
 // rollup writes the parent once per event and counts the duplicates.
 func TestBenchSmall(t *testing.T) {
+	emulatortest.Require(t)
 	paths, err := emulatortest.Paths()
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +86,7 @@ func TestBenchSmall(t *testing.T) {
 // started (with --functions_emulator at the bench's bridge port) and an
 // Increment served elsewhere: the figures come out and the total is exact.
 func TestBenchGivenEmulatorAndURL(t *testing.T) {
+	emulatortest.Require(t)
 	port, err := emulator.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +118,7 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 // through the emulator's triggers on posts: every count ends exact, and
 // each document takes at most one write a window for all its counts.
 func TestBenchFields(t *testing.T) {
+	emulatortest.Require(t)
 	paths, err := emulatortest.Paths()
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // started again. Every total must come to equal its acknowledged
 // increments, with nothing reconciled first.
 func TestSoak(t *testing.T) {
+	emulatortest.Require(t)
 	paths, err := emulatortest.Paths()
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,9 @@ func Path(t testing.TB) string {
 // bound); it stops when the test ends, and dies with the test process.
 func New(t testing.TB, limit time.Duration) context.Context {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Chromium: left out by -short")
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(Path(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -25,6 +26,29 @@ import (
 // Project is the project id tests use; "demo-" ids never reach a real project.
 const Project = "demo-tally-test"
 
+// Require skips the test with -short, which leaves out every test that
+// needs the emulator (Java) and says so by name, and otherwise does nothing.
+func Require(t testing.TB) {
+	t.Helper()
+	Without(t, "the Firestore emulator (Java)")
+}
+
+// Long skips the test with -short, saying why it is long.
+func Long(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s: left out by -short", why)
+	}
+}
+
+// Without skips the test with -short, saying it needs what.
+func Without(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s: left out by -short", what)
+	}
+}
+
 // Main runs the package's tests against an emulator and exits. It starts one
 // unless FIRESTORE_EMULATOR_HOST is set, and stops it after the tests, on
 // SIGINT or SIGTERM, and (by the kernel) if the test binary dies. If no
@@ -39,8 +63,9 @@ func Main(m *testing.M, after ...func()) {
 }
 
 func run(m *testing.M) int {
-	if os.Getenv("FIRESTORE_EMULATOR_HOST") != "" {
-		return m.Run()
+	flag.Parse()
+	if os.Getenv("FIRESTORE_EMULATOR_HOST") != "" || testing.Short() {
+		return m.Run() // -short: the tests that need the emulator skip, saying so
 	}
 	e, err := Start(emulator.Options{})
 	if err != nil {
@@ -89,6 +114,7 @@ func Start(o emulator.Options) (*emulator.Emulator, error) {
 // when the test ends.
 func Client(t testing.TB) *firestore.Client {
 	t.Helper()
+	Require(t)
 	if os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
 		t.Fatal("emulatortest: FIRESTORE_EMULATOR_HOST is not set; call emulatortest.Main from TestMain")
 	}
@@ -104,6 +130,7 @@ func Client(t testing.TB) *firestore.Client {
 // FIRESTORE_EMULATOR_HOST whose reads and writes are counted.
 func CountingClient(t testing.TB) (*firestore.Client, *opcount.Ops) {
 	t.Helper()
+	Require(t)
 	ops := &opcount.Ops{}
 	c, err := opcount.Client(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, ops)
 	if err != nil {

@@ -78,6 +78,7 @@ func post(t *testing.T, s *Stack, body string) (int, string) {
 // whole local stack, with the emulator's own trigger delivery on each
 // counted collection.
 func TestCountsOnDocuments(t *testing.T) {
+	emulatortest.Require(t)
 	s, fs := startDocs(t)
 	ctx := context.Background()
 	id := emulatortest.ID(t)

@@ -21,6 +21,7 @@ import (
 // over 3 counters of 10 shards, the emulator's own trigger delivery, and
 // Rollup. Every total must equal its acknowledged increments and its shards.
 func TestEndToEnd(t *testing.T) {
+	emulatortest.Require(t)
 	paths, err := emulatortest.Paths()
 	if err != nil {
 		t.Fatal(err)
