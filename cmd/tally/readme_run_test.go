@@ -27,9 +27,10 @@ type readmeRun struct {
 // readmeRuns covers every command of the README, keyed as the README
 // writes it (a command continued over lines with \ is joined).
 var readmeRuns = map[string]readmeRun{
-	"apt-get install default-jre-headless chromium nodejs npm shellcheck": {elsewhere: "needs root: .ci/run installs what of it is missing (TestReadmeRuns checks that it names these packages)"},
-	"go run ./cmd/tally serve": {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
-	"go test -race ./...":      {elsewhere: "the test command itself: .ci/run runs it"},
+	"apt-get install default-jre-headless chromium shellcheck":                      {run: runInstallLine},
+	"command -v npm || apt-get install nodejs npm":                                  {run: runInstallLine},
+	"go run ./cmd/tally serve":                                                      {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
+	"go test -race ./...":                                                           {elsewhere: "the test command itself: .ci/run runs it"},
 	"TALLY_AUTH=firebase TALLY_COUNTS='posts:likes,views' go run ./cmd/tally serve": {elsewhere: "TestDemoFeed runs it, on a free port, and drives its /demo"},
 	"npm pack ./clients/web":                                                        {elsewhere: "clients/web TestPackedInstall packs the client and installs it in an app, as the README says, and builds the README's example against it"},
 	"npm install firebase@12 ./tallycounters-web-0.1.0.tgz":                         {elsewhere: "clients/web TestPackedInstall"},
@@ -56,7 +57,7 @@ var readmeRuns = map[string]readmeRun{
 
 // commandPrefixes start the README's command lines; other lines of its
 // code blocks are output, code or queries.
-var commandPrefixes = []string{"go ", "tally ", "apt-get ", "deploy/", "curl ", "URL=", "TALLY_", "npm ", "gcloud "}
+var commandPrefixes = []string{"go ", "tally ", "apt-get ", "command ", "deploy/", "curl ", "URL=", "TALLY_", "npm ", "gcloud "}
 
 // outputMarkers precede the README's blocks of output, and of sessions
 // that other tests run line by line.
@@ -137,7 +138,7 @@ func TestReadmeRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range []string{"default-jre-headless", "chromium", "nodejs npm", "shellcheck"} {
+	for _, pkg := range []string{"default-jre-headless", "chromium", "shellcheck", "command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)"} {
 		if !strings.Contains(string(ci), pkg) {
 			t.Errorf(".ci/run does not install %s, which the Quickstart lists", pkg)
 		}
@@ -258,5 +259,42 @@ func benchInTerminal(t *testing.T, args []string) {
 	text := out.String()
 	if !strings.Contains(text, "tally settle") || !strings.Contains(text, "[====") || !strings.Contains(text, "increments/s") {
 		t.Errorf("in a terminal it printed no bars, or no table:\n%s", text)
+	}
+}
+
+// runInstallLine runs a Quickstart install line with bash, as root would,
+// but with an apt-get that only says what it was asked for: on a machine
+// with npm (NodeSource's Node.js brings its own) and on one without, it
+// must ask for npm only where there is none, as Debian's npm conflicts
+// with NodeSource's nodejs.
+func runInstallLine(t *testing.T, line string) {
+	for _, hasNPM := range []bool{true, false} {
+		bin := t.TempDir()
+		stub := func(name, script string) {
+			if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stub("apt-get", `echo "apt-get $*" >>"`+filepath.Join(bin, "asked")+`"`+"\n")
+		if hasNPM {
+			stub("npm", "exit 0\n")
+		}
+		bash, err := exec.LookPath("bash")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bash, "-c", line)
+		cmd.Env = append(os.Environ(), "PATH="+bin) // nothing else: no npm unless stubbed
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		asked, _ := os.ReadFile(filepath.Join(bin, "asked"))
+		wantsNPM := strings.Contains(string(asked), " npm")
+		switch {
+		case strings.HasPrefix(line, "apt-get") && (wantsNPM || strings.Contains(string(asked), "nodejs")):
+			t.Errorf("%q asks for Node.js or npm, which conflict with NodeSource's: %s", line, asked)
+		case strings.HasPrefix(line, "command") && wantsNPM == hasNPM:
+			t.Errorf("with npm installed: %v, %q asked apt-get for %q", hasNPM, line, asked)
+		}
 	}
 }
