@@ -121,7 +121,8 @@ func lags(ackTimes []time.Time, writes []write) (out []time.Duration, unreached 
 func perSecond(times []time.Time, start time.Time, seconds int) []int {
 	b := make([]int, seconds)
 	for _, t := range times {
-		if i := int(t.Sub(start) / time.Second); i >= 0 && i < seconds {
+		d := t.Sub(start)
+		if i := int(d / time.Second); d >= 0 && i < seconds { // d/s rounds toward 0: a time just before start is not in second 0
 			b[i]++
 		}
 	}
