@@ -30,6 +30,7 @@ var readmeRuns = map[string]readmeRun{
 	"apt-get install default-jre-headless chromium shellcheck":                      {run: runInstallLine},
 	"command -v npm || apt-get install nodejs npm":                                  {run: runInstallLine},
 	"go run ./cmd/tally serve":                                                      {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
+	"go test -short ./...":                                                          {elsewhere: ".ci/run runs it, with no Java, browser, Node.js, npm or gcloud to call"},
 	"go test -race ./...":                                                           {elsewhere: "the test command itself: .ci/run runs it"},
 	"TALLY_AUTH=firebase TALLY_COUNTS='posts:likes,views' go run ./cmd/tally serve": {elsewhere: "TestDemoFeed runs it, on a free port, and drives its /demo"},
 	"npm pack ./clients/web":                                                        {elsewhere: "clients/web TestPackedInstall packs the client and installs it in an app, as the README says, and builds the README's example against it"},
@@ -63,13 +64,11 @@ var commandPrefixes = []string{"go ", "tally ", "apt-get ", "command ", "deploy/
 // that other tests run line by line.
 var outputMarkers = []string{"web client", "serve banner", "quickstart", "cli session", "counts session", "deploy", "bench table", "soak table", "go example"}
 
-// readmeCommands lists the commands in the README's fenced blocks.
+// readmeCommands lists the commands in the fenced blocks of the README
+// and of docs/.
 func readmeCommands(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := []byte(readmeText(t))
 	var out []string
 	lines := strings.Split(string(b), "\n")
 	for i := 0; i < len(lines); i++ {

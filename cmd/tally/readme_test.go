@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 
 	"cloud.google.com/go/firestore"
 
@@ -26,11 +28,7 @@ import (
 // the fenced block, or the table or paragraph, up to the next blank line.
 func readme(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
+	s := readmeText(t)
 	marker := "<!-- README test: " + name + " -->\n"
 	i := strings.Index(s, marker)
 	if i < 0 {
@@ -217,14 +215,30 @@ func TestReadmeCounts(t *testing.T) {
 	}
 }
 
-// readmeText is the whole README.
-func readmeText(t *testing.T) string {
+// docPages are the README and the pages of docs/, which the README tests
+// keep true alike.
+func docPages(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return append([]string{"../../README.md"}, pages...)
+}
+
+// readmeText is the whole README, and every page of docs/ after it.
+func readmeText(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, p := range docPages(t) {
+		text, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(text)
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // waitParentStill waits, on the emulator in FIRESTORE_EMULATOR_HOST, until
@@ -409,4 +423,69 @@ func readmeOutput(t *testing.T, name string, write func(io.Writer)) (block, line
 		t.Fatalf("the README's %s has %d lines; tally prints %d", name, len(block), len(lines))
 	}
 	return block, lines
+}
+
+// TestDocsLinks: the README is an entry point of at most 250 lines, and
+// every link of it and of docs/ to a file of the repository, or to a
+// heading, leads somewhere.
+func TestDocsLinks(t *testing.T) {
+	if n := strings.Count(readmeTextOf(t, "../../README.md"), "\n"); n > 250 {
+		t.Errorf("the README is %d lines; keep it to 250, and the rest in docs/", n)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, page := range docPages(t) {
+		for _, m := range link.FindAllStringSubmatch(readmeTextOf(t, page), -1) {
+			target := m[1]
+			if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s links to %s, which is not there", page, target)
+					continue
+				}
+			}
+			if anchor != "" && !slices.Contains(anchors(readmeTextOf(t, path)), anchor) {
+				t.Errorf("%s links to %s, and %s has no such heading", page, target, path)
+			}
+		}
+	}
+}
+
+// readmeTextOf is the text of one page.
+func readmeTextOf(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// anchors are the ids a page's headings get (outside code blocks): lower
+// case, punctuation but - dropped, spaces made -.
+func anchors(text string) []string {
+	var out []string
+	fence := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fence = !fence
+		}
+		if h := strings.TrimLeft(line, "#"); !fence && h != line && strings.HasPrefix(h, " ") {
+			id := strings.Map(func(r rune) rune {
+				switch {
+				case r == ' ':
+					return '-'
+				case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+					return unicode.ToLower(r)
+				}
+				return -1
+			}, strings.TrimSpace(h))
+			out = append(out, id)
+		}
+	}
+	return out
 }
