@@ -123,6 +123,16 @@ fi
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# The tally command, which checks the configuration and names the trigger
+# patterns: built once here, or TALLY_BIN, one already built.
+tally_bin=${TALLY_BIN:-}
+if [ -z "$tally_bin" ]; then
+	build_dir=$(mktemp -d)
+	trap 'rm -rf "$build_dir"' EXIT
+	tally_bin=$build_dir/tally
+	go build -o "$tally_bin" ./cmd/tally
+fi
+
 # The values passed on to the functions are checked by the functions' own
 # configuration code, through 'tally config --check', with nothing else of
 # this shell's TALLY_* environment in the way: a bad one stops the deploy
@@ -142,12 +152,12 @@ check_config() {
 		TALLY_COUNTER_PATTERN="$counter_pattern" TALLY_PUBLIC_MAX_STEP="$public_max_step" \
 		TALLY_PUBLIC_VOTES_ONLY="$votes_only" TALLY_APP_CHECK="$app_check" \
 		TALLY_PUBLIC_RATE="$public_rate" TALLY_PUBLIC_USER_RATE="$user_rate" \
-		FIRESTORE_EMULATOR_HOST= go run ./cmd/tally config --check; then
+		FIRESTORE_EMULATOR_HOST= "$tally_bin" config --check; then
 		echo "deploy: fix the value above; nothing was deployed" >&2
 		exit 2
 	fi
 	# One Rollup trigger per counted collection, as the functions read them.
-	mapfile -t patterns < <("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= go run ./cmd/tally config --triggers)
+	mapfile -t patterns < <("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= "$tally_bin" config --triggers)
 }
 check_config
 if [ "$public" = true ] && [ "$auth" != firebase ]; then

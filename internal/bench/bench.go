@@ -147,7 +147,8 @@ type env struct {
 	bridges   map[string]*bridge.Bridge
 	clients   map[string]*firestore.Client // each mode's, and "reader"
 	ops       map[string]*opcount.Ops
-	instances []*instance // tally's Rollup instances
+	instances []*instance  // tally's Rollup instances
+	spec      instanceSpec // how they were started
 	reader    *firestore.Client
 }
 

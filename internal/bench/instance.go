@@ -47,6 +47,7 @@ type InstanceStats struct {
 	Requests  int64 `json:"requests"`   // Rollup requests taken
 	Refused   int64 `json:"refused"`    // answered 429, holding MaxRequestsPerInstance
 	MostHeld  int64 `json:"most_held"`  // requests held at once, at most
+	Held      int64 `json:"held"`       // requests held now
 	Reads     int64 `json:"reads"`      // Firestore documents read
 	Writes    int64 `json:"writes"`     // Firestore documents written
 	PeakRSS   int64 `json:"peak_rss"`   // bytes: the process's resident set at its highest
@@ -161,7 +162,7 @@ func (in *rollupInstance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (in *rollupInstance) serveStats(w http.ResponseWriter, _ *http.Request) {
 	st := InstanceStats{
-		Requests: in.requests.Load(), Refused: in.refused.Load(), MostHeld: in.most.Load(),
+		Requests: in.requests.Load(), Refused: in.refused.Load(), MostHeld: in.most.Load(), Held: in.inflight.Load(),
 		Reads: in.ops.Reads(), Writes: in.ops.Writes(), PeakRSS: peakRSS(), PeakHeap: in.peakHeap.Load(), HeapAfter: heapObjects(),
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -164,16 +165,65 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 	e.serve(l, mux)
 	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: layout.DefaultShardField,
 		Counts: layout.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath}
-	var targets []string
+	e.spec = spec
 	for range e.o.Instances {
 		in, err := e.startInstance(ctx, spec)
 		if err != nil {
 			return err
 		}
 		e.instances = append(e.instances, in)
+	}
+	e.retarget()
+	return nil
+}
+
+// retarget has the bridge send tally's events to its instances, at random.
+func (e *env) retarget() {
+	var targets []string
+	for _, in := range e.instances {
 		targets = append(targets, in.url+"/Rollup")
 	}
 	e.bridges[ModeTally].SetTargets(targets)
+}
+
+// pauseEmulator stops the emulator's processes where they are, as a
+// machine that stalls would; an emulator the bench did not start is left
+// alone.
+func (e *env) pauseEmulator() error {
+	if e.emu == nil {
+		return errors.New("the emulator is not the bench's own")
+	}
+	return e.emu.Pause()
+}
+
+// holding waits, for at most d, until Rollup instance i holds an event.
+func (e *env) holding(i int, d time.Duration) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st, err := e.instances[i].stats(); err != nil || st.Held > 0 {
+			return
+		}
+	}
+}
+
+// killInstance kills Rollup instance i at once, cutting the events it
+// holds, which the bridge then sends again to the others, as Eventarc
+// retries; it says how many it held.
+func (e *env) killInstance(i int) int64 {
+	in := e.instances[i]
+	st, _ := in.stats()
+	in.group.Kill()
+	<-in.done
+	return st.Held
+}
+
+// restartInstance starts Rollup instance i again, as the platform would.
+func (e *env) restartInstance(ctx context.Context, i int) error {
+	in, err := e.startInstance(ctx, e.spec)
+	if err != nil {
+		return err
+	}
+	e.instances[i] = in
+	e.retarget()
 	return nil
 }
 

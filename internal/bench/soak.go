@@ -4,15 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
+	"log/slog"
 	"slices"
 	"time"
 
-	"github.com/tallycounters/tally"
-	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/rollup"
 )
 
 // SoakRate is the soak's default rate: within what the emulator's serial
@@ -33,53 +31,35 @@ type SoakOptions struct {
 	DelayRate     float64
 	MaxDelay      time.Duration
 	Settle        time.Duration // longest wait, after the load, for the totals
+	Project       string        // default stack.DefaultProject
 	Emulator      emulator.Paths
 	Logs          io.Writer   // the functions' JSON log lines; nil discards
 	Progress      func(Phase) // nil: nothing
+	// InstanceCommand runs a Rollup instance, as Options.InstanceCommand.
+	InstanceCommand []string
 }
 
-// Soak runs increments through the stack that tally serve runs (the
-// emulator with its rules and triggers, the bridge, Increment over HTTP)
-// with its events going to opts.Instances Rollup instances, and injects
-// faults while the load runs: every event may be duplicated or delayed, the
-// emulator is paused (SIGSTOP, then SIGCONT), and one Rollup instance is
-// killed, cutting the events it holds, and started again. After the load it
-// waits for each total, and reports whether each equals the increments
-// acknowledged. Nothing is reconciled before that check.
+// Soak runs increments through the bench's tally mode (Increment over
+// HTTP, the emulator's own trigger events, opts.Instances Rollup instances,
+// each a process of its own) and injects faults while the load runs: every
+// event may be duplicated or delayed, the emulator is paused (SIGSTOP, then
+// SIGCONT), and one Rollup instance is killed, cutting the events it holds,
+// and started again. After the load it waits for each total, and reports
+// whether each equals the increments acknowledged. Nothing is reconciled
+// before that check.
 func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 	o = soakDefaults(o)
-	cfg, err := tally.ConfigFromEnv(func(string) string { return "" })
+	e, err := start(ctx, Options{
+		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Duration: o.Duration,
+		Window: rollup.DefaultWindow, Instances: o.Instances, Delivery: DeliveryEmulator, Modes: []string{ModeTally},
+		DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, Settle: o.Settle,
+		Project: o.Project, Emulator: o.Emulator, Logger: slog.New(slog.NewJSONHandler(o.Logs, nil)),
+		InstanceCommand: o.InstanceCommand,
+	})
 	if err != nil {
 		return nil, err
 	}
-	cfg.Project, cfg.DefaultShards = stack.DefaultProject, o.Shards
-	pl := newPool(cfg, o.Logs, o.Instances)
-	defer pl.stop()
-	front, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	fs := &http.Server{Handler: pl}
-	go fs.Serve(front)
-	defer fs.Close()
-	st, err := stack.Start(ctx, stack.Options{Config: cfg, Emulator: o.Emulator, Logs: o.Logs,
-		RollupURL: "http://" + front.Addr().String() + "/Rollup",
-		Bridge:    bridge.Options{Faults: bridge.Faults{DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay}}})
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if serr := st.Stop(sctx); err == nil && serr != nil {
-			err = serr
-		}
-	}()
-	for i := range o.Instances {
-		if err := pl.start(ctx, i); err != nil {
-			return nil, err
-		}
-	}
+	defer e.stop()
 
 	rep := &SoakReport{Options: o.json()}
 	run := fmt.Sprintf("soak-%d", time.Now().UnixNano())
@@ -89,8 +69,8 @@ func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 	}
 	start := time.Now()
 	faults := make(chan []Fault, 1)
-	go func() { faults <- injectFaults(ctx, o, st.Emulator, pl, start) }()
-	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate}, o.Duration, httpIncrement(st.FunctionsURL+"/Increment", o.Workers, collTally),
+	go func() { faults <- e.injectFaults(ctx, o, start) }()
+	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate}, o.Duration, e.incrementer(ModeTally, collTally, e.clients[ModeTally]),
 		func(el time.Duration, n int64, done bool) {
 			soakPhase(o, "soak load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
 		})
@@ -107,10 +87,10 @@ func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 	for _, a := range res.Acks {
 		acked[a.Counter]++
 	}
-	if err := soakSettle(ctx, o, st, ids, acked, res.End, rep); err != nil {
+	if err := soakSettle(ctx, o, e, ids, acked, res.End, rep); err != nil {
 		return rep, err
 	}
-	rep.Bridge = st.Bridge.Stats()
+	rep.Bridge = e.bridges[ModeTally].Stats()
 	return rep, nil
 }
 
@@ -139,6 +119,9 @@ func soakDefaults(o SoakOptions) SoakOptions {
 	if o.Logs == nil {
 		o.Logs = io.Discard
 	}
+	if o.Project == "" {
+		o.Project = stack.DefaultProject
+	}
 	return o
 }
 
@@ -152,7 +135,7 @@ func soakPhase(o SoakOptions, name string, elapsed, bound time.Duration, detail 
 // for o.Pause, then, at 60% of the load, once Rollup instance 0 holds an
 // event (waiting up to 5 s for one), kills it and starts it again o.Down
 // later. The emulator is always let go on return.
-func injectFaults(ctx context.Context, o SoakOptions, em *emulator.Emulator, pl *pool, start time.Time) []Fault {
+func (e *env) injectFaults(ctx context.Context, o SoakOptions, start time.Time) []Fault {
 	var out []Fault
 	at := func(frac float64) bool {
 		select {
@@ -166,29 +149,30 @@ func injectFaults(ctx context.Context, o SoakOptions, em *emulator.Emulator, pl 
 	if !at(0.2) {
 		return out
 	}
-	if err := em.Pause(); err != nil {
+	switch err := e.pauseEmulator(); {
+	case err != nil:
 		note(fmt.Sprintf("pausing the emulator failed: %v", err))
-	} else {
-		note(fmt.Sprintf("emulator (process group %d) paused", em.PID()))
+	default:
+		note(fmt.Sprintf("emulator (process group %d) paused", e.emu.PID()))
 		select {
 		case <-ctx.Done():
 		case <-time.After(o.Pause):
 		}
-		em.Resume()
+		e.emu.Resume()
 		note("emulator resumed")
 	}
 	if !at(0.6) {
 		return out
 	}
-	pl.holding(0, 5*time.Second) // a kill that cuts nothing proves nothing
-	held := pl.kill(0)
+	e.holding(0, 5*time.Second) // a kill that cuts nothing proves nothing
+	held := e.killInstance(0)
 	note(fmt.Sprintf("Rollup instance 0 killed, holding %d events", held))
 	select {
 	case <-ctx.Done():
 		return out
 	case <-time.After(o.Down):
 	}
-	if err := pl.start(ctx, 0); err != nil {
+	if err := e.restartInstance(ctx, 0); err != nil {
 		note(fmt.Sprintf("starting Rollup instance 0 again failed: %v", err))
 	} else {
 		note("Rollup instance 0 started again")

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/bridge"
-	"github.com/tallycounters/tally/internal/stack"
 )
 
 // SoakReport is every figure of one soak.
@@ -72,8 +71,9 @@ type SoakCounter struct {
 // soakSettle waits, from the end of the load and for at most o.Settle,
 // until every total equals its acknowledged increments, then records each
 // counter's total and shards' sum.
-func soakSettle(ctx context.Context, o SoakOptions, st *stack.Stack, ids []string, acked []int64, loadEnd time.Time, rep *SoakReport) error {
-	c := counter.New(st.Functions.Client, counter.Options{Timeout: 10 * time.Second})
+func soakSettle(ctx context.Context, o SoakOptions, e *env, ids []string, acked []int64, loadEnd time.Time, rep *SoakReport) error {
+	c := counter.New(e.reader, counter.Options{Timeout: 10 * time.Second})
+	events := e.bridges[ModeTally]
 	sctx, cancel := context.WithDeadline(ctx, loadEnd.Add(o.Settle))
 	defer cancel()
 	for {
@@ -101,7 +101,7 @@ func soakSettle(ctx context.Context, o SoakOptions, st *stack.Stack, ids []strin
 		all += n
 	}
 	for sctx.Err() == nil {
-		if st.Bridge.Stats().Received >= all && st.Bridge.Idle() {
+		if events.Stats().Received >= all && events.Idle() {
 			rep.AnsweredAfter = ptr(ms(time.Since(loadEnd)))
 			break
 		}
@@ -137,7 +137,7 @@ func (r *SoakReport) Title() string {
 	if o.Rate > 0 {
 		rate = fmt.Sprintf("%.0f/s", o.Rate)
 	}
-	return fmt.Sprintf("soak through tally serve's stack: %d counter(s) x %d shards, %d workers, rate %s, %.0fs, %d Rollup instance(s), "+
+	return fmt.Sprintf("soak through the bench's tally mode: %d counter(s) x %d shards, %d workers, rate %s, %.0fs, %d Rollup instance(s), "+
 		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms), emulator paused %.0fs, one instance down %.0fs; settle bound %.0fs",
 		o.Counters, o.Shards, o.Workers, rate, o.Seconds, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate, o.MaxDelayMS,
 		o.PauseSeconds, o.DownSeconds, o.SettleSeconds)

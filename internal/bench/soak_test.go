@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +20,6 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The stack points this process at its own emulator; give the other
-	// tests theirs back.
-	t.Setenv("FIRESTORE_EMULATOR_HOST", os.Getenv("FIRESTORE_EMULATOR_HOST"))
 	rep, err := Soak(context.Background(), SoakOptions{
 		Duration: 20 * time.Second, Workers: 64, Rate: 300, Counters: 3, Shards: 10, Instances: 3,
 		Pause: 5 * time.Second, Down: 2 * time.Second, DuplicateRate: 0.1, DelayRate: 0.1, Emulator: paths,

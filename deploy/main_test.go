@@ -1,0 +1,34 @@
+package deploy
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestMain builds the tally command once for every run of deploy.sh here
+// (TALLY_BIN), rather than once per run.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // no test that runs deploy.sh runs
+	}
+	dir, err := os.MkdirTemp("", "tally-bin-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+		os.Exit(1)
+	}
+	bin := filepath.Join(dir, "tally")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/tally").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: go build ./cmd/tally: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	os.Setenv("TALLY_BIN", bin)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
