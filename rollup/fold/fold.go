@@ -1,3 +1,8 @@
+// Package fold brings a counted document up to date with its shards: a
+// fold sums each count over the shards at one read time, with no lock on
+// them, and writes those sums and that time (as_of) to the document in one
+// compare-and-set, at most once per window. Rollup's event handling and the
+// Go client's Reset and Reconcile both fold with it.
 package fold
 
 import (
