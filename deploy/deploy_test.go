@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"github.com/tallycounters/tally/internal/emulatortest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
 )
 
 // tool finds a program the tests need, or fails saying how to install it.

@@ -2,9 +2,10 @@ package rollup
 
 import (
 	"cmp"
-	"github.com/tallycounters/tally/rollup/fold"
 	"math"
 	"time"
+
+	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // GrowPolicy says when the rollup adds shards to a busy counter. It never

@@ -3,11 +3,12 @@ package rollup
 import (
 	"context"
 	"errors"
-	"github.com/tallycounters/tally/rollup/fold"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // Tracker holds the hints given to one instance until a fold covers them,

@@ -198,21 +198,31 @@ func runDeployDryRun(t *testing.T, line string) {
 }
 
 // runBench runs a bench command of the README, in a directory of its own,
-// with its output to a pipe; the default run, also in a terminal. It must
-// end, succeed and print its table, and the files it names must be there.
+// with its output to a pipe, or, for the default run, to a terminal: it
+// must end, succeed and print its table, and the files it names must be
+// there.
 func runBench(t *testing.T, line string) {
 	emulatortest.Require(t)
 	args := tallyArgs(line)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Dir, cmd.Env = dir, childEnv(nil)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	var out string
+	if strings.Contains(line, "--json bench.json") {
+		out = benchInTerminal(t, dir, args) // the others show it to a pipe
+	} else {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Dir, cmd.Env = dir, childEnv(nil)
+		var b bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &b, &b
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if code := waitExit(t, cmd); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, b.String())
+		}
+		out = b.String()
 	}
-	if code := waitExit(t, cmd); code != 0 || !strings.Contains(out.String(), "increments/s") {
-		t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, out.String())
+	if !strings.Contains(out, "increments/s") {
+		t.Fatalf("%s printed no table:\n%s", strings.Join(args, " "), out)
 	}
 	for _, a := range args {
 		if strings.HasSuffix(a, ".json") || strings.HasSuffix(a, ".png") {
@@ -221,16 +231,14 @@ func runBench(t *testing.T, line string) {
 			}
 		}
 	}
-	if strings.Contains(line, "--json bench.json") {
-		benchInTerminal(t, args)
-	}
 }
 
-// benchInTerminal runs the bench with a pseudo-terminal as its output, as
-// a person does: it draws its bars, and ends.
-func benchInTerminal(t *testing.T, args []string) {
+// benchInTerminal runs the bench in dir with a pseudo-terminal for its
+// output, as a user at a terminal sees it: it must draw its progress bars,
+// print its table, and end. It returns what it printed.
+func benchInTerminal(t *testing.T, dir string, args []string) string {
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Dir, cmd.Env = t.TempDir(), childEnv(nil)
+	cmd.Dir, cmd.Env = dir, childEnv(nil)
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 160})
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +267,7 @@ func benchInTerminal(t *testing.T, args []string) {
 	if !strings.Contains(text, "tally settle") || !strings.Contains(text, "[====") || !strings.Contains(text, "increments/s") {
 		t.Errorf("in a terminal it printed no bars, or no table:\n%s", text)
 	}
+	return text
 }
 
 // runInstallLine runs a Quickstart install line with bash, as root would,
