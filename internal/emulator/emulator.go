@@ -68,19 +68,33 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
-	if o.Port == 0 {
-		port, err := FreePort(o.Host)
-		if err != nil {
-			return nil, err
-		}
-		o.Port = port
-	}
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 90 * time.Second
 	}
 	if o.JVMFlags == nil {
 		o.JVMFlags = DefaultJVMFlags
 	}
+	// A free port is picked by closing it again: another process may take
+	// it before the JVM binds it, seconds later. The emulator then exits
+	// at once; try again on another.
+	for attempt := 1; ; attempt++ {
+		try := o
+		if o.Port == 0 {
+			port, err := FreePort(o.Host)
+			if err != nil {
+				return nil, err
+			}
+			try.Port = port
+		}
+		e, err := start(ctx, try)
+		if err == nil || !errors.Is(err, errExited) || o.Port != 0 || attempt == 3 {
+			return e, err
+		}
+	}
+}
+
+// start makes one attempt of Start, on o.Port.
+func start(ctx context.Context, o Options) (*Emulator, error) {
 	args := append(slices.Clone(o.JVMFlags), "-Duser.language=en", "-cp", o.Paths.Jar, mainName, "start",
 		"--host", o.Host, "--port", strconv.Itoa(o.Port))
 	if o.FunctionsEmulator != "" {
@@ -93,7 +107,12 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 		args = append(args, "--rules", o.Rules)
 	}
 	cmd := exec.Command(o.Paths.Java, args...)
-	cmd.Stdout, cmd.Stderr = o.Output, o.Output
+	tail := &tailWriter{}
+	out := io.Writer(tail)
+	if o.Output != nil {
+		out = io.MultiWriter(o.Output, tail)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
 	// Own process group, so a terminal's Ctrl-C reaches us and we stop the
 	// JVM in order; and killed with us if we die without stopping it.
 	group, err := proc.Start(cmd)
@@ -109,6 +128,9 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 	defer cancel()
 	if err := e.waitReady(ctx); err != nil {
 		_ = e.Stop()
+		if errors.Is(err, errExited) {
+			err = fmt.Errorf("%w; its last output:\n%s", err, tail)
+		}
 		return nil, err
 	}
 	return e, nil
@@ -215,4 +237,26 @@ func FreePort(host string) (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// tailWriter keeps the last 2 KB written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if n := len(w.buf); n > 2048 {
+		w.buf = w.buf[n-2048:]
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.buf)
 }
