@@ -34,11 +34,7 @@ func TestDemoInABrowser(t *testing.T) {
 	checkDemoHeaders(t, page)
 	id := func(s string) chromedp.ID { return chromedp.ID(s) }
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(page),
-		chromedp.WaitVisible(id("signin")),
-		chromedp.SendKeys(id("email"), "ada@example.com"),
-		chromedp.SendKeys(id("password"), "secret-password"),
-		chromedp.Click(id("signin")),
+		signIn(page),
 		chromedp.WaitVisible(id("like")),
 		chromedp.Click(id("like")),
 		waitText("total", "1"),
@@ -124,11 +120,7 @@ func TestDemoFeed(t *testing.T) {
 		return waitJS(fmt.Sprintf(`[...document.querySelectorAll("article .views")].map((e) => e.textContent).join() === %q`, want))
 	}
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(page),
-		chromedp.WaitVisible(id("signin")),
-		chromedp.SendKeys(id("email"), "ada@example.com"),
-		chromedp.SendKeys(id("password"), "secret-password"),
-		chromedp.Click(id("signin")),
+		signIn(page),
 		chromedp.WaitVisible(id("signed-in")),
 		views("1,1,1"),
 	)
@@ -165,5 +157,20 @@ func waitJS(js string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
 		return chromedp.Void{}, err
+	}
+}
+
+// signIn opens the demo page and signs in as a user of the Auth emulator
+// (which takes any email and password).
+func signIn(page string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		id := func(s string) chromedp.ID { return chromedp.ID(s) }
+		return chromedp.Void{}, chromedp.Do(ctx,
+			chromedp.Navigate(page),
+			chromedp.WaitVisible(id("signin")),
+			chromedp.SendKeys(id("email"), "ada@example.com"),
+			chromedp.SendKeys(id("password"), "secret-password"),
+			chromedp.Click(id("signin")),
+		)
 	}
 }
