@@ -36,9 +36,16 @@ export function getTally(app, options) {
     sending: new Set(),
     voted: new Map(), // the user's stored vote on each count an onVote listens to
     bases: new Map(), // the snapshot each count is shown on
+    settled: new Set(), // keys of the actions this page's counts hold
   };
   const reload = async () => {
-    merge(t, await t.store.all());
+    const all = await t.store.all();
+    // Answered actions stay in the store for the other tabs, whose counts
+    // may hold them later than this page's; past KEEP_ANSWERED, every
+    // count holds them.
+    const old = all.filter((a) => a.done && a.at < Date.now() - KEEP_ANSWERED);
+    await Promise.all(old.map((a) => t.store.remove(a.key)));
+    merge(t, all.filter((a) => !old.includes(a)));
     t.actions.filter((a) => !a.done).forEach((a) => deliver(t, a).catch(() => {}));
   };
   t.store.onChange(() => t.store.all().then((all) => merge(t, all)));
@@ -163,15 +170,20 @@ function changed(t) {
   t.renders.forEach((r) => r());
 }
 
+// KEEP_ANSWERED is how long an answered action stays in the store, in
+// milliseconds.
+const KEEP_ANSWERED = 10 * 60 * 1000;
+
 // merge takes in the actions as the store holds them, written by this page
-// or another tab: new ones, and answers; an action kept there once and
-// gone from it has been settled.
+// or another tab: new ones, and answers. An action gone from the store was
+// refused (or answered long ago): it is dropped. One this page's counts
+// already hold is not taken in again.
 function merge(t, stored) {
   const byKey = new Map(stored.map((a) => [a.key, a]));
   t.actions = t.actions.filter((a) => !a.kept || byKey.has(a.key));
   for (const s of stored) {
     const a = t.actions.find((b) => b.key === s.key);
-    if (!a) t.actions.push({ ...s, kept: true });
+    if (!a && !t.settled.has(s.key)) t.actions.push({ ...s, kept: true });
     else if (s.done && !a.done) Object.assign(a, { done: true, sent: false, committed: s.committed });
     else if (s.sent && !a.done) a.sent = true;
   }
@@ -184,14 +196,16 @@ async function keep(t, a) {
   a.kept = true;
 }
 
-// settle forgets the actions a count as of asOf holds.
+// settle forgets the actions a count as of asOf holds. They stay in the
+// store: another tab's count may not hold them yet, and would dip if they
+// were gone.
 function settle(t, ref, asOf) {
   if (micros(asOf) === null) return;
   const open = new Set(outstanding(mine(t, ref), asOf));
   for (const a of mine(t, ref)) {
     if (a.done && !open.has(a)) {
       t.actions = t.actions.filter((b) => b !== a);
-      t.store.remove(a.key);
+      t.settled.add(a.key);
     }
   }
 }
