@@ -172,17 +172,7 @@ func waitTotal(t *testing.T, id string, want int64) {
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	var n int64
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		snap, err := fs.Collection("counters").Doc(id).Get(context.Background())
-		if err != nil {
-			continue
-		}
-		if n, _ = snap.Data()["total"].(int64); n == want {
-			return
-		}
-	}
-	t.Fatalf("the counter's total is %d, want %d", n, want)
+	waitField(t, fs.Collection("counters").Doc(id), "total", want)
 }
 
 // waitText waits until the text of the element with this id is want.

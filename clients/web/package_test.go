@@ -11,14 +11,20 @@ import (
 	"github.com/tallycounters/tally/internal/npmci"
 )
 
-// readmeExample is the README's like button, with what it leaves to the app.
-func readmeExample(t *testing.T) string {
+// readmeText is the README.
+func readmeText(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(b), "<!-- README test: web client -->\n```js\n")
+	return string(b)
+}
+
+// readmeExample is the README's like button, with what it leaves to the app.
+func readmeExample(t *testing.T) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(readmeText(t), "<!-- README test: web client -->\n```js\n")
 	code, _, ok2 := strings.Cut(rest, "```")
 	if !ok || !ok2 {
 		t.Fatal("the README has no web client example")
@@ -27,19 +33,32 @@ func readmeExample(t *testing.T) string {
 		"const SITE_KEY = \"site-key\";\n" + code
 }
 
-// TestPackedInstall installs the client in an app as the README says, npm
-// pack ./clients/web then npm install firebase@12 and the package, and builds
-// the README's example in it with esbuild and checks its types with
-// TypeScript: the package holds what it needs, its types are what the
-// example uses, and the example resolves one Firebase SDK, the app's.
+// The README's install of the client, run in an app's directory with
+// tally's repository beside it as ../tally.
+var readmeInstall = []string{
+	"npm pack ../tally/clients/web",
+	"npm install firebase@12 ./tallycounters-web-0.1.0.tgz",
+}
+
+// TestPackedInstall installs the client in an app as the README says, with
+// its two commands as written, and builds the README's example in it with
+// esbuild and checks its types with TypeScript: the package holds what it
+// needs, its types are what the example uses, and the example resolves one
+// Firebase SDK, the app's.
 func TestPackedInstall(t *testing.T) {
 	emulatortest.Without(t, "npm")
 	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)
 	}
 	self, _ := filepath.Abs(".")
-	repo := filepath.Dir(filepath.Dir(self))
-	app := t.TempDir()
+	root := t.TempDir()
+	if err := os.Symlink(filepath.Dir(filepath.Dir(self)), filepath.Join(root, "tally")); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(root, "app")
+	if err := os.Mkdir(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	run := func(dir, name string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(name, args...)
@@ -50,11 +69,13 @@ func TestPackedInstall(t *testing.T) {
 		}
 		return string(out)
 	}
-	tgz := strings.TrimSpace(run(app, "npm", "pack", filepath.Join(repo, "clients", "web"), "--silent"))
-	if tgz != "tallycounters-web-0.1.0.tgz" {
-		t.Fatalf("npm pack made %q; the README installs tallycounters-web-0.1.0.tgz", tgz)
+	readme := readmeText(t)
+	for _, line := range readmeInstall {
+		if !strings.Contains(readme, "\n"+line+"\n") {
+			t.Fatalf("the README does not say %q", line)
+		}
+		run(app, "bash", "-c", line)
 	}
-	run(app, "npm", "install", "firebase@12", "./"+tgz)
 	if _, err := os.Stat(filepath.Join(app, "node_modules", "@tallycounters", "web", "node_modules")); err == nil {
 		t.Error("the package brought a Firebase SDK of its own")
 	}
