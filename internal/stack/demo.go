@@ -66,8 +66,12 @@ func (s *Stack) feed() *demoFeed {
 }
 
 // seed adds the demo's posts to the feed's collection when it is empty, as
-// the app would create them.
-func (s *Stack) seed(ctx context.Context, f *demoFeed) error {
+// the app would create them: looked at once per stack, not per page view.
+func (s *Stack) seed(ctx context.Context, f *demoFeed) (err error) {
+	if s.seeded.Load() {
+		return nil
+	}
+	defer func() { s.seeded.Store(err == nil) }()
 	col := s.Functions.Client.Collection(f.Collection)
 	some, err := col.Limit(1).Documents(ctx).GetAll()
 	if err != nil || len(some) > 0 {

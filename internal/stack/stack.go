@@ -76,6 +76,7 @@ type Stack struct {
 	admin    *counter.Client
 	servers  []*http.Server
 	draining atomic.Bool
+	seeded   atomic.Bool   // the demo's feed has posts
 	watching chan struct{} // closed to stop watching an external emulator
 	watched  chan struct{} // closed when the watch has stopped
 }
