@@ -24,9 +24,11 @@ import (
 )
 
 // bundle builds the browser tests' page with esbuild, the client and the
-// Firebase SDK in one script, into dir.
+// Firebase SDK in one script, into dir. The tests that use it need the
+// emulator too, so -short leaves them out here, before npm is run.
 func bundle(t *testing.T, dir string) {
 	t.Helper()
+	emulatortest.Require(t)
 	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)
 	}
