@@ -24,7 +24,7 @@ const (
 	EnvShards        = "TALLY_SHARDS_COLLECTION" // subcollection of shards under each counted document; default "shards"
 	EnvVoters        = "TALLY_VOTERS_COLLECTION" // default "voters"
 	EnvKeys          = "TALLY_KEYS_COLLECTION"   // default "keys"
-	EnvDefaultShards = "TALLY_DEFAULT_SHARDS"    // default 10
+	EnvDefaultShards = "TALLY_DEFAULT_SHARDS"    // default 1: a counter starts on one shard, and grows when busy
 	EnvAutoCreate    = "TALLY_AUTO_CREATE"       // default true
 	EnvMaxStep       = "TALLY_MAX_STEP"          // default 1000, at most MaxStep
 	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"      // comma-separated; "*" for any
@@ -131,7 +131,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("config: %s=%q is not a database id: (default), or 4 to 63 of a-z, 0-9 and '-', "+
 			"starting with a letter and not ending with '-'", EnvDatabase, cfg.Database)
 	}
-	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, "10"), EnvDefaultShards, 1, layout.MaxShards); err != nil {
+	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, strconv.Itoa(layout.DefaultShards)), EnvDefaultShards, 1, layout.MaxShards); err != nil {
 		return Config{}, err
 	}
 	if err := publicFromEnv(env, &cfg); err != nil {

@@ -45,7 +45,7 @@ var (
 // Options configures a Client. Zero fields take the defaults.
 type Options struct {
 	Layout        layout.Layout // default layout.Default(); with Docs, counts on the app's documents
-	DefaultShards int           // for Increment of a missing counter; default 10
+	DefaultShards int           // for Increment of a missing counter; default 1
 	// ShardCacheTTL is how long the deployed Increment caches num_shards
 	// (its TALLY_SHARD_CACHE_TTL). Reshard waits this long, and a little
 	// more, before it removes shards. Default 10s.

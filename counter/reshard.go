@@ -8,6 +8,8 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/layout"
 )
 
 // reshardMargin is added to the cache expiry before shards are removed, for
@@ -28,9 +30,11 @@ func (c *Client) WithShardCacheTTL(d time.Duration) *Client {
 // deployed Increment's cache of num_shards to expire. Then each removed
 // shard's count moves into a kept one (shard r into r mod n) in
 // transactions, so every snapshot of the shards sums the same, and neither
-// Sum nor Total changes. An increment that still lands on a removed shard
-// re-creates it; Reconcile moves it. wait, if set, hears how long Reshard
-// waits and why.
+// Sum nor Total changes. Shrinking to one shard marks the counter
+// (resharding) until the moves are done, so that the rollup does not take
+// shard 0 for the whole count before it is. An increment that still lands
+// on a removed shard re-creates it; Reconcile moves it. wait, if set, hears
+// how long Reshard waits and why.
 func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.Duration, string)) (old int, err error) {
 	if err := c.check(id, n); err != nil {
 		return 0, err
@@ -52,7 +56,14 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 		if old == 0 && c.layout.OnDocs() {
 			old = c.shards // what Increment uses on a document without num_shards
 		}
-		return tx.Update(parent, []firestore.Update{{FieldPath: c.layout.NumShardsPath(), Value: int64(n)}})
+		guard := any(firestore.Delete)
+		if n == 1 && old > 1 {
+			guard = firestore.ServerTimestamp // shard 0 is not yet the whole count: see layout.Layout.OneShard
+		}
+		return tx.Update(parent, []firestore.Update{
+			{FieldPath: c.layout.NumShardsPath(), Value: int64(n)},
+			{FieldPath: c.layout.ReshardingPath(), Value: guard},
+		})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
@@ -73,5 +84,24 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 	if err != nil {
 		return old, err
 	}
-	return old, c.move(ctx, id, n, extra)
+	if err := c.move(ctx, id, n, extra); err != nil {
+		return old, err
+	}
+	if n == 1 {
+		return old, c.endResharding(ctx, id)
+	}
+	return old, nil
+}
+
+// endResharding clears the mark that a counter shrinking to one shard holds
+// until its other shards are moved into shard 0: from then on, increments
+// tell the rollup that shard 0 is the whole count.
+func (c *Client) endResharding(ctx context.Context, id string) error {
+	wctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	_, err := c.layout.Counter(c.fs, id).Update(wctx, []firestore.Update{{FieldPath: c.layout.ReshardingPath(), Value: firestore.Delete}})
+	if err != nil {
+		return fmt.Errorf("counter: reshard %s: shards moved, but %s is still set: %w", id, layout.FieldResharding, err)
+	}
+	return nil
 }

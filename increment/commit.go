@@ -49,7 +49,7 @@ var errConflict = errors.New("increment: a precondition failed")
 // count did not change or the client cannot tell (one built without
 // fsrpc's options).
 func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
-	n, err := w.shards.NumShards(ctx, op.Counter)
+	n, fields, err := w.shards.Fields(ctx, op.Counter, op.Count, op.By)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -88,8 +88,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 					return err
 				}
 			}
-			return tx.Set(w.layout.Shard(w.client, op.Counter, shard),
-				map[string]any{op.Count.Shard: firestore.Increment(op.By)}, firestore.MergeAll)
+			return tx.Set(w.layout.Shard(w.client, op.Counter, shard), fields, firestore.MergeAll)
 		})
 		var refusal *httpError
 		switch status.Code(err) {

@@ -26,7 +26,7 @@ import (
 // Config configures a Handler. Zero fields take the defaults below.
 type Config struct {
 	Layout        layout.Layout
-	DefaultShards int           // shards of an auto-created counter; default 10
+	DefaultShards int           // shards of an auto-created counter; default 1
 	AutoCreate    bool          // create any missing counter instead of 404
 	MaxStep       int64         // bound on |by|; default 1000
 	CORSOrigins   []string      // origins browsers may call from; "*" for any

@@ -60,7 +60,8 @@ func exists(t *testing.T, c *firestore.Client, id string) bool {
 }
 
 func TestIncrementCreatesAndGrowsShards(t *testing.T) {
-	h, c := newHandler(t, Config{AutoCreate: true})
+	const shardsMade = 10
+	h, c := newHandler(t, Config{AutoCreate: true, DefaultShards: shardsMade})
 	id := emulatortest.ID(t)
 	var want int64
 	for i := 1; i <= 40; i++ {
@@ -77,7 +78,7 @@ func TestIncrementCreatesAndGrowsShards(t *testing.T) {
 		if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
 			t.Fatal(err)
 		}
-		if resp.Counter != id || resp.By != by || resp.Shard < 0 || resp.Shard >= DefaultShards {
+		if resp.Counter != id || resp.By != by || resp.Shard < 0 || resp.Shard >= shardsMade {
 			t.Fatalf("response %+v", resp)
 		}
 	}
@@ -96,8 +97,8 @@ func TestIncrementCreatesAndGrowsShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := snap.DataAt(layout.FieldNumShards); n != int64(DefaultShards) {
-		t.Errorf("num_shards = %v, want %d", n, DefaultShards)
+	if n, _ := snap.DataAt(layout.FieldNumShards); n != int64(shardsMade) {
+		t.Errorf("num_shards = %v, want %d", n, shardsMade)
 	}
 }
 
@@ -140,7 +141,7 @@ func TestIncrementUsesNumShards(t *testing.T) {
 // TestIncrementCachesNumShards shows that num_shards is read once per expiry,
 // not per request: a change is seen only after the cache expires.
 func TestIncrementCachesNumShards(t *testing.T) {
-	h, c := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour})
+	h, c := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour, DefaultShards: 10})
 	now := time.Now()
 	h.writer.shards.SetClock(func() time.Time { return now })
 	id := emulatortest.ID(t)

@@ -37,12 +37,15 @@ const (
 	FieldExpiresAt    = "expires_at"
 	FieldNumShards    = "num_shards"
 	FieldTotal        = "total"
-	FieldAsOf         = "as_of"   // the server time of the snapshot the counts sum
-	FieldWritten      = "written" // counts on documents: when tally last wrote the counts
-	FieldBookkeeping  = "_tally"  // counts on documents: the one map field tally keeps its own fields in
-	FieldLegacy       = "rollup"  // per-shard bookkeeping of tally before 2; folds delete it
+	FieldAsOf         = "as_of"          // the server time of the snapshot the counts sum
+	FieldWritten      = "written"        // counts on documents: when tally last wrote the counts
+	FieldBookkeeping  = "_tally"         // counts on documents: the one map field tally keeps its own fields in
+	FieldLegacy       = "rollup"         // per-shard bookkeeping of tally before 2; folds delete it
+	FieldResharding   = "resharding"     // set while a counter shrinks to one shard, until its other shards are moved
+	FieldParentSeen   = "parent_version" // on shard 0 of a counter on one shard: the counted document's update time Increment read
 	MaxIDLength       = 128
 	MaxShards         = 10000 // bound on num_shards
+	DefaultShards     = 1     // shards of a new counter, and of a counted document without num_shards, until the rollup grows it
 )
 
 // Layout says where counters live. Use Default, or set Docs for counts on

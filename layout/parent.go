@@ -99,11 +99,38 @@ func (l Layout) path(field string) firestore.FieldPath {
 	return firestore.FieldPath{field}
 }
 
-// AsOfPath, NumShardsPath and WrittenPath are the field paths of tally's
-// bookkeeping on a counted document. WrittenPath is nil in the guide
+// Resharding reports whether a counted document's data says it is
+// shrinking to one shard: its other shards may still hold counts.
+func (l Layout) Resharding(data map[string]any) bool {
+	_, ok := l.bookkeeping(data)[FieldResharding]
+	return ok
+}
+
+// OneShard reports whether a counted document's data, as read, puts every
+// increment on shard 0 and holds nothing on any other: num_shards is 1 (or,
+// on an app's document, absent, with defaults 1; a parent in the guide
+// layout without it was made by someone else), no shrink is under way, and
+// it holds no bookkeeping of tally before 2.
+func (l Layout) OneShard(data map[string]any, defaults int) bool {
+	n, err := l.NumShards(data)
+	if n == 0 && l.OnDocs() {
+		n = defaults
+	}
+	if err != nil || n != 1 || l.Resharding(data) {
+		return false
+	}
+	_, legacy := data[FieldLegacy]
+	return l.OnDocs() || !legacy
+}
+
+// AsOfPath, NumShardsPath, ReshardingPath, ParentSeenPath (on a shard)
+// and WrittenPath are the field paths of tally's bookkeeping on a counted
+// document. WrittenPath is nil in the guide
 // layout, whose parent's update time says the same.
-func (l Layout) AsOfPath() firestore.FieldPath      { return l.path(FieldAsOf) }
-func (l Layout) NumShardsPath() firestore.FieldPath { return l.path(FieldNumShards) }
+func (l Layout) AsOfPath() firestore.FieldPath       { return l.path(FieldAsOf) }
+func (l Layout) NumShardsPath() firestore.FieldPath  { return l.path(FieldNumShards) }
+func (l Layout) ReshardingPath() firestore.FieldPath { return l.path(FieldResharding) }
+func (l Layout) ParentSeenPath() firestore.FieldPath { return l.path(FieldParentSeen) }
 func (l Layout) WrittenPath() firestore.FieldPath {
 	if !l.OnDocs() {
 		return nil

@@ -90,7 +90,44 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 		return Hint{}, fmt.Errorf("%w: dated %s, received %s", ErrFuture,
 			maxTime(at, e.Time()).Format(time.RFC3339Nano), received.Format(time.RFC3339Nano))
 	}
-	return Hint{EventID: e.ID(), Counter: id, Shard: shard, At: at}, nil
+	h := Hint{EventID: e.ID(), Counter: id, Shard: shard, At: at}
+	if shard == 0 && after != nil {
+		h.One = d.oneShard(id, after)
+	}
+	return h, nil
+}
+
+// oneShard reads what a write to shard 0 tells of the counts, should the
+// counter be on one shard: nil if a count's field holds no integer, or the
+// shard holds no count. Seen is the counted document's update time the
+// write carries, if any.
+func (d Decoder) oneShard(id string, after *firestoredata.Document) *OneShard {
+	fields := after.GetFields()
+	path := d.Layout.ParentSeenPath()
+	for _, name := range path[:len(path)-1] {
+		fields = fields[name].GetMapValue().GetFields()
+	}
+	counts := d.Layout.Counts(id)
+	one := &OneShard{Values: make([]int64, len(counts)), Held: make([]bool, len(counts))}
+	if seen := fields[path[len(path)-1]].GetTimestampValue(); seen != nil {
+		one.Seen = precise(seen.AsTime())
+	}
+	held := false
+	for i, c := range counts {
+		v, ok := after.GetFields()[c.Shard]
+		if !ok {
+			continue
+		}
+		n, ok := v.GetValueType().(*firestoredata.Value_IntegerValue)
+		if !ok {
+			return nil // not a count a sum() would add as an integer: let a fold see it
+		}
+		one.Values[i], one.Held[i], held = n.IntegerValue, true, true
+	}
+	if !held {
+		return nil
+	}
+	return one
 }
 
 // relative checks that name is a document of the decoder's project and

@@ -96,7 +96,8 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 }
 
 // TestDocsWindowAcrossInstances: three Rollup instances share a post's
-// events while its three counts are incremented from many writers at once:
+// events while its three counts are incremented from many writers at once,
+// on 5 shards (a post without num_shards, where TALLY_DEFAULT_SHARDS is 5):
 // every count ends exact, and the post's tally writes, as their commits
 // date them, are a window apart or more.
 func TestDocsWindowAcrossInstances(t *testing.T) {
@@ -107,7 +108,7 @@ func TestDocsWindowAcrossInstances(t *testing.T) {
 	var writes []time.Time
 	handlers := make([]*Handler, 3)
 	for i := range handlers {
-		handlers[i] = New(client, Config{Layout: l, Project: emulatortest.Project, Window: window,
+		handlers[i] = New(client, Config{Layout: l, Project: emulatortest.Project, Window: window, Grow: GrowPolicy{Default: 5},
 			OnFold: func(f FoldInfo) {
 				if f.Wrote {
 					mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup/fold"
 )
 
@@ -14,7 +15,7 @@ type GrowPolicy struct {
 	PerShard float64       // writes per second one shard should take; 0 disables growth
 	Max      int           // most shards growth leads to
 	Period   time.Duration // rates are measured over at least this long; default 10s
-	Default  int           // shards of a counted document without num_shards; default 10
+	Default  int           // shards of a counted document without num_shards; default layout.DefaultShards
 }
 
 // growTo is the num_shards the fold s of c should write, or 0 to leave it.
@@ -26,7 +27,7 @@ func (t *Tracker) growTo(c *tracked, p fold.Parent, s Sum) int {
 	g := t.grow
 	n := p.NumShards
 	if n == 0 && t.folder.Layout().OnDocs() {
-		n = cmp.Or(g.Default, 10) // increments use the default on a document without num_shards
+		n = cmp.Or(g.Default, layout.DefaultShards) // increments use the default on a document without num_shards
 	}
 	if g.PerShard <= 0 || !p.Exists || n <= 0 || n >= g.Max {
 		return 0

@@ -79,6 +79,7 @@ type tracked struct {
 type waiter struct {
 	ctx  context.Context
 	at   time.Time
+	one  *OneShard // what the event says of a counter on one shard, if anything
 	done chan error
 }
 
@@ -103,7 +104,10 @@ func (t *Tracker) Wait(ctx context.Context, h Hint) error {
 		t.mu.Unlock()
 		return nil
 	}
-	w := &waiter{ctx: ctx, at: h.At, done: make(chan error, 1)}
+	if h.One != nil && !h.One.Seen.IsZero() && h.One.Seen.Before(h.At) && (!c.known || c.p.Updated.Before(h.One.Seen)) {
+		c.p, c.known = fold.SeenAt(h.One.Seen, h.At), true // newer than this instance knew: no need to read it
+	}
+	w := &waiter{ctx: ctx, at: h.At, one: h.One, done: make(chan error, 1)}
 	c.waiting = append(c.waiting, w)
 	if !c.running {
 		c.running = true
@@ -246,6 +250,8 @@ func (t *Tracker) plan(c *tracked) (time.Duration, action) {
 	switch {
 	case c.p.Written.Equal(c.mine) && (age < t.confirmEvery || t.trustOldViews()):
 		return max(wait, untilDue), t.foldNow // it leads: fold when the window ends
+	case c.p.Seen:
+		return max(wait, untilDue), t.foldNow // as an event of a counter on one shard told it: fold on it, with no read, when the window ends
 	case untilDue <= 0 && (age < t.window || t.trustOldViews()):
 		return wait, t.foldNow
 	case untilDue <= 0:
@@ -289,13 +295,32 @@ func (t *Tracker) foldNow(ctx context.Context, c *tracked) error {
 	return t.fold(ctx, c, p, p.Now().Add(-margin))
 }
 
-// fold sums c's shards now, at a read time no earlier than at, and writes
-// that onto p. If p turns out stale (someone wrote the parent since), it
-// reads the parent and, if events are still held that the parent does not
-// cover, writes the same sum onto it, if that is still a fold's to write;
-// else it leaves c's waiters to plan again.
+// fold sums c's shards now, at a read time no earlier than at, or takes the
+// sum from an event held (see eventSum), and writes that onto p. If p turns
+// out stale (someone wrote the parent since), it reads the parent and, if
+// events are still held that the parent does not cover, writes the same sum
+// onto it, if that is still a fold's to write (a sum from an event only
+// while the parent still has one shard since before it; else it sums the
+// shards); else it leaves c's waiters to plan again.
 func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.Time) error {
-	s, err := t.folder.SumNow(ctx, c.id, at)
+	t.mu.Lock()
+	s, fromEvent := t.eventSum(c, p)
+	t.mu.Unlock()
+	var err error
+	if !fromEvent && p.Seen {
+		// An event's word on the parent, with no sum to go with it: read
+		// the parent, as a fold on it needs its counts.
+		if p, err = t.folder.Read(ctx, c.id); err != nil {
+			return err
+		}
+		t.mu.Lock()
+		c.p, c.read = p, time.Now()
+		t.mu.Unlock()
+		at = maxTime(at, p.Anchor)
+	}
+	if !fromEvent {
+		s, err = t.folder.SumNow(ctx, c.id, at)
+	}
 	if errors.Is(err, ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
 			"counter", c.id, "error", err.Error())
@@ -331,6 +356,10 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 				return nil // deleted since: a sum from before must not bring it back
 			case idle:
 				return nil // the write that made it stale covered every event held
+			case fromEvent && !t.wholeOn(p, s.At):
+				if s, err = t.folder.SumNow(ctx, c.id, p.Anchor); err != nil {
+					return err
+				}
 			}
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -34,7 +35,7 @@ func benchCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&o.Counters, "counters", 1, "counters to spread the load over (with --fields, documents)")
 	f.IntVar(&o.Fields, "fields", 0, "counts on each document in tally's mode (TALLY_COUNTS posts:f0,f1,...), each incremented as a counter of its own; 0: a counter per document")
-	f.IntVar(&o.Shards, "shards", 10, "shards per counter")
+	f.IntVar(&o.Shards, "shards", layout.DefaultShards, "shards per counter (new counters' default; a counter known to be busy is created with more)")
 	f.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
 	f.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
 	f.StringVar(&o.Popularity, "popularity", bench.PopularityUniform, "how increments spread over the counters: uniform (each to a random counter), zipf (Zipf's law, s=1.1: a few hot, most quiet) or client (each client has a counter of its own)")
@@ -49,6 +50,9 @@ func benchCommand() *cobra.Command {
 	f.Float64Var(&o.DelayRate, "delay", 0.1, "share of shard events held back, so that later ones overtake them")
 	f.DurationVar(&o.MaxDelay, "max-delay", 2*time.Second, "longest hold-back of a delayed event")
 	f.DurationVar(&o.Settle, "settle", bench.DefaultSettle, "longest wait, after the load, for a mode's total")
+	f.Float64Var(&o.Prices.Read, "price-read", bench.StandardPrices.Read, "US dollars per 100,000 document reads (Firestore Standard edition, us-central1)")
+	f.Float64Var(&o.Prices.Write, "price-write", bench.StandardPrices.Write, "US dollars per 100,000 document writes")
+	f.Float64Var(&o.Prices.Delete, "price-delete", bench.StandardPrices.Delete, "US dollars per 100,000 document deletes")
 	modes := f.String("modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
 	f.StringVar(&o.EmulatorHost, "emulator", "", "use this running emulator (started with --functions_emulator 127.0.0.1:<bridge-port>)")
 	f.IntVar(&o.BridgePort, "bridge-port", 0, "port the emulator posts trigger events to (default: a free one)")

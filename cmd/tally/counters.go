@@ -16,6 +16,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/httpjson"
+	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -91,7 +92,7 @@ func counterCommands() []*cobra.Command {
 	}
 	return []*cobra.Command{
 		counterCommand("create ID", "Create a counter with its shards", one, func(cmd *cobra.Command) action {
-			shards := cmd.Flags().Int("shards", 10, "number of shards")
+			shards := cmd.Flags().Int("shards", layout.DefaultShards, "number of shards (a counter grows when busy, if the rollup grows counters)")
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
 				if err := c.Create(ctx, id, *shards); err != nil {
 					return err

@@ -42,79 +42,115 @@ func newShardCounts(client *firestore.Client, l layout.Layout, ttl time.Duration
 }
 
 type cached struct {
-	n       int
+	parent
 	expires time.Time
+	carried bool // a write has carried seen already
+}
+
+// parent is what an increment needs of a counted document: its shard count
+// and, if every increment goes to shard 0 (see layout.Layout.OneShard), its
+// update time as read, which the write of shard 0 carries to the rollup.
+type parent struct {
+	n    int
+	seen time.Time // zero unless the counter is on one shard
 }
 
 // get returns counter id's shard count, reading the parent (and creating it,
-// when allowed) at most once per ttl and instance.
-func (s *shardCounts) get(ctx context.Context, id string) (int, error) {
+// when allowed) at most once per ttl and instance, and, for a counter on one
+// shard, the parent's update time as read.
+func (s *shardCounts) get(ctx context.Context, id string) (parent, error) {
 	s.mu.Lock()
 	e, ok := s.entries.Get(id)
 	s.mu.Unlock()
 	if ok && s.now().Before(e.expires) {
-		return e.n, nil
+		return e.parent, nil
 	}
 	// Concurrent misses share one load. It outlives any one caller, so it
 	// runs on its own bounded context, and each caller waits on its own.
 	ch := s.group.DoChan(id, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 		defer cancel()
-		n, err := s.load(lctx, id)
+		p, err := s.load(lctx, id)
 		if err != nil {
-			return 0, err
+			return parent{}, err
 		}
-		s.put(id, n)
-		return n, nil
+		s.put(id, p)
+		return p, nil
 	})
 	select {
 	case r := <-ch:
 		if r.Err != nil {
-			return 0, r.Err
+			return parent{}, r.Err
 		}
-		return r.Val.(int), nil
+		return r.Val.(parent), nil
 	case <-ctx.Done():
-		return 0, fmt.Errorf("increment: read counter %s: %w", id, ctx.Err())
+		return parent{}, fmt.Errorf("increment: read counter %s: %w", id, ctx.Err())
 	}
 }
 
-func (s *shardCounts) put(id string, n int) {
+// claim reports whether a write of counter id may carry seen, its parent's
+// update time as read: only the first write after each read does. After
+// it, a fold has most likely written the parent, and an older update time
+// would send the rollup's compare-and-set to fail; a write that carries
+// none has the rollup read the parent instead.
+func (s *shardCounts) claim(id string, seen time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.entries.Add(id, cached{n: n, expires: s.now().Add(s.ttl)})
+	e, ok := s.entries.Peek(id)
+	if !ok || e.carried || !e.seen.Equal(seen) {
+		return false
+	}
+	e.carried = true
+	s.entries.Add(id, e)
+	return true
+}
+
+func (s *shardCounts) put(id string, p parent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entries.Add(id, cached{parent: p, expires: s.now().Add(s.ttl)})
 }
 
 // load reads num_shards from the parent. A parent without it (one the rollup
 // created before anything else) uses the default. A missing parent is
 // created with the default when auto-create is on.
-func (s *shardCounts) load(ctx context.Context, id string) (int, error) {
+func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 	ref := s.layout.Counter(s.client, id)
 	for attempt := 0; attempt < 2; attempt++ {
 		snap, err := ref.Get(ctx)
 		if err == nil {
-			n, err := s.layout.NumShards(snap.Data())
+			data := snap.Data()
+			n, err := s.layout.NumShards(data)
 			if err != nil {
-				return 0, fmt.Errorf("increment: counter %s: %w", id, err)
+				return parent{}, fmt.Errorf("increment: counter %s: %w", id, err)
 			}
 			if n == 0 {
 				n = s.defaults // a parent the rollup made before anyone set it
 			}
-			return n, nil
+			p := parent{n: n}
+			if s.layout.OneShard(data, s.defaults) {
+				p.seen = snap.UpdateTime
+			}
+			return p, nil
 		}
 		if status.Code(err) != codes.NotFound {
-			return 0, fmt.Errorf("increment: read counter %s: %w", id, err)
+			return parent{}, fmt.Errorf("increment: read counter %s: %w", id, err)
 		}
 		if !s.creatable(id) {
-			return 0, fmt.Errorf("increment: counter %s: %w", id, layout.ErrNoCounter)
+			return parent{}, fmt.Errorf("increment: counter %s: %w", id, layout.ErrNoCounter)
 		}
-		_, err = ref.Create(ctx, map[string]any{layout.FieldNumShards: int64(s.defaults), layout.FieldTotal: int64(0)})
+		wr, err := ref.Create(ctx, map[string]any{layout.FieldNumShards: int64(s.defaults), layout.FieldTotal: int64(0)})
 		if err == nil {
-			return s.defaults, nil
+			p := parent{n: s.defaults}
+			if s.defaults == 1 {
+				p.seen = wr.UpdateTime
+			}
+			return p, nil
 		}
 		if status.Code(err) != codes.AlreadyExists {
-			return 0, fmt.Errorf("increment: create counter %s: %w", id, err)
+			return parent{}, fmt.Errorf("increment: create counter %s: %w", id, err)
 		}
 		// Created meanwhile by someone else: read what they wrote.
 	}
-	return 0, fmt.Errorf("increment: counter %s was deleted while being created", id)
+	return parent{}, fmt.Errorf("increment: counter %s was deleted while being created", id)
 }

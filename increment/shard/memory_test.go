@@ -20,7 +20,7 @@ func BenchmarkShardCacheCountersSeen(b *testing.B) {
 				heaptest.PerCounter(b, n, func() any {
 					s = newShardCounts(nil, layout.Default(), time.Minute, DefaultShards, func(string) bool { return true })
 					for i := range n {
-						s.put(fmt.Sprintf("post-%d-likes", i), DefaultShards)
+						s.put(fmt.Sprintf("post-%d-likes", i), parent{n: DefaultShards, seen: time.Now()})
 					}
 					return s
 				})

@@ -21,8 +21,8 @@ import (
 
 // Defaults of Config's zero fields.
 const (
-	DefaultShards   = 10               // shards of an auto-created counter
-	DefaultCacheTTL = 10 * time.Second // how long num_shards is cached
+	DefaultShards   = layout.DefaultShards // shards of an auto-created counter: one, until the rollup grows it
+	DefaultCacheTTL = 10 * time.Second     // how long num_shards is cached
 )
 
 // MinCommitTime is the least time a commit is sent with: with less left of
@@ -43,7 +43,7 @@ var ErrOutcomeUnknown = errors.New("increment: the commit was sent and not confi
 // Config configures an Adder. Zero fields take the defaults.
 type Config struct {
 	Layout        layout.Layout
-	DefaultShards int            // shards of an auto-created counter; default 10
+	DefaultShards int            // shards of an auto-created counter, and of a counted document without num_shards; default 1
 	AutoCreate    bool           // create any missing counter instead of layout.ErrNoCounter
 	CreatePattern *regexp.Regexp // else create those whose whole id matches
 	CacheTTL      time.Duration  // how long num_shards is cached; default 10s
@@ -83,7 +83,8 @@ func (a *Adder) SetClock(now func() time.Time) { a.counts.now = now }
 // NumShards is counter id's num_shards, cached; a missing counter is
 // layout.ErrNoCounter, unless it may be created, which this does.
 func (a *Adder) NumShards(ctx context.Context, id string) (int, error) {
-	return a.counts.get(ctx, id)
+	p, err := a.counts.get(ctx, id)
+	return p.n, err
 }
 
 // Add adds by to count c of counter id (c as layout.Layout.Check resolved
@@ -93,20 +94,50 @@ func (a *Adder) NumShards(ctx context.Context, id string) (int, error) {
 // Any other error means nothing was written. committed is the write's
 // commit time: a fold whose as_of is at or past it counts it.
 func (a *Adder) Add(ctx context.Context, id string, c layout.Count, by int64) (shard int, committed time.Time, err error) {
-	n, err := a.counts.get(ctx, id)
+	p, err := a.counts.get(ctx, id)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
 	if err := EnoughTime(ctx); err != nil {
 		return 0, time.Time{}, err
 	}
-	shard = rand.IntN(n)
-	wr, err := a.layout.Shard(a.client, id, shard).Set(ctx,
-		map[string]any{c.Shard: firestore.Increment(by)}, firestore.MergeAll)
+	shard = rand.IntN(p.n)
+	wr, err := a.layout.Shard(a.client, id, shard).Set(ctx, a.fields(id, p, c, by), firestore.MergeAll)
 	if err != nil {
 		return shard, time.Time{}, Unconfirmed(fmt.Errorf("increment: write shard %d of %s: %w", shard, id, err))
 	}
 	return shard, wr.UpdateTime, nil
+}
+
+// Fields is what a write adding by to count c of counter id puts on the
+// shard it picked: the server-side increment and, on a counter on one shard,
+// the counted document's update time as read, so that the rollup can take
+// the count from the write's event and write it with no read (see
+// rollup/oneshard.go). Votes and keys, in transactions, use it too.
+func (a *Adder) Fields(ctx context.Context, id string, c layout.Count, by int64) (shards int, fields map[string]any, err error) {
+	p, err := a.counts.get(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	return p.n, a.fields(id, p, c, by), nil
+}
+
+// fields is the increment and, on the first write after a read of the
+// parent of a counter on one shard, the parent's update time as read; any
+// other write deletes an update time left on the shard by an earlier one,
+// so that no event carries one older than its writer knew.
+func (a *Adder) fields(id string, p parent, c layout.Count, by int64) map[string]any {
+	var seen any = firestore.Delete
+	if !p.seen.IsZero() && a.counts.claim(id, p.seen) {
+		seen = p.seen
+	}
+	m := map[string]any{c.Shard: firestore.Increment(by)}
+	if path := a.layout.ParentSeenPath(); len(path) == 2 {
+		m[path[0]] = map[string]any{path[1]: seen}
+	} else {
+		m[path[0]] = seen
+	}
+	return m
 }
 
 // EnoughTime is ErrNoTime for a context whose deadline leaves less than

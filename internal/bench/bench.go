@@ -60,6 +60,7 @@ type Options struct {
 	Listeners     bool          // hold a listener on every counter's document, as pages showing it do, and measure what they see
 	Duration      time.Duration
 	Window        time.Duration // tally's window: each parent is written at most once per window
+	Prices        Prices        // what the report prices operations at; zero: StandardPrices
 	Instances     int           // tally Rollup instances, each a process of its own; each event goes to a random one
 	Delivery      string        // DeliveryEmulator (default) or DeliveryDirect
 	DuplicateRate float64       // share of shard events delivered twice
@@ -124,6 +125,7 @@ type OptionsJSON struct {
 	DuplicateRate float64 `json:"duplicate_rate"`
 	DelayRate     float64 `json:"delay_rate"`
 	MaxDelayMS    float64 `json:"max_delay_ms"`
+	Prices        Prices  `json:"usd_per_100k"`
 	URL           string  `json:"url,omitempty"`
 }
 
@@ -158,6 +160,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Modes = AllModes
 	}
 	o.Instances = max(1, o.Instances)
+	if o.Prices == (Prices{}) {
+		o.Prices = StandardPrices
+	}
+	if o.Prices.Read < 0 || o.Prices.Write < 0 || o.Prices.Delete < 0 {
+		return nil, fmt.Errorf("bench: prices must not be negative: %+v", o.Prices)
+	}
 	if o.Popularity == "" {
 		o.Popularity = PopularityUniform
 	}
@@ -192,7 +200,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{Started: time.Now(), Options: OptionsJSON{
 		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
-		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL,
+		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices,
 	}}
 	if o.Warmup > 0 {
 		e.warmup(ctx)

@@ -49,7 +49,9 @@ type InstanceStats struct {
 	MostHeld  int64 `json:"most_held"`  // requests held at once, at most
 	Held      int64 `json:"held"`       // requests held now
 	Reads     int64 `json:"reads"`      // Firestore documents read
-	Writes    int64 `json:"writes"`     // Firestore documents written
+	Writes    int64 `json:"writes"`     // Firestore documents written, deletes included
+	Deletes   int64 `json:"deletes"`    // Firestore documents deleted
+	Failed    int64 `json:"failed"`     // writes of commits that failed
 	PeakRSS   int64 `json:"peak_rss"`   // bytes: the process's resident set at its highest
 	PeakHeap  int64 `json:"peak_heap"`  // bytes: Go heap objects at their most
 	HeapAfter int64 `json:"heap_after"` // bytes: Go heap objects live now
@@ -163,7 +165,7 @@ func (in *rollupInstance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (in *rollupInstance) serveStats(w http.ResponseWriter, _ *http.Request) {
 	st := InstanceStats{
 		Requests: in.requests.Load(), Refused: in.refused.Load(), MostHeld: in.most.Load(), Held: in.inflight.Load(),
-		Reads: in.ops.Reads(), Writes: in.ops.Writes(), PeakRSS: peakRSS(), PeakHeap: in.peakHeap.Load(), HeapAfter: heapObjects(),
+		Reads: in.ops.Reads(), Writes: in.ops.Writes(), Deletes: in.ops.Deletes(), Failed: in.ops.Failed(), PeakRSS: peakRSS(), PeakHeap: in.peakHeap.Load(), HeapAfter: heapObjects(),
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st)

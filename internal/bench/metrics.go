@@ -48,8 +48,14 @@ type ModeResult struct {
 	ShardSum int64 `json:"shard_sum"`
 	Drift    int64 `json:"total_minus_acked"`
 
-	ReadsPerIncr  float64 `json:"reads_per_increment"`
-	WritesPerIncr float64 `json:"writes_per_increment"`
+	ReadsPerIncr   float64 `json:"reads_per_increment"`
+	WritesPerIncr  float64 `json:"writes_per_increment"` // deletes included
+	DeletesPerIncr float64 `json:"deletes_per_increment"`
+	FailedPerIncr  float64 `json:"failed_writes_per_increment"` // writes of failed commits; priced as writes
+	// PerMillion is what a million increments cost at the run's prices:
+	// Increment's and every Rollup instance's reads, writes and deletes,
+	// and the writes of failed commits, priced as writes.
+	PerMillion float64 `json:"usd_per_million_increments"`
 	// Transactions the clients in this process began per increment: for
 	// tally and naive, Increment's (a plain increment needs none).
 	IncrementTxPerIncr *float64 `json:"increment_transactions_per_increment"`

@@ -110,7 +110,7 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 		r.Visible = visibleLatency(res.Acks, lis, len(ids), r.Seconds, o.Window)
 		r.ListenerReadsPerIncr = ptr(float64(lis.ops.Reads()) / float64(r.Acked))
 	}
-	reads, writes := ops.Reads(), ops.Writes()
+	reads, writes, deletes, failed := ops.Reads(), ops.Writes(), ops.Deletes(), ops.Failed()
 	r.IncrementTxPerIncr = ptr(float64(ops.Transactions()) / float64(r.Acked))
 	if m == ModeTally {
 		after, err := e.instanceStats()
@@ -121,6 +121,7 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 		var rr, rw int64
 		for _, st := range after {
 			rr, rw = rr+st.Reads, rw+st.Writes
+			deletes, failed = deletes+st.Deletes, failed+st.Failed
 		}
 		reads, writes = reads+rr, writes+rw
 		if r.ParentTotal != nil && *r.ParentTotal > 0 {
@@ -130,6 +131,9 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	}
 	r.ReadsPerIncr = float64(reads) / float64(r.Acked)
 	r.WritesPerIncr = float64(writes) / float64(r.Acked)
+	r.DeletesPerIncr = float64(deletes) / float64(r.Acked)
+	r.FailedPerIncr = float64(failed) / float64(r.Acked)
+	r.PerMillion = o.Prices.PerMillion(r.ReadsPerIncr, r.WritesPerIncr-r.DeletesPerIncr+r.FailedPerIncr, r.DeletesPerIncr)
 	if d := e.obs.takeDelays(); len(d) > 0 && r.HasRollup {
 		slices.Sort(d)
 		r.DeliveryP50, r.DeliveryP99 = ptr(ms(percentile(d, .5))), ptr(ms(percentile(d, .99)))

@@ -116,6 +116,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("shards sum - acknowledged", func(m ModeResult) string { return fmt.Sprintf("%+d", m.ShardSum-m.Acked) })
 	row("Firestore reads/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
 	row("Firestore writes/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
+	row("  of which deletes", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.DeletesPerIncr) })
+	row("  failed commits' writes/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.FailedPerIncr) })
+	row(fmt.Sprintf("$ per million increments (%s)", r.Options.Prices), func(m ModeResult) string { return fmt.Sprintf("%.2f", m.PerMillion) })
 	row("Rollup reads / writes per parent write", func(m ModeResult) string {
 		if m.ReadsPerFold == nil {
 			return "-"

@@ -17,20 +17,30 @@ import (
 // Ops counts the Firestore operations clients were billed for: documents
 // read (gets, queries; an aggregation query is one read per 1,000 index
 // entries it scans, at least one) and documents written (each write in a
-// commit). OnCommit, if set, sees each successful commit.
+// commit), and of those, the deletes. It also counts the writes of commits
+// that failed (a compare-and-set whose precondition failed, among others),
+// which Firestore's pricing pages do not say whether it bills. OnCommit, if
+// set, sees each successful commit.
 type Ops struct {
-	reads, writes, transactions atomic.Int64
-	OnCommit                    func(*firestorepb.CommitRequest, *firestorepb.CommitResponse)
+	reads, writes, deletes, failed, transactions atomic.Int64
+	OnCommit                                     func(*firestorepb.CommitRequest, *firestorepb.CommitResponse)
 }
 
-// Reads and Writes are the counts so far; Transactions counts the
+// Reads, Writes (deletes included) and Deletes are the counts so far;
+// Failed counts the writes of failed commits; Transactions counts the
 // transactions begun, read-only ones included (they are not billed).
 func (o *Ops) Reads() int64        { return o.reads.Load() }
 func (o *Ops) Writes() int64       { return o.writes.Load() }
+func (o *Ops) Deletes() int64      { return o.deletes.Load() }
+func (o *Ops) Failed() int64       { return o.failed.Load() }
 func (o *Ops) Transactions() int64 { return o.transactions.Load() }
 
 // Reset zeroes the counts.
-func (o *Ops) Reset() { o.reads.Store(0); o.writes.Store(0); o.transactions.Store(0) }
+func (o *Ops) Reset() {
+	for _, n := range []*atomic.Int64{&o.reads, &o.writes, &o.deletes, &o.failed, &o.transactions} {
+		n.Store(0)
+	}
+}
 
 // Client connects to the emulator at host, as its owner, with every RPC
 // counted in ops, and with fsrpc's interceptors, as tally's clients are.
@@ -46,8 +56,17 @@ func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc
 	if _, ok := req.(*firestorepb.BeginTransactionRequest); ok && err == nil {
 		o.transactions.Add(1)
 	}
-	if c, ok := req.(*firestorepb.CommitRequest); ok && err == nil {
+	if c, ok := req.(*firestorepb.CommitRequest); ok {
+		if err != nil {
+			o.failed.Add(int64(len(c.GetWrites())))
+			return err
+		}
 		o.writes.Add(int64(len(c.GetWrites())))
+		for _, w := range c.GetWrites() {
+			if w.GetDelete() != "" {
+				o.deletes.Add(1)
+			}
+		}
 		if o.OnCommit != nil {
 			o.OnCommit(c, reply.(*firestorepb.CommitResponse))
 		}

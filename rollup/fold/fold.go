@@ -212,8 +212,9 @@ func (s Sum) zero() bool {
 	return true
 }
 
-// write commits the fold s onto p, the counted document as last known,
-// raising num_shards to grow if that is more. It writes only the counts
+// Write commits the fold s onto p, the counted document as last known,
+// once the server's clock has passed p's window (s may be older: a sum
+// from an event), raising num_shards to grow if that is more. It writes only the counts
 // and tally's bookkeeping, with an update mask, and commits only if the
 // document is still exactly p (an update_time precondition makes the write
 // a compare-and-set), so the as_of and window checks made on p hold at
@@ -228,12 +229,12 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	switch {
 	case p.Exists && !p.AsOf.Before(s.At):
 		return fold, p, nil // a later fold is there already
-	case p.Exists && s.At.Before(p.Written.Add(f.window)):
+	case p.Exists && s.At.Before(p.Written.Add(f.window)) && p.Now().Before(p.Written.Add(f.window)):
 		return fold, p, fmt.Errorf("rollup: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
 	case !p.Exists && (docs || s.zero()):
 		p.AsOf = s.At // nothing to hold, as of then
 		return fold, p, nil
-	case !docs && p.Exists && s.Shards[0] == 0 && p.Totals[0] != 0:
+	case !docs && p.Exists && s.Shards[0] == 0 && (p.Seen || p.Totals[0] != 0):
 		return fold, p, fmt.Errorf("rollup: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
 	}
 	var wr *firestore.WriteResult
@@ -281,7 +282,7 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	}
 	return fold, Parent{
 		Exists: true, Updated: wr.UpdateTime, Written: wr.UpdateTime, AsOf: s.At, Totals: totals, NumShards: fold.NumShards,
-		Anchor: wr.UpdateTime, AnchorAt: time.Now(),
+		Resharding: p.Resharding, Anchor: wr.UpdateTime, AnchorAt: time.Now(),
 	}, nil
 }
 

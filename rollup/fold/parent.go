@@ -11,13 +11,18 @@ import (
 // Parent is what the rollup knows of a counted document (the parent
 // counters/{id}, or the app's document), and as of when.
 type Parent struct {
-	Exists    bool
-	Updated   time.Time // update_time: the last write, whoever made it; folds compare-and-set on it
-	Written   time.Time // tally's last write of the counts: the window runs from it
-	AsOf      time.Time // the snapshot the counts sum; zero if absent or not a timestamp
-	Totals    []int64   // each count's value, in layout.Counts order; 0 if absent or not an integer
-	NumShards int       // 0 if absent or unreadable
-	Legacy    bool      // holds the bookkeeping of tally before snapshot folds
+	Exists     bool
+	Updated    time.Time // update_time: the last write, whoever made it; folds compare-and-set on it
+	Written    time.Time // tally's last write of the counts: the window runs from it
+	AsOf       time.Time // the snapshot the counts sum; zero if absent or not a timestamp
+	Totals     []int64   // each count's value, in layout.Counts order; 0 if absent or not an integer
+	NumShards  int       // 0 if absent or unreadable
+	Legacy     bool      // holds the bookkeeping of tally before snapshot folds
+	Resharding bool      // shrinking to one shard: shard 0 is not yet the whole count
+	// Seen: not read, but told by an event (rollup.OneShard): the document
+	// had one shard at Updated, and Written is at or before it; AsOf and
+	// Totals are unknown.
+	Seen bool
 
 	// The server's clock had passed Anchor by the local time AnchorAt
 	// (which carries a monotonic reading): Now derives from it.
@@ -47,7 +52,27 @@ func ParentFrom(l layout.Layout, counts []layout.Count, snap *firestore.Document
 	if !l.OnDocs() {
 		_, p.Legacy = data[layout.FieldLegacy]
 	}
+	p.Resharding = l.Resharding(data)
 	return p
+}
+
+// SeenAt is the parent an event of a counter on one shard tells of (see
+// rollup.OneShard): it had one shard at updated, and the server's clock had
+// passed at, the event's time, by now.
+func SeenAt(updated, at time.Time) Parent {
+	return Parent{Exists: true, Updated: updated, Written: updated, NumShards: 1, Seen: true, Anchor: at, AnchorAt: time.Now()}
+}
+
+// OneShard reports whether, on the parent as known, shard 0 holds the
+// whole count: it has one shard (num_shards 1, or, on an app's document
+// (docs), none with defaults 1) and is not shrinking to one, and holds
+// nothing of tally before 2.
+func (p Parent) OneShard(docs bool, defaults int) bool {
+	n := p.NumShards
+	if n == 0 && docs {
+		n = defaults
+	}
+	return p.Exists && n == 1 && !p.Resharding && !p.Legacy
 }
 
 // Now is a time the server's clock has certainly passed: the anchor plus the

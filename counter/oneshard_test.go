@@ -1,0 +1,73 @@
+package counter_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/layout"
+)
+
+// TestReshardToOneWhileIncrementing shrinks a counter from 4 shards to 1
+// while increments run. Once on one shard, the rollup takes its count from
+// shard 0's events, with no read; while the other shards still hold counts
+// (until they are moved), it must not, and the counter says so. A listener
+// on the total never sees it go down, it ends exact, and the mark is gone.
+func TestReshardToOneWhileIncrementing(t *testing.T) {
+	emulatortest.Require(t)
+	c, fs, id := newCounter(t, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var seen []int64
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		for total, err := range c.Watch(ctx, id) {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			seen = append(seen, total)
+			mu.Unlock()
+		}
+	}()
+	stop := incrementing(t, id, 4)
+	time.Sleep(500 * time.Millisecond)
+	marked := make(chan bool, 1)
+	go func() { // between lowering num_shards and the moves, the counter is marked
+		time.Sleep(cacheTTL)
+		snap, err := layout.Default().Counter(fs, id).Get(ctx)
+		marked <- err == nil && snap.Data()[layout.FieldResharding] != nil
+	}()
+	if old, err := c.Reshard(ctx, id, 1, nil); err != nil || old != 4 {
+		t.Fatalf("Reshard = %d, %v", old, err)
+	}
+	if !<-marked {
+		t.Errorf("while shrinking to one shard, the counter did not hold %s", layout.FieldResharding)
+	}
+	time.Sleep(time.Second) // increments on one shard, folded from their events
+	want := stop()
+	waitTotal(t, c, id, want)
+	cancel()
+	<-watching
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(seen); i++ {
+		if seen[i] < seen[i-1] {
+			t.Fatalf("the total went down from %d to %d (of %d seen: %v)", seen[i-1], seen[i], len(seen), seen)
+		}
+	}
+	snap, err := layout.Default().Counter(fs, id).Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Data()[layout.FieldResharding]; ok {
+		t.Errorf("%s is still set after the reshard", layout.FieldResharding)
+	}
+	if n, _ := snap.DataAt(layout.FieldNumShards); n != int64(1) {
+		t.Errorf("num_shards = %v after the reshard, want 1", n)
+	}
+}

@@ -1,0 +1,50 @@
+package rollup
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup/fold"
+)
+
+// A counter on one shard (most counters: they start on one, and only the
+// busy ones grow) is folded with no read. Increment, which reads the parent
+// when it has not seen the counter for a while, writes the parent's update
+// time with shard 0's increment; the write's event then carries shard 0's
+// counts, which are the whole counts, and that update time, on which the
+// fold's write compares and sets. A parent that changed since (it grew, a
+// fold or the app wrote it) fails the compare-and-set, and the fold reads
+// and sums as any other.
+
+// eventSum is the sum a held event of c tells, with no read: the latest
+// write to shard 0 of a counter on one shard (OneShard), if p, the parent
+// the fold will compare-and-set on, had one shard already before it, so
+// that shard 0 was the whole count then. t.mu is held.
+func (t *Tracker) eventSum(c *tracked, p fold.Parent) (Sum, bool) {
+	var best *waiter
+	for _, w := range c.waiting {
+		if w.one != nil && t.wholeOn(p, w.at) && (best == nil || w.at.After(best.at)) {
+			best = w
+		}
+	}
+	if best == nil {
+		return Sum{}, false
+	}
+	s := Sum{At: best.at, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
+	for i, held := range best.one.Held {
+		if held {
+			s.Shards[i] = 1
+		}
+	}
+	return s, true
+}
+
+// wholeOn reports whether a sum of shard 0 at time at is the whole count
+// that a fold may write onto the parent p: p has one shard, and had it
+// before at, so that no write at or after at went elsewhere, and none is
+// due on another shard.
+func (t *Tracker) wholeOn(p fold.Parent, at time.Time) bool {
+	return p.OneShard(t.folder.Layout().OnDocs(), cmp.Or(t.grow.Default, layout.DefaultShards)) && p.Updated.Before(at)
+}

@@ -1,0 +1,71 @@
+package rollup
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/layout"
+)
+
+// TestDecodeOneShard: a write to shard 0 tells the counts on it, and the
+// parent's update time as Increment read it, if it carries one; a write to
+// another shard, or of a count that is no integer, tells only its time.
+func TestDecodeOneShard(t *testing.T) {
+	integer := func(n int64) *firestoredata.Value {
+		return &firestoredata.Value{ValueType: &firestoredata.Value_IntegerValue{IntegerValue: n}}
+	}
+	seen := &firestoredata.Value{ValueType: &firestoredata.Value_TimestampValue{TimestampValue: timestamppb.New(t1)}}
+	tallyMap := func(fields map[string]*firestoredata.Value) *firestoredata.Value {
+		return &firestoredata.Value{ValueType: &firestoredata.Value_MapValue{MapValue: &firestoredata.MapValue{Fields: fields}}}
+	}
+	docs := layout.Layout{}
+	var err error
+	if docs.Docs, err = layout.ParseCounts("posts:likes,views,shares"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		layout layout.Layout
+		path   string
+		fields map[string]*firestoredata.Value
+		want   *OneShard
+	}{
+		{"guide layout", layout.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{"count": integer(7), layout.FieldParentSeen: seen},
+			&OneShard{Seen: t1, Values: []int64{7}, Held: []bool{true}}},
+		{"no parent version", layout.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{"count": integer(7)}, &OneShard{Values: []int64{7}, Held: []bool{true}}},
+		{"another shard", layout.Default(), "counters/likes/shards/2",
+			map[string]*firestoredata.Value{"count": integer(7), layout.FieldParentSeen: seen}, nil},
+		{"a count that is not an integer", layout.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{"count": {ValueType: &firestoredata.Value_DoubleValue{DoubleValue: 7}}, layout.FieldParentSeen: seen}, nil},
+		{"no count", layout.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{layout.FieldParentSeen: seen}, nil},
+		{"the version not a timestamp", layout.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{"count": integer(7), layout.FieldParentSeen: integer(1)}, &OneShard{Values: []int64{7}, Held: []bool{true}}},
+		{"counts on documents, two of three held", docs, "posts/p1/shards/0",
+			map[string]*firestoredata.Value{"likes": integer(3), "shares": integer(1),
+				layout.FieldBookkeeping: tallyMap(map[string]*firestoredata.Value{layout.FieldParentSeen: seen})},
+			&OneShard{Seen: t1, Values: []int64{3, 0, 1}, Held: []bool{true, false, true}}},
+		{"counts on documents, the version at the top, where an app's field could be", docs, "posts/p1/shards/0",
+			map[string]*firestoredata.Value{"likes": integer(3), layout.FieldParentSeen: seen},
+			&OneShard{Values: []int64{3, 0, 0}, Held: []bool{true, false, false}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := eventarc.Written("demo", "(default)", nil, &eventarc.Doc{Path: tc.path, Fields: tc.fields, Created: t2, Updated: t2})
+			e.SetTime(t2)
+			got, err := Decoder{Layout: tc.layout}.Decode(e, received)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.One, tc.want) {
+				t.Errorf("One = %+v, want %+v", got.One, tc.want)
+			}
+		})
+	}
+}
