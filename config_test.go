@@ -22,7 +22,7 @@ func TestConfigFromEnv(t *testing.T) {
 	}{
 		{name: "defaults", env: nil, check: func(c Config) bool {
 			return c.Database == "(default)" && c.Layout.Collection == "counters" && c.Layout.ShardField == "count" &&
-				c.DefaultShards == 10 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
+				c.DefaultShards == 1 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
 				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Window == time.Second &&
 				c.AutoGrow && c.Grow == rollup.GrowPolicy{PerShard: 1, Max: 1000, Period: 10 * time.Second} && c.MaxInFlight == 100
 		}},

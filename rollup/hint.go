@@ -2,8 +2,11 @@
 // shards by snapshot folds: total is always sum() of the shards at one
 // server read time, written with that time as as_of, at most once per
 // window per counter, by whichever instance gets there first. A shard's
-// write event is only a hint that the counter changed at a time; its handler
-// answers once the parent's as_of has reached that time.
+// write event is a hint that the counter changed at a time; its handler
+// answers once the parent's as_of has reached that time. On a counter on
+// one shard, shard 0's count after a write is that sum at the write's time,
+// and a fold takes it from the write's event instead of summing (see
+// oneshard.go).
 //
 // Counts on the app's documents (layout.Layout.Docs) fold the same way, a
 // document at a time: each of its counts is summed over its shards on its

@@ -372,7 +372,7 @@ func TestReadmeDeploy(t *testing.T) {
 // and the first line, that the bench prints.
 func TestReadmeBenchTable(t *testing.T) {
 	rep := &bench.Report{Options: bench.OptionsJSON{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000, Popularity: bench.PopularityUniform, Delivery: bench.DeliveryEmulator,
-		Instances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30}}
+		Instances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30, Prices: bench.StandardPrices}}
 	rep.Modes = []bench.ModeResult{{Mode: bench.ModeRaw}, {Mode: bench.ModeTally}, {Mode: bench.ModeNaive}, {Mode: bench.ModeSingle}}
 	block, lines := readmeOutput(t, "bench table", rep.WriteTable)
 	if block[0] != lines[0] {
