@@ -315,6 +315,7 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 		}
 		t.mu.Lock()
 		c.p, c.read = p, time.Now()
+		s, fromEvent = t.eventSum(c, p)
 		t.mu.Unlock()
 		at = maxTime(at, p.Anchor)
 	}

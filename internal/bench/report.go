@@ -34,9 +34,9 @@ func (r *Report) Title() string {
 		counters = fmt.Sprintf("%d document(s) with %d count(s) each in tally's mode (%d counters; other modes: %d)", o.Counters, o.Fields, o.Counters*o.Fields, o.Counters)
 	}
 	return fmt.Sprintf("%s x %d shards, %d workers, rate %s, %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
-		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s; settle bound %.0fs",
+		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s; settle bound %.0fs; priced at %s",
 		counters, o.Shards, o.Workers, rate, load, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
-		o.MaxDelayMS, delivery, o.SettleSeconds)
+		o.MaxDelayMS, delivery, o.SettleSeconds, o.Prices)
 }
 
 // WriteTable prints the report with one column per mode: "-" where a
@@ -118,7 +118,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("Firestore writes/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
 	row("  of which deletes", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.DeletesPerIncr) })
 	row("  failed commits' writes/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.FailedPerIncr) })
-	row(fmt.Sprintf("$ per million increments (%s)", r.Options.Prices), func(m ModeResult) string { return fmt.Sprintf("%.2f", m.PerMillion) })
+	row("USD per million increments", func(m ModeResult) string { return fmt.Sprintf("%.2f", m.PerMillion) })
 	row("Rollup reads / writes per parent write", func(m ModeResult) string {
 		if m.ReadsPerFold == nil {
 			return "-"

@@ -18,15 +18,17 @@ import (
 )
 
 // TestEndToEnd runs the whole local stack: 2,000 concurrent HTTP increments
-// over 3 counters of 10 shards, the emulator's own trigger delivery, and
-// Rollup. Every total must equal its acknowledged increments and its shards.
+// over 3 counters, two made by Increment on one shard (folded from their
+// events) and one of 10 shards (folded by sums), the emulator's own trigger
+// delivery, and Rollup. Every total must equal its acknowledged increments
+// and its shards.
 func TestEndToEnd(t *testing.T) {
 	emulatortest.Require(t)
 	paths, err := emulatortest.Paths()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TALLY_AUTO_GROW", "false") // keep the 10 shards the test counts
+	t.Setenv("TALLY_AUTO_GROW", "false") // keep the shards the test counts
 	ctx := context.Background()
 	cfg, err := tally.ConfigFromEnv(os.Getenv)
 	if err != nil {
@@ -45,7 +47,16 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}()
 
+	client, err := firestore.NewClient(ctx, emulatortest.Project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
 	counters := []string{emulatortest.ID(t) + "-a", emulatortest.ID(t) + "-b", emulatortest.ID(t) + "-c"}
+	wantShards := map[string]int{counters[0]: 1, counters[1]: 1, counters[2]: 10}
+	if _, err := layout.Default().Counter(client, counters[2]).Create(ctx, map[string]any{layout.FieldNumShards: 10, layout.FieldTotal: 0}); err != nil {
+		t.Fatal(err)
+	}
 	const increments, workers = 2000, 64
 	var mu sync.Mutex
 	acked := map[string]int64{}
@@ -79,17 +90,12 @@ func TestEndToEnd(t *testing.T) {
 	close(jobs)
 	wg.Wait()
 
-	client, err := firestore.NewClient(ctx, emulatortest.Project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
 	for _, id := range counters {
 		if acked[id] == 0 {
 			t.Fatalf("no increment of %s was acknowledged", id)
 		}
 		total, sum, shards := waitConverged(t, client, id, acked[id])
-		if total != acked[id] || total != sum || shards != 10 {
+		if total != acked[id] || total != sum || shards != wantShards[id] {
 			t.Errorf("%s: total %d, acknowledged %d, shards sum %d over %d shards", id, total, acked[id], sum, shards)
 		}
 	}
