@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -149,20 +148,7 @@ func TestReshardKeepsTotal(t *testing.T) {
 		t.Fatal(err)
 	}
 	incrementAndWait(t, c, id, 40, 40)
-	var mu sync.Mutex
-	var seen []int64
-	watching := make(chan struct{})
-	go func() {
-		defer close(watching)
-		for total, err := range c.Watch(ctx, id) {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			seen = append(seen, total)
-			mu.Unlock()
-		}
-	}()
+	watched := watchTotals(ctx, c, id)
 	// Every snapshot of the shards sums the same while they move. A
 	// snapshot is read in a read-only transaction: the emulator's plain
 	// queries, under the load of the whole suite, were seen to see part of
@@ -198,14 +184,12 @@ func TestReshardKeepsTotal(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	cancel()
-	<-watching
+	seen := watched()
 	for _, s := range <-sums {
 		if s != 40 {
 			t.Fatalf("a snapshot of the shards summed %d while they moved; want 40", s)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	for _, v := range seen {
 		if v != 40 {
 			t.Fatalf("total went through %v while resharding; want 40 throughout", seen)

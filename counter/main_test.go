@@ -110,6 +110,23 @@ func incrementing(t *testing.T, id string, workers int) (stop func() int64) {
 	}
 }
 
+// watchTotals listens to id's total until ctx ends; the returned func waits
+// for that and returns every total the listener saw.
+func watchTotals(ctx context.Context, c *counter.Client, id string) func() []int64 {
+	var seen []int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for total, err := range c.Watch(ctx, id) {
+			if err != nil {
+				return
+			}
+			seen = append(seen, total)
+		}
+	}()
+	return func() []int64 { <-done; return seen }
+}
+
 // incrementAndWait adds 1 n times through the Increment function, then
 // waits until the total is want.
 func incrementAndWait(t *testing.T, c *counter.Client, id string, n int, want int64) {

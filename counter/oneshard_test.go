@@ -2,7 +2,6 @@ package counter_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,20 +19,7 @@ func TestReshardToOneWhileIncrementing(t *testing.T) {
 	c, fs, id := newCounter(t, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var mu sync.Mutex
-	var seen []int64
-	watching := make(chan struct{})
-	go func() {
-		defer close(watching)
-		for total, err := range c.Watch(ctx, id) {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			seen = append(seen, total)
-			mu.Unlock()
-		}
-	}()
+	watched := watchTotals(ctx, c, id)
 	stop := incrementing(t, id, 4)
 	time.Sleep(500 * time.Millisecond)
 	marked := make(chan bool, 1)
@@ -52,9 +38,7 @@ func TestReshardToOneWhileIncrementing(t *testing.T) {
 	want := stop()
 	waitTotal(t, c, id, want)
 	cancel()
-	<-watching
-	mu.Lock()
-	defer mu.Unlock()
+	seen := watched()
 	for i := 1; i < len(seen); i++ {
 		if seen[i] < seen[i-1] {
 			t.Fatalf("the total went down from %d to %d (of %d seen: %v)", seen[i-1], seen[i], len(seen), seen)
