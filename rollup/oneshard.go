@@ -10,13 +10,13 @@ import (
 )
 
 // A counter on one shard (most counters: they start on one, and only the
-// busy ones grow) is folded with no read. Increment, which reads the parent
-// when it has not seen the counter for a while, writes the parent's update
-// time with shard 0's increment; the write's event then carries shard 0's
-// counts, which are the whole counts, and that update time, on which the
-// fold's write compares and sets. A parent that changed since (it grew, a
-// fold or the app wrote it) fails the compare-and-set, and the fold reads
-// and sums as any other.
+// busy ones grow) is folded with no sum: a write's event carries shard 0's
+// counts, which are the whole counts. Nor with a read of the parent, where
+// the instance knows it, or where the write is Increment's first after its
+// own read of the parent: that write carries the parent's update time as
+// read, on which the fold's write compares and sets. A parent that changed
+// since (it grew, a fold or the app wrote it) fails the compare-and-set,
+// and the fold reads it and goes on as any other.
 
 // eventSum is the sum a held event of c tells, with no read: the latest
 // write to shard 0 of a counter on one shard (OneShard), if p, the parent
