@@ -149,7 +149,9 @@ func TestReadmeRuns(t *testing.T) {
 
 // tallyArgs turns a README command of the tally program into its
 // arguments, with durations shortened (a bench that gives none runs for
-// its default, which is shortened too) and N instances made 2.
+// its default, which is shortened too), N instances made 2, and 10,000
+// counters made 500 (making and listening to 10,000 took a minute and a
+// half of a 1 s run).
 func tallyArgs(line string) []string {
 	line = strings.TrimPrefix(strings.TrimPrefix(line, "go run ./cmd/tally "), "tally ")
 	if strings.HasPrefix(line, "bench ") && !strings.Contains(line, "--duration") && !strings.Contains(line, "--soak") {
@@ -159,6 +161,7 @@ func tallyArgs(line string) []string {
 		{`--duration \S+`, "--duration 1s"},
 		{`--soak \S+`, "--soak 10s"},
 		{`--instances N`, "--instances 2"},
+		{`--counters 10000`, "--counters 500"},
 	} {
 		line = regexp.MustCompile(r.re).ReplaceAllString(line, r.to)
 	}
