@@ -43,8 +43,9 @@ func (t *Tracker) eventSum(c *tracked, p fold.Parent) (Sum, bool) {
 
 // wholeOn reports whether a sum of shard 0 at time at is the whole count
 // that a fold may write onto the parent p: p has one shard, and had it
-// before at, so that no write at or after at went elsewhere, and none is
-// due on another shard.
+// before at (OneSince: a fold of this instance's that wrote p without
+// growing it keeps what it knew), so that no write at or after at went
+// elsewhere, and none is due on another shard.
 func (t *Tracker) wholeOn(p fold.Parent, at time.Time) bool {
-	return p.OneShard(t.folder.Layout().OnDocs(), cmp.Or(t.grow.Default, layout.DefaultShards)) && p.Updated.Before(at)
+	return p.OneShard(t.folder.Layout().OnDocs(), cmp.Or(t.grow.Default, layout.DefaultShards)) && p.OneSince.Before(at)
 }

@@ -37,7 +37,10 @@ func TestQuietCost(t *testing.T) {
 		if tally.ReadsPerFold == nil || *tally.ReadsPerFold > 0.05 {
 			t.Errorf("--fields %d: tally's Rollup read %s per parent write; a counter on one shard is folded from its events", fields, opt("%.3f", tally.ReadsPerFold))
 		}
-		if tally.ReadsPerIncr > naive.ReadsPerIncr+0.05 || tally.WritesPerIncr > 2.01 || tally.FailedPerIncr > 0.01 {
+		// Both pay Increment's read of a parent it has not cached; how many
+		// increments find theirs cached varies by chance between the modes
+		// (up to 0.05 apart in the runs here): hence the margin.
+		if tally.ReadsPerIncr > naive.ReadsPerIncr+0.1 || tally.WritesPerIncr > 2.01 || tally.FailedPerIncr > 0.01 {
 			t.Errorf("--fields %d: per increment tally read %.3f and wrote %.3f (%.3f failed), the per-event rollup read %.3f: want no more",
 				fields, tally.ReadsPerIncr, tally.WritesPerIncr, tally.FailedPerIncr, naive.ReadsPerIncr)
 		}

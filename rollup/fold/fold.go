@@ -280,9 +280,13 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 			totals[i] = s.Values[i]
 		}
 	}
+	since := p.OneSince // the write changed nothing of p's shards but their number, if it grew
+	if fold.Grew || since.IsZero() {
+		since = wr.UpdateTime
+	}
 	return fold, Parent{
 		Exists: true, Updated: wr.UpdateTime, Written: wr.UpdateTime, AsOf: s.At, Totals: totals, NumShards: fold.NumShards,
-		Resharding: p.Resharding, Anchor: wr.UpdateTime, AnchorAt: time.Now(),
+		Resharding: p.Resharding, OneSince: since, Anchor: wr.UpdateTime, AnchorAt: time.Now(),
 	}, nil
 }
 

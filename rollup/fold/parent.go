@@ -19,6 +19,10 @@ type Parent struct {
 	NumShards  int       // 0 if absent or unreadable
 	Legacy     bool      // holds the bookkeeping of tally before snapshot folds
 	Resharding bool      // shrinking to one shard: shard 0 is not yet the whole count
+	// OneSince: if the parent has one shard (OneShard), it has had it since
+	// at least this time: its update time when read or told, kept through
+	// folds that did not grow it.
+	OneSince time.Time
 	// Seen: not read, but told by an event (rollup.OneShard): the document
 	// had one shard at Updated, and Written is at or before it; AsOf and
 	// Totals are unknown.
@@ -44,7 +48,7 @@ func ParentFrom(l layout.Layout, counts []layout.Count, snap *firestore.Document
 	}
 	data := snap.Data()
 	p.Exists = true
-	p.Updated = snap.UpdateTime
+	p.Updated, p.OneSince = snap.UpdateTime, snap.UpdateTime
 	p.Written = l.Written(data, snap.UpdateTime)
 	p.AsOf = l.AsOf(data)
 	p.Totals = l.CountValues(data, counts)
@@ -60,7 +64,7 @@ func ParentFrom(l layout.Layout, counts []layout.Count, snap *firestore.Document
 // rollup.OneShard): it had one shard at updated, and the server's clock had
 // passed at, the event's time, by now.
 func SeenAt(updated, at time.Time) Parent {
-	return Parent{Exists: true, Updated: updated, Written: updated, NumShards: 1, Seen: true, Anchor: at, AnchorAt: time.Now()}
+	return Parent{Exists: true, Updated: updated, Written: updated, NumShards: 1, OneSince: updated, Seen: true, Anchor: at, AnchorAt: time.Now()}
 }
 
 // OneShard reports whether, on the parent as known, shard 0 holds the
