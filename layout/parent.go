@@ -113,14 +113,19 @@ func (l Layout) Resharding(data map[string]any) bool {
 // it holds no bookkeeping of tally before 2.
 func (l Layout) OneShard(data map[string]any, defaults int) bool {
 	n, err := l.NumShards(data)
-	if n == 0 && l.OnDocs() {
-		n = defaults
-	}
-	if err != nil || n != 1 || l.Resharding(data) {
-		return false
-	}
 	_, legacy := data[FieldLegacy]
-	return l.OnDocs() || !legacy
+	return err == nil && l.OnOneShard(n, defaults, l.Resharding(data), legacy && !l.OnDocs())
+}
+
+// OnOneShard is OneShard's rule on what was read of a counted document:
+// its num_shards (0 if absent), whether it is shrinking to one shard, and
+// whether it holds bookkeeping of tally before 2 (only ever in the guide
+// layout).
+func (l Layout) OnOneShard(numShards, defaults int, resharding, legacy bool) bool {
+	if numShards == 0 && l.OnDocs() {
+		numShards = defaults
+	}
+	return numShards == 1 && !resharding && !legacy
 }
 
 // AsOfPath, NumShardsPath, ReshardingPath, ParentSeenPath (on a shard)

@@ -47,5 +47,5 @@ func (t *Tracker) eventSum(c *tracked, p fold.Parent) (Sum, bool) {
 // growing it keeps what it knew), so that no write at or after at went
 // elsewhere, and none is due on another shard.
 func (t *Tracker) wholeOn(p fold.Parent, at time.Time) bool {
-	return p.OneShard(t.folder.Layout().OnDocs(), cmp.Or(t.grow.Default, layout.DefaultShards)) && p.OneSince.Before(at)
+	return p.OneShard(t.folder.Layout(), cmp.Or(t.grow.Default, layout.DefaultShards)) && p.OneSince.Before(at)
 }

@@ -43,11 +43,7 @@ func bundle(t *testing.T, dir string) {
 // allowed to call Increment from any origin, configured by env besides.
 func startLocal(t *testing.T, env ...string) *stack.Stack {
 	t.Helper()
-	emulatortest.Require(t)
-	paths, err := emulatortest.Paths()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := emulatortest.RequirePaths(t)
 	vars := map[string]string{tally.EnvCORSOrigins: "*", tally.EnvAutoGrow: "false"}
 	for i := 0; i+1 < len(env); i += 2 {
 		vars[env[i]] = env[i+1]

@@ -28,11 +28,7 @@ import (
 // listener, and a plain increment takes no transaction; the per-event
 // rollup writes the parent once per event and counts the duplicates.
 func TestBenchSmall(t *testing.T) {
-	emulatortest.Require(t)
-	paths, err := emulatortest.Paths()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := emulatortest.RequirePaths(t)
 	const window = 300 * time.Millisecond
 	rep, err := Run(context.Background(), Options{
 		Counters: 20, Popularity: PopularityZipf, Listeners: true, Shards: 4, Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window, Instances: 2,
@@ -118,11 +114,7 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 // through the emulator's triggers on posts: every count ends exact, and
 // each document takes at most one write a window for all its counts.
 func TestBenchFields(t *testing.T) {
-	emulatortest.Require(t)
-	paths, err := emulatortest.Paths()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := emulatortest.RequirePaths(t)
 	rep, err := Run(context.Background(), Options{
 		Counters: 2, Fields: 3, Shards: 4, Workers: 8, Rate: 150, Duration: 3 * time.Second, Window: 500 * time.Millisecond,
 		Instances: 2, Modes: []string{ModeTally}, Project: emulatortest.Project, Emulator: paths,

@@ -15,11 +15,7 @@ import (
 // what it costs the per-event rollup (Increment's read of the parent, the
 // shard's write, the parent's write), and tally stays exact.
 func TestQuietCost(t *testing.T) {
-	emulatortest.Require(t)
-	paths, err := emulatortest.Paths()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := emulatortest.RequirePaths(t)
 	for _, fields := range []int{0, 3} {
 		rep, err := Run(context.Background(), Options{
 			Counters: 400, Fields: fields, Shards: 1, Workers: 4, Rate: 40, Duration: 3 * time.Second, Warmup: time.Second,

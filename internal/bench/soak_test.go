@@ -15,11 +15,7 @@ import (
 // started again. Every total must come to equal its acknowledged
 // increments, with nothing reconciled first.
 func TestSoak(t *testing.T) {
-	emulatortest.Require(t)
-	paths, err := emulatortest.Paths()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := emulatortest.RequirePaths(t)
 	rep, err := Soak(context.Background(), SoakOptions{
 		Duration: 20 * time.Second, Workers: 64, Rate: 300, Counters: 3, Shards: 10, Instances: 3,
 		Pause: 5 * time.Second, Down: 2 * time.Second, DuplicateRate: 0.1, DelayRate: 0.1, Emulator: paths,

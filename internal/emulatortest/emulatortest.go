@@ -80,6 +80,18 @@ func run(m *testing.M) int {
 // Paths finds Java and the emulator as the tests' users set them up.
 func Paths() (emulator.Paths, error) { return emulator.LocateEnv(os.Getenv) }
 
+// RequirePaths is Require, then Paths, failing the test if Java or the
+// emulator cannot be found (the error says how to install them).
+func RequirePaths(t testing.TB) emulator.Paths {
+	t.Helper()
+	Require(t)
+	paths, err := Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths
+}
+
 // Start starts an emulator for tests with its output on stderr when
 // TALLY_EMULATOR_LOG is set, and stops it on SIGINT or SIGTERM.
 func Start(o emulator.Options) (*emulator.Emulator, error) {

@@ -29,10 +29,7 @@ const docsWindow = 300 * time.Millisecond
 // shares on posts, likes on users/*/posts.
 func startDocs(t *testing.T) (*Stack, *firestore.Client) {
 	t.Helper()
-	paths, err := emulatortest.Paths()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := emulatortest.RequirePaths(t)
 	t.Setenv("TALLY_COUNTS", "posts:likes,views,shares;users/*/posts:likes")
 	t.Setenv("TALLY_SHARDS_COLLECTION", "tally_shards")
 	t.Setenv("TALLY_ROLLUP_WINDOW", docsWindow.String())

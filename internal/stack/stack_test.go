@@ -23,11 +23,7 @@ import (
 // delivery, and Rollup. Every total must equal its acknowledged increments
 // and its shards.
 func TestEndToEnd(t *testing.T) {
-	emulatortest.Require(t)
-	paths, err := emulatortest.Paths()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := emulatortest.RequirePaths(t)
 	t.Setenv("TALLY_AUTO_GROW", "false") // keep the shards the test counts
 	ctx := context.Background()
 	cfg, err := tally.ConfigFromEnv(os.Getenv)

@@ -68,15 +68,9 @@ func SeenAt(updated, at time.Time) Parent {
 }
 
 // OneShard reports whether, on the parent as known, shard 0 holds the
-// whole count: it has one shard (num_shards 1, or, on an app's document
-// (docs), none with defaults 1) and is not shrinking to one, and holds
-// nothing of tally before 2.
-func (p Parent) OneShard(docs bool, defaults int) bool {
-	n := p.NumShards
-	if n == 0 && docs {
-		n = defaults
-	}
-	return p.Exists && n == 1 && !p.Resharding && !p.Legacy
+// whole count (see layout.Layout.OneShard).
+func (p Parent) OneShard(l layout.Layout, defaults int) bool {
+	return p.Exists && l.OnOneShard(p.NumShards, defaults, p.Resharding, p.Legacy)
 }
 
 // Now is a time the server's clock has certainly passed: the anchor plus the
