@@ -18,6 +18,8 @@ import (
 )
 
 // cli runs the command in this process and returns its output and status.
+// It reads this process's environment: tests that give the command an
+// environment of its own run it as a child, with cliWith.
 func cli(args ...string) (string, int) {
 	var out bytes.Buffer
 	code := run(args, &out, &out)
@@ -25,6 +27,7 @@ func cli(args ...string) (string, int) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	out, code := cli("-h")
 	for _, want := range []string{"serve", "bench", "reshard", "config", "completion"} {
 		if code != 0 || !strings.Contains(out, want) {
@@ -60,14 +63,15 @@ func TestHelpAndVersion(t *testing.T) {
 // TestCounterCommands runs a CLI session against an emulator: create, incr,
 // sum, reshard, reconcile, get, reset, delete, in text and JSON.
 func TestCounterCommands(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	e, err := emulatortest.Start(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Stop()
-	t.Setenv("FIRESTORE_EMULATOR_HOST", e.Host())
-	t.Setenv("GOOGLE_CLOUD_PROJECT", "")
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + e.Host(), "GOOGLE_CLOUD_PROJECT="}
+	cli := func(args ...string) (string, int) { return cliWith(t, env, args...) }
 	steps := []struct {
 		args []string
 		want string // the output contains it
@@ -116,31 +120,26 @@ func TestCounterCommands(t *testing.T) {
 	}
 }
 
-// ownEmulator starts an emulator for the test, points the commands at it
-// (project demo-tally) with the variable given set, and returns a client.
-func ownEmulator(t *testing.T, key, value string) *firestore.Client {
+// ownEmulator starts an emulator for the test and returns a client of it
+// and a function that runs a command against it (project demo-tally) with
+// the variable given set.
+func ownEmulator(t *testing.T, variable string) (*firestore.Client, func(args ...string) (string, int)) {
 	t.Helper()
 	e, err := emulatortest.Start(emulator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Stop() })
-	t.Setenv("FIRESTORE_EMULATOR_HOST", e.Host())
-	t.Setenv("GOOGLE_CLOUD_PROJECT", "demo-tally")
-	t.Setenv(key, value)
-	fs, err := firestore.NewClient(context.Background(), "demo-tally")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fs.Close() })
-	return fs
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + e.Host(), "GOOGLE_CLOUD_PROJECT=demo-tally", variable}
+	return emulatortest.ClientAt(t, e.Host(), "demo-tally"), func(args ...string) (string, int) { return cliWith(t, env, args...) }
 }
 
 // TestCountsOnDocumentsCommands: with TALLY_COUNTS, the commands take a
 // document path and a count field, and act on the app's own document.
 func TestCountsOnDocumentsCommands(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
-	fs := ownEmulator(t, "TALLY_COUNTS", "posts:likes,views")
+	fs, cli := ownEmulator(t, "TALLY_COUNTS=posts:likes,views")
 	if _, err := fs.Doc("posts/p1").Set(context.Background(), map[string]any{"title": "hello"}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +179,9 @@ func TestCountsOnDocumentsCommands(t *testing.T) {
 // TestCommandsUseTheFunctionsConfig: with TALLY_SHARD_FIELD=Count, as a
 // Google Go sample writes shards, every command reads and writes Count.
 func TestCommandsUseTheFunctionsConfig(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
-	fs := ownEmulator(t, "TALLY_SHARD_FIELD", "Count")
+	fs, cli := ownEmulator(t, "TALLY_SHARD_FIELD=Count")
 	ctx := context.Background()
 	fs.Doc("counters/views").Set(ctx, map[string]any{"num_shards": 2, "total": 1197})
 	fs.Doc("counters/views/shards/0").Set(ctx, map[string]any{"Count": 1000})
@@ -213,8 +213,9 @@ func TestCommandsUseTheFunctionsConfig(t *testing.T) {
 }
 
 func TestConfigCommand(t *testing.T) {
-	t.Setenv("FIRESTORE_EMULATOR_HOST", "")
-	t.Setenv("TALLY_ROLLUP_WINDOW", "250ms")
+	t.Parallel()
+	env := []string{"TALLY_ROLLUP_WINDOW=250ms"}
+	cli := func(args ...string) (string, int) { return cliWith(t, env, args...) }
 	out, code := cli("config", "--shard-field", "Count")
 	for _, want := range []string{"TALLY_ROLLUP_WINDOW=250ms", "# environment", "TALLY_SHARD_FIELD=Count", "# flag --shard-field",
 		"TALLY_COLLECTION=counters", "# default", "FIRESTORE_EMULATOR_HOST="} {
@@ -230,7 +231,7 @@ func TestConfigCommand(t *testing.T) {
 	if out, code := cli("config", "--check"); code != 0 || out != "" {
 		t.Errorf("config --check of a good configuration: exit %d, %q", code, out)
 	}
-	t.Setenv("TALLY_MAX_STEP", "abc")
+	env = append(env, "TALLY_MAX_STEP=abc")
 	for _, args := range [][]string{{"config", "--check"}, {"config"}, {"get", "likes"}} {
 		if out, code := cli(args...); code != 2 || !strings.Contains(out, "TALLY_MAX_STEP") {
 			t.Errorf("tally %s with TALLY_MAX_STEP=abc: exit %d, %q; want exit 2 naming it", strings.Join(args, " "), code, out)
@@ -242,6 +243,7 @@ func TestConfigCommand(t *testing.T) {
 // server that is no emulator, and at one that says it is but never answers
 // Firestore: each ends with an error naming FIRESTORE_EMULATOR_HOST.
 func TestDeadEmulatorExplained(t *testing.T) {
+	t.Parallel()
 	emulatortest.Long(t, "waits out a dial to a dead emulator")
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := l.Addr().String()
@@ -267,10 +269,9 @@ func TestDeadEmulatorExplained(t *testing.T) {
 		{strings.TrimPrefix(notEmulator.URL, "http://"), "is not a Firestore emulator"},
 		{strings.TrimPrefix(silent.URL, "http://"), "did not answer within 1s"},
 	} {
-		t.Setenv("FIRESTORE_EMULATOR_HOST", tc.host)
 		for _, args := range [][]string{{"get", "likes"}, {"create", "likes"}, {"reconcile", "--all"}, {"watch", "likes"}} {
 			start := time.Now()
-			out, code := cli(append(args, "--timeout", "1s")...)
+			out, code := cliWith(t, []string{"FIRESTORE_EMULATOR_HOST=" + tc.host}, append(args, "--timeout", "1s")...)
 			if code != 1 || !strings.Contains(out, tc.want) || !strings.Contains(out, "FIRESTORE_EMULATOR_HOST") {
 				t.Errorf("%s at %s: exit %d, %q; want %q naming FIRESTORE_EMULATOR_HOST", args[0], tc.host, code, out, tc.want)
 			}
@@ -282,6 +283,7 @@ func TestDeadEmulatorExplained(t *testing.T) {
 // TestNoCredentialsExplained: with neither an emulator nor credentials, a
 // command says how to point it at the emulator.
 func TestNoCredentialsExplained(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	_, stderr, code := tallyOut(t, []string{"HOME=" + home, "GOOGLE_APPLICATION_CREDENTIALS=", "CLOUDSDK_CONFIG=" + home},
 		"get", "likes", "--project", "p")

@@ -23,6 +23,7 @@ import (
 // Content-Security-Policy that allows its own script and style only, and the
 // browser enforces it.
 func TestDemoInABrowser(t *testing.T) {
+	t.Parallel()
 	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase"}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
 	if !strings.Contains(strings.Join(r.lines, "\n"), "Firebase Auth emulator at") {
@@ -107,6 +108,7 @@ func checkDemoHeaders(t *testing.T, page string) {
 // post, and moves it to the top of the feed, most liked first; after a
 // reload the page knows the user likes it, and each post has two views.
 func TestDemoFeed(t *testing.T) {
+	t.Parallel()
 	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views"}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
 	ctx := browsertest.New(t, 3*time.Minute)

@@ -14,6 +14,7 @@ import (
 // every link of it and of docs/ to a file of the repository, or to a
 // heading, leads somewhere.
 func TestDocsLinks(t *testing.T) {
+	t.Parallel()
 	if n := strings.Count(readmeTextOf(t, "../../README.md"), "\n"); n > 250 {
 		t.Errorf("the README is %d lines; keep it to 250, and the rest in docs/", n)
 	}

@@ -88,6 +88,23 @@ func tallyOut(t *testing.T, env []string, args ...string) (stdout, stderr string
 	return o.String(), e.String(), code
 }
 
+// cliWith runs the command as a child process with env on top of
+// childEnv's, to its end, and returns what it wrote to stdout and stderr,
+// in the order it wrote it, and its status.
+func cliWith(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = childEnv(env)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out)), code
+}
+
 var (
 	pidLine       = regexp.MustCompile(`Firestore emulator \(pid (\d+)\)`)
 	functionsLine = regexp.MustCompile(`functions at (http://\S+)/Increment`)

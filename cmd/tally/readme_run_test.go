@@ -117,6 +117,7 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 // with only its duration shortened; each must end, and succeed. A command
 // of the README that no test runs, and no line here explains, fails it.
 func TestReadmeRuns(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, line := range readmeCommands(t) {
 		seen[line] = true
@@ -149,16 +150,21 @@ func TestReadmeRuns(t *testing.T) {
 
 // tallyArgs turns a README command of the tally program into its
 // arguments, with durations shortened (a bench that gives none runs for
-// its default, which is shortened too), N instances made 2, and 10,000
-// counters made 500 (making and listening to 10,000 took a minute and a
-// half of a 1 s run).
+// its default, which is shortened too: the load, and the unmeasured load
+// before it), N instances made 2, and 10,000 counters made 500 (making and
+// listening to 10,000 took a minute and a half of a 1 s run).
 func tallyArgs(line string) []string {
 	line = strings.TrimPrefix(strings.TrimPrefix(line, "go run ./cmd/tally "), "tally ")
-	if strings.HasPrefix(line, "bench ") && !strings.Contains(line, "--duration") && !strings.Contains(line, "--soak") {
-		line += " --duration 1s"
+	if strings.HasPrefix(line, "bench ") && !strings.Contains(line, "--soak") {
+		if !strings.Contains(line, "--duration") {
+			line += " --duration 1s"
+		}
+		if !strings.Contains(line, "--warmup") {
+			line += " --warmup 0.5s"
+		}
 	}
 	for _, r := range []struct{ re, to string }{
-		{`--duration \S+`, "--duration 1s"},
+		{`--duration \S+`, "--duration 0.5s"},
 		{`--soak \S+`, "--soak 10s"},
 		{`--instances N`, "--instances 2"},
 		{`--counters 10000`, "--counters 500"},

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/firestore"
-
 	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/internal/bench"
 	"github.com/tallycounters/tally/internal/emulatortest"
@@ -81,9 +79,15 @@ func session(block string) []step {
 // against it: its ready banner, the CLI session (each command run, its
 // output compared), the watch that ran beside it, and the quickstart.
 func TestReadmeServeAndSessions(t *testing.T) {
+	t.Parallel()
 	// As on a new user's machine: no project set.
 	cmd, out, stderr := start(t, []string{"TALLY_SHARD_CACHE_TTL=300ms", "GOOGLE_CLOUD_PROJECT="}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("serve's stderr:\n%s\nand its output after the banner:\n%s", stderr, r.later)
+		}
+	})
 	banner := r.lines
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if later := strings.Split(strings.TrimSpace(r.later.String()), "\n"); len(later) >= 2 {
@@ -96,9 +100,7 @@ func TestReadmeServeAndSessions(t *testing.T) {
 	}
 	emulatorAddr := r.emulator
 	functionsAddr := strings.TrimPrefix(r.functions, "http://")
-	t.Setenv("FIRESTORE_EMULATOR_HOST", emulatorAddr)
-	t.Setenv("GOOGLE_CLOUD_PROJECT", "")
-	t.Setenv("TALLY_SHARD_CACHE_TTL", "300ms")
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr, "GOOGLE_CLOUD_PROJECT=", "TALLY_SHARD_CACHE_TTL=300ms"}
 
 	watch := exec.Command(os.Args[0], "watch", "likes")
 	watch.Env = childEnv([]string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr})
@@ -112,18 +114,15 @@ func TestReadmeServeAndSessions(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	runStep := stepRunner(functionsAddr, emulatorAddr)
-	var lastStep time.Time
+	runStep := stepRunner(t, env, functionsAddr, emulatorAddr)
 	check := func(block string) {
 		for _, s := range session(block) {
-			if strings.Contains(s.command, "mask.fieldPaths") {
+			if strings.Contains(s.command, "updateMask.fieldPaths") {
 				// The step overwrites the total behind the rollup's back,
 				// and the next steps show it: wait until the rollup has
 				// folded the events it still holds (the reshard's moves),
-				// or its fold would overwrite the step's total first. The
-				// emulator dates a delete's event at the end of its second,
-				// so the wait counts from the end of the last step's.
-				waitParentStill(t, "likes", lastStep.Truncate(time.Second).Add(time.Second))
+				// or its fold would overwrite the step's total first.
+				waitFolded(t, emulatorAddr, "likes")
 			}
 			want := normalize(s.output)
 			var got string
@@ -138,7 +137,6 @@ func TestReadmeServeAndSessions(t *testing.T) {
 			if got != want {
 				t.Errorf("$ %s\ngave:\n%s\nthe README says:\n%s", s.command, got, want)
 			}
-			lastStep = time.Now()
 		}
 	}
 	check(readme(t, "cli session"))
@@ -160,13 +158,12 @@ func TestReadmeServeAndSessions(t *testing.T) {
 
 // stepRunner runs one step of a README session against a serve whose
 // functions and emulator are at the addresses given: the README's are the
-// defaults. A tally command runs in this process.
-func stepRunner(functionsAddr, emulatorAddr string) func(step) string {
+// defaults. A tally command runs as a child, with env.
+func stepRunner(t *testing.T, env []string, functionsAddr, emulatorAddr string) func(step) string {
 	return func(s step) string {
 		if args, ok := strings.CutPrefix(s.command, "tally "); ok {
-			var b bytes.Buffer
-			run(strings.Fields(args), &b, &b) // the README's tally commands quote nothing
-			return b.String()
+			out, _ := cliWith(t, env, strings.Fields(args)...) // the README's tally commands quote nothing
+			return out
 		}
 		line := strings.ReplaceAll(s.command, "127.0.0.1:8080", functionsAddr)
 		line = strings.ReplaceAll(line, "127.0.0.1:41235", emulatorAddr)
@@ -178,6 +175,7 @@ func stepRunner(functionsAddr, emulatorAddr string) func(step) string {
 // TestReadmeCounts runs serve with counts on documents as the README starts
 // it, and the README's session against it.
 func TestReadmeCounts(t *testing.T) {
+	t.Parallel()
 	line := "TALLY_COUNTS='posts:likes,views;users/*/posts:likes' go run ./cmd/tally serve"
 	if !strings.Contains(readmeText(t), "\n"+line+"\n") {
 		t.Fatalf("the README no longer starts serve with %s", line)
@@ -194,10 +192,8 @@ func TestReadmeCounts(t *testing.T) {
 	if later := r.later.String(); !strings.Contains(later, `{"counter":"posts/p1","field":"likes"}`) {
 		t.Errorf("serve's examples are not for the counts declared:\n%s", later)
 	}
-	t.Setenv("FIRESTORE_EMULATOR_HOST", r.emulator)
-	t.Setenv("GOOGLE_CLOUD_PROJECT", "")
-	t.Setenv("TALLY_COUNTS", strings.TrimPrefix(counts, "TALLY_COUNTS="))
-	runStep := stepRunner(strings.TrimPrefix(r.functions, "http://"), r.emulator)
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + r.emulator, "GOOGLE_CLOUD_PROJECT=", counts}
+	runStep := stepRunner(t, env, strings.TrimPrefix(r.functions, "http://"), r.emulator)
 	for _, s := range session(readme(t, "counts session")) {
 		want := normalize(s.output)
 		var got string
@@ -240,38 +236,48 @@ func readmeText(t *testing.T) string {
 	return b.String()
 }
 
-// waitParentStill waits, on the emulator in FIRESTORE_EMULATOR_HOST, until
-// the counter's parent has not been written for three rollup windows (3 s)
-// counted from its last write or from since, whichever is later, at most a
-// minute: the rollup then holds no event for it. A liveness wait, not a
+// waitFolded waits, on the emulator at host, until the rollup holds no
+// event that could still write the counter's parent after a reshard: its
+// total is the sum of the shards, and its as_of covers their last write,
+// dated as the emulator dates the event of a delete made with it (the
+// reshard's moves) at the end of its second. Events of writes as_of covers
+// are answered with no write. At most a minute: a liveness wait, not a
 // measurement.
-func waitParentStill(t *testing.T, id string, since time.Time) {
+func waitFolded(t *testing.T, host, id string) {
 	t.Helper()
-	fs, err := firestore.NewClient(context.Background(), stack.DefaultProject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	var last time.Time
-	still := time.Now()
+	fs := emulatortest.ClientAt(t, host, stack.DefaultProject)
+	l := layout.Default()
+	ctx := context.Background()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		snap, err := fs.Collection(layout.DefaultCollection).Doc(id).Get(context.Background())
+		parent, err := l.Counter(fs, id).Get(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !snap.UpdateTime.Equal(last) {
-			last, still = snap.UpdateTime, time.Now()
+		shards, err := l.Shards(fs, id).Documents(ctx).GetAll()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if time.Since(still) >= 3*time.Second && time.Since(since) >= 3*time.Second {
+		var sum int64
+		var written time.Time
+		for _, s := range shards {
+			n, _ := s.Data()[l.ShardField].(int64)
+			sum += n
+			if s.UpdateTime.After(written) {
+				written = s.UpdateTime
+			}
+		}
+		total, _ := parent.Data()[layout.FieldTotal].(int64)
+		if total == sum && !l.AsOf(parent.Data()).Before(written.Truncate(time.Second).Add(time.Second)) {
 			return
 		}
 	}
-	t.Fatalf("the parent of %s was still being written after a minute", id)
+	t.Fatalf("the rollup had not folded the last writes to %s after a minute", id)
 }
 
 // TestReadmeCommands checks the README's table of commands, and the flags
 // it names, against the command itself.
 func TestReadmeCommands(t *testing.T) {
+	t.Parallel()
 	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{})
 	var have []string
 	for _, c := range root.Commands() {
@@ -320,6 +326,7 @@ func TestReadmeCommands(t *testing.T) {
 // TestReadmeConfiguration: the README's table of variables is the one the
 // configuration reads.
 func TestReadmeConfiguration(t *testing.T) {
+	t.Parallel()
 	cfg, err := tally.ConfigFromEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -342,6 +349,7 @@ func TestReadmeConfiguration(t *testing.T) {
 // TestReadmeGoExample: the README's Go code is ExampleClient_lifecycle,
 // which go test runs.
 func TestReadmeGoExample(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../../counter/example_test.go")
 	if err != nil {
 		t.Fatal(err)
@@ -354,6 +362,7 @@ func TestReadmeGoExample(t *testing.T) {
 // TestReadmeDeploy: the deploy commands the README shows are what the dry
 // run prints.
 func TestReadmeDeploy(t *testing.T) {
+	t.Parallel()
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	cmd := exec.Command("bash", "deploy/deploy.sh", "--dry-run", "--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5")
 	cmd.Dir = "../.."
@@ -371,6 +380,7 @@ func TestReadmeDeploy(t *testing.T) {
 // TestReadmeBenchTable: the README's bench table has the rows, in order,
 // and the first line, that the bench prints.
 func TestReadmeBenchTable(t *testing.T) {
+	t.Parallel()
 	rep := &bench.Report{Options: bench.OptionsJSON{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000, Popularity: bench.PopularityUniform, Delivery: bench.DeliveryEmulator,
 		Instances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30, Prices: bench.StandardPrices}}
 	rep.Modes = []bench.ModeResult{{Mode: bench.ModeRaw}, {Mode: bench.ModeTally}, {Mode: bench.ModeNaive}, {Mode: bench.ModeSingle}}
@@ -391,6 +401,7 @@ func TestReadmeBenchTable(t *testing.T) {
 // TestReadmeSoakTable: the README's soak has the first line that the
 // soak's defaults print, and the same rows.
 func TestReadmeSoakTable(t *testing.T) {
+	t.Parallel()
 	ms := 1.0
 	rep := &bench.SoakReport{Options: bench.SoakOptionsJSON{Seconds: 60, Workers: 64, Rate: bench.SoakRate, Counters: 5, Shards: 10,
 		Instances: 3, PauseSeconds: 5, DownSeconds: 2, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30},

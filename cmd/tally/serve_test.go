@@ -20,6 +20,7 @@ import (
 )
 
 func TestServeStopsEverythingOnSignal(t *testing.T) {
+	t.Parallel()
 	cmd, out, stderr := start(t, nil, "serve", "--port", "0")
 	pid := waitReady(t, out, stderr).pid
 	if pid == 0 || !alive(pid) {
@@ -40,6 +41,7 @@ func TestServeStopsEverythingOnSignal(t *testing.T) {
 // half-open connection is closed, a JSON body with a key twice is refused,
 // /Rollup refuses a body over 512 KiB. Then Ctrl-C stops it all.
 func TestServeLocally(t *testing.T) {
+	t.Parallel()
 	cmd, out, stderr := start(t, nil, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
 	if !incrementVia(t, r.functions, "likes") {
@@ -91,6 +93,7 @@ func TestServeLocally(t *testing.T) {
 // answers their events and folds before it saves, so the totals are exact
 // as soon as it is back.
 func TestServeDrainsThenSaves(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd, out, stderr := start(t, nil, "serve", "--port", "0", "--data", dir)
 	r := waitReady(t, out, stderr)
@@ -118,6 +121,7 @@ func TestServeDrainsThenSaves(t *testing.T) {
 }
 
 func TestServeFailsWhenEmulatorCrashes(t *testing.T) {
+	t.Parallel()
 	cmd, out, stderr := start(t, nil, "serve", "--port", "0")
 	pid := waitReady(t, out, stderr).pid
 	kill(pid)
@@ -130,6 +134,7 @@ func TestServeFailsWhenEmulatorCrashes(t *testing.T) {
 }
 
 func TestServeWithoutEmulatorExplains(t *testing.T) {
+	t.Parallel()
 	for name, env := range map[string][]string{
 		"no emulator": {"TALLY_FIRESTORE_EMULATOR=/nonexistent"},
 		"no Java":     {"JAVA=/nonexistent/java"},
@@ -151,6 +156,7 @@ func TestServeWithoutEmulatorExplains(t *testing.T) {
 // TestServeRejectsBadConfig: serve checks the configuration before it
 // starts anything, and exits 2 naming the variable.
 func TestServeRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"TALLY_ROLLUP_WINDOW=5", "TALLY_MAX_STEP=abc", "TALLY_SHARD_FIELD=a.b", "TALLY_AUTO_CREATE=maybe"} {
 		stdout, stderr, code := tallyOut(t, []string{bad}, "serve", "--port", "0")
 		name, _, _ := strings.Cut(bad, "=")
@@ -165,6 +171,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 // when the emulator restarts, serve registers its trigger again; and serve
 // leaves the emulator running when it stops.
 func TestServeWithExternalEmulator(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	bridgePort, err := emulator.FreePort("127.0.0.1")
 	if err != nil {
@@ -248,6 +255,7 @@ func commitIncrement(t *testing.T, host, path string) {
 // does, dies of SIGTERM without passing it on: serve stops, and so does its
 // emulator.
 func TestServeStopsWithItsParent(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	parent := exec.Command("bash", "-c", `"$0" serve --port 0 & wait`, os.Args[0])
 	parent.Env = childEnv(nil)
@@ -275,6 +283,7 @@ func TestServeStopsWithItsParent(t *testing.T) {
 // go on; and --data, which saves the data of the emulator serve starts, is
 // refused beside an emulator serve did not start.
 func TestServeStaleEmulatorHost(t *testing.T) {
+	t.Parallel()
 	port, err := emulator.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)

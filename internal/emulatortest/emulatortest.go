@@ -130,7 +130,15 @@ func Client(t testing.TB) *firestore.Client {
 	if os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
 		t.Fatal("emulatortest: FIRESTORE_EMULATOR_HOST is not set; call emulatortest.Main from TestMain")
 	}
-	c, err := fsrpc.NewClient(context.Background(), Project, firestore.DefaultDatabaseID)
+	return ClientAt(t, os.Getenv("FIRESTORE_EMULATOR_HOST"), Project)
+}
+
+// ClientAt returns a client of project on the emulator at host, closed
+// when the test ends. Tests that run in parallel, each on an emulator of
+// its own, use it: FIRESTORE_EMULATOR_HOST is the process's.
+func ClientAt(t testing.TB, host, project string) *firestore.Client {
+	t.Helper()
+	c, err := fsrpc.EmulatorClient(context.Background(), host, project, firestore.DefaultDatabaseID, nil)
 	if err != nil {
 		t.Fatalf("emulatortest: client: %v", err)
 	}
@@ -163,12 +171,7 @@ func Unreachable(t testing.TB) *firestore.Client {
 	dead := l.Addr().String()
 	l.Close()
 	t.Setenv("FIRESTORE_EMULATOR_HOST", dead)
-	c, err := fsrpc.NewClient(context.Background(), Project, firestore.DefaultDatabaseID)
-	if err != nil {
-		t.Fatalf("emulatortest: client: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return ClientAt(t, dead, Project)
 }
 
 var unsafe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)

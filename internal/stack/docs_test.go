@@ -26,7 +26,8 @@ import (
 const docsWindow = 300 * time.Millisecond
 
 // startDocs starts the stack with counts on documents: likes, views and
-// shares on posts, likes on users/*/posts.
+// shares on posts, likes on users/*/posts, each post on four shards (the
+// counter on one shard has tests of its own).
 func startDocs(t *testing.T) (*Stack, *firestore.Client) {
 	t.Helper()
 	paths := emulatortest.RequirePaths(t)
@@ -35,6 +36,7 @@ func startDocs(t *testing.T) (*Stack, *firestore.Client) {
 	t.Setenv("TALLY_ROLLUP_WINDOW", docsWindow.String())
 	t.Setenv("TALLY_SHARD_CACHE_TTL", "300ms")
 	t.Setenv("TALLY_AUTO_GROW", "false")
+	t.Setenv("TALLY_DEFAULT_SHARDS", "4")
 	cfg, err := tally.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +137,8 @@ func TestCountsOnDocuments(t *testing.T) {
 			}
 		}
 		// One write a window, for all the counts of the document.
-		ws := written()
+		last, _ := bk[layout.FieldWritten].(time.Time)
+		ws := written(last)
 		t.Logf("%d tally writes seen, %d likes and %d views acknowledged", len(ws), acked["likes"], acked["views"])
 		if len(ws) < 2 {
 			t.Errorf("saw %d tally writes", len(ws))
@@ -237,12 +240,15 @@ func TestCountsOnDocuments(t *testing.T) {
 	})
 }
 
-// watchWritten listens to doc and returns what it has seen of tally's
-// writes: each distinct _tally.written, in order.
-func watchWritten(t *testing.T, doc *firestore.DocumentRef) func() []time.Time {
+// watchWritten listens to doc and returns a function that waits until the
+// listener has seen tally's write at last (a listener may lag a read), for
+// at most a minute (a liveness bound), and returns what it has seen of
+// tally's writes: each distinct _tally.written, in order.
+func watchWritten(t *testing.T, doc *firestore.DocumentRef) func(last time.Time) []time.Time {
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var seen []time.Time
+	var failed error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -251,6 +257,11 @@ func watchWritten(t *testing.T, doc *firestore.DocumentRef) func() []time.Time {
 		for {
 			snap, err := it.Next()
 			if err != nil {
+				if ctx.Err() == nil {
+					mu.Lock()
+					failed = err
+					mu.Unlock()
+				}
 				return
 			}
 			bk, _ := snap.Data()[layout.FieldBookkeeping].(map[string]any)
@@ -263,10 +274,22 @@ func watchWritten(t *testing.T, doc *firestore.DocumentRef) func() []time.Time {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return func() []time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]time.Time(nil), seen...)
+	return func(last time.Time) []time.Time {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			mu.Lock()
+			ws := append([]time.Time(nil), seen...)
+			err := failed
+			mu.Unlock()
+			caughtUp := len(ws) > 0 && !ws[len(ws)-1].Before(last)
+			if err != nil || caughtUp || time.Now().After(deadline) {
+				if err != nil {
+					t.Errorf("the listener on %s failed: %v", doc.Path, err)
+				} else if !caughtUp {
+					t.Errorf("the listener on %s did not see tally's write of %v within a minute", doc.Path, last)
+				}
+				return ws
+			}
+		}
 	}
 }
 
