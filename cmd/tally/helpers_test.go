@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,10 +23,21 @@ import (
 
 // The test binary doubles as the tally command when TALLY_TEST_MAIN is set,
 // so tests run the real program as a child process.
+//
+// The tests run in parallel, and mostly wait: for emulators to start, for
+// folds a window away, for browsers. Unless -parallel is given, four run at
+// once, not one per CPU: on 2 cores that took the package from 134 s to
+// 98 s, on the same CPU time.
 func TestMain(m *testing.M) {
 	bench.InstanceMain()
 	if os.Getenv("TALLY_TEST_MAIN") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
 	}
 	os.Exit(m.Run())
 }

@@ -33,7 +33,7 @@ func (r *Report) Title() string {
 	if o.Fields > 0 {
 		counters = fmt.Sprintf("%d document(s) with %d count(s) each in tally's mode (%d counters; other modes: %d)", o.Counters, o.Fields, o.Counters*o.Fields, o.Counters)
 	}
-	return fmt.Sprintf("%s x %d shards, %d workers, rate %s, %s, %.0fs per mode, window %.0fms, %d tally rollup instance(s), "+
+	return fmt.Sprintf("%s x %d shards, %d workers, rate %s, %s, %gs per mode, window %.0fms, %d tally rollup instance(s), "+
 		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s; settle bound %.0fs; priced at %s",
 		counters, o.Shards, o.Workers, rate, load, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
 		o.MaxDelayMS, delivery, o.SettleSeconds, o.Prices)

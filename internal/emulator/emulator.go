@@ -20,7 +20,10 @@ import (
 	"github.com/tallycounters/tally/internal/proc"
 )
 
-var errExited = errors.New("emulator: exited before it was ready")
+var (
+	errExited     = errors.New("emulator: exited before it was ready")
+	errBadArchive = fmt.Errorf("%w, started from a class-data archive, now removed", errExited)
+)
 
 // Options configures Start. The zero value starts a plain emulator on a free
 // loopback port.
@@ -34,6 +37,7 @@ type Options struct {
 	Output            io.Writer // the emulator's stdout and stderr; nil discards
 	StartTimeout      time.Duration
 	JVMFlags          []string // default DefaultJVMFlags
+	CacheDir          string   // for the class-data archive (see cds.go); default the user's cache directory, tally/
 }
 
 // DefaultJVMFlags keep the JVM to its quick C1 compiler. On a small machine
@@ -87,7 +91,8 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 			try.Port = port
 		}
 		e, err := start(ctx, try)
-		if err == nil || !errors.Is(err, errExited) || o.Port != 0 || attempt == 3 {
+		retry := errors.Is(err, errBadArchive) || errors.Is(err, errExited) && o.Port == 0
+		if err == nil || !retry || attempt == 3 {
 			return e, err
 		}
 	}
@@ -95,7 +100,8 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 
 // start makes one attempt of Start, on o.Port.
 func start(ctx context.Context, o Options) (*Emulator, error) {
-	args := append(slices.Clone(o.JVMFlags), "-Duser.language=en", "-cp", o.Paths.Jar, mainName, "start",
+	cds := newArchive(o.Paths, o.JVMFlags, o.CacheDir)
+	args := append(slices.Concat(o.JVMFlags, cds.flags()), "-Duser.language=en", "-cp", o.Paths.Jar, mainName, "start",
 		"--host", o.Host, "--port", strconv.Itoa(o.Port))
 	if o.FunctionsEmulator != "" {
 		args = append(args, "--functions_emulator", o.FunctionsEmulator)
@@ -122,12 +128,17 @@ func start(ctx context.Context, o Options) (*Emulator, error) {
 	e := &Emulator{cmd: cmd, group: group, host: net.JoinHostPort(o.Host, strconv.Itoa(o.Port)), done: make(chan struct{})}
 	go func() {
 		e.err = cmd.Wait()
+		cds.exited()
 		close(e.done)
 	}()
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 	if err := e.waitReady(ctx); err != nil {
 		_ = e.Stop()
+		if errors.Is(err, errExited) && cds.used() {
+			cds.broken()
+			err = errBadArchive
+		}
 		if errors.Is(err, errExited) {
 			err = fmt.Errorf("%w; its last output:\n%s", err, tail)
 		}
