@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/firestore"
 	"github.com/chromedp/chromedp"
 
 	"github.com/tallycounters/tally"
@@ -93,6 +92,7 @@ type shownAt struct {
 // twice nor dips as the folds come, and it ends at the presses, as does the
 // counter's total.
 func TestLikesShowAtOnceAndExactly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bundle(t, dir)
 	s := startLocal(t)
@@ -118,7 +118,7 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 	if err := chromedp.Do(ctx, waitText("total", fmt.Sprint(presses))); err != nil {
 		t.Fatal(err)
 	}
-	waitTotal(t, id, presses)
+	waitTotal(t, s, id, presses)
 	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
 	shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]shownAt](`window.shown`))
 	if err != nil {
@@ -161,15 +161,11 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 	}
 }
 
-// waitTotal waits until counter id's total is want, or fails after a
+// waitTotal waits until counter id's total on s is want, or fails after a
 // minute (a liveness bound, not a measurement).
-func waitTotal(t *testing.T, id string, want int64) {
+func waitTotal(t *testing.T, s *stack.Stack, id string, want int64) {
 	t.Helper()
-	fs, err := firestore.NewClient(context.Background(), stack.DefaultProject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
+	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	waitField(t, fs.Collection("counters").Doc(id), "total", want)
 }
 

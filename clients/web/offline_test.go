@@ -68,6 +68,7 @@ func flakyLink(t *testing.T, target string, mode, lost, posts *atomic.Int32) str
 // browser goes offline: a press shows at once, is sent only once the
 // browser is back online, and is counted once.
 func TestOfflineReloadAndTabs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bundle(t, dir)
 	s := startLocal(t)
@@ -103,7 +104,7 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 		t.Fatalf("%d answers were lost; want the retries of both presses to reach Increment", lost.Load())
 	}
 	mode.Store(linkUp)
-	waitTotal(t, id, 2)
+	waitTotal(t, s, id, 2)
 	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
 	checkRise(t, map[string]context.Context{"first tab": tabA, "second tab": tabB}, 2)
 
@@ -132,7 +133,7 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 		t.Errorf("the browser is offline, yet %d requests reached Increment", n)
 	}
 	offline(false)
-	waitTotal(t, id, 3)
+	waitTotal(t, s, id, 3)
 	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
 	checkRise(t, map[string]context.Context{"first tab": tabA, "second tab": tabB}, 3)
 }

@@ -46,6 +46,7 @@ var readmeInstall = []string{
 // needs, its types are what the example uses, and the example resolves one
 // Firebase SDK, the app's.
 func TestPackedInstall(t *testing.T) {
+	t.Parallel()
 	emulatortest.Without(t, "npm")
 	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)

@@ -75,15 +75,12 @@ func (a *answers) since(n int) []int {
 // token past its expiry is refreshed; every request carries the App Check
 // token, and one without is refused.
 func TestSignedIn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bundle(t, dir)
 	keys := appchecktest.New(t)
 	s := startLocal(t, tally.EnvAuth, tally.AuthFirebase, tally.EnvAppCheck, "true", tally.EnvCounts, "posts:likes,views")
-	fs, err := firestore.NewClient(context.Background(), stack.DefaultProject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
+	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	post := fs.Doc("posts/" + emulatortest.ID(t))
 	if _, err := post.Create(context.Background(), map[string]any{"title": "Hello", "likes": 0, "views": 0}); err != nil {
 		t.Fatal(err)

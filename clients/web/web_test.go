@@ -18,6 +18,7 @@ const nodeHelp = "the web client's tests need Node.js 20 or later and npm: apt-g
 // actions against snapshot times, the retry policy), with Node's test
 // runner.
 func TestNode(t *testing.T) {
+	t.Parallel()
 	emulatortest.Without(t, "Node.js")
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -33,6 +34,7 @@ func TestNode(t *testing.T) {
 // TypeScript, and bundles the client as an app would, minified, without the
 // Firebase SDK: gzipped, it must stay under 5 KB.
 func TestTypesAndSize(t *testing.T) {
+	t.Parallel()
 	emulatortest.Without(t, "npm")
 	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)
@@ -65,6 +67,7 @@ func TestTypesAndSize(t *testing.T) {
 // that the committed one is the same: after a change to the client or the
 // demo, run npm run demo here.
 func TestDemoBundleUpToDate(t *testing.T) {
+	t.Parallel()
 	emulatortest.Without(t, "npm")
 	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)

@@ -10,15 +10,15 @@ import (
 )
 
 // TestSoak runs the soak at a length CI affords: 64 clients through the
-// local stack while the emulator is paused for 3 s, every event may be
+// local stack while the emulator is paused for 5 s, every event may be
 // duplicated or delayed, and one of three Rollup instances is killed and
 // started again. Every total must come to equal its acknowledged
 // increments, with nothing reconciled first.
 func TestSoak(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	rep, err := Soak(context.Background(), SoakOptions{
-		Duration: 12 * time.Second, Workers: 64, Rate: 200, Counters: 3, Shards: 10, Instances: 3,
-		Pause: 3 * time.Second, Down: time.Second, DuplicateRate: 0.1, DelayRate: 0.1, Emulator: paths,
+		Duration: 20 * time.Second, Workers: 64, Rate: 300, Counters: 3, Shards: 10, Instances: 3,
+		Pause: 5 * time.Second, Down: 2 * time.Second, DuplicateRate: 0.1, DelayRate: 0.1, Emulator: paths,
 	})
 	if err != nil {
 		t.Fatal(err)

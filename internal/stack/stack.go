@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -141,12 +142,11 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		fl.Close()
 		return nil, err
 	}
-	os.Setenv("FIRESTORE_EMULATOR_HOST", s.EmulatorHost)
 	if err := s.startAuth(ctx); err != nil {
 		fl.Close()
 		return nil, err
 	}
-	if s.Functions, err = tally.NewFunctions(ctx, o.Config, o.Logs); err != nil {
+	if s.Functions, err = s.newFunctions(ctx); err != nil {
 		fl.Close()
 		return nil, err
 	}
@@ -208,8 +208,7 @@ func (s *Stack) startEmulator(ctx context.Context) error {
 }
 
 // startAuth takes the Auth emulator given, or starts one when the
-// functions verify ID tokens and none was given. The Admin SDK finds it
-// through FIREBASE_AUTH_EMULATOR_HOST, which it sets for this process.
+// functions verify ID tokens and none was given.
 func (s *Stack) startAuth(ctx context.Context) error {
 	s.AuthHost = s.o.AuthHost
 	if s.AuthHost == "" && s.o.Config.Auth == tally.AuthFirebase {
@@ -219,10 +218,25 @@ func (s *Stack) startAuth(ctx context.Context) error {
 		}
 		s.AuthHost = s.Auth.Host
 	}
+	return nil
+}
+
+// envMu is held while a stack makes its functions: the Firestore client and
+// the Firebase Admin SDK find the emulators in FIRESTORE_EMULATOR_HOST and
+// FIREBASE_AUTH_EMULATOR_HOST when they are made, so stacks started at once
+// in one process take turns setting them.
+var envMu sync.Mutex
+
+// newFunctions points this process at the stack's emulators and makes the
+// functions. The variables stay set, for what the process runs next.
+func (s *Stack) newFunctions(ctx context.Context) (*tally.Functions, error) {
+	envMu.Lock()
+	defer envMu.Unlock()
+	os.Setenv("FIRESTORE_EMULATOR_HOST", s.EmulatorHost)
 	if s.AuthHost != "" {
 		os.Setenv(authemu.EnvHost, s.AuthHost)
 	}
-	return nil
+	return tally.NewFunctions(ctx, s.o.Config, s.o.Logs)
 }
 
 // register has the emulator deliver every write to a shard to the bridge:
