@@ -64,7 +64,7 @@ func (a *archive) flags() []string {
 	if a == nil {
 		return nil
 	}
-	quiet := []string{"-XX:+IgnoreUnrecognizedVMOptions", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"}
+	quiet := []string{"-XX:+IgnoreUnrecognizedVMOptions", "-Xlog:cds=off", "-Xlog:cds+dynamic=off", errorFile()}
 	if _, err := os.Stat(a.path); err == nil {
 		return append(quiet, "-XX:SharedArchiveFile="+a.path)
 	}
@@ -85,13 +85,19 @@ func (a *archive) exited() {
 	if st, err := os.Stat(a.writing); err != nil || st.Size() == 0 {
 		return
 	}
-	check := exec.Command(a.java, "-Xshare:on", "-XX:SharedArchiveFile="+a.writing, "-cp", a.jar, "-version")
+	check := exec.Command(a.java, errorFile(), "-Xshare:on", "-XX:SharedArchiveFile="+a.writing, "-cp", a.jar, "-version")
 	if check.Run() != nil {
 		return
 	}
 	if os.Rename(a.writing, a.path) == nil {
 		a.removeStale()
 	}
+}
+
+// errorFile puts the report of a JVM that dies (on an archive cut short,
+// say) in the temporary directory, not in the directory tally runs in.
+func errorFile() string {
+	return "-XX:ErrorFile=" + filepath.Join(os.TempDir(), "tally-emulator-hs_err_pid%p.log")
 }
 
 // broken removes the archive after an emulator died on it before it was

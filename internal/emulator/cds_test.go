@@ -19,6 +19,7 @@ import (
 func TestClassDataArchive(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir) // where the JVM that dies on the broken archive reports
 	o := emulator.Options{Paths: paths, CacheDir: dir}
 	run := func() string {
 		t.Helper()
