@@ -157,7 +157,7 @@ func tallyArgs(line string) []string {
 	line = strings.TrimPrefix(strings.TrimPrefix(line, "go run ./cmd/tally "), "tally ")
 	if strings.HasPrefix(line, "bench ") && !strings.Contains(line, "--soak") {
 		if !strings.Contains(line, "--duration") {
-			line += " --duration 1s"
+			line += " --duration 0.5s"
 		}
 		if !strings.Contains(line, "--warmup") {
 			line += " --warmup 0.5s"
