@@ -29,6 +29,7 @@ import (
 // rollup writes the parent once per event and counts the duplicates.
 func TestBenchSmall(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
 	const window = 300 * time.Millisecond
 	rep, err := Run(context.Background(), Options{
 		Counters: 20, Popularity: PopularityZipf, Listeners: true, Shards: 4, Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window, Instances: 2,
@@ -83,6 +84,7 @@ func TestBenchSmall(t *testing.T) {
 // Increment served elsewhere: the figures come out and the total is exact.
 func TestBenchGivenEmulatorAndURL(t *testing.T) {
 	emulatortest.Require(t)
+	t.Parallel()
 	port, err := emulator.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +94,7 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Stop()
-	t.Setenv("FIRESTORE_EMULATOR_HOST", e.Host())
-	inc := httptest.NewServer(increment.New(emulatortest.Client(t), increment.Config{Layout: layout.Default(), AutoCreate: true}))
+	inc := httptest.NewServer(increment.New(emulatortest.ClientAt(t, e.Host(), emulatortest.Project), increment.Config{Layout: layout.Default(), AutoCreate: true}))
 	defer inc.Close()
 
 	rep, err := Run(context.Background(), Options{
@@ -115,6 +116,7 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 // each document takes at most one write a window for all its counts.
 func TestBenchFields(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
 	rep, err := Run(context.Background(), Options{
 		Counters: 2, Fields: 3, Shards: 4, Workers: 8, Rate: 150, Duration: 3 * time.Second, Window: 500 * time.Millisecond,
 		Instances: 2, Modes: []string{ModeTally}, Project: emulatortest.Project, Emulator: paths,

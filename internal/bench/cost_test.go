@@ -16,6 +16,7 @@ import (
 // shard's write, the parent's write), and tally stays exact.
 func TestQuietCost(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
 	for _, fields := range []int{0, 3} {
 		rep, err := Run(context.Background(), Options{
 			Counters: 400, Fields: fields, Shards: 1, Workers: 4, Rate: 40, Duration: 3 * time.Second, Warmup: time.Second,

@@ -16,6 +16,7 @@ import (
 // increments, with nothing reconciled first.
 func TestSoak(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
 	rep, err := Soak(context.Background(), SoakOptions{
 		Duration: 20 * time.Second, Workers: 64, Rate: 300, Counters: 3, Shards: 10, Instances: 3,
 		Pause: 5 * time.Second, Down: 2 * time.Second, DuplicateRate: 0.1, DelayRate: 0.1, Emulator: paths,
