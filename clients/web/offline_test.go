@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,9 +29,24 @@ const (
 	linkLossy // requests reach Increment, which commits, and the answers are lost
 )
 
-// flakyLink proxies to target, as mode says, and counts in lost the
-// requests whose answers it dropped, in posts every POST it was sent.
-func flakyLink(t *testing.T, target string, mode, lost, posts *atomic.Int32) string {
+// link is a flaky link between the page and Increment.
+type link struct {
+	mode atomic.Int32 // linkUp, linkDown or linkLossy
+	lost atomic.Int32 // the requests whose answers it dropped
+
+	mu   sync.Mutex
+	keys []string // the Idempotency-Key of every POST it was sent, in order
+}
+
+// sent returns the keys of the POSTs the link was sent.
+func (l *link) sent() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.keys)
+}
+
+// flakyLink proxies to target as the link's mode says.
+func flakyLink(t *testing.T, target string, l *link) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -38,14 +54,16 @@ func flakyLink(t *testing.T, target string, mode, lost, posts *atomic.Int32) str
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m := mode.Load()
+		m := l.mode.Load()
 		if r.Method == http.MethodPost {
-			posts.Add(1)
+			l.mu.Lock()
+			l.keys = append(l.keys, r.Header.Get("Idempotency-Key"))
+			l.mu.Unlock()
 		}
 		if m == linkLossy && r.Method == http.MethodPost {
 			rec := httptest.NewRecorder()
 			proxy.ServeHTTP(rec, r) // Increment answers; the answer is dropped
-			lost.Add(1)
+			l.lost.Add(1)
 		}
 		if m != linkUp && !(m == linkLossy && r.Method == http.MethodOptions) {
 			conn, _, err := http.NewResponseController(w).Hijack()
@@ -72,15 +90,15 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 	dir := t.TempDir()
 	bundle(t, dir)
 	s := startLocal(t)
-	var mode, lost, posts atomic.Int32
+	var l link
 	id := emulatortest.ID(t)
 	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
-		"url": flakyLink(t, s.FunctionsURL, &mode, &lost, &posts) + "/Increment", "counter": id})
+		"url": flakyLink(t, s.FunctionsURL, &l) + "/Increment", "counter": id})
 	tabA := browsertest.New(t, 3*time.Minute)
 	if err := chromedp.Do(tabA, chromedp.Navigate(page), waitText("total", "0")); err != nil {
 		t.Fatal(err)
 	}
-	mode.Store(linkDown)
+	l.mode.Store(linkDown)
 	for want := range []int{1, 2} {
 		after, err := chromedp.Run(tabA, chromedp.Evaluate[string](`document.getElementById("like").click(), document.getElementById("total").textContent`))
 		if err != nil || after != fmt.Sprint(want+1) {
@@ -95,47 +113,69 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 	if err := chromedp.Do(tabA, chromedp.Reload(), waitText("total", "2")); err != nil {
 		t.Fatalf("after a reload the pending likes are not shown: %v", err)
 	}
-	mode.Store(linkLossy)
+	l.mode.Store(linkLossy)
 	// The retries reach Increment and commit; their answers are lost.
-	for deadline := time.Now().Add(time.Minute); lost.Load() < 2 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(time.Minute); l.lost.Load() < 2 && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond) // a liveness bound, not a measurement
 	}
-	if lost.Load() < 2 {
-		t.Fatalf("%d answers were lost; want the retries of both presses to reach Increment", lost.Load())
+	if l.lost.Load() < 2 {
+		t.Fatalf("%d answers were lost; want the retries of both presses to reach Increment", l.lost.Load())
 	}
-	mode.Store(linkUp)
+	l.mode.Store(linkUp)
 	waitTotal(t, s, id, 2)
 	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
 	checkRise(t, map[string]context.Context{"first tab": tabA, "second tab": tabB}, 2)
 
-	// The browser goes offline: a press shows at once, nothing is sent, and
-	// once it is back online the press is sent and counted once.
+	// The browser goes offline, every tab of it: a press shows at once,
+	// nothing is sent, and once it is back online the press is sent and
+	// counted once. (The earlier presses may still be retried until their
+	// answers are in: those are not the new press.)
 	offline := func(off bool) {
-		if _, err := chromedp.Call(tabA, network.Enable, network.EnableParams{}); err != nil {
-			t.Fatal(err)
-		}
-		rules := []*network.Conditions{{Offline: off}}
-		if _, err := chromedp.Call(tabA, emulateByRule, byRule{Offline: off, MatchedNetworkConditions: rules}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := chromedp.Call(tabA, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: off, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
-			t.Fatal(err)
+		for _, tab := range []context.Context{tabA, tabB} {
+			setOffline(t, tab, off)
 		}
 	}
 	offline(true)
-	sent := posts.Load()
+	before := len(l.sent())
 	after, err := chromedp.Run(tabA, chromedp.Evaluate[string](`navigator.onLine + " " + (document.getElementById("like").click(), document.getElementById("total").textContent)`))
 	if err != nil || after != "false 3" {
 		t.Fatalf("a press with the browser offline: the page shows %q (%v), want offline and 3 at once", after, err)
 	}
 	time.Sleep(time.Second)
-	if n := posts.Load() - sent; n != 0 {
-		t.Errorf("the browser is offline, yet %d requests reached Increment", n)
+	if n := len(newKeys(l.sent(), before)); n != 0 {
+		t.Errorf("the browser is offline, yet the new press reached Increment %d times", n)
 	}
 	offline(false)
 	waitTotal(t, s, id, 3)
 	time.Sleep(1500 * time.Millisecond) // a fold window and more: a press counted twice would show now
 	checkRise(t, map[string]context.Context{"first tab": tabA, "second tab": tabB}, 3)
+}
+
+// newKeys returns the keys first sent after the first n POSTs.
+func newKeys(keys []string, n int) []string {
+	var fresh []string
+	for _, k := range keys[n:] {
+		if !slices.Contains(keys[:n], k) && !slices.Contains(fresh, k) {
+			fresh = append(fresh, k)
+		}
+	}
+	return fresh
+}
+
+// setOffline puts the tab's network offline, or back online, as the
+// browser's own offline mode does: navigator.onLine follows.
+func setOffline(t *testing.T, tab context.Context, off bool) {
+	t.Helper()
+	if _, err := chromedp.Call(tab, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	rules := []*network.Conditions{{Offline: off}}
+	if _, err := chromedp.Call(tab, emulateByRule, byRule{Offline: off, MatchedNetworkConditions: rules}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(tab, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: off, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkRise checks that each tab's number only rose, to last, and never

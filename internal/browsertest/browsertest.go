@@ -7,6 +7,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,8 +46,54 @@ func New(t testing.TB, limit time.Duration) context.Context {
 		chromedp.ModifyCmdFunc(proc.Prepare),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, limit)
-	t.Cleanup(func() { cancelTime(); cancel(); cancelAlloc() })
+	tab, cancel := chromedp.NewContext(actx)
+	console := record(tab)
+	ctx, cancelTime := context.WithTimeout(tab, limit)
+	t.Cleanup(func() {
+		if t.Failed() {
+			report(t, tab, console)
+		}
+		cancelTime()
+		cancel()
+		cancelAlloc()
+	})
 	return ctx
+}
+
+// messages are what a tab wrote to its console.
+type messages struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+// record keeps what the first tab of ctx writes to its console (starting
+// the browser), so that a failed test shows it.
+func record(ctx context.Context) *messages {
+	m := &messages{}
+	it := chromedp.Console(ctx)
+	go func() {
+		for msg, err := range it {
+			if err != nil {
+				return
+			}
+			m.mu.Lock()
+			m.seen = append(m.seen, msg.String())
+			m.mu.Unlock()
+		}
+	}()
+	return m
+}
+
+// report logs what the page of the failed test's first tab shows, and what
+// it wrote to its console.
+func report(t testing.TB, tab context.Context, console *messages) {
+	ctx, cancel := context.WithTimeout(tab, 5*time.Second)
+	defer cancel()
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.body?.innerText ?? "")`))
+	if err != nil {
+		text = "(unread: " + err.Error() + ")"
+	}
+	console.mu.Lock()
+	defer console.mu.Unlock()
+	t.Logf("the page, as the test failed: %s\nits console:\n%s", text, strings.Join(console.seen, "\n"))
 }

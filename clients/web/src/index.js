@@ -219,6 +219,7 @@ async function deliver(t, a) {
     let refresh = false;
     for (let attempt = 1; ; attempt++) {
       if (globalThis.navigator?.onLine === false) await online();
+      if (a.done) return answered(a); // another tab's try was answered
       let status = 0;
       let body = null;
       let retryAfter = null;
@@ -261,6 +262,11 @@ async function deliver(t, a) {
   } finally {
     t.sending.delete(a.key);
   }
+}
+
+// answered is the answer to an action another tab sent, as that tab kept it.
+function answered(a) {
+  return { counter: a.counter, ...(a.field && { field: a.field }), changed: Boolean(a.committed), committed: a.committed };
 }
 
 function request(a) {
