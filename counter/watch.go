@@ -7,15 +7,14 @@ import (
 	"iter"
 	"time"
 
-	"google.golang.org/api/iterator"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	"github.com/tallycounters/tally/internal/listen"
 )
 
 // Watch streams id's total from a realtime listener on the parent: the
 // current value first, then each change. A missing counter reads as 0. It
-// ends when ctx does (without an error) or when the listener fails; with a
-// Timeout, also when the first value takes longer than that.
+// ends when ctx does (without an error) or when the listener fails for
+// good; a stream the server ends is opened again. With a Timeout, it also
+// ends when the first value takes longer than that.
 //
 //	for total, err := range c.Watch(ctx, "likes") { ... }
 func (c *Client) Watch(ctx context.Context, id string) iter.Seq2[int64, error] {
@@ -40,19 +39,9 @@ func (c *Client) WatchField(ctx context.Context, id, field string) iter.Seq2[int
 			defer t.Stop()
 			answered = func() { t.Stop() }
 		}
-		it := c.layout.Counter(c.fs, id).Snapshots(lctx)
-		defer it.Stop()
 		last := int64(-1)
 		first := true
-		for {
-			snap, err := it.Next()
-			if errors.Is(context.Cause(lctx), silent) {
-				yield(0, silent)
-				return
-			}
-			if ctx.Err() != nil || errors.Is(err, iterator.Done) || status.Code(err) == codes.Canceled {
-				return
-			}
+		for snap, err := range listen.Snapshots(lctx, c.layout.Counter(c.fs, id)) {
 			if err != nil {
 				yield(0, fmt.Errorf("counter: watch %s: %w", id, err))
 				return
@@ -69,6 +58,9 @@ func (c *Client) WatchField(ctx context.Context, id, field string) iter.Seq2[int
 			if !yield(total, nil) {
 				return
 			}
+		}
+		if errors.Is(context.Cause(lctx), silent) && ctx.Err() == nil {
+			yield(0, silent)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/internal/listen"
 	"github.com/tallycounters/tally/internal/opcount"
 )
 
@@ -33,10 +34,10 @@ type listeners struct {
 // listenersPerClient is how many listeners share one connection.
 const listenersPerClient = 1000
 
-// listen starts a listener on the document of each of ids, reading its
+// startListeners starts a listener on the document of each of ids, reading its
 // count, as a page showing the count does, and returns once each has its
 // first snapshot (or within a minute).
-func listen(ctx context.Context, host, project, coll string, ids []string) (*listeners, error) {
+func startListeners(ctx context.Context, host, project, coll string, ids []string) (*listeners, error) {
 	lctx, cancel := context.WithCancel(context.Background())
 	l := &listeners{ops: &opcount.Ops{}, cancel: cancel, seen: make([][]sighting, len(ids))}
 	for range (len(ids) + listenersPerClient - 1) / listenersPerClient {
@@ -73,20 +74,17 @@ func listen(ctx context.Context, host, project, coll string, ids []string) (*lis
 // once the first came.
 func (l *listeners) follow(ctx context.Context, ref *firestore.DocumentRef, i int, field string, ready func()) {
 	defer l.wg.Done()
-	it := ref.Snapshots(ctx)
-	defer it.Stop()
 	first := true
-	for {
-		snap, err := it.Next()
+	defer func() {
+		if first {
+			ready() // ended before its first snapshot
+		}
+	}()
+	for snap, err := range listen.Snapshots(ctx, ref) {
 		if err != nil {
-			if first {
-				ready()
-			}
-			if ctx.Err() == nil {
-				l.mu.Lock()
-				l.errs = append(l.errs, fmt.Errorf("listener on %s: %w", ref.ID, err))
-				l.mu.Unlock()
-			}
+			l.mu.Lock()
+			l.errs = append(l.errs, fmt.Errorf("listener on %s: %w", ref.ID, err))
+			l.mu.Unlock()
 			return
 		}
 		if first {

@@ -46,7 +46,7 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	var lis *listeners
 	if o.Listeners && m != ModeRaw {
 		var err error
-		if lis, err = listen(ctx, e.host, o.Project, coll, ids); err != nil {
+		if lis, err = startListeners(ctx, e.host, o.Project, coll, ids); err != nil {
 			return ModeResult{}, err
 		}
 		defer lis.stop()

@@ -19,6 +19,7 @@ import (
 	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/listen"
 	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
@@ -250,7 +251,9 @@ func TestCountsOnDocuments(t *testing.T) {
 // watchWritten listens to doc and returns a function that waits until the
 // listener has seen tally's write at last (a listener may lag a read), for
 // at most a minute (a liveness bound), and returns what it has seen of
-// tally's writes: each distinct _tally.written, in order.
+// tally's writes: each distinct _tally.written, in order. A listen stream
+// the emulator cancels is opened again, as a client's would be; a write
+// missed meanwhile only widens a gap the test checks.
 func watchWritten(t *testing.T, doc *firestore.DocumentRef) func(last time.Time) []time.Time {
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
@@ -259,16 +262,11 @@ func watchWritten(t *testing.T, doc *firestore.DocumentRef) func(last time.Time)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		it := doc.Snapshots(ctx)
-		defer it.Stop()
-		for {
-			snap, err := it.Next()
+		for snap, err := range listen.Snapshots(ctx, doc) {
 			if err != nil {
-				if ctx.Err() == nil {
-					mu.Lock()
-					failed = err
-					mu.Unlock()
-				}
+				mu.Lock()
+				failed = err
+				mu.Unlock()
 				return
 			}
 			bk, _ := snap.Data()[layout.FieldBookkeeping].(map[string]any)

@@ -1,0 +1,164 @@
+package listen_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/fsrpc"
+	"github.com/tallycounters/tally/internal/listen"
+)
+
+func TestMain(m *testing.M) { emulatortest.Main(m) }
+
+// ending ends the client's listen streams on demand with the error the
+// server would have sent, as a connection to the emulator sees it.
+type ending struct {
+	mu      sync.Mutex
+	err     error
+	cancels []context.CancelFunc
+}
+
+// end ends each open listen stream with err.
+func (e *ending) end(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.err = err
+	for _, c := range e.cancels {
+		c()
+	}
+	e.cancels = nil
+}
+
+func (e *ending) intercept(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if method != "/google.firestore.v1.Firestore/Listen" {
+		return streamer(ctx, desc, cc, method, opts...)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	s, err := streamer(sctx, desc, cc, method, opts...)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	e.mu.Lock()
+	e.err = nil
+	e.cancels = append(e.cancels, cancel)
+	e.mu.Unlock()
+	return &endable{ClientStream: s, e: e}, nil
+}
+
+type endable struct {
+	grpc.ClientStream
+	e *ending
+}
+
+func (s *endable) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	if err != nil && s.e.err != nil {
+		return s.e.err
+	}
+	return err
+}
+
+// follow listens to doc with listen.Snapshots until ctx ends, sending the
+// title of each snapshot, then the error it ended with.
+func follow(ctx context.Context, doc *firestore.DocumentRef) (<-chan string, <-chan error) {
+	titles, ended := make(chan string, 16), make(chan error, 1)
+	go func() {
+		for snap, err := range listen.Snapshots(ctx, doc) {
+			if err != nil {
+				ended <- err
+				return
+			}
+			title, _ := snap.Data()["title"].(string)
+			titles <- title
+		}
+		ended <- nil
+	}()
+	return titles, ended
+}
+
+func next(t *testing.T, titles <-chan string) string {
+	t.Helper()
+	select {
+	case title := <-titles:
+		return title
+	case <-time.After(time.Minute): // a liveness bound
+		t.Fatal("no snapshot within a minute")
+		return ""
+	}
+}
+
+func setup(t *testing.T) (*ending, *firestore.DocumentRef) {
+	emulatortest.Require(t)
+	e := &ending{}
+	fs, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), emulatortest.Project, firestore.DefaultDatabaseID,
+		[]grpc.DialOption{grpc.WithChainStreamInterceptor(e.intercept)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fs.Close() })
+	doc := fs.Collection("posts").Doc(emulatortest.ID(t))
+	if _, err := doc.Set(context.Background(), map[string]any{"title": "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	return e, doc
+}
+
+func TestResumesAfterTheServerCancels(t *testing.T) {
+	e, doc := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	titles, ended := follow(ctx, doc)
+	if got := next(t, titles); got != "v1" {
+		t.Fatalf("first snapshot %q, want v1", got)
+	}
+	// Unchanged while the stream is down: the reopened stream's first
+	// snapshot is not handed on.
+	e.end(status.Error(codes.Canceled, "stream terminated by RST_STREAM with error code: CANCEL"))
+	time.Sleep(300 * time.Millisecond) // past the first backoff: the stream is open again
+	if _, err := doc.Set(ctx, map[string]any{"title": "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, titles); got != "v2" {
+		t.Fatalf("after the stream was cancelled: %q, want v2 (and v1 only once)", got)
+	}
+	// Changed while the stream is down: the change comes with the new stream.
+	e.end(status.Error(codes.Canceled, "stream terminated by RST_STREAM with error code: CANCEL"))
+	if _, err := doc.Set(ctx, map[string]any{"title": "v3"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, titles); got != "v3" {
+		t.Fatalf("after a change while the stream was down: %q, want v3", got)
+	}
+	cancel()
+	if err := <-ended; err != nil {
+		t.Errorf("ended with %v once the caller's context ended, want no error", err)
+	}
+}
+
+func TestEndsOnAFailureForGood(t *testing.T) {
+	e, doc := setup(t)
+	titles, ended := follow(context.Background(), doc)
+	if got := next(t, titles); got != "v1" {
+		t.Fatalf("first snapshot %q, want v1", got)
+	}
+	e.end(status.Error(codes.PermissionDenied, "denied"))
+	select {
+	case err := <-ended:
+		if status.Code(err) != codes.PermissionDenied {
+			t.Errorf("ended with %v, want the listener's PermissionDenied", err)
+		}
+	case <-time.After(time.Minute): // a liveness bound
+		t.Fatal("the listener did not end within a minute of failing for good")
+	}
+}
