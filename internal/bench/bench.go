@@ -68,6 +68,7 @@ type Options struct {
 	MaxDelay      time.Duration
 	Modes         []string
 	Warmup        time.Duration // unmeasured load first, so that no mode runs on a cold emulator
+	ShardCacheTTL time.Duration // how long the modes' Increment caches a counter's parent; 0: its default
 
 	Project      string
 	EmulatorHost string // an emulator already running, started with --functions_emulator at BridgePort

@@ -157,7 +157,7 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 			lay.Collection = collNaive
 		}
 		c := e.clients[m]
-		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: lay, AutoCreate: true, DefaultShards: e.o.Shards}))
+		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: lay, AutoCreate: true, DefaultShards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL}))
 		if m == ModeNaive {
 			mux.Handle("/"+m+"/Rollup", cloudEventHandler(naiveRollup(c, lay, e.obs.added)))
 		}
