@@ -27,13 +27,10 @@ import (
 func Snapshots(ctx context.Context, ref *firestore.DocumentRef) iter.Seq2[*firestore.DocumentSnapshot, error] {
 	return func(yield func(*firestore.DocumentSnapshot, error) bool) {
 		var last *firestore.DocumentSnapshot
-		fresh := func() gax.Backoff {
-			return gax.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Multiplier: 2}
-		}
-		backoff := fresh()
+		backoff := newBackoff()
 		for {
 			err := follow(ctx, ref, func(snap *firestore.DocumentSnapshot) bool {
-				backoff = fresh() // the stream answered: a later cancel starts over
+				backoff = newBackoff() // the stream answered: a later cancel starts over
 				if last != nil && same(last, snap) {
 					return true
 				}
@@ -54,6 +51,11 @@ func Snapshots(ctx context.Context, ref *firestore.DocumentRef) iter.Seq2[*fires
 			}
 		}
 	}
+}
+
+// newBackoff is the wait before each reopening of a cancelled stream.
+func newBackoff() gax.Backoff {
+	return gax.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Multiplier: 2}
 }
 
 // follow runs one listen stream on ref, handing each snapshot to each
