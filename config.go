@@ -86,13 +86,6 @@ type Config struct {
 	AppCheck       bool             // Increment verifies Firebase App Check tokens
 }
 
-// Defaults of the growth policy.
-const (
-	DefaultGrowPerShard = 1.0
-	DefaultGrowMax      = 1000 // a fold sums up to 1,000 shards with one read
-	DefaultGrowPeriod   = 10 * time.Second
-)
-
 // MaxStep bounds TALLY_MAX_STEP, so that a counter's shards sum past int64
 // only after about 9 * 10^12 increments of the largest step.
 const MaxStep = 1_000_000
@@ -199,17 +192,18 @@ func growFromEnv(env func(key, def string) string, cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("config: %s=%q is not a boolean", EnvAutoGrow, env(EnvAutoGrow, ""))
 	}
-	per, err := strconv.ParseFloat(env(EnvGrowPerShard, strconv.FormatFloat(DefaultGrowPerShard, 'g', -1, 64)), 64)
+	def := rollup.DefaultGrow
+	per, err := strconv.ParseFloat(env(EnvGrowPerShard, strconv.FormatFloat(def.PerShard, 'g', -1, 64)), 64)
 	if err != nil || per <= 0 {
 		return fmt.Errorf("config: %s=%q is not a positive number", EnvGrowPerShard, env(EnvGrowPerShard, ""))
 	}
-	maxShards, err := intIn(env(EnvGrowMax, strconv.Itoa(DefaultGrowMax)), EnvGrowMax, 1, layout.MaxShards)
+	maxShards, err := intIn(env(EnvGrowMax, strconv.Itoa(def.Max)), EnvGrowMax, 1, layout.MaxShards)
 	if err != nil {
 		return err
 	}
-	period, err := time.ParseDuration(env(EnvGrowPeriod, DefaultGrowPeriod.String()))
+	period, err := time.ParseDuration(env(EnvGrowPeriod, def.Period.String()))
 	if err != nil || period <= 0 {
-		return fmt.Errorf("config: %s=%q is not a positive duration such as 10s", EnvGrowPeriod, env(EnvGrowPeriod, ""))
+		return fmt.Errorf("config: %s=%q is not a positive duration such as 500ms", EnvGrowPeriod, env(EnvGrowPeriod, ""))
 	}
 	cfg.AutoGrow = on
 	cfg.Grow = rollup.GrowPolicy{PerShard: per, Max: maxShards, Period: period}

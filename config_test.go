@@ -24,7 +24,7 @@ func TestConfigFromEnv(t *testing.T) {
 			return c.Database == "(default)" && c.Layout.Collection == "counters" && c.Layout.ShardField == "count" &&
 				c.DefaultShards == 1 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
 				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Window == time.Second &&
-				c.AutoGrow && c.Grow == rollup.GrowPolicy{PerShard: 1, Max: 1000, Period: 10 * time.Second} && c.MaxInFlight == 100
+				c.AutoGrow && c.Grow == rollup.DefaultGrow && c.MaxInFlight == 100
 		}},
 		{name: "all set", env: map[string]string{
 			EnvProject: "p", EnvDatabase: "db-2", EnvCollection: "tallies", EnvShardField: "Count",

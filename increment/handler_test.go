@@ -36,6 +36,21 @@ func serve(h http.Handler, method, target, body string, header map[string]string
 	return w
 }
 
+// step adds 1 to counter id through h, which must answer 200, and says
+// which shard took it.
+func step(t *testing.T, h http.Handler, id string) int {
+	t.Helper()
+	w := serve(h, http.MethodPost, "/?counter="+id, "", nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	var resp Response
+	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp.Shard
+}
+
 // shards reads every shard of counter id.
 func shards(t *testing.T, c *firestore.Client, id string) map[string]int64 {
 	t.Helper()

@@ -2,8 +2,6 @@ package increment
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"testing"
 	"time"
 
@@ -29,15 +27,7 @@ func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
 	incr := func() time.Time { // shard 0's parent version after an increment that landed on it
 		t.Helper()
 		for {
-			w := serve(h, http.MethodPost, "/?counter="+id, "", nil)
-			if w.Code != http.StatusOK {
-				t.Fatalf("status %d: %s", w.Code, w.Body)
-			}
-			var resp Response
-			if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
-				t.Fatal(err)
-			}
-			if resp.Shard == 0 {
+			if step(t, h, id) == 0 {
 				break
 			}
 		}

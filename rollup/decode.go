@@ -91,7 +91,9 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 			maxTime(at, e.Time()).Format(time.RFC3339Nano), received.Format(time.RFC3339Nano))
 	}
 	h := Hint{EventID: e.ID(), Counter: id, Shard: shard, At: at}
-	if shard == 0 && after != nil {
+	if shard == 0 && after != nil && !at.After(received) {
+		// A write committed before its event came: one dated later is
+		// only a hint, its counts not taken at their word.
 		h.One = d.oneShard(id, after)
 	}
 	return h, nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -196,17 +195,9 @@ func TestFoldConcurrent(t *testing.T) {
 	h := newHistory(t)
 	handler := h.handler(Config{})
 	events := workload(h)
-	var wg sync.WaitGroup
-	for _, e := range append(slices.Clone(events), events...) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := handler.Handle(context.Background(), e); err != nil {
-				t.Errorf("Handle: %v", err)
-			}
-		}()
-	}
-	wg.Wait()
+	c := h.concurrently(handler)
+	c.deliver(append(slices.Clone(events), events...)...)
+	c.wait()
 	h.checkExact()
 	checkSpaced(t, h.folds.writes(), testWindow)
 	if w := len(h.folds.writes()); w >= len(events) {

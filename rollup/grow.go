@@ -2,6 +2,7 @@ package rollup
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"time"
 
@@ -14,34 +15,46 @@ import (
 type GrowPolicy struct {
 	PerShard float64       // writes per second one shard should take; 0 disables growth
 	Max      int           // most shards growth leads to
-	Period   time.Duration // rates are measured over at least this long; default 10s
+	Period   time.Duration // a rate is measured between two sums at least this far apart; default DefaultGrow.Period
 	Default  int           // shards of a counted document without num_shards; default layout.DefaultShards
 }
 
+// DefaultGrow is the growth policy of a deployment that says nothing else
+// (TALLY_AUTO_GROW and the TALLY_GROW_* variables): a shard should take one
+// write a second, as Firestore sustains on one document, up to 1,000
+// shards, which a fold still sums with one read.
+var DefaultGrow = GrowPolicy{PerShard: 1, Max: 1000, Period: 500 * time.Millisecond}
+
+// measureAt is how many events an instance holds for a counter on one
+// shard before it measures the counter's rate: its folds then sum the
+// shard instead of taking the count from an event, and, while it waits
+// for the window, it sums once (a probe) so that the fold has a rate to
+// grow by. A counter on one shard with fewer events held is folded from
+// them, with no read.
+const measureAt = 4
+
 // growTo is the num_shards the fold s of c should write, or 0 to leave it.
-// The rate is the counter's net rate, Σ |Δ sum| over its counts / Δ read
-// time, between this
-// fold and one at least a period earlier: it comes from the shards
-// themselves, so no event, forged or not, can make a counter grow.
+// s must be a sum of the shards, never counts an event carried: the rate
+// comes from the shards themselves, so no event, forged or not, can make a
+// counter grow. The rate is the counter's net rate, Σ |Δ sum| over its
+// counts / Δ read time, between s and the sum before it at least a period
+// earlier (c.base). A counter past PerShard writes a second on each shard
+// grows to the shards that rate needs, and at least doubles.
 func (t *Tracker) growTo(c *tracked, p fold.Parent, s Sum) int {
 	g := t.grow
 	n := p.NumShards
 	if n == 0 && t.folder.Layout().OnDocs() {
 		n = cmp.Or(g.Default, layout.DefaultShards) // increments use the default on a document without num_shards
 	}
-	if g.PerShard <= 0 || !p.Exists || n <= 0 || n >= g.Max {
+	if !g.on() || !p.Exists || n <= 0 || n >= g.Max {
 		return 0
-	}
-	period := g.Period
-	if period <= 0 {
-		period = 10 * time.Second
 	}
 	if c.base.At.IsZero() || s.At.Before(c.base.At) {
 		c.base = s
 		return 0
 	}
 	elapsed := s.At.Sub(c.base.At)
-	if elapsed < period {
+	if elapsed < g.period() {
 		return 0
 	}
 	var moved float64
@@ -55,3 +68,45 @@ func (t *Tracker) growTo(c *tracked, p fold.Parent, s Sum) int {
 	}
 	return min(g.Max, max(2*n, int(math.Ceil(rate/g.PerShard))))
 }
+
+// on reports whether the policy grows counters at all.
+func (g GrowPolicy) on() bool { return g.PerShard > 0 && g.Max > 1 }
+
+// period is the least time between the two sums a rate is measured on.
+func (g GrowPolicy) period() time.Duration { return cmp.Or(g.Period, DefaultGrow.Period) }
+
+// measuring reports whether c, on one shard as the fold knows its parent
+// p, holds enough events that its folds sum its shard, so that its rate
+// is measured. t.mu is held.
+func (t *Tracker) measuring(c *tracked, p fold.Parent) bool {
+	return t.grow.on() && len(c.waiting) >= measureAt && p.NumShards < t.grow.Max
+}
+
+// needsProbe reports whether c should be summed now, before its fold, so
+// that the fold has a rate to grow by: it is measured, and has no sum a
+// period old or less to measure from. t.mu is held.
+func (t *Tracker) needsProbe(c *tracked) bool {
+	return t.measuring(c, c.p) && c.p.OneShard(t.folder.Layout(), t.defaults()) &&
+		(c.base.At.IsZero() || c.p.Now().Sub(c.base.At) > t.grow.period())
+}
+
+// probe sums c's shards now, writing nothing: the first of the two sums a
+// rate is measured between, taken while the fold waits for its window.
+func (t *Tracker) probe(ctx context.Context, c *tracked) error {
+	t.mu.Lock()
+	at := c.p.Now().Add(-margin)
+	t.mu.Unlock()
+	s, err := t.folder.SumNow(ctx, c.id, at)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	if c.base.At.IsZero() || c.base.At.Before(s.At) {
+		c.base = s
+	}
+	t.mu.Unlock()
+	return nil
+}
+
+// defaults is how many shards a counted document without num_shards has.
+func (t *Tracker) defaults() int { return cmp.Or(t.grow.Default, layout.DefaultShards) }

@@ -115,6 +115,32 @@ func (h *history) deliver(handler *Handler, events ...event.Event) {
 	}
 }
 
+// concurrent hands events to a handler each in a goroutine of its own, as
+// the platform pushes them; wait waits for every answer.
+type concurrent struct {
+	t       *testing.T
+	handler *Handler
+	wg      sync.WaitGroup
+}
+
+func (h *history) concurrently(handler *Handler) *concurrent {
+	return &concurrent{t: h.t, handler: handler}
+}
+
+func (c *concurrent) deliver(events ...event.Event) {
+	for _, e := range events {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			if err := c.handler.Handle(context.Background(), e); err != nil {
+				c.t.Errorf("Handle(%s): %v", e.ID(), err)
+			}
+		}()
+	}
+}
+
+func (c *concurrent) wait() { c.wg.Wait() }
+
 // sum is the true value: the shards' counts, read now.
 func (h *history) sum() int64 {
 	h.t.Helper()

@@ -1,11 +1,9 @@
 package rollup
 
 import (
-	"cmp"
 	"slices"
 	"time"
 
-	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup/fold"
 )
 
@@ -21,15 +19,27 @@ import (
 // eventSum is the sum a held event of c tells, with no read: the latest
 // write to shard 0 of a counter on one shard (OneShard), if p, the parent
 // the fold will compare-and-set on, had one shard already before it, so
-// that shard 0 was the whole count then. t.mu is held.
-func (t *Tracker) eventSum(c *tracked, p fold.Parent) (Sum, bool) {
+// that shard 0 was the whole count then. now is the fold's read time.
+//
+// Its as_of is the write's time, which holds no later write. Where
+// several instances fold the same counters (see sharing), only a fold
+// within half a window of
+// the write takes it; one that waited out the window sums instead, so
+// that its as_of, the time of its read, holds the writes whose events
+// other instances hold too, and they find their events covered rather
+// than fold again a window later. Nor while c is measured (see
+// measuring): its folds sum, so that it can grow. t.mu is held.
+func (t *Tracker) eventSum(c *tracked, p fold.Parent, now time.Time) (Sum, bool) {
+	if t.measuring(c, p) {
+		return Sum{}, false
+	}
 	var best *waiter
 	for _, w := range c.waiting {
 		if w.one != nil && t.wholeOn(p, w.at) && (best == nil || w.at.After(best.at)) {
 			best = w
 		}
 	}
-	if best == nil {
+	if best == nil || t.sharing() && now.Sub(best.at) > t.window/2 {
 		return Sum{}, false
 	}
 	s := Sum{At: best.at, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
@@ -47,5 +57,5 @@ func (t *Tracker) eventSum(c *tracked, p fold.Parent) (Sum, bool) {
 // growing it keeps what it knew), so that no write at or after at went
 // elsewhere, and none is due on another shard.
 func (t *Tracker) wholeOn(p fold.Parent, at time.Time) bool {
-	return p.OneShard(t.folder.Layout(), cmp.Or(t.grow.Default, layout.DefaultShards)) && p.OneSince.Before(at)
+	return p.OneShard(t.folder.Layout(), t.defaults()) && p.OneSince.Before(at)
 }

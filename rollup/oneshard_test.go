@@ -3,6 +3,7 @@ package rollup
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -13,7 +14,8 @@ import (
 
 // TestDecodeOneShard: a write to shard 0 tells the counts on it, and the
 // parent's update time as Increment read it, if it carries one; a write to
-// another shard, or of a count that is no integer, tells only its time.
+// another shard, of a count that is no integer, or dated after its event
+// came, tells only its time.
 func TestDecodeOneShard(t *testing.T) {
 	integer := func(n int64) *firestoredata.Value {
 		return &firestoredata.Value{ValueType: &firestoredata.Value_IntegerValue{IntegerValue: n}}
@@ -68,4 +70,17 @@ func TestDecodeOneShard(t *testing.T) {
 			}
 		})
 	}
+	t.Run("dated after it came", func(t *testing.T) {
+		at := received.Add(time.Second) // within the skew the decoder allows
+		e := eventarc.Written("demo", "(default)", nil, &eventarc.Doc{Path: "counters/likes/shards/0",
+			Fields: map[string]*firestoredata.Value{"count": integer(7), layout.FieldParentSeen: seen}, Created: at, Updated: at})
+		e.SetTime(at)
+		got, err := Decoder{Layout: layout.Default()}.Decode(e, received)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.One != nil || !got.At.Equal(at) {
+			t.Errorf("hint %v with counts %+v; want its time and no counts", got, got.One)
+		}
+	})
 }

@@ -34,6 +34,7 @@ type Tracker struct {
 	mu         sync.Mutex
 	counters   map[string]*tracked
 	staleViews float64 // moving share of folds on old views that found them stale
+	shared     float64 // moving share of reads and writes of parents this instance wrote last that found another's write since
 }
 
 // FoldInfo describes one fold a Tracker made, for logs and measurements.
@@ -112,7 +113,7 @@ func (t *Tracker) Wait(ctx context.Context, h Hint) error {
 	if !c.running {
 		c.running = true
 		go t.run(c)
-	} else if len(c.waiting) == t.confirmBatch {
+	} else if n := len(c.waiting); n == t.confirmBatch || n == measureAt && t.grow.on() {
 		select {
 		case c.wake <- struct{}{}:
 		default:
@@ -246,10 +247,17 @@ func (t *Tracker) plan(c *tracked) (time.Duration, action) {
 	}
 	due := c.p.Written.Add(t.window) // the next fold's read time, at the earliest
 	untilDue := due.Sub(serverNow) + margin
+	if untilDue > t.grow.period() && t.needsProbe(c) {
+		return 0, t.probe // a busy counter on one shard: the first of two sums to measure its rate by
+	}
 	age := now.Sub(c.p.AnchorAt) // of this instance's view of the parent
 	switch {
-	case c.p.Written.Equal(c.mine) && (age < t.confirmEvery || t.trustOldViews()):
-		return max(wait, untilDue), t.foldNow // it leads: fold when the window ends
+	case c.p.Written.Equal(c.mine) && (age < t.window+t.window/2 || t.trustOldViews()):
+		// It leads: fold when the window ends. Its view is sure until
+		// then (no fold writes within the window); later, another
+		// instance may have folded, so only a view at most half a window
+		// past that is taken, where old views mostly turn out stale.
+		return max(wait, untilDue), t.foldNow
 	case c.p.Seen:
 		return max(wait, untilDue), t.foldNow // as an event of a counter on one shard told it: fold on it, with no read, when the window ends
 	case untilDue <= 0 && (age < t.window || t.trustOldViews()):
@@ -276,6 +284,7 @@ func (t *Tracker) refresh(ctx context.Context, c *tracked) error {
 		return err
 	}
 	t.mu.Lock()
+	t.noteRead(c, p)
 	c.p, c.known, c.read = p, true, time.Now()
 	t.settle(c)
 	due := len(c.waiting) > 0 && time.Now().After(c.pause) &&
@@ -304,7 +313,7 @@ func (t *Tracker) foldNow(ctx context.Context, c *tracked) error {
 // shards); else it leaves c's waiters to plan again.
 func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.Time) error {
 	t.mu.Lock()
-	s, fromEvent := t.eventSum(c, p)
+	s, fromEvent := t.eventSum(c, p, at)
 	t.mu.Unlock()
 	var err error
 	if !fromEvent && p.Seen {
@@ -315,9 +324,9 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 		}
 		t.mu.Lock()
 		c.p, c.read = p, time.Now()
-		s, fromEvent = t.eventSum(c, p)
-		t.mu.Unlock()
 		at = maxTime(at, p.Anchor)
+		s, fromEvent = t.eventSum(c, p, at)
+		t.mu.Unlock()
 	}
 	if !fromEvent {
 		s, err = t.folder.SumNow(ctx, c.id, at)
@@ -336,18 +345,27 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 	}
 	optimistic := time.Since(p.AnchorAt) >= t.window // a view this old may be stale
 	for attempt := 0; ; attempt++ {
-		t.mu.Lock()
-		grow := t.growTo(c, p, s)
-		t.mu.Unlock()
+		grow := 0
+		if !fromEvent { // growth follows the shards' sums, never an event's counts
+			t.mu.Lock()
+			grow = t.growTo(c, p, s)
+			t.mu.Unlock()
+		}
 		wrote, next, err := t.folder.Write(ctx, c.id, p, s, grow)
 		if optimistic && attempt == 0 {
 			t.noteView(errors.Is(err, fold.ErrStale))
+		}
+		if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, fold.ErrStale)) {
+			t.mu.Lock()
+			t.noteShared(err != nil) // on its own last write: did another writer come between?
+			t.mu.Unlock()
 		}
 		if errors.Is(err, fold.ErrStale) && attempt == 0 {
 			if p, err = t.folder.Read(ctx, c.id); err != nil {
 				return err
 			}
 			t.mu.Lock()
+			t.noteRead(c, p)
 			c.p, c.known, c.read = p, true, time.Now()
 			t.settle(c)
 			idle := len(c.waiting) == 0
@@ -361,6 +379,7 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 				if s, err = t.folder.SumNow(ctx, c.id, p.Anchor); err != nil {
 					return err
 				}
+				fromEvent = false
 			}
 			continue
 		}
@@ -418,6 +437,31 @@ func (t *Tracker) noteView(stale bool) {
 // trustOldViews reports whether folds on views older than a window mostly
 // find them current. t.mu is held.
 func (t *Tracker) trustOldViews() bool { return t.staleViews < 0.5 }
+
+// noteRead records, for a read p of c's parent, whether another writer
+// wrote it since this instance last did, if it ever did. Where that is
+// usual, other instances fold the same counters: they hold events for
+// them too. t.mu is held.
+func (t *Tracker) noteRead(c *tracked, p fold.Parent) {
+	if c.mine.IsZero() || !p.Exists || p.Written.Before(c.mine) {
+		return
+	}
+	t.noteShared(p.Written.After(c.mine))
+}
+
+// noteShared records whether another writer wrote a parent since this
+// instance last did. t.mu is held.
+func (t *Tracker) noteShared(other bool) {
+	x := 0.0
+	if other {
+		x = 1
+	}
+	t.shared = 0.9*t.shared + 0.1*x
+}
+
+// sharing reports whether other instances mostly fold the counters this
+// one folds too. t.mu is held.
+func (t *Tracker) sharing() bool { return t.shared >= 0.5 }
 
 // answer answers c's waiters that at covers with err. t.mu is held.
 func (t *Tracker) answer(c *tracked, at time.Time, err error) {

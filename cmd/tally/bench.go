@@ -17,7 +17,6 @@ import (
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
-	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -35,7 +34,10 @@ func benchCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&o.Counters, "counters", 1, "counters to spread the load over (with --fields, documents)")
 	f.IntVar(&o.Fields, "fields", 0, "counts on each document in tally's mode (TALLY_COUNTS posts:f0,f1,...), each incremented as a counter of its own; 0: a counter per document")
-	f.IntVar(&o.Shards, "shards", layout.DefaultShards, "shards per counter (new counters' default; a counter known to be busy is created with more)")
+	f.IntVar(&o.Shards, "shards", 0, "make each counter with this many shards, which it keeps; 0: counters start as new ones do, on 1 shard (made by their first increment), and grow when busy")
+	f.BoolVar(&o.Burst, "burst", false, "make each counter quiet first (incremented once and taken back, and folded), then take it to --rate at once: a counter going viral")
+	f.Float64Var(&o.Contention, "contention", 0, "put a stand-in for Firestore's contention before the emulator: past this many writes a second to one document, writes wait, then fail ABORTED (0: off)")
+	f.BoolVar(&o.Feed, "feed", false, "with --listeners, hold one listener on the counters' collection instead of one on each counter, as a feed page does")
 	f.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
 	f.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
 	f.StringVar(&o.Popularity, "popularity", bench.PopularityUniform, "how increments spread over the counters: uniform (each to a random counter), zipf (Zipf's law, s=1.1: a few hot, most quiet) or client (each client has a counter of its own)")

@@ -51,12 +51,16 @@ var readmeRuns = map[string]readmeRun{
 	"go run ./cmd/tally bench --modes tally,naive --counters 10000 --popularity uniform --rate 50 --duration 30s --delay 0 --duplicate 0 --instances N":            {elsewhere: "internal/bench TestQuietCost runs tally and naive side by side over 400 counters on one shard, and checks what an increment costs"},
 	"go run ./cmd/tally bench --modes tally,naive --counters 10000 --popularity uniform --rate 50 --duration 30s --delay 0 --duplicate 0 --fields F --instances N": {elsewhere: "internal/bench TestQuietCost runs it with --fields 3 over 400 documents"},
 	"go run ./cmd/tally bench --modes tally,naive --shards 10 --rate 300 --duration 30s --delay 0 --duplicate 0 --instances N":                                     {elsewhere: "the bench's default run, here with --shards 10, is of the same shape"},
-	"go run ./cmd/tally bench --soak 60s":                                              {run: runBench},
-	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5": {run: runDeployDryRun},
+	"go run ./cmd/tally bench --soak 60s": {run: runBench},
+	"go run ./cmd/tally bench --modes tally --burst --rate R --fields F --instances N --concurrency 64 --duplicate 0 --delay 0":                                                                                   {elsewhere: "internal/bench TestViralCounterUnderContention runs a burst on a new counter, and TestHotSpots checks its per-second figures"},
+	"go run ./cmd/tally bench --modes tally --burst --rate R --fields F --contention 10 --concurrency 64 --duplicate 0 --delay 0":                                                                                 {elsewhere: "internal/bench TestViralCounterUnderContention runs a burst through the contention stand-in"},
+	"go run ./cmd/tally bench --modes tally --counters 400 --popularity client --concurrency 400 --rest 4s --rate 0 --instances 4 --listeners --duplicate 0 --delay 0 --duration 30s --warmup 0":                  {elsewhere: "internal/bench TestBenchFeed runs tally over counters made by their first increment, with one listener on their collection, on 2 instances; TestBenchSmall with a listener on each counter"},
+	"go run ./cmd/tally bench --modes tally --counters 100 --popularity client --concurrency 100 --rest 2s --rate 0 --instances N --listeners --duplicate 0 --delay 0 --duration 30s --warmup 0":                  {elsewhere: "internal/bench TestBenchSmall runs tally with a listener on each counter over 2 instances"},
+	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5":                                                                                                                            {run: runDeployDryRun},
 	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5 --public --auth firebase --votes-only --app-check --counter-pattern 'post-[0-9]+-likes' --cors-origins https://app.example": {run: runDeployDryRun},
-	"URL=https://us-central1-PROJECT.cloudfunctions.net/tally-increment":                                                                                 {elsewhere: "needs a deployed function"},
-	`curl -s -X POST "$URL" -H "Authorization: Bearer $(gcloud auth print-identity-token)" -H 'Content-Type: application/json' -d '{"counter":"likes"}'`: {elsewhere: "needs a deployed function"},
-	"go run ./cmd/tally get likes --project PROJECT":                                                                                                     {elsewhere: "needs a Google Cloud project; the CLI session runs tally get on the emulator"},
+	"URL=https://us-central1-PROJECT.cloudfunctions.net/tally-increment":                                                                                                                                          {elsewhere: "needs a deployed function"},
+	`curl -s -X POST "$URL" -H "Authorization: Bearer $(gcloud auth print-identity-token)" -H 'Content-Type: application/json' -d '{"counter":"likes"}'`:                                                          {elsewhere: "needs a deployed function"},
+	"go run ./cmd/tally get likes --project PROJECT": {elsewhere: "needs a Google Cloud project; the CLI session runs tally get on the emulator"},
 }
 
 // commandPrefixes start the README's command lines; other lines of its

@@ -47,6 +47,7 @@ func serveCommand() *cobra.Command {
 	bridgePort := f.Int("bridge-port", 0, "port of the event bridge the emulator posts to (default: a free one)")
 	data := f.String("data", "", "keep the emulator's data in `DIR` across runs")
 	verbose := f.BoolP("verbose", "v", false, "show the emulator's own output")
+	hot := f.Float64("contention", 0, "put a stand-in for Firestore's contention between the functions and the emulator: past this many writes a second to one document, their writes wait, then fail ABORTED (0: off)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
 		if err != nil {
@@ -56,7 +57,7 @@ func serveCommand() *cobra.Command {
 		o := stack.Options{
 			Config: cfg, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
 			DataDir: *data, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
-			AuthHost: os.Getenv(authemu.EnvHost),
+			AuthHost: os.Getenv(authemu.EnvHost), Contention: *hot,
 		}
 		if *verbose {
 			o.EmulatorOutput = stderr
@@ -124,6 +125,10 @@ func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 	}
 	if o.DataDir != "" {
 		fmt.Fprintf(w, "tally: data kept in %s\n", o.DataDir)
+	}
+	if s.Contention != nil {
+		fmt.Fprintf(w, "tally: the functions reach the emulator through a stand-in for Firestore's contention: "+
+			"past %g writes a second to one document, writes wait, then fail ABORTED\n", o.Contention)
 	}
 	switch {
 	case s.Auth != nil:

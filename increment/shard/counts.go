@@ -20,8 +20,21 @@ const (
 	loadTimeout = 10 * time.Second // bound on one read (and create) of a parent
 )
 
+// A busy counter's parent is read again, in the background, once this
+// instance has written it RefreshWrites times and RefreshAge has passed
+// since the last read, so that an instance writing a counter that grew
+// uses its new shards within RefreshAge, not its cache's TTL, having
+// written at most RefreshWrites increments on the old ones. It costs a
+// read per RefreshWrites increments at most, and nothing for a counter
+// written less often than that per TTL.
+const (
+	RefreshWrites = 10
+	RefreshAge    = 250 * time.Millisecond
+)
+
 // shardCounts caches each counter's num_shards for a short time, so that a
-// busy counter costs one shard write per increment and no read.
+// busy counter costs one shard write per increment and no read, and reads
+// a busy counter's again sooner (RefreshAge), so that growth shows.
 type shardCounts struct {
 	client    *firestore.Client
 	layout    layout.Layout
@@ -43,8 +56,10 @@ func newShardCounts(client *firestore.Client, l layout.Layout, ttl time.Duration
 
 type cached struct {
 	parent
+	loaded  time.Time // when it was read
 	expires time.Time
 	carried bool // a write has carried seen already
+	writes  int  // writes since it was read
 }
 
 // parent is what an increment needs of a counted document: its shard count
@@ -59,15 +74,37 @@ type parent struct {
 // when allowed) at most once per ttl and instance, and, for a counter on one
 // shard, the parent's update time as read.
 func (s *shardCounts) get(ctx context.Context, id string) (parent, error) {
+	now := s.now()
 	s.mu.Lock()
 	e, ok := s.entries.Get(id)
+	fresh := ok && now.Before(e.expires)
+	if fresh {
+		e.writes++
+		s.entries.Add(id, e)
+	}
 	s.mu.Unlock()
-	if ok && s.now().Before(e.expires) {
+	if fresh {
+		if e.writes >= RefreshWrites && now.Sub(e.loaded) >= RefreshAge {
+			s.refresh(ctx, id) // busy: read it again, and write on what is cached meanwhile
+		}
 		return e.parent, nil
 	}
-	// Concurrent misses share one load. It outlives any one caller, so it
-	// runs on its own bounded context, and each caller waits on its own.
-	ch := s.group.DoChan(id, func() (any, error) {
+	select {
+	case r := <-s.refresh(ctx, id):
+		if r.Err != nil {
+			return parent{}, r.Err
+		}
+		return r.Val.(parent), nil
+	case <-ctx.Done():
+		return parent{}, fmt.Errorf("increment: read counter %s: %w", id, ctx.Err())
+	}
+}
+
+// refresh reads counter id's parent into the cache. Concurrent refreshes
+// share one read, which outlives any one caller: it runs on its own
+// bounded context, and each caller that waits for it waits on its own.
+func (s *shardCounts) refresh(ctx context.Context, id string) <-chan singleflight.Result {
+	return s.group.DoChan(id, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 		defer cancel()
 		p, err := s.load(lctx, id)
@@ -77,15 +114,6 @@ func (s *shardCounts) get(ctx context.Context, id string) (parent, error) {
 		s.put(id, p)
 		return p, nil
 	})
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return parent{}, r.Err
-		}
-		return r.Val.(parent), nil
-	case <-ctx.Done():
-		return parent{}, fmt.Errorf("increment: read counter %s: %w", id, ctx.Err())
-	}
 }
 
 // claim reports whether a write of counter id may carry seen, its parent's
@@ -108,7 +136,8 @@ func (s *shardCounts) claim(id string, seen time.Time) bool {
 func (s *shardCounts) put(id string, p parent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.entries.Add(id, cached{parent: p, expires: s.now().Add(s.ttl)})
+	now := s.now()
+	s.entries.Add(id, cached{parent: p, loaded: now, expires: now.Add(s.ttl)})
 }
 
 // load reads num_shards from the parent. A parent without it (one the rollup

@@ -18,6 +18,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/internal/bridge"
+	"github.com/tallycounters/tally/internal/contention"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/opcount"
 	"github.com/tallycounters/tally/layout"
@@ -50,14 +51,27 @@ const (
 
 // Options configures Run.
 type Options struct {
-	Counters      int // documents; each a counter, or with Fields that many counters in tally's mode
-	Fields        int // tally's counts on each document (counts on documents, posts/{id}.f0, ...); 0: the guide layout
-	Shards        int
-	Workers       int
+	Counters int // documents; each a counter, or with Fields that many counters in tally's mode
+	Fields   int // tally's counts on each document (counts on documents, posts/{id}.f0, ...); 0: the guide layout
+	// Shards is how many shards each counter is made with, before the
+	// load, which keeps them; 0: counters start as new ones do, on one
+	// shard (made by their first increment, or documents without
+	// num_shards), and tally's Rollup grows the busy ones.
+	Shards  int
+	Workers int
+	// Burst makes each counter quiet first (made, incremented and taken
+	// back, and folded), then takes it to Rate at once: a counter that
+	// goes viral.
+	Burst bool
+	// Contention, if not 0, puts the contention stand-in between every
+	// client and the emulator: past this many writes a second to one
+	// document, writes wait, then fail ABORTED, as on Firestore.
+	Contention    float64
 	Rate          float64       // increments per second over all counters; 0: unlimited
 	Popularity    string        // how increments spread over counters: PopularityUniform (default), PopularityZipf or PopularityClient
 	Rest          time.Duration // each client rests a random time up to Rest after each answer
 	Listeners     bool          // hold a listener on every counter's document, as pages showing it do, and measure what they see
+	Feed          bool          // with Listeners: one listener on the counters' collection instead, as a feed page holds
 	Duration      time.Duration
 	Window        time.Duration // tally's window: each parent is written at most once per window
 	Prices        Prices        // what the report prices operations at; zero: StandardPrices
@@ -112,7 +126,10 @@ type Report struct {
 type OptionsJSON struct {
 	Counters      int     `json:"counters"`
 	Fields        int     `json:"fields,omitempty"`
-	Shards        int     `json:"shards"`
+	Shards        int     `json:"shards"` // 0: new counters, which grow
+	Burst         bool    `json:"burst,omitempty"`
+	Contention    float64 `json:"contention_writes_per_second,omitempty"`
+	Feed          bool    `json:"feed_listener,omitempty"`
 	Workers       int     `json:"workers"`
 	Rate          float64 `json:"rate"`
 	Popularity    string  `json:"popularity"`
@@ -143,7 +160,9 @@ type env struct {
 	emu       *emulator.Emulator
 	emuOpts   emulator.Options // how emu was started, to start it again on the same port
 	emuUsed   bool             // a mode ran on emu
-	host      string
+	emuHost   string           // the emulator itself, for its REST API
+	host      string           // where the clients reach it: the emulator, or the contention stand-in before it
+	proxy     *contention.Proxy
 	servers   []*http.Server
 	funcsURL  string
 	obs       *observer
@@ -179,6 +198,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Counters < 1 || o.Workers < 1 {
 		return nil, fmt.Errorf("bench: want at least 1 counter and 1 client, not %d and %d", o.Counters, o.Workers)
 	}
+	if o.Shards < 0 || o.Shards > layout.MaxShards || o.Contention < 0 {
+		return nil, fmt.Errorf("bench: --shards %d: want 0 (new counters, which grow) to %d; --contention %g: want 0 (off) or more", o.Shards, layout.MaxShards, o.Contention)
+	}
 	switch o.Delivery {
 	case "":
 		o.Delivery = DeliveryEmulator
@@ -199,7 +221,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer e.stop()
 	rep := &Report{Started: time.Now(), Options: OptionsJSON{
-		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
+		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
+		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
 		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices,
 	}}
@@ -254,14 +277,21 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 	}
 	e.serve(bl, router)
 
-	e.host = o.EmulatorHost
-	if e.host == "" {
+	e.emuHost = o.EmulatorHost
+	if e.emuHost == "" {
 		e.emuOpts = emulator.Options{Paths: o.Emulator, FunctionsEmulator: bl.Addr().String()}
 		e.emu, err = emulator.Start(ctx, e.emuOpts)
 		if err != nil {
 			return nil, err
 		}
-		e.host = e.emu.Host()
+		e.emuHost = e.emu.Host()
+	}
+	e.host = e.emuHost
+	if o.Contention > 0 {
+		if e.proxy, err = contention.Start(contention.Options{Target: e.emuHost, Rate: o.Contention}); err != nil {
+			return nil, err
+		}
+		e.host = e.proxy.Addr
 	}
 	if err := e.registerTriggers(ctx); err != nil {
 		return nil, err
@@ -314,6 +344,9 @@ func (e *env) stop() {
 	}
 	for _, in := range e.instances {
 		in.stop()
+	}
+	if e.proxy != nil {
+		e.proxy.Close()
 	}
 	if e.emu != nil {
 		e.emu.Stop()

@@ -23,13 +23,14 @@ var modeColors = map[string]color.Color{
 	ModeSingle: color.RGBA{0xf2, 0x99, 0x00, 0xff},
 }
 
-// WriteChart draws the run to path, an .svg or a .png, in three panels over
+// WriteChart draws the run to path, an .svg or a .png, in four panels over
 // the same time axis, from the start of each mode's load until its total
-// settled: parent writes per second, how many acknowledged increments the
-// total lacks, and increments per second. The axes are linear, so zero is
+// settled: the most writes one document took each second, parent writes
+// per second, how many acknowledged increments the total lacks, and
+// increments per second. The axes are linear, so zero is
 // zero, and the title holds the run's parameters.
 func (r *Report) WriteChart(path string) error {
-	const w, h = 10 * vg.Inch, 11 * vg.Inch
+	const w, h = 10 * vg.Inch, 14 * vg.Inch
 	var canvas interface {
 		vg.CanvasWriterTo
 		vg.CanvasSizer
@@ -44,9 +45,9 @@ func (r *Report) WriteChart(path string) error {
 	}
 	seconds := 1.0
 	for _, m := range r.Modes {
-		seconds = max(seconds, float64(len(m.IncrSeries)), float64(len(m.ParentSeries)), float64(len(m.LagSeries))/10)
+		seconds = max(seconds, float64(len(m.IncrSeries)), float64(len(m.ParentSeries)), float64(len(m.LagSeries))/10, float64(len(m.HotShardSeries)))
 	}
-	panels := []*plot.Plot{r.parentPanel(), r.lagPanel(), r.incrPanel()}
+	panels := []*plot.Plot{r.hotPanel(), r.parentPanel(), r.lagPanel(), r.incrPanel()}
 	panels[0].Title.Text = "tally bench: " + wrap(r.Title(), 110)
 	for _, p := range panels {
 		p.X.Label.Text = "seconds since the mode's load began"
@@ -75,6 +76,33 @@ func (r *Report) WriteChart(path string) error {
 	return f.Close()
 }
 
+// hotPanel: the most writes any one shard (solid) and any one parent
+// (dashed) took in each second of the load, with the line of SpreadLimit.
+func (r *Report) hotPanel() *plot.Plot {
+	p := plot.New()
+	p.Y.Label.Text = "most writes to one document in a second"
+	p.Y.Min = 0
+	longest := 0
+	for _, m := range r.Modes {
+		longest = max(longest, len(m.HotShardSeries))
+		addLine(p, m.Mode+": a shard", perSecondPoints(m.HotShardSeries), plotter.PostStep)
+		if m.HotParentSeries != nil && m.Mode != ModeSingle {
+			addLine(p, m.Mode+": a parent", perSecondPoints(m.HotParentSeries), plotter.PostStep)
+		}
+	}
+	addLimit(p, SpreadLimit, longest, fmt.Sprintf("%d writes/s: a document spread", SpreadLimit))
+	return p
+}
+
+// addLimit draws a dashed grey line at y across seconds, with its label.
+func addLimit(p *plot.Plot, y float64, seconds int, label string) {
+	limit, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: y}, {X: float64(max(seconds, 1)), Y: y}})
+	limit.Color = color.Gray{0x80}
+	limit.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+	p.Add(limit)
+	p.Legend.Add(label, limit)
+}
+
 // parentPanel: writes per second to the counters' parent documents, with
 // the line of one write a second, what one document sustains.
 func (r *Report) parentPanel() *plot.Plot {
@@ -89,11 +117,7 @@ func (r *Report) parentPanel() *plot.Plot {
 		longest = max(longest, len(m.ParentSeries))
 		addLine(p, m.Mode, perSecondPoints(m.ParentSeries), plotter.PostStep)
 	}
-	limit, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: float64(max(longest, 1)), Y: 1}})
-	limit.Color = color.Gray{0x80}
-	limit.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
-	p.Add(limit)
-	p.Legend.Add("1 write/s: one document's sustained rate", limit)
+	addLimit(p, 1, longest, "1 write/s: one document's sustained rate")
 	return p
 }
 
@@ -138,7 +162,9 @@ func perSecondPoints(series []int) plotter.XYs {
 	return pts
 }
 
-func addLine(p *plot.Plot, mode string, pts plotter.XYs, step plotter.StepKind) {
+// addLine draws one mode's line, in its color; a label "mode: what" is
+// that mode's, dashed unless it is its shards'.
+func addLine(p *plot.Plot, label string, pts plotter.XYs, step plotter.StepKind) {
 	if len(pts) == 0 {
 		return
 	}
@@ -146,11 +172,15 @@ func addLine(p *plot.Plot, mode string, pts plotter.XYs, step plotter.StepKind) 
 	if err != nil {
 		return // no finite points to draw
 	}
+	mode, what, _ := strings.Cut(label, ": ")
 	l.StepStyle = step
 	l.Color = modeColors[mode]
 	l.Width = vg.Points(1.5)
+	if what != "" && what != "a shard" {
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	}
 	p.Add(l)
-	p.Legend.Add(mode, l)
+	p.Legend.Add(label, l)
 }
 
 // wrap breaks s into lines of at most n bytes at spaces.

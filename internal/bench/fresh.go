@@ -17,7 +17,7 @@ func (e *env) registerTriggers(ctx context.Context) error {
 	}
 	for key, coll := range map[string]string{ModeTally: e.collOf(ModeTally), ModeNaive: collNaive} {
 		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: coll + "/{c}/shards/{s}"}
-		if err := emulator.RegisterTrigger(ctx, e.host, e.o.Project, key, t); err != nil {
+		if err := emulator.RegisterTrigger(ctx, e.emuHost, e.o.Project, key, t); err != nil {
 			return err
 		}
 	}

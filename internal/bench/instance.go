@@ -32,13 +32,14 @@ const EnvInstance = "TALLY_BENCH_INSTANCE"
 
 // instanceSpec is what a Rollup instance process is started with.
 type instanceSpec struct {
-	Host       string        `json:"host"` // the emulator
-	Project    string        `json:"project"`
-	Collection string        `json:"collection"`
-	ShardField string        `json:"shard_field"`
-	Counts     string        `json:"counts,omitempty"` // counts on documents, as TALLY_COUNTS
-	Window     time.Duration `json:"window"`
-	LogPath    string        `json:"log_path,omitempty"` // debug logs, appended; "" discards
+	Host       string            `json:"host"` // the emulator
+	Project    string            `json:"project"`
+	Collection string            `json:"collection"`
+	ShardField string            `json:"shard_field"`
+	Counts     string            `json:"counts,omitempty"` // counts on documents, as TALLY_COUNTS
+	Window     time.Duration     `json:"window"`
+	Grow       rollup.GrowPolicy `json:"grow"`               // zero: counters keep their shards
+	LogPath    string            `json:"log_path,omitempty"` // debug logs, appended; "" discards
 }
 
 // InstanceStats is what one Rollup instance did since its counts were last
@@ -125,7 +126,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 		return err
 	}
 	in.layout = lay
-	in.handler = rollup.New(client, rollup.Config{Layout: lay, Project: spec.Project, Window: spec.Window, Logger: logger, OnFold: in.folded})
+	in.handler = rollup.New(client, rollup.Config{Layout: lay, Project: spec.Project, Window: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/proc"
 	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup"
 )
 
 // MaxRequestsPerInstance is Cloud Run's highest concurrency: an instance
@@ -165,6 +166,9 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 	e.serve(l, mux)
 	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: layout.DefaultShardField,
 		Counts: layout.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath}
+	if e.o.Shards == 0 {
+		spec.Grow = rollup.DefaultGrow // new counters grow as deployed; given shards are kept
+	}
 	e.spec = spec
 	for range e.o.Instances {
 		in, err := e.startInstance(ctx, spec)

@@ -139,3 +139,77 @@ func (l *listeners) stop() {
 		c.Close()
 	}
 }
+
+// startFeed holds one listener on the collection of ids, as a page
+// showing a feed of them does, and keeps what it sees of each counter, as
+// startListeners does; it returns once the listener has its first
+// snapshot (or within a minute).
+func startFeed(ctx context.Context, host, project, coll string, ids []string) (*listeners, error) {
+	lctx, cancel := context.WithCancel(context.Background())
+	l := &listeners{ops: &opcount.Ops{}, cancel: cancel, seen: make([][]sighting, len(ids))}
+	c, err := opcount.Client(ctx, host, project, l.ops)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	l.clients = append(l.clients, c)
+	type count struct {
+		i     int
+		field string
+	}
+	byDoc := map[string][]count{} // document id: its counters
+	for i, id := range ids {
+		doc, field := target(coll, id)
+		docID := doc[len(coll)+1:]
+		byDoc[docID] = append(byDoc[docID], count{i, field})
+	}
+	ready := make(chan struct{})
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		first := true
+		defer func() {
+			if first {
+				close(ready)
+			}
+		}()
+		for snap, err := range listen.Query(lctx, c.Collection(coll).Query) {
+			if err != nil {
+				l.mu.Lock()
+				l.errs = append(l.errs, fmt.Errorf("listener on %s: %w", coll, err))
+				l.mu.Unlock()
+				return
+			}
+			if first {
+				first = false
+				close(ready)
+				continue
+			}
+			at := time.Now()
+			l.mu.Lock()
+			for _, ch := range snap.Changes {
+				for _, k := range byDoc[ch.Doc.Ref.ID] {
+					var total int64
+					if ch.Kind != firestore.DocumentRemoved {
+						total, _ = ch.Doc.Data()[k.field].(int64)
+					}
+					if s := l.seen[k.i]; len(s) == 0 || s[len(s)-1].Total != total {
+						l.seen[k.i] = append(l.seen[k.i], sighting{At: at, Total: total})
+					}
+				}
+			}
+			l.mu.Unlock()
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(time.Minute):
+		l.stop()
+		return nil, fmt.Errorf("bench: the listener on %s had no first snapshot within a minute", coll)
+	case <-ctx.Done():
+		l.stop()
+		return nil, ctx.Err()
+	}
+	l.ops.Reset()
+	return l, nil
+}

@@ -14,9 +14,10 @@ import (
 
 // ack is one acknowledged increment.
 type ack struct {
-	Counter int // index into the mode's counters
-	Shard   int
-	At      time.Time
+	Counter   int // index into the mode's counters
+	Shard     int
+	At        time.Time // when the answer came
+	Committed time.Time // when the write committed, as the answer says; zero if it does not
 }
 
 // answer is what one increment was answered.
@@ -24,6 +25,7 @@ type answer struct {
 	Shard      int
 	Status     int           // the HTTP status; 200 for a client write that succeeded; 0 for none (the request failed)
 	RetryAfter time.Duration // a refusal's Retry-After
+	Committed  time.Time     // the write's commit time, if the answer says it
 }
 
 // refused reports whether status is a refusal that says nothing was
@@ -48,9 +50,9 @@ type loadResult struct {
 	PerCounter []counterAnswers // by counter index
 }
 
-// incrementFunc adds 1 to a counter and says how it was answered. An error
-// is a request that got no answer.
-type incrementFunc func(ctx context.Context, counter string) (answer, error)
+// incrementFunc adds by to a counter and says how it was answered. An
+// error is a request that got no answer.
+type incrementFunc func(ctx context.Context, counter string, by int64) (answer, error)
 
 // load is how the clients of a run behave.
 type load struct {
@@ -117,7 +119,7 @@ func drive(ctx context.Context, counters []string, l load, d time.Duration,
 				}
 				t0 := time.Now()
 				// The request itself is not cut off at the end of the run.
-				a, err := inc(context.WithoutCancel(ctx), counters[i])
+				a, err := inc(context.WithoutCancel(ctx), counters[i], 1)
 				t1 := time.Now()
 				if err != nil {
 					a.Status = 0
@@ -126,7 +128,7 @@ func drive(ctx context.Context, counters []string, l load, d time.Duration,
 				res.Statuses[a.Status]++
 				switch {
 				case a.Status == http.StatusOK:
-					res.Acks = append(res.Acks, ack{Counter: i, Shard: a.Shard, At: t1})
+					res.Acks = append(res.Acks, ack{Counter: i, Shard: a.Shard, At: t1, Committed: a.Committed})
 					res.Latencies = append(res.Latencies, t1.Sub(t0))
 					acked.Add(1)
 				case refused(a.Status):

@@ -86,6 +86,17 @@ type ModeResult struct {
 	InstancePeakMiB      []float64 `json:"rollup_peak_rss_mib_per_instance"`
 	InstancePeakHeapMiB  []float64 `json:"rollup_peak_heap_mib_per_instance"`
 
+	// Hot spots, second by second from the start of the load: the most
+	// writes any one shard took (for a single-document counter, its
+	// document), and any one parent; the first second from which no shard
+	// took more than SpreadLimit in any second (null: the last did); the
+	// most shards any counter had at the end.
+	HotShardSeries  []int    `json:"hottest_shard_writes_each_second"`
+	HotParentSeries []int    `json:"hottest_parent_writes_each_second"`
+	HotShardPeak    int      `json:"hottest_shard_writes_peak_in_one_second"`
+	SpreadAfter     *float64 `json:"seconds_until_every_shard_at_most_10_a_second"`
+	ShardsAtEnd     *int     `json:"num_shards_at_end"`
+
 	IncrSeries   []int     `json:"increments_each_second"`
 	ParentSeries []int     `json:"parent_writes_each_second"`
 	LagSeries    []float64 `json:"lag_increments_each_100ms"` // acknowledged - total

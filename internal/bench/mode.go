@@ -12,9 +12,12 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/rollup"
 )
 
 var descriptions = map[string]string{
@@ -40,19 +43,30 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	}
 	run := fmt.Sprintf("bench-%s-%d", m, time.Now().UnixNano())
 	ids := e.counterIDs(m, run)
-	if err := e.createCounters(ctx, m, coll, ids); err != nil {
-		return ModeResult{}, err
+	if e.o.Shards > 0 || e.fieldsOf(m) > 0 { // else each is made by its first increment, as a new counter is
+		if err := e.createCounters(ctx, m, coll, ids); err != nil {
+			return ModeResult{}, err
+		}
+	}
+	client, ops := e.clients[m], e.ops[m]
+	inc := e.incrementer(m, coll, client)
+	if o.Burst {
+		if err := e.prime(ctx, m, ids, inc); err != nil {
+			return ModeResult{}, err
+		}
 	}
 	var lis *listeners
 	if o.Listeners && m != ModeRaw {
+		start := startListeners
+		if o.Feed {
+			start = startFeed
+		}
 		var err error
-		if lis, err = startListeners(ctx, e.host, o.Project, coll, ids); err != nil {
+		if lis, err = start(ctx, e.host, o.Project, coll, ids); err != nil {
 			return ModeResult{}, err
 		}
 		defer lis.stop()
 	}
-	client, ops := e.clients[m], e.ops[m]
-	inc := e.incrementer(m, coll, client)
 	pick, err := newPicker(o.Popularity, len(ids))
 	if err != nil {
 		return ModeResult{}, err
@@ -100,6 +114,8 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 		}
 	}
 	e.measureParents(&r, coll, ids, res, settled)
+	e.hotSpots(&r, coll, ids, res)
+	r.ShardsAtEnd = e.shardsAtEnd(ctx, m, coll, ids)
 	if err := e.finalTotals(ctx, &r, m, coll, ids, res); err != nil {
 		return r, err
 	}
@@ -146,7 +162,9 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 }
 
 // createCounters creates the parents of ids before the load, as an admin
-// would, in bulk: four bulk writers at once, each ramping up on its own.
+// would (with Options.Shards), or the documents the counts are on, as the
+// app would (without, they have none), in bulk: four bulk writers at
+// once, each ramping up on its own.
 func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) error {
 	const writers = 4
 	errs := make(chan error, writers)
@@ -161,7 +179,10 @@ func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) 
 				case m == ModeSingle:
 					doc = map[string]any{layout.FieldTotal: 0}
 				case e.fieldsOf(m) > 0:
-					doc = map[string]any{"title": "a post", layout.FieldBookkeeping: map[string]any{layout.FieldNumShards: e.o.Shards}}
+					doc = map[string]any{"title": "a post"}
+					if e.o.Shards > 0 {
+						doc[layout.FieldBookkeeping] = map[string]any{layout.FieldNumShards: e.o.Shards}
+					}
 					for _, f := range fieldNames(n) {
 						doc[f] = 0
 					}
@@ -220,20 +241,20 @@ func ackTimes(acks []ack) []time.Time {
 func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 	switch m {
 	case ModeRaw:
-		return func(ctx context.Context, id string) (answer, error) {
-			n := rand.IntN(e.o.Shards)
-			_, err := c.Collection(coll).Doc(id).Collection(layout.ShardsCollection).Doc(fmt.Sprint(n)).
-				Set(ctx, map[string]any{layout.DefaultShardField: firestore.Increment(1)}, firestore.MergeAll)
-			return answer{Shard: n, Status: http.StatusOK}, err
+		shards := e.rawShards()
+		return func(ctx context.Context, id string, by int64) (answer, error) {
+			n := rand.IntN(shards)
+			wr, err := c.Collection(coll).Doc(id).Collection(layout.ShardsCollection).Doc(fmt.Sprint(n)).
+				Set(ctx, map[string]any{layout.DefaultShardField: firestore.Increment(by)}, firestore.MergeAll)
+			return clientAnswer(n, wr, err)
 		}
 	case ModeSingle:
-		return func(ctx context.Context, id string) (answer, error) {
-			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{layout.FieldTotal: firestore.Increment(1)}, firestore.MergeAll)
-			if err != nil {
-				return answer{}, err
+		return func(ctx context.Context, id string, by int64) (answer, error) {
+			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{layout.FieldTotal: firestore.Increment(by)}, firestore.MergeAll)
+			if err == nil {
+				e.obs.added(coll+"/"+id, wr.UpdateTime, by)
 			}
-			e.obs.added(coll+"/"+id, wr.UpdateTime, 1)
-			return answer{Shard: -1, Status: http.StatusOK}, nil
+			return clientAnswer(-1, wr, err)
 		}
 	}
 	url := e.funcsURL + "/" + m + "/Increment"
@@ -243,12 +264,36 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 	return httpIncrement(url, e.o.Workers, coll)
 }
 
-// httpIncrement adds 1 through the Increment function at url, over up to
+// clientAnswer is how a client's own write to shard (-1: the counter's one
+// document) was answered: 200, or, for a write Firestore refused whole
+// (ABORTED: the contention stand-in's, or another precondition), 503, as
+// Increment answers it, so that the client tries again; any other failure
+// is no answer at all.
+func clientAnswer(shard int, wr *firestore.WriteResult, err error) (answer, error) {
+	switch {
+	case err == nil:
+		return answer{Shard: shard, Status: http.StatusOK, Committed: wr.UpdateTime}, nil
+	case status.Code(err) == codes.Aborted:
+		return answer{Shard: shard, Status: http.StatusServiceUnavailable, RetryAfter: time.Second}, nil
+	}
+	return answer{}, err
+}
+
+// rawShards is how many shards the raw mode writes to at random: those
+// given, or, for new counters, as many as a counter grows to.
+func (e *env) rawShards() int {
+	if e.o.Shards > 0 {
+		return e.o.Shards
+	}
+	return rollup.DefaultGrow.Max
+}
+
+// httpIncrement adds through the Increment function at url, over up to
 // workers connections kept open, to counters of coll.
 func httpIncrement(url string, workers int, coll string) incrementFunc {
 	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
-	return func(ctx context.Context, id string) (answer, error) {
-		want := map[string]any{"counter": id, "by": 1}
+	return func(ctx context.Context, id string, by int64) (answer, error) {
+		want := map[string]any{"counter": id, "by": by}
 		if coll == collPosts {
 			want["counter"], want["field"] = target(coll, id)
 		}
@@ -264,11 +309,14 @@ func httpIncrement(url string, workers int, coll string) incrementFunc {
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
 			a.RetryAfter = time.Duration(s) * time.Second
 		}
-		var out struct{ Shard int }
+		var out struct {
+			Shard     int
+			Committed time.Time
+		}
 		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil && resp.StatusCode == http.StatusOK {
 			return answer{}, fmt.Errorf("increment: a 200 without its body: %w", err)
 		}
-		a.Shard = out.Shard
+		a.Shard, a.Committed = out.Shard, out.Committed
 		return a, nil
 	}
 }

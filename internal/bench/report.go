@@ -26,17 +26,30 @@ func (r *Report) Title() string {
 	if o.RestMS > 0 {
 		load += fmt.Sprintf(", each client resting up to %.0fms after each answer", o.RestMS)
 	}
-	if o.Listeners {
+	if o.Feed {
+		load += ", one listener on the collection"
+	} else if o.Listeners {
 		load += ", a listener on every counter"
+	}
+	if o.Burst {
+		load += ", each counter quiet, then at the rate at once (burst)"
 	}
 	counters := fmt.Sprintf("%d counter(s)", o.Counters)
 	if o.Fields > 0 {
 		counters = fmt.Sprintf("%d document(s) with %d count(s) each in tally's mode (%d counters; other modes: %d)", o.Counters, o.Fields, o.Counters*o.Fields, o.Counters)
 	}
-	return fmt.Sprintf("%s x %d shards, %d workers, rate %s, %s, %gs per mode, window %.0fms, %d tally rollup instance(s), "+
-		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s; settle bound %.0fs; priced at %s",
-		counters, o.Shards, o.Workers, rate, load, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
-		o.MaxDelayMS, delivery, o.SettleSeconds, o.Prices)
+	shards := fmt.Sprintf(" x %d shards", o.Shards)
+	if o.Shards == 0 {
+		shards = ", new (1 shard, growing)"
+	}
+	firestore := ""
+	if o.Contention > 0 {
+		firestore = fmt.Sprintf("; contention stand-in past %g writes/s a document", o.Contention)
+	}
+	return fmt.Sprintf("%s%s, %d workers, rate %s, %s, %gs per mode, window %.0fms, %d tally rollup instance(s), "+
+		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s%s; settle bound %.0fs; priced at %s",
+		counters, shards, o.Workers, rate, load, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
+		o.MaxDelayMS, delivery, firestore, o.SettleSeconds, o.Prices)
 }
 
 // WriteTable prints the report with one column per mode: "-" where a
@@ -60,6 +73,14 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("    written anyway", func(m ModeResult) string { return fmt.Sprint(m.NonOKWritten) })
 	row("    refused (429, 503) but written", func(m ModeResult) string { return fmt.Sprint(m.RefusedWritten) })
 	row("hottest shard writes/s", func(m ModeResult) string { return fmt.Sprintf("%.1f", m.HotDocPerS) })
+	row("  most in one second", func(m ModeResult) string { return fmt.Sprint(m.HotShardPeak) })
+	row(fmt.Sprintf("  seconds until at most %d a second", SpreadLimit), func(m ModeResult) string {
+		if m.SpreadAfter == nil {
+			return "never"
+		}
+		return fmt.Sprintf("%.0f", *m.SpreadAfter)
+	})
+	row("  shards at the end", func(m ModeResult) string { return opt("%d", m.ShardsAtEnd) })
 	row("parent writes/s", func(m ModeResult) string { return opt("%.2f", m.ParentPerS) })
 	row("  per increment", func(m ModeResult) string { return opt("%.3f", m.ParentPerI) })
 	row("  to one parent, most in one second", func(m ModeResult) string { return opt("%d", m.ParentPeak) })

@@ -198,3 +198,64 @@ func TestPopularity(t *testing.T) {
 		t.Errorf("round robin gave %v", got)
 	}
 }
+
+// TestHotSpots: per second of the load, the most writes any one shard and
+// any one parent took, dated by commit time where the answer gives it;
+// the second from which no shard took more than SpreadLimit; the load's
+// last, partial, second is left out.
+func TestHotSpots(t *testing.T) {
+	burst := func(counter, shard, n, fromMs, stepMs int) []ack {
+		var out []ack
+		for i := range n {
+			out = append(out, ack{Counter: counter, Shard: shard, At: at(fromMs + i*stepMs + 5), Committed: at(fromMs + i*stepMs)})
+		}
+		return out
+	}
+	spread := func(shards, perShard, fromMs int) []ack {
+		var out []ack
+		for s := range shards {
+			out = append(out, burst(0, s, perShard, fromMs, 1000/perShard)...)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		acks   []ack
+		end    int // ms
+		series []int
+		after  *float64
+	}{
+		{"one shard throughout", burst(0, 0, 300, 0, 10), 3000, []int{100, 100, 100}, nil},
+		{"spread from the second second", append(burst(0, 0, 100, 0, 10), append(spread(20, 5, 1000), spread(20, 5, 2000)...)...), 3000, []int{100, 5, 5}, ptr(1.0)},
+		{"spread from the start", spread(10, 8, 0), 1500, []int{8}, ptr(0.0)},
+		{"hot again at the end", append(spread(10, 2, 0), burst(0, 3, 11, 1000, 50)...), 2000, []int{2, 11}, nil},
+		{"a partial last second is left out", append(burst(0, 0, 5, 0, 100), burst(0, 0, 50, 1000, 10)...), 1600, []int{5}, ptr(0.0)},
+		{"two counters' shards 0 are two documents", append(burst(0, 0, 6, 0, 100), burst(1, 0, 6, 0, 100)...), 1000, []int{6}, ptr(0.0)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := &env{obs: newObserver()}
+			r := ModeResult{Mode: ModeRaw}
+			e.hotSpots(&r, collRaw, []string{"a", "b"}, loadResult{Start: t0, End: at(c.end), Acks: c.acks})
+			if !slices.Equal(r.HotShardSeries, c.series) {
+				t.Errorf("hottest shard each second %v, want %v", r.HotShardSeries, c.series)
+			}
+			if (r.SpreadAfter == nil) != (c.after == nil) || r.SpreadAfter != nil && *r.SpreadAfter != *c.after {
+				t.Errorf("spread after %v, want %v", opt("%g", r.SpreadAfter), opt("%g", c.after))
+			}
+		})
+	}
+
+	// Parents: the most writes to one parent each second, from the
+	// observer; a document's counts are written together, counted once.
+	e := &env{o: Options{Fields: 2}, obs: newObserver()}
+	for _, ms := range []int{0, 400, 1100, 1200, 1300} {
+		e.obs.wrote("posts/d.f0", at(ms), 1)
+		e.obs.wrote("posts/d.f1", at(ms), 1)
+	}
+	e.obs.wrote("posts/e.f0", at(100), 1)
+	r := ModeResult{Mode: ModeTally, HasRollup: true}
+	e.hotSpots(&r, collPosts, []string{"d.f0", "d.f1", "e.f0", "e.f1"}, loadResult{Start: t0, End: at(2000)})
+	if want := []int{2, 3}; !slices.Equal(r.HotParentSeries, want) {
+		t.Errorf("hottest parent each second %v, want %v", r.HotParentSeries, want)
+	}
+}

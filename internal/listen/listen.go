@@ -27,28 +27,80 @@ import (
 func Snapshots(ctx context.Context, ref *firestore.DocumentRef) iter.Seq2[*firestore.DocumentSnapshot, error] {
 	return func(yield func(*firestore.DocumentSnapshot, error) bool) {
 		var last *firestore.DocumentSnapshot
-		backoff := newBackoff()
-		for {
-			err := follow(ctx, ref, func(snap *firestore.DocumentSnapshot) bool {
-				backoff = newBackoff() // the stream answered: a later cancel starts over
+		err := reopening(ctx, func(answered func()) error {
+			it := ref.Snapshots(ctx)
+			defer it.Stop()
+			return each(it.Next, func(snap *firestore.DocumentSnapshot) bool {
+				answered()
 				if last != nil && same(last, snap) {
 					return true
 				}
 				last = snap
 				return yield(snap, nil)
 			})
-			switch {
-			case err == nil || ctx.Err() != nil:
-				return
-			case status.Code(err) != codes.Canceled:
-				yield(nil, err)
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff.Pause()):
-			}
+		})
+		if err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// Query yields each snapshot of q, as q.Snapshots does: the current
+// results first, then one for each change, with the changes. A stream the
+// server cancels is opened again after a backoff; its first snapshot,
+// which lists every result as added, is yielded as it comes.
+func Query(ctx context.Context, q firestore.Query) iter.Seq2[*firestore.QuerySnapshot, error] {
+	return func(yield func(*firestore.QuerySnapshot, error) bool) {
+		err := reopening(ctx, func(answered func()) error {
+			it := q.Snapshots(ctx)
+			defer it.Stop()
+			return each(it.Next, func(snap *firestore.QuerySnapshot) bool {
+				answered()
+				return yield(snap, nil)
+			})
+		})
+		if err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// reopening runs one listen stream after another: run opens one and
+// follows it, calling answered on each answer, until it ends. It returns
+// nil when run does (the caller is done) or ctx ends, and run's error
+// when the stream failed for good; a stream the server cancelled is run
+// again after a backoff, which each answer starts over.
+func reopening(ctx context.Context, run func(answered func()) error) error {
+	backoff := newBackoff()
+	for {
+		err := run(func() { backoff = newBackoff() })
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return nil
+		case status.Code(err) != codes.Canceled:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff.Pause()):
+		}
+	}
+}
+
+// each hands what next gives to f until f returns false (each then returns
+// nil) or next fails; the end of the stream is nil.
+func each[T any](next func() (T, error), f func(T) bool) error {
+	for {
+		v, err := next()
+		if errors.Is(err, iterator.Done) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !f(v) {
+			return nil
 		}
 	}
 }
@@ -56,25 +108,6 @@ func Snapshots(ctx context.Context, ref *firestore.DocumentRef) iter.Seq2[*fires
 // newBackoff is the wait before each reopening of a cancelled stream.
 func newBackoff() gax.Backoff {
 	return gax.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Multiplier: 2}
-}
-
-// follow runs one listen stream on ref, handing each snapshot to each
-// until it returns false (follow then returns nil) or the stream ends.
-func follow(ctx context.Context, ref *firestore.DocumentRef, each func(*firestore.DocumentSnapshot) bool) error {
-	it := ref.Snapshots(ctx)
-	defer it.Stop()
-	for {
-		snap, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !each(snap) {
-			return nil
-		}
-	}
 }
 
 // same reports whether a and b are one version of the document.

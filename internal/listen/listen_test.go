@@ -152,6 +152,55 @@ func TestEndsOnAFailureForGood(t *testing.T) {
 	if got := next(t, titles); got != "v1" {
 		t.Fatalf("first snapshot %q, want v1", got)
 	}
+	endForGood(t, e, ended)
+}
+
+// TestQueryResumesAfterTheServerCancels: a query's listener whose stream
+// the server cancels opens it again, and sees the changes made meanwhile;
+// one that fails for good ends with the error.
+func TestQueryResumesAfterTheServerCancels(t *testing.T) {
+	e, doc := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	titles, ended := make(chan string, 16), make(chan error, 1)
+	go func() {
+		for snap, err := range listen.Query(ctx, doc.Parent.Where("title", ">=", "")) {
+			if err != nil {
+				ended <- err
+				return
+			}
+			for _, ch := range snap.Changes {
+				if ch.Doc.Ref.ID == doc.ID {
+					title, _ := ch.Doc.Data()["title"].(string)
+					titles <- title
+				}
+			}
+		}
+		ended <- nil
+	}()
+	if got := next(t, titles); got != "v1" {
+		t.Fatalf("first snapshot %q, want v1", got)
+	}
+	e.end(status.Error(codes.Canceled, "stream terminated by RST_STREAM with error code: CANCEL"))
+	if _, err := doc.Set(ctx, map[string]any{"title": "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	// The reopened stream lists every result again: v1 may come once more
+	// if it opened before the change.
+	got := next(t, titles)
+	if got == "v1" {
+		got = next(t, titles)
+	}
+	if got != "v2" {
+		t.Fatalf("after the stream was cancelled: %q, want v2", got)
+	}
+	endForGood(t, e, ended)
+}
+
+// endForGood fails the listener's stream for good and checks that it ends
+// with that error.
+func endForGood(t *testing.T, e *ending, ended <-chan error) {
+	t.Helper()
 	e.end(status.Error(codes.PermissionDenied, "denied"))
 	select {
 	case err := <-ended:

@@ -24,6 +24,7 @@ import (
 	"github.com/tallycounters/tally/deploy"
 	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/bridge"
+	"github.com/tallycounters/tally/internal/contention"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/rollup"
@@ -58,6 +59,10 @@ type Options struct {
 	// RollupURL, if set, is where the bridge delivers events instead of the
 	// stack's own /Rollup: Rollup instances run apart from the stack.
 	RollupURL string
+	// Contention, if not 0, puts the contention stand-in between the
+	// functions and the emulator: past this many writes a second to one
+	// document, their writes wait, then fail ABORTED, as on Firestore.
+	Contention float64
 }
 
 // Stack is a running local tally.
@@ -72,6 +77,7 @@ type Stack struct {
 	Settled      int    // counters whose totals Start brought up to date
 	AuthHost     string // FIREBASE_AUTH_EMULATOR_HOST; "" without sign-in
 	Auth         *authemu.Emulator
+	Contention   *contention.Proxy // the functions reach the emulator through it, if set
 
 	o        Options
 	admin    *counter.Client
@@ -145,6 +151,12 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := s.startAuth(ctx); err != nil {
 		fl.Close()
 		return nil, err
+	}
+	if o.Contention > 0 {
+		if s.Contention, err = contention.Start(contention.Options{Target: s.EmulatorHost, Rate: o.Contention}); err != nil {
+			fl.Close()
+			return nil, err
+		}
 	}
 	if s.Functions, err = s.newFunctions(ctx); err != nil {
 		fl.Close()
@@ -232,7 +244,11 @@ var envMu sync.Mutex
 func (s *Stack) newFunctions(ctx context.Context) (*tally.Functions, error) {
 	envMu.Lock()
 	defer envMu.Unlock()
-	os.Setenv("FIRESTORE_EMULATOR_HOST", s.EmulatorHost)
+	host := s.EmulatorHost
+	if s.Contention != nil {
+		host = s.Contention.Addr
+	}
+	os.Setenv("FIRESTORE_EMULATOR_HOST", host)
 	if s.AuthHost != "" {
 		os.Setenv(authemu.EnvHost, s.AuthHost)
 	}
@@ -357,6 +373,9 @@ func (s *Stack) shutdown() error {
 	s.servers = nil
 	if s.Functions != nil {
 		s.Functions.Close()
+	}
+	if s.Contention != nil {
+		s.Contention.Close()
 	}
 	var err error
 	if s.Emulator != nil {
