@@ -204,6 +204,14 @@ func TestReconcileFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodPost, base+"/Reconcile", nil)
+	req.Header.Set("Origin", "https://evil.example") // a web page's request
+	if resp := post(t, req); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a page's POST /Reconcile answered %d, want 403", resp.StatusCode)
+	}
+	if got := total(t, client, id); got != 50 {
+		t.Errorf("total = %d after a page's reconcile, want it untouched, 50", got)
+	}
+	req, _ = http.NewRequest(http.MethodPost, base+"/Reconcile", nil)
 	resp := post(t, req)
 	var rep struct {
 		Repaired []struct {

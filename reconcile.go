@@ -20,6 +20,10 @@ type ReconcileReport struct {
 // reconciles every counter, logs each drift, and answers with a report.
 func reconcileHandler(c *counter.Client, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "" { // a web page's request: the scheduler sends no Origin
+			httpjson.Error(w, http.StatusForbidden, "Reconcile is for a scheduler, not for web pages")
+			return
+		}
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			httpjson.Error(w, http.StatusMethodNotAllowed, "use POST")

@@ -250,6 +250,45 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 }
 
+// TestIdempotencyKeyReused: a key sent again with another request (by 500
+// after by 1, an unlike after a like) is refused with 422, writes nothing,
+// and leaves the key's first answer as it was.
+func TestIdempotencyKeyReused(t *testing.T) {
+	h, c, ops, host := signedIn(t, Config{AutoCreate: true})
+	u := user(t, host)
+	id := emulatortest.ID(t)
+	first := func(body, key string) string {
+		t.Helper()
+		code, _, raw := call(h, u.IDToken, body, "Idempotency-Key", key)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", body, code, raw)
+		}
+		return raw
+	}
+	step, like := `{"counter":"`+id+`","by":1}`, `{"counter":"`+id+`","vote":true}`
+	answers := map[string]string{"k-step": first(step, "k-step"), "k-like": first(like, "k-like")}
+	for _, c := range []struct{ key, body string }{
+		{"k-step", `{"counter":"` + id + `","by":500}`},
+		{"k-step", like},
+		{"k-like", `{"counter":"` + id + `","vote":false}`},
+		{"k-like", step},
+	} {
+		ops.Reset()
+		code, _, raw := call(h, u.IDToken, c.body, "Idempotency-Key", c.key)
+		if code != http.StatusUnprocessableEntity || !strings.Contains(raw, "another request") || ops.Writes() != 0 {
+			t.Errorf("%s again with %s: %d %s, %d writes; want 422 and nothing written", c.key, c.body, code, raw, ops.Writes())
+		}
+	}
+	if got := sum(shards(t, c, id)); got != 2 {
+		t.Errorf("the count is %d; want the first step and the like, 2", got)
+	}
+	for key, body := range map[string]string{"k-step": step, "k-like": like} {
+		if _, _, raw := call(h, u.IDToken, body, "Idempotency-Key", key); raw != answers[key] {
+			t.Errorf("%s sent again as first: %s; want its first answer %s", key, raw, answers[key])
+		}
+	}
+}
+
 // TestPublicLimits: a public Increment takes only existing counters (or
 // ids its pattern allows), steps of 1, and JSON bodies.
 func TestPublicLimits(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -32,7 +33,23 @@ type Op struct {
 const (
 	fieldResponse = "response"
 	fieldCreated  = "created_at"
+	fieldRequest  = "request" // what was asked: "by:N", "vote:true" or "vote:false"
 )
+
+// asked is what op asks, as a key's record keeps it: the counter and count
+// are the record's place already.
+func (op Op) asked() string {
+	if op.Vote != nil {
+		return fmt.Sprintf("vote:%t", *op.Vote)
+	}
+	return fmt.Sprintf("by:%d", op.By)
+}
+
+// errKeyReused refuses a request whose Idempotency-Key was sent before
+// with another request (422, as the IETF Idempotency-Key draft answers):
+// the first answer would say something of this one that is not so.
+var errKeyReused = errorf(http.StatusUnprocessableEntity,
+	"this Idempotency-Key was sent before with another request (another by or vote): nothing was written; send a new key for a new request")
 
 // errConflict means a precondition of the commit failed: the voter's vote,
 // or the key's record, is not as the operation needs it.
@@ -100,7 +117,11 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 				// Past a limit: nothing written. A retry of a request that
 				// was counted before the limit was reached gets its answer.
 				if op.Key != "" {
-					if kept, at, _, kerr := w.keptAnswer(ctx, op); kerr == nil && kept != nil {
+					kept, at, _, kerr := w.keptAnswer(ctx, op)
+					switch {
+					case errors.Is(kerr, errKeyReused):
+						return nil, time.Time{}, kerr
+					case kerr == nil && kept != nil:
 						return kept, at, nil
 					}
 				}
@@ -134,7 +155,9 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 		if status.Code(err) == codes.OK {
 			return unchanged, time.Time{}, nil
 		}
-		if kept, at, _, kerr := w.keptAnswer(ctx, op); kerr == nil && kept != nil {
+		if kept, at, _, kerr := w.keptAnswer(ctx, op); errors.Is(kerr, errKeyReused) {
+			return nil, time.Time{}, kerr
+		} else if kerr == nil && kept != nil {
 			return kept, at, nil // the same key won meanwhile
 		}
 		return nil, time.Time{}, commitError(kind, fmt.Errorf("increment: record key for %s: %w", op.Counter, err))
@@ -148,11 +171,12 @@ func (w *Writer) putKey(tx *firestore.Transaction, op Op, body []byte, replace t
 	ref := w.layout.Key(w.client, op.Counter, op.Key)
 	expires := time.Now().Add(op.TTL)
 	if replace.IsZero() {
-		return tx.Create(ref, map[string]any{fieldResponse: string(body), fieldCreated: firestore.ServerTimestamp,
+		return tx.Create(ref, map[string]any{fieldResponse: string(body), fieldRequest: op.asked(), fieldCreated: firestore.ServerTimestamp,
 			layout.FieldExpiresAt: expires})
 	}
 	return tx.Update(ref, []firestore.Update{
 		{Path: fieldResponse, Value: string(body)},
+		{Path: fieldRequest, Value: op.asked()},
 		{Path: fieldCreated, Value: firestore.ServerTimestamp},
 		{Path: layout.FieldExpiresAt, Value: expires},
 	}, firestore.LastUpdateTime(replace))
@@ -162,6 +186,8 @@ func (w *Writer) putKey(tx *firestore.Transaction, op Op, body []byte, replace t
 // expired, with the record's update time, which is the commit time of the
 // increment it was written with; or the update time of an expired one;
 // neither if there is none.
+// A record kept for another request than op's is errKeyReused (a record
+// from before records kept requests is taken as op's).
 func (w *Writer) keptAnswer(ctx context.Context, op Op) (kept []byte, at, expired time.Time, err error) {
 	snap, err := w.layout.Key(w.client, op.Counter, op.Key).Get(ctx)
 	if status.Code(err) == codes.NotFound {
@@ -172,6 +198,9 @@ func (w *Writer) keptAnswer(ctx context.Context, op Op) (kept []byte, at, expire
 	}
 	d := snap.Data()
 	if until, _ := d[layout.FieldExpiresAt].(time.Time); time.Now().Before(until) {
+		if asked, ok := d[fieldRequest].(string); ok && asked != op.asked() {
+			return nil, time.Time{}, time.Time{}, errKeyReused
+		}
 		body, _ := d[fieldResponse].(string)
 		return []byte(body), snap.UpdateTime, time.Time{}, nil
 	}

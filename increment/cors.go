@@ -20,13 +20,21 @@ func (c cors) allows(origin string) bool {
 }
 
 // handle sets the CORS headers for an allowed origin and answers a preflight
-// request itself, in which case it returns true.
+// request itself, in which case it returns true. A request from a page of
+// an origin not allowed is refused, 403, before anything is written, and
+// it returns true: a browser sends some requests of any page (a form, a
+// bodiless POST) without asking first, and only hides the answer. A
+// request with no Origin comes from no page: a server, a script.
 func (c cors) handle(w http.ResponseWriter, r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 	if !c.allows(origin) {
-		if preflight {
+		switch {
+		case preflight:
 			WriteError(w, errorf(http.StatusForbidden, "origin %q is not allowed", origin))
+		case origin != "":
+			WriteError(w, errorf(http.StatusForbidden, "pages of origin %q may not call this Increment (TALLY_CORS_ORIGINS): nothing was written", truncate(origin)))
+			return true
 		}
 		return preflight
 	}

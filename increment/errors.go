@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,7 +19,8 @@ import (
 type httpError struct {
 	status     int
 	msg        string
-	retryAfter int // seconds, for Retry-After; 0 for none
+	retryAfter int           // seconds, for Retry-After; 0 for none
+	wait       time.Duration // a limit's refusal: how long exactly until it admits one more
 }
 
 func (e *httpError) Error() string { return e.msg }

@@ -99,6 +99,7 @@ type Handler struct {
 	cors    cors
 	log     *slog.Logger
 	turns   chan struct{} // one for each request in flight
+	users   *users        // signed-in users' turns and known refusals
 }
 
 // Response is the body of a successful increment. Changed says whether this
@@ -150,6 +151,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 		cors:    newCORS(cfg.CORSOrigins),
 		log:     cfg.Logger,
 		turns:   make(chan struct{}, cfg.MaxInFlight),
+		users:   newUsers(),
 	}
 }
 
@@ -203,15 +205,31 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 	if req.Vote != nil && uid == "" {
 		return nil, errorf(http.StatusBadRequest, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
 	}
+	limits := Limits{}
+	if uid != "" && req.Vote == nil {
+		limits = h.cfg.Limits
+	}
+	limitedOn := req.Counter + "\x00" + count.Field
+	if uid != "" && (req.Vote != nil || limits.on()) {
+		// A transaction on the user's own documents: one at a time per user
+		// (see users), and none where a limit is known to refuse it (a
+		// request with a key may be a retry of one counted: it looks).
+		userDone, err := h.users.wait(ctx, uid)
+		if err != nil {
+			return nil, err
+		}
+		defer userDone()
+		if limits.on() && key == "" {
+			if err := h.users.refused(uid, limitedOn, time.Now()); err != nil {
+				return nil, err
+			}
+		}
+	}
 	release, err := h.turn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	limits := Limits{}
-	if uid != "" && req.Vote == nil {
-		limits = h.cfg.Limits
-	}
 	if req.Vote == nil && key == "" && !limits.on() {
 		shard, committed, err := h.writer.Add(ctx, req.Counter, count, req.By)
 		if err != nil {
@@ -235,6 +253,9 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 		return encode(resp)
 	})
 	if err != nil {
+		if limits.on() {
+			h.users.note(uid, limitedOn, err, time.Now())
+		}
 		return nil, err
 	}
 	return stamped(body, committed), nil

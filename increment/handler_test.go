@@ -236,7 +236,7 @@ func checkError(t *testing.T, w *httptest.ResponseRecorder, status int) {
 }
 
 func TestIncrementCORS(t *testing.T) {
-	h, _ := newHandler(t, Config{AutoCreate: true, CORSOrigins: []string{"https://app.example"}})
+	h, c := newHandler(t, Config{AutoCreate: true, CORSOrigins: []string{"https://app.example"}})
 	pre := map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
 	w := serve(h, http.MethodOptions, "/", "", pre)
 	if w.Code != http.StatusNoContent || w.Header().Get("Access-Control-Allow-Origin") != "https://app.example" ||
@@ -247,9 +247,24 @@ func TestIncrementCORS(t *testing.T) {
 	if w.Code != http.StatusOK || w.Header().Get("Access-Control-Allow-Origin") != "https://app.example" {
 		t.Errorf("POST from allowed origin: %d %v", w.Code, w.Header())
 	}
-	w = serve(h, http.MethodPost, "/?counter="+emulatortest.ID(t), "", map[string]string{"Origin": "https://other.example"})
-	if w.Header().Get("Access-Control-Allow-Origin") != "" {
-		t.Errorf("POST from another origin got CORS headers: %v", w.Header())
+	// A page of another origin: a bodiless POST and a form need no
+	// preflight, so the browser sends them; they are refused, unwritten.
+	other := emulatortest.ID(t)
+	for _, r := range []struct{ target, ctype, body string }{
+		{"/?counter=" + other, "", ""},
+		{"/?counter=" + other + "&vote=false", "", ""},
+		{"/", "text/plain", `{"counter":"` + other + `"}`},
+	} {
+		w = serve(h, http.MethodPost, r.target, r.body, map[string]string{"Origin": "https://other.example", "Content-Type": r.ctype})
+		if w.Code != http.StatusForbidden || w.Header().Get("Access-Control-Allow-Origin") != "" || !strings.Contains(w.Body.String(), "nothing was written") {
+			t.Errorf("POST %s from another origin: %d %v %s; want 403 with no CORS headers", r.target, w.Code, w.Header(), w.Body)
+		}
+	}
+	if got := shards(t, c, other); len(got) != 0 {
+		t.Errorf("requests of another origin's page wrote %v", got)
+	}
+	if w = serve(h, http.MethodPost, "/?counter="+other, "", nil); w.Code != http.StatusOK {
+		t.Errorf("POST with no Origin (a server, a script): %d %s", w.Code, w.Body)
 	}
 }
 

@@ -90,7 +90,7 @@ const (
 // limited is a refusal past a limit: nothing was written.
 func limited(which string, r Rate, wait time.Duration) error {
 	secs := int(math.Ceil(wait.Seconds()))
-	return &httpError{status: http.StatusTooManyRequests, retryAfter: max(1, secs),
+	return &httpError{status: http.StatusTooManyRequests, retryAfter: max(1, secs), wait: wait,
 		msg: fmt.Sprintf("too many increments: at most %s %s; nothing was written; retry after %d s", r, which, max(1, secs))}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,6 +100,50 @@ func TestUserLimitPerCounter(t *testing.T) {
 	for _, tc := range []struct{ who, token, id string }{{"another user", other.IDToken, id}, {"the same user elsewhere", abuser.IDToken, elsewhere}} {
 		if code, _ := limitedIncrement(h2, tc.token, tc.id); code != http.StatusOK {
 			t.Errorf("%s: %d, want 200", tc.who, code)
+		}
+	}
+}
+
+// TestUserBurst: one user's 25 steps and 5 likes at once, on a new
+// counter and on one with counts already, as taps on a slow network send
+// them, with the public limits (10 a minute on a counter): every answer
+// is true and none is left to a deadline: 10 steps written, 15 refused
+// with 429 and nothing written; one like counted, the rest answered
+// unchanged; no 503 or 504.
+func TestUserBurst(t *testing.T) {
+	h, c, _, host := signedIn(t, Config{Public: true, AutoCreate: true, Limits: Limits{Counter: Rate{10, time.Minute}, User: Rate{100, time.Minute}}})
+	old := emulatortest.ID(t)
+	if code, _ := limitedIncrement(h, user(t, host).IDToken, old); code != http.StatusOK {
+		t.Fatalf("a step: %d", code)
+	}
+	for _, id := range []string{emulatortest.ID(t), old} {
+		u := user(t, host)
+		base := sum(shards(t, c, id))
+		answers := make(chan int, 30)
+		var wg sync.WaitGroup
+		for i := range 30 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body := `{"counter":"` + id + `","vote":true}`
+				if i < 25 {
+					body = `{"counter":"` + id + `"}`
+				}
+				code, _, _ := call(h, u.IDToken, body)
+				answers <- code
+			}()
+		}
+		wg.Wait()
+		close(answers)
+		codes := map[int]int{}
+		for code := range answers {
+			codes[code]++
+		}
+		if codes[http.StatusOK] != 15 || codes[http.StatusTooManyRequests] != 15 {
+			t.Errorf("25 steps and 5 likes at once by one user: %v; want the 5 likes and 10 steps answered 200, 15 steps 429", codes)
+		}
+		if got := sum(shards(t, c, id)) - base; got != 11 {
+			t.Errorf("the shards took %d; want 10 steps and 1 like", got)
 		}
 	}
 }

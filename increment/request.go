@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,8 +62,8 @@ func parseRequest(w http.ResponseWriter, r *http.Request, public bool) (Request,
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fromQuery(query)
 	}
-	if query.Has("counter") || query.Has("field") || query.Has("by") {
-		return Request{}, errorf(http.StatusBadRequest, "give counter, field and by in the JSON body or in the query string, not both")
+	if len(query) > 0 {
+		return Request{}, errorf(http.StatusBadRequest, "give the request in the JSON body or in the query string, not both")
 	}
 	if !isJSON(r) {
 		return Request{}, errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
@@ -78,8 +79,12 @@ func isJSON(r *http.Request) bool {
 // jsonSpace is the white space JSON allows between its tokens: no other.
 const jsonSpace = " \t\r\n"
 
+// requestKeys are what a request may give, in its JSON body or its query
+// string alike.
+var requestKeys = []string{"counter", "field", "by", "vote"}
+
 func fromJSON(raw []byte) (Request, error) {
-	if err := exactKeys(raw, "counter", "field", "by", "vote"); err != nil {
+	if err := exactKeys(raw, requestKeys...); err != nil {
 		return Request{}, err
 	}
 	var b body
@@ -114,13 +119,33 @@ func fromJSON(raw []byte) (Request, error) {
 	return req, nil
 }
 
+// fromQuery reads a request from the query string: the keys of the body,
+// spelled exactly, each once, vote true or false as in JSON.
 func fromQuery(q url.Values) (Request, error) {
 	for key, vs := range q {
+		if !slices.Contains(requestKeys, key) {
+			return Request{}, errorf(http.StatusBadRequest, "unknown key %q in the query string; the keys are %q (lower case)", truncate(key), requestKeys)
+		}
 		if len(vs) > 1 {
 			return Request{}, errorf(http.StatusBadRequest, "%s is given %d times in the query string; give it once", truncate(key), len(vs))
 		}
 	}
 	req := Request{Counter: q.Get("counter"), Field: q.Get("field"), By: 1}
+	if q.Has("vote") {
+		if q.Has("by") {
+			return Request{}, errorf(http.StatusBadRequest, "give by or vote, not both: a vote adds 1, or takes 1 back")
+		}
+		v := q.Get("vote")
+		if v != "true" && v != "false" {
+			return Request{}, errorf(http.StatusBadRequest, "vote must be true or false, got %q", truncate(v))
+		}
+		vote := v == "true"
+		req.Vote = &vote
+		if !vote {
+			req.By = -1
+		}
+		return req, nil
+	}
 	if q.Has("by") {
 		n, err := strconv.ParseInt(q.Get("by"), 10, 64)
 		if err != nil {

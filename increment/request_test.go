@@ -3,6 +3,7 @@ package increment
 import (
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -55,6 +56,14 @@ func TestParseRequest(t *testing.T) {
 		{name: "duplicate counter", ctype: "application/json", body: `{"counter":"x","counter":"y"}`, status: 400},
 		{name: "key in capitals", ctype: "application/json", body: `{"COUNTER":"x"}`, status: 400},
 		{name: "key in mixed case", ctype: "application/json", body: `{"counter":"x","By":2}`, status: 400},
+		{name: "query vote", query: "counter=x&vote=true", want: Request{Counter: "x", By: 1, Vote: ptr(true)}},
+		{name: "query vote taken back", query: "counter=x&vote=false", want: Request{Counter: "x", By: -1, Vote: ptr(false)}},
+		{name: "query vote not a boolean", query: "counter=x&vote=1", status: 400},
+		{name: "query vote and by", query: "counter=x&vote=true&by=2", status: 400},
+		{name: "query unknown key", query: "counter=x&foo=1", status: 400},
+		{name: "query key in capitals", query: "counter=x&Counter=zz", status: 400},
+		{name: "body and an unknown query key", query: "foo=1", ctype: "application/json", body: `{"counter":"x"}`, status: 400},
+		{name: "body and vote in the query", query: "vote=false", ctype: "application/json", body: `{"counter":"x"}`, status: 400},
 		{name: "duplicate in query", query: "counter=x&counter=y", status: 400},
 		{name: "by twice in query", query: "counter=x&by=1&by=900", status: 400},
 		{name: "gzip body", ctype: "application/json", encoding: "gzip", body: `{"counter":"x"}`, status: 415},
@@ -79,7 +88,7 @@ func TestParseRequest(t *testing.T) {
 				if err != nil {
 					t.Fatalf("error %v, want %+v", err, tc.want)
 				}
-				if req != tc.want {
+				if !reflect.DeepEqual(req, tc.want) {
 					t.Errorf("got %+v, want %+v", req, tc.want)
 				}
 				return
@@ -90,3 +99,5 @@ func TestParseRequest(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

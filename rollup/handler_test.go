@@ -3,6 +3,8 @@ package rollup
 import (
 	"context"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -297,5 +299,47 @@ func TestFoldKeepsTotalWithoutShardField(t *testing.T) {
 	}
 	if !strings.Contains(h.logs.String(), "no shard holds the shard field") {
 		t.Errorf("no error logged:\n%s", h.logs.String())
+	}
+}
+
+// TestPagesCannotPostEvents: a request with an Origin, which a browser
+// sends for any page's request and Eventarc never does, is refused, 403,
+// and folds nothing, however good the event it carries.
+func TestPagesCannotPostEvents(t *testing.T) {
+	h := newHistory(t)
+	e := h.incr(0, 5)
+	r, err := eventarc.Request(context.Background(), "http://tally.test/Rollup", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Origin", "https://evil.example")
+	w := httptest.NewRecorder()
+	h.handler(Config{}).ServeHTTP(w, r)
+	if w.Code != http.StatusForbidden {
+		t.Errorf("an event from a page: %d %s, want 403", w.Code, w.Body)
+	}
+	if p := h.parent(); p != nil {
+		t.Errorf("the parent was written: %v", p.Data())
+	}
+}
+
+// TestShardsDeletedRaiseNoAlarm: a counter whose shards are deleted before
+// its parent (tally delete) is folded to 0 with no error logged; the
+// alarm for a wrong shard field is for shards that hold none, not for no
+// shards.
+func TestShardsDeletedRaiseNoAlarm(t *testing.T) {
+	h := newHistory(t)
+	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{layout.FieldNumShards: 2}); err != nil {
+		t.Fatal(err)
+	}
+	h.live = h.handler(Config{})
+	h.incr(0, 2)
+	h.incr(1, 1)
+	time.Sleep(2 * testWindow)
+	h.delete(0)
+	h.delete(1)
+	h.checkExact()
+	if strings.Contains(h.logs.String(), `"severity":"ERROR"`) || strings.Contains(h.logs.String(), "cannot fold") {
+		t.Errorf("deleting the shards logged an error:\n%s", h.logs.String())
 	}
 }

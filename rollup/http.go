@@ -24,9 +24,15 @@ const MaxEventBytes = 512 << 10
 //
 // It answers 204 once a fold covers the event, or when the event is dropped
 // (malformed, foreign, or dated in the future: logged, never retried); 503
-// when no fold could be made in time, so that the platform retries; 405 and
-// 413 to what cannot be an Eventarc delivery at all.
+// when no fold could be made in time, so that the platform retries; 403,
+// 405 and 413 to what cannot be an Eventarc delivery at all (403: a web
+// page's request, which carries an Origin).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		// Eventarc sends no Origin; a browser does, for any page's request.
+		answer(w, http.StatusForbidden, "Rollup takes events from Eventarc, not from web pages")
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		answer(w, http.StatusMethodNotAllowed, "use POST")

@@ -47,6 +47,7 @@ func readme(t *testing.T, name string) string {
 func normalize(s string) string {
 	for _, r := range []struct{ re, to string }{
 		{`127\.0\.0\.1:\d+`, "127.0.0.1:PORT"},
+		{`localhost:\d+`, "localhost:PORT"},
 		{`pid \d+`, "pid PID"},
 		{`"shard":\d+`, `"shard":N`},
 		{`"\d{4}-\d\d-\d\dT[0-9:.]+Z"`, `"TIME"`},

@@ -70,7 +70,12 @@ func serveCommand() *cobra.Command {
 			return err
 		}
 		stopWithParent()
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		// A log line that cannot be written (its pipe's reader gone, as
+		// when Ctrl-C stops both serve and the tee it writes to) is lost,
+		// and serve goes on to stop as asked: SIGPIPE would kill it before
+		// it saves. The terminal closing (SIGHUP) stops it as Ctrl-C does.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		defer stop()
 		st, err := stack.Start(ctx, o)
 		if err != nil {
@@ -140,6 +145,8 @@ func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 	fmt.Fprintf(w, "tally: functions at %s/Increment, %s/Rollup and %s/Reconcile; Ctrl-C stops everything\n",
 		s.FunctionsURL, s.FunctionsURL, s.FunctionsURL)
 	fmt.Fprintf(w, "tally: a like button at %s/demo\n", s.FunctionsURL)
+	fmt.Fprintf(w, "tally: pages of %s may call the functions; any other page gets 403 (TALLY_CORS_ORIGINS allows more)\n",
+		strings.Join(s.Origins, " and "))
 	fmt.Fprintf(w, "%s=%s\n", EnvEmulator, s.EmulatorHost)
 	l := s.Config().Layout
 	doc, field, body := l.Collection+"/likes", layout.FieldTotal, `{"counter":"likes"}`

@@ -68,6 +68,23 @@ func TestServeLocally(t *testing.T) {
 		t.Errorf("a 600 KiB event: %v %v, want 413", resp.Status, err)
 	}
 
+	// A page of another origin: its requests that need no preflight are
+	// refused, unwritten; the serve's own pages' are taken.
+	for _, path := range []string{"/Increment?counter=likes", "/Rollup", "/Reconcile"} {
+		req, _ := http.NewRequest(http.MethodPost, r.functions+path, nil)
+		req.Header.Set("Origin", "https://evil.example")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a page of another origin: POST %s answered %v %v, want 403", path, resp.Status, err)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, r.functions+"/Increment?counter=likes", nil)
+	req.Header.Set("Origin", r.functions)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("serve's own page: POST /Increment answered %v %v, want 200", resp.Status, err)
+	}
+	waitTotal(t, r.emulator, "likes", 2)
+
 	// Headers that never end: the server closes the connection.
 	conn, err := net.Dial("tcp", strings.TrimPrefix(r.functions, "http://"))
 	if err != nil {
@@ -118,6 +135,61 @@ func TestServeDrainsThenSaves(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	waitExit(t, cmd)
+}
+
+// TestServeSavesHoweverStopped: serve --data saves its data when Ctrl-C
+// stops it with its output going to a pipe whose reader is gone (as when
+// Ctrl-C also stops the tee it writes to: each line it writes then fails),
+// and when the terminal closes (SIGHUP); the next start has the counts.
+func TestServeSavesHoweverStopped(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		sig    syscall.Signal
+		closed bool // the pipe's reader gone before the signal
+	}{
+		{"Ctrl-C, output to a pipe whose reader is gone", syscall.SIGINT, true},
+		{"the terminal closed", syscall.SIGHUP, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			emulatortest.Require(t)
+			dir := t.TempDir()
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "serve", "--port", "0", "--data", dir)
+			cmd.Env = childEnv(nil)
+			cmd.Stdout, cmd.Stderr = pw, pw // 2>&1 | tee
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			pw.Close()
+			r := waitReady(t, bufio.NewScanner(pr), &syncBuffer{})
+			if !incrementVia(t, r.functions, "kept") || !incrementVia(t, r.functions, "kept") {
+				t.Fatal("an increment failed")
+			}
+			if c.closed {
+				pr.Close()
+			}
+			cmd.Process.Signal(c.sig)
+			if code := waitExit(t, cmd); code != 0 {
+				t.Fatalf("exit status %d after %v", code, c.sig)
+			}
+			if !c.closed {
+				pr.Close()
+			}
+			again, out, stderr := start(t, nil, "serve", "--port", "0", "--data", dir)
+			r = waitReady(t, out, stderr)
+			if got := total(t, r.emulator, "kept"); got != 2 {
+				t.Errorf("after a restart, the total is %d, want the 2 acknowledged", got)
+			}
+			again.Process.Signal(syscall.SIGTERM)
+			waitExit(t, again)
+		})
+	}
 }
 
 func TestServeFailsWhenEmulatorCrashes(t *testing.T) {

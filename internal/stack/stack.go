@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,7 @@ type Stack struct {
 	AuthHost     string // FIREBASE_AUTH_EMULATOR_HOST; "" without sign-in
 	Auth         *authemu.Emulator
 	Contention   *contention.Proxy // the functions reach the emulator through it, if set
+	Origins      []string          // the stack's own, whose pages may call the functions
 
 	o        Options
 	admin    *counter.Client
@@ -127,6 +129,11 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, fmt.Errorf("stack: functions port: %w", err)
 	}
 	s.FunctionsURL = "http://" + fl.Addr().String()
+	// Pages served here (the demo) call the functions; pages of other
+	// origins may not, unless TALLY_CORS_ORIGINS names them.
+	s.Origins = ownOrigins(fl.Addr().(*net.TCPAddr))
+	o.Config.CORSOrigins = append(slices.Clone(o.Config.CORSOrigins), s.Origins...)
+	s.o = o
 	bl, err := net.Listen("tcp", net.JoinHostPort(o.Host, fmt.Sprint(o.BridgePort)))
 	if err != nil {
 		fl.Close()
@@ -182,6 +189,16 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		go s.watch()
 	}
 	return s, nil
+}
+
+// ownOrigins are the origins of pages the functions' server serves: its
+// address, and localhost for a loopback one.
+func ownOrigins(a *net.TCPAddr) []string {
+	out := []string{"http://" + a.String()}
+	if a.IP.IsLoopback() {
+		out = append(out, fmt.Sprintf("http://localhost:%d", a.Port))
+	}
+	return out
 }
 
 // startEmulator starts the emulator with tally's rules and the data kept in

@@ -235,7 +235,16 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 		p.AsOf = s.At // nothing to hold, as of then
 		return fold, p, nil
 	case !docs && p.Exists && s.Shards[0] == 0 && (p.Seen || p.Totals[0] != 0):
-		return fold, p, fmt.Errorf("rollup: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
+		// No shard holds the field. If shards are there, the field is most
+		// likely wrong; if none is (the counter's shards deleted, by
+		// tally delete before its parent), the sum, 0, is the total.
+		some, err := f.anyShard(ctx, id)
+		if err != nil {
+			return fold, p, err
+		}
+		if some {
+			return fold, p, fmt.Errorf("rollup: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
+		}
 	}
 	var wr *firestore.WriteResult
 	var err error
@@ -288,6 +297,16 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 		Exists: true, Updated: wr.UpdateTime, Written: wr.UpdateTime, AsOf: s.At, Totals: totals, NumShards: fold.NumShards,
 		Resharding: p.Resharding, OneSince: since, Anchor: wr.UpdateTime, AnchorAt: time.Now(),
 	}, nil
+}
+
+// anyShard reports whether id has a shard document at all, whatever it
+// holds.
+func (f *Folder) anyShard(ctx context.Context, id string) (bool, error) {
+	refs, err := f.layout.Shards(f.client, id).Limit(1).Documents(ctx).GetAll()
+	if err != nil {
+		return false, fmt.Errorf("rollup: list the shards of %s: %w", id, err)
+	}
+	return len(refs) > 0, nil
 }
 
 // Fold folds id now: it reads the parent, waits out the rest of the window
