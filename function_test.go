@@ -95,7 +95,7 @@ func TestFunctions(t *testing.T) {
 		}
 		want += by
 		// Read back the shard to learn the version this write produced.
-		snap, err := l.Shard(client, id, got.Shard).Get(ctx)
+		snap, err := l.Shard(client, id, "", got.Shard).Get(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestReconcileFunction(t *testing.T) {
 	if _, err := l.Counter(client, id).Set(ctx, map[string]any{layout.FieldNumShards: 2, layout.FieldTotal: 50}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Shard(client, id, 1).Set(ctx, map[string]any{l.ShardField: 8}); err != nil {
+	if _, err := l.Shard(client, id, "", 1).Set(ctx, map[string]any{l.ShardField: 8}); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodPost, base+"/Reconcile", nil)

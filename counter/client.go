@@ -144,7 +144,11 @@ func (c *Client) Create(ctx context.Context, id string, shards int) error {
 	case err != nil:
 		return fmt.Errorf("counter: create %s: %w", id, err)
 	}
-	return c.createShards(ctx, id, 0, shards)
+	life, err := c.life(ctx, id)
+	if err != nil {
+		return fmt.Errorf("counter: create %s: %w", id, err)
+	}
+	return c.createShards(ctx, id, life, 0, shards)
 }
 
 // adopt sets up counts on the app's document id: num_shards, and 0 for
@@ -173,12 +177,12 @@ func (c *Client) adopt(ctx context.Context, id string, shards int) error {
 	})
 }
 
-// createShards creates shards [from, to) with every count at 0, leaving
-// any that exist alone.
-func (c *Client) createShards(ctx context.Context, id string, from, to int) error {
+// createShards creates shards [from, to) of id's life with every count
+// at 0, leaving any that exist alone.
+func (c *Client) createShards(ctx context.Context, id, life string, from, to int) error {
 	refs := make([]*firestore.DocumentRef, 0, max(0, to-from))
 	for n := from; n < to; n++ {
-		refs = append(refs, c.layout.Shard(c.fs, id, n))
+		refs = append(refs, c.layout.Shard(c.fs, id, life, n))
 	}
 	zero := map[string]any{}
 	for _, k := range c.layout.Counts(id) {
@@ -249,9 +253,13 @@ func (c *Client) SumOf(ctx context.Context, id, field string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("counter: %w", err)
 	}
+	life, err := c.life(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("counter: sum of %s: %w", describe(id, field), err)
+	}
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
-	res, err := c.layout.Shards(c.fs, id).NewAggregationQuery().WithSum(k.Shard, "sum").Get(ctx)
+	res, err := c.layout.Shards(c.fs, id, life).NewAggregationQuery().WithSum(k.Shard, "sum").Get(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("counter: sum of %s: %w", describe(id, field), err)
 	}

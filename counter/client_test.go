@@ -26,7 +26,7 @@ func TestCreate(t *testing.T) {
 	if d := snap.Data(); d[layout.FieldNumShards] != int64(4) || d[layout.FieldTotal] != int64(0) {
 		t.Errorf("parent = %v", d)
 	}
-	shards, err := layout.Default().Shards(fs, id).Documents(ctx).GetAll()
+	shards, err := layout.Default().Shards(fs, id, "").Documents(ctx).GetAll()
 	if err != nil || len(shards) != 4 {
 		t.Fatalf("%d shards, %v; want 4", len(shards), err)
 	}
@@ -115,7 +115,7 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 		t.Errorf("Sum = %d, %v; want the %d acknowledged", sum, err, want)
 	}
 	waitTotal(t, c, id, want)
-	refs, err := layout.Default().Shards(fs, id).DocumentRefs(ctx).GetAll()
+	refs, err := layout.Default().Shards(fs, id, "").DocumentRefs(ctx).GetAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestReshardKeepsTotal(t *testing.T) {
 		for ctx.Err() == nil {
 			var s int64
 			err := fs.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-				res, err := layout.Default().Shards(fs, id).NewAggregationQuery().WithSum(layout.DefaultShardField, "sum").Transaction(tx).Get(ctx)
+				res, err := layout.Default().Shards(fs, id, "").NewAggregationQuery().WithSum(layout.DefaultShardField, "sum").Transaction(tx).Get(ctx)
 				if err == nil {
 					v, _ := res["sum"].(*firestorepb.Value)
 					s = v.GetIntegerValue()

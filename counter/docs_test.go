@@ -93,7 +93,7 @@ func TestDocsLifecycle(t *testing.T) {
 	if d := snap.Data(); len(d) != 1 || d["title"] != "hello" {
 		t.Errorf("after Delete the post holds %v, want its title only", d)
 	}
-	if refs, _ := l.Shards(fs, name).DocumentRefs(ctx).GetAll(); len(refs) != 0 {
-		t.Errorf("%d shards left after Delete", len(refs))
+	if refs, _ := l.Lives(fs, name).DocumentRefs(ctx).GetAll(); len(refs) != 0 {
+		t.Errorf("%d lives (of shards, votes, keys) left after Delete", len(refs))
 	}
 }

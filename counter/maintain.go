@@ -20,10 +20,11 @@ import (
 // increment is counted if it committed after its shard's reset and wiped
 // with the shard if before; the total follows the shards either way.
 func (c *Client) Reset(ctx context.Context, id string) error {
-	if err := c.exists(ctx, id); err != nil {
+	life, err := c.life(ctx, id)
+	if err != nil {
 		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
-	refs, err := c.shardRefs(ctx, id)
+	refs, err := c.shardRefs(ctx, id, life)
 	if err != nil {
 		return fmt.Errorf("counter: reset %s: %w", id, err)
 	}
@@ -49,20 +50,30 @@ func (c *Client) Reset(ctx context.Context, id string) error {
 
 // exists is nil if id's parent exists, ErrNotFound if not.
 func (c *Client) exists(ctx context.Context, id string) error {
-	ctx, cancel := c.bound(ctx, 1)
-	defer cancel()
-	_, err := c.layout.Counter(c.fs, id).Get(ctx)
-	if status.Code(err) == codes.NotFound {
-		return ErrNotFound
-	}
+	_, err := c.life(ctx, id)
 	return err
 }
 
-// shardRefs lists id's shard documents.
-func (c *Client) shardRefs(ctx context.Context, id string) ([]*firestore.DocumentRef, error) {
+// life is the life of id's counted document, under which its shards are
+// ("" in the guide layout): ErrNotFound if it does not exist.
+func (c *Client) life(ctx context.Context, id string) (string, error) {
+	ctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
+	if status.Code(err) == codes.NotFound {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", err
+	}
+	return c.layout.LifeOf(snap.CreateTime), nil
+}
+
+// shardRefs lists the shard documents of id's life.
+func (c *Client) shardRefs(ctx context.Context, id, life string) ([]*firestore.DocumentRef, error) {
 	ctx, cancel := c.bound(ctx, listBatches)
 	defer cancel()
-	return c.layout.Shards(c.fs, id).DocumentRefs(ctx).GetAll()
+	return c.layout.Shards(c.fs, id, life).DocumentRefs(ctx).GetAll()
 }
 
 // Reconcile folds id now, so that each of its counts is its shards' sum,
@@ -84,7 +95,11 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]fold.Drift, error)
 	if keep == 0 {
 		return ds, nil
 	}
-	extra, err := c.extraShards(ctx, id, keep)
+	life, err := c.life(ctx, id)
+	if err != nil {
+		return ds, fmt.Errorf("counter: reconcile %s: %w", id, err)
+	}
+	extra, err := c.extraShards(ctx, id, life, keep)
 	if err != nil {
 		return ds, err
 	}
@@ -92,7 +107,7 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]fold.Drift, error)
 		ds[i].Extra = len(extra)
 	}
 	if len(extra) > 0 {
-		if err := c.move(ctx, id, keep, extra); err != nil {
+		if err := c.move(ctx, id, life, keep, extra); err != nil {
 			return ds, err
 		}
 	}
@@ -165,7 +180,8 @@ func (c *Client) names(ctx context.Context) ([]string, error) {
 }
 
 // removeOrphans removes what tally keeps under counted documents that are
-// gone: their shards, votes and keys.
+// gone (their shards, votes and keys), and, on documents, what it keeps of
+// earlier lives of those that were created again.
 func (c *Client) removeOrphans(ctx context.Context) error {
 	shards, _, _ := c.layout.Subcollections()
 	lctx, cancel := c.bound(ctx, listBatches)
@@ -176,19 +192,20 @@ func (c *Client) removeOrphans(ctx context.Context) error {
 	}
 	seen := map[string]bool{}
 	for _, s := range snaps {
-		doc := s.Ref.Parent.Parent
+		doc, life := c.layout.Owner(s.Ref)
 		p := relative(doc)
-		if doc == nil || seen[p] || !c.layout.Matches(p) {
+		if doc == nil || seen[p+"/"+life] || !c.layout.Matches(p) {
 			continue
 		}
-		seen[p] = true
-		gctx, cancel := c.bound(ctx, 1)
-		_, err := doc.Get(gctx)
-		cancel()
-		if status.Code(err) != codes.NotFound {
-			continue
+		seen[p+"/"+life] = true
+		current, err := c.life(ctx, p)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			err = c.removeSubcollections(ctx, p)
+		case err == nil && current != life:
+			err = c.removeLife(ctx, p, life)
 		}
-		if err := c.removeSubcollections(ctx, p); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -243,12 +260,32 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 }
 
 // removeSubcollections deletes every document of id's shards, voters and
-// keys.
+// keys: on documents, those of every life of it.
 func (c *Client) removeSubcollections(ctx context.Context, id string) error {
+	if !c.layout.OnDocs() {
+		return c.removeLife(ctx, id, "")
+	}
+	lctx, cancel := c.bound(ctx, listBatches)
+	lives, err := c.layout.Lives(c.fs, id).DocumentRefs(lctx).GetAll()
+	cancel()
+	if err != nil {
+		return fmt.Errorf("counter: delete %s: list its lives: %w", id, err)
+	}
+	for _, l := range lives {
+		if err := c.removeLife(ctx, id, l.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeLife deletes every document of the shards, voters and keys of one
+// life of id.
+func (c *Client) removeLife(ctx context.Context, id, life string) error {
 	shards, voters, keys := c.layout.Subcollections()
 	for _, sub := range []string{shards, voters, keys} {
 		lctx, cancel := c.bound(ctx, listBatches)
-		refs, err := c.layout.Counter(c.fs, id).Collection(sub).DocumentRefs(lctx).GetAll()
+		refs, err := c.layout.Shards(c.fs, id, life).Parent.Collection(sub).DocumentRefs(lctx).GetAll()
 		cancel()
 		if err != nil {
 			return fmt.Errorf("counter: delete %s: list %s: %w", id, sub, err)

@@ -157,7 +157,7 @@ func TestDelete(t *testing.T) {
 	if snap, _ := layout.Default().Counter(fs, id).Get(ctx); snap.Exists() {
 		t.Errorf("parent exists after delete: %v", snap.Data())
 	}
-	if refs, _ := layout.Default().Shards(fs, id).DocumentRefs(ctx).GetAll(); len(refs) > 0 {
+	if refs, _ := layout.Default().Shards(fs, id, "").DocumentRefs(ctx).GetAll(); len(refs) > 0 {
 		t.Errorf("%d shards remain after delete", len(refs))
 	}
 	if err := c.Delete(ctx, id); !errors.Is(err, counter.ErrNotFound) {
@@ -172,7 +172,7 @@ func TestReconcileMovesLeftOverShards(t *testing.T) {
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 2)
 	ctx := context.Background()
-	if _, err := layout.Default().Shard(fs, id, 5).Set(ctx, map[string]any{"count": 4}); err != nil {
+	if _, err := layout.Default().Shard(fs, id, "", 5).Set(ctx, map[string]any{"count": 4}); err != nil {
 		t.Fatal(err)
 	}
 	incrementAndWait(t, c, id, 3, 7)
@@ -186,7 +186,7 @@ func TestReconcileMovesLeftOverShards(t *testing.T) {
 	if sum, _ := c.Sum(ctx, id); sum != 7 {
 		t.Errorf("Sum = %d after the move, want 7", sum)
 	}
-	if snap, _ := layout.Default().Shard(fs, id, 5).Get(ctx); snap.Exists() {
+	if snap, _ := layout.Default().Shard(fs, id, "", 5).Get(ctx); snap.Exists() {
 		t.Error("shard 5 is still there")
 	}
 	waitTotal(t, c, id, 7)

@@ -12,9 +12,9 @@ import (
 // writes, and a commit takes at most 500.
 const moveChunk = 200
 
-// extraShards lists id's shards numbered keep or more.
-func (c *Client) extraShards(ctx context.Context, id string, keep int) ([]int, error) {
-	refs, err := c.shardRefs(ctx, id)
+// extraShards lists the shards of id's life numbered keep or more.
+func (c *Client) extraShards(ctx context.Context, id, life string, keep int) ([]int, error) {
+	refs, err := c.shardRefs(ctx, id, life)
 	if err != nil {
 		return nil, fmt.Errorf("counter: list shards of %s: %w", id, err)
 	}
@@ -27,18 +27,18 @@ func (c *Client) extraShards(ctx context.Context, id string, keep int) ([]int, e
 	return extra, nil
 }
 
-// move moves each shard r in extra into shard r mod keep: one transaction
+// move moves each shard r in extra, of id's life, into shard r mod keep: one transaction
 // per chunk reads the shards it removes, deletes them and adds their counts
 // to the kept ones with server-side increments. A snapshot sees all of a
 // chunk's move or none of it, so every sum of the shards is the same.
-func (c *Client) move(ctx context.Context, id string, keep int, extra []int) error {
+func (c *Client) move(ctx context.Context, id, life string, keep int, extra []int) error {
 	counts := c.layout.Counts(id)
 	for len(extra) > 0 {
 		chunk := extra[:min(moveChunk, len(extra))]
 		extra = extra[len(chunk):]
 		refs := make([]*firestore.DocumentRef, len(chunk))
 		for i, r := range chunk {
-			refs[i] = c.layout.Shard(c.fs, id, r)
+			refs[i] = c.layout.Shard(c.fs, id, life, r)
 		}
 		tctx, cancel := c.bound(ctx, 1)
 		err := c.fs.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
@@ -77,7 +77,7 @@ func (c *Client) move(ctx context.Context, id string, keep int, extra []int) err
 				if len(inc) == 0 {
 					continue
 				}
-				if err := tx.Set(c.layout.Shard(c.fs, id, k), inc, firestore.MergeAll); err != nil {
+				if err := tx.Set(c.layout.Shard(c.fs, id, life, k), inc, firestore.MergeAll); err != nil {
 					return err
 				}
 			}

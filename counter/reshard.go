@@ -42,6 +42,7 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 	parent := c.layout.Counter(c.fs, id)
 	tctx, cancel := c.bound(ctx, 1)
 	defer cancel()
+	var life string
 	err = c.fs.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		snap, err := tx.Get(parent)
 		if status.Code(err) == codes.NotFound {
@@ -50,6 +51,7 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 		if err != nil {
 			return err
 		}
+		life = c.layout.LifeOf(snap.CreateTime)
 		if old, err = c.layout.NumShards(snap.Data()); err != nil {
 			return err
 		}
@@ -69,7 +71,7 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
 	}
 	if n >= old {
-		return old, c.createShards(ctx, id, old, n)
+		return old, c.createShards(ctx, id, life, old, n)
 	}
 	pause := c.cacheTTL + reshardMargin
 	if wait != nil {
@@ -80,11 +82,11 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 		return old, fmt.Errorf("counter: reshard %s: num_shards is %d, shards not yet moved: %w", id, n, ctx.Err())
 	case <-time.After(pause):
 	}
-	extra, err := c.extraShards(ctx, id, n)
+	extra, err := c.extraShards(ctx, id, life, n)
 	if err != nil {
 		return old, err
 	}
-	if err := c.move(ctx, id, n, extra); err != nil {
+	if err := c.move(ctx, id, life, n, extra); err != nil {
 		return old, err
 	}
 	if n == 1 {

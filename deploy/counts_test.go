@@ -30,9 +30,9 @@ func TestCountsRules(t *testing.T) {
 	owner := rest{t, base, "Bearer owner"}
 	for _, w := range []struct{ path, body string }{
 		{"posts/p1", `{"fields":{"title":{"stringValue":"hello"},"likes":{"integerValue":"5"},"views":{"integerValue":"9"},"_tally":{"mapValue":{"fields":{"num_shards":{"integerValue":"2"}}}}}}`},
-		{"posts/p1/shards/0", `{"fields":{"likes":{"integerValue":"5"}}}`},
-		{"posts/p1/voters/likes:alice", `{"fields":{}}`},
-		{"posts/p1/voters/likes:bob", `{"fields":{}}`},
+		{"posts/p1/lives/1/shards/0", `{"fields":{"likes":{"integerValue":"5"}}}`},
+		{"posts/p1/lives/1/voters/likes:alice", `{"fields":{}}`},
+		{"posts/p1/lives/1/voters/likes:bob", `{"fields":{}}`},
 		{"posts/p1/keys/k1", `{"fields":{"response":{"stringValue":"{}"}}}`},
 		{"users/u1/posts/p2", `{"fields":{"title":{"stringValue":"mine"},"likes":{"integerValue":"1"}}}`},
 	} {
@@ -61,18 +61,18 @@ func TestCountsRules(t *testing.T) {
 		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=_tally.as_of", `{"fields":{"_tally":{"mapValue":{"fields":{"as_of":{"integerValue":"1"}}}}}}`, http.StatusForbidden},
 		{"alice", alice, "PATCH", "posts/p1", `{"fields":{"title":{"stringValue":"whole document"}}}`, http.StatusForbidden},
 		{"alice", alice, "PATCH", "users/u1/posts/p2?updateMask.fieldPaths=likes", `{"fields":{"likes":{"integerValue":"7"}}}`, http.StatusForbidden},
-		{"alice", alice, "GET", "posts/p1/shards/0", "", http.StatusForbidden},
-		{"alice", alice, "PATCH", "posts/p1/shards/0", `{"fields":{"likes":{"integerValue":"99"}}}`, http.StatusForbidden},
-		{"alice", alice, "PATCH", "posts/p1/shards/9", `{"fields":{"likes":{"integerValue":"1"}}}`, http.StatusForbidden},
+		{"alice", alice, "GET", "posts/p1/lives/1/shards/0", "", http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1/lives/1/shards/0", `{"fields":{"likes":{"integerValue":"99"}}}`, http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1/lives/1/shards/9", `{"fields":{"likes":{"integerValue":"1"}}}`, http.StatusForbidden},
 		{"alice", alice, "GET", "posts/p1/keys/k1", "", http.StatusForbidden},
-		{"alice", alice, "GET", "posts/p1/voters/likes:alice", "", http.StatusOK},
-		{"alice", alice, "GET", "posts/p1/voters/views:alice", "", http.StatusNotFound},
-		{"alice", alice, "GET", "posts/p1/voters/likes:bob", "", http.StatusForbidden},
-		{"alice", alice, "GET", "posts/p1/voters/likes:alicex", "", http.StatusForbidden},
-		{"alice", alice, "GET", "posts/p1/voters/x:likes:alice", "", http.StatusForbidden},
-		{"anyone", anon, "GET", "posts/p1/voters/likes:alice", "", http.StatusForbidden},
-		{"alice", alice, "PATCH", "posts/p1/voters/likes:alice", `{"fields":{}}`, http.StatusForbidden},
-		{"alice", alice, "DELETE", "posts/p1/voters/likes:alice", "", http.StatusForbidden},
+		{"alice", alice, "GET", "posts/p1/lives/1/voters/likes:alice", "", http.StatusOK},
+		{"alice", alice, "GET", "posts/p1/lives/1/voters/views:alice", "", http.StatusNotFound},
+		{"alice", alice, "GET", "posts/p1/lives/1/voters/likes:bob", "", http.StatusForbidden},
+		{"alice", alice, "GET", "posts/p1/lives/1/voters/likes:alicex", "", http.StatusForbidden},
+		{"alice", alice, "GET", "posts/p1/lives/1/voters/x:likes:alice", "", http.StatusForbidden},
+		{"anyone", anon, "GET", "posts/p1/lives/1/voters/likes:alice", "", http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1/lives/1/voters/likes:alice", `{"fields":{}}`, http.StatusForbidden},
+		{"alice", alice, "DELETE", "posts/p1/lives/1/voters/likes:alice", "", http.StatusForbidden},
 	} {
 		if code := c.cl.do(c.method, c.path, c.body); code != c.want {
 			t.Errorf("%s %s %s: %d, want %d", c.who, c.method, c.path, code, c.want)

@@ -138,9 +138,9 @@ func TestDeployCounts(t *testing.T) {
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	lines := strings.Join(dryRun(t, variants["counts on documents"]...), "\n")
 	for _, want := range []string{
-		"--entry-point=Rollup", "'--trigger-event-filters-path-pattern=document=posts/{doc0}/tally_shards/{shardId}'",
-		"gcloud eventarc triggers create tally-rollup-1 ", "'--event-filters-path-pattern=document=users/{doc0}/posts/{doc1}/tally_shards/{shardId}'",
-		"gcloud eventarc triggers create tally-rollup-2 ", "'--event-filters-path-pattern=document=polls/{doc0}/options/{doc1}/tally_shards/{shardId}'",
+		"--entry-point=Rollup", "'--trigger-event-filters-path-pattern=document=posts/{doc0}/lives/{life}/tally_shards/{shardId}'",
+		"gcloud eventarc triggers create tally-rollup-1 ", "'--event-filters-path-pattern=document=users/{doc0}/posts/{doc1}/lives/{life}/tally_shards/{shardId}'",
+		"gcloud eventarc triggers create tally-rollup-2 ", "'--event-filters-path-pattern=document=polls/{doc0}/options/{doc1}/lives/{life}/tally_shards/{shardId}'",
 		"--destination-run-service=tally-rollup", "--event-data-content-type=application/protobuf",
 		"TALLY_COUNTS=posts:likes,views;users/*/posts:likes;polls/*/options:votes", "TALLY_SHARDS_COLLECTION=tally_shards",
 		"go run ./cmd/tally rules ", "'--counts=posts:likes,views;users/*/posts:likes;polls/*/options:votes'",

@@ -150,7 +150,7 @@ func TestVotes(t *testing.T) {
 	if got := sum(shards(t, c, id)); got != 1 {
 		t.Errorf("count = %d, want 1", got)
 	}
-	if _, err := layout.Default().Voter(c, id, "", b.UID).Get(context.Background()); err != nil {
+	if _, err := layout.Default().Voter(c, id, "", "", b.UID).Get(context.Background()); err != nil {
 		t.Errorf("b's vote is not recorded: %v", err)
 	}
 	ops.Reset()
@@ -226,7 +226,7 @@ func TestIdempotencyKey(t *testing.T) {
 	if _, _, raw := call(h, u.IDToken, body, "Idempotency-Key", "req-1"); raw != answers[0] || ops.Writes() != 0 {
 		t.Errorf("a later retry: %s with %d writes; want the first answer and no write", raw, ops.Writes())
 	}
-	snap, err := layout.Default().Key(c, id, scopedKey(u.UID, "req-1")).Get(context.Background())
+	snap, err := layout.Default().Key(c, id, "", scopedKey(u.UID, "req-1")).Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

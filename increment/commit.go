@@ -66,7 +66,7 @@ var errConflict = errors.New("increment: a precondition failed")
 // count did not change or the client cannot tell (one built without
 // fsrpc's options).
 func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
-	n, fields, err := w.shards.Fields(ctx, op.Counter, op.Count, op.By)
+	n, life, fields, err := w.shards.Fields(ctx, op.Counter, op.Count, op.By)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -89,12 +89,12 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 				}
 			}
 			if op.Key != "" {
-				if err := w.putKey(tx, op, body, replace); err != nil {
+				if err := w.putKey(tx, op, life, body, replace); err != nil {
 					return err
 				}
 			}
 			if op.Vote != nil {
-				voter := w.layout.Voter(w.client, op.Counter, op.Count.Field, op.Voter)
+				voter := w.layout.Voter(w.client, op.Counter, life, op.Count.Field, op.Voter)
 				var err error
 				if *op.Vote {
 					err = tx.Create(voter, map[string]any{"at": firestore.ServerTimestamp})
@@ -105,7 +105,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 					return err
 				}
 			}
-			return tx.Set(w.layout.Shard(w.client, op.Counter, shard), fields, firestore.MergeAll)
+			return tx.Set(w.layout.Shard(w.client, op.Counter, life, shard), fields, firestore.MergeAll)
 		})
 		var refusal *httpError
 		switch status.Code(err) {
@@ -117,7 +117,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 				// Past a limit: nothing written. A retry of a request that
 				// was counted before the limit was reached gets its answer.
 				if op.Key != "" {
-					kept, at, _, kerr := w.keptAnswer(ctx, op)
+					kept, at, _, kerr := w.keptAnswer(ctx, op, life)
 					switch {
 					case errors.Is(kerr, errKeyReused):
 						return nil, time.Time{}, kerr
@@ -130,7 +130,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 			return nil, time.Time{}, commitError(kind, fmt.Errorf("increment: commit to %s: %w", op.Counter, err))
 		}
 		if op.Key != "" {
-			kept, at, expired, err := w.keptAnswer(ctx, op)
+			kept, at, expired, err := w.keptAnswer(ctx, op, life)
 			switch {
 			case err != nil:
 				return nil, time.Time{}, err
@@ -150,12 +150,12 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 			return unchanged, time.Time{}, nil
 		}
 		err = w.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-			return w.putKey(tx, op, unchanged, replace)
+			return w.putKey(tx, op, life, unchanged, replace)
 		})
 		if status.Code(err) == codes.OK {
 			return unchanged, time.Time{}, nil
 		}
-		if kept, at, _, kerr := w.keptAnswer(ctx, op); errors.Is(kerr, errKeyReused) {
+		if kept, at, _, kerr := w.keptAnswer(ctx, op, life); errors.Is(kerr, errKeyReused) {
 			return nil, time.Time{}, kerr
 		} else if kerr == nil && kept != nil {
 			return kept, at, nil // the same key won meanwhile
@@ -165,10 +165,11 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 	return nil, time.Time{}, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
 }
 
-// putKey writes the key's record holding body: a create, or the
-// replacement of the expired record last updated at replace.
-func (w *Writer) putKey(tx *firestore.Transaction, op Op, body []byte, replace time.Time) error {
-	ref := w.layout.Key(w.client, op.Counter, op.Key)
+// putKey writes the key's record, in the counted document's life, holding
+// body: a create, or the replacement of the expired record last updated at
+// replace.
+func (w *Writer) putKey(tx *firestore.Transaction, op Op, life string, body []byte, replace time.Time) error {
+	ref := w.layout.Key(w.client, op.Counter, life, op.Key)
 	expires := time.Now().Add(op.TTL)
 	if replace.IsZero() {
 		return tx.Create(ref, map[string]any{fieldResponse: string(body), fieldRequest: op.asked(), fieldCreated: firestore.ServerTimestamp,
@@ -188,8 +189,8 @@ func (w *Writer) putKey(tx *firestore.Transaction, op Op, body []byte, replace t
 // neither if there is none.
 // A record kept for another request than op's is errKeyReused (a record
 // from before records kept requests is taken as op's).
-func (w *Writer) keptAnswer(ctx context.Context, op Op) (kept []byte, at, expired time.Time, err error) {
-	snap, err := w.layout.Key(w.client, op.Counter, op.Key).Get(ctx)
+func (w *Writer) keptAnswer(ctx context.Context, op Op, life string) (kept []byte, at, expired time.Time, err error) {
+	snap, err := w.layout.Key(w.client, op.Counter, life, op.Key).Get(ctx)
 	if status.Code(err) == codes.NotFound {
 		return nil, time.Time{}, time.Time{}, nil
 	}

@@ -27,7 +27,7 @@ func postsLayout(t *testing.T) layout.Layout {
 // fieldSums adds up each count over a document's shards.
 func fieldSums(t *testing.T, c *firestore.Client, l layout.Layout, name string) map[string]int64 {
 	t.Helper()
-	docs, err := l.Shards(c, name).Documents(context.Background()).GetAll()
+	docs, err := l.Shards(c, name, emulatortest.Life(t, l, c, name)).Documents(context.Background()).GetAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestCountsPerField(t *testing.T) {
 	if vote("likes", true).Changed {
 		t.Error("a second like counted")
 	}
-	if _, err := l.Voter(c, name, "likes", u.UID).Get(context.Background()); err != nil {
+	if _, err := l.Voter(c, name, emulatortest.Life(t, l, c, name), "likes", u.UID).Get(context.Background()); err != nil {
 		t.Errorf("the like is not at voters/likes:%s: %v", u.UID, err)
 	}
 	for _, field := range []string{"likes", "views"} {
@@ -150,7 +150,7 @@ func TestAnswerSaysWhenCommitted(t *testing.T) {
 	}
 	shardTime := func(r Response) time.Time {
 		t.Helper()
-		snap, err := l.Shard(c, name, r.Shard).Get(context.Background())
+		snap, err := l.Shard(c, name, emulatortest.Life(t, l, c, name), r.Shard).Get(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func step(t *testing.T, h http.Handler, id string) int {
 // shards reads every shard of counter id.
 func shards(t *testing.T, c *firestore.Client, id string) map[string]int64 {
 	t.Helper()
-	docs, err := layout.Default().Shards(c, id).Documents(context.Background()).GetAll()
+	docs, err := layout.Default().Shards(c, id, "").Documents(context.Background()).GetAll()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
 	h.writer.shards.SetClock(func() time.Time { return now })
 	ctx := context.Background()
 	id := emulatortest.ID(t)
-	parent, shard0 := layout.Default().Counter(c, id), layout.Default().Shard(c, id, 0)
+	parent, shard0 := layout.Default().Counter(c, id), layout.Default().Shard(c, id, "", 0)
 	incr := func() time.Time { // shard 0's parent version after an increment that landed on it
 		t.Helper()
 		for {

@@ -157,7 +157,7 @@ func (l Layout) TriggerPatterns() []string {
 				segs[j] = fmt.Sprintf("{doc%d}", j/2)
 			}
 		}
-		out[i] = strings.Join(segs, "/") + fmt.Sprintf("/{doc%d}", len(segs)/2) + shards
+		out[i] = strings.Join(segs, "/") + fmt.Sprintf("/{doc%d}/%s/{life}", len(segs)/2, LivesCollection) + shards
 	}
 	return out
 }

@@ -8,10 +8,12 @@
 //
 // Counts on documents (TALLY_COUNTS, see ParseCounts) put the counts on the
 // app's own documents: posts/{p}.likes and posts/{p}.views, summed from
-// posts/{p}/shards/{n}, each shard holding a field per count it was
-// incremented for. A counted document is named by its path, and each count
-// by its field; tally's bookkeeping on the document is one map field,
-// _tally, so nothing of the app's is touched.
+// posts/{p}/lives/{life}/shards/{n}, each shard holding a field per count it
+// was incremented for. A counted document is named by its path, and each
+// count by its field; tally's bookkeeping on the document is one map field,
+// _tally, so nothing of the app's is touched. Its shards, votes and keys
+// are kept under its life (see life.go), so that a document deleted and
+// created again starts with nothing of its earlier life.
 //
 // Every other package names a counter by that name, and asks this one
 // where its documents are.
@@ -136,21 +138,22 @@ func (l Layout) Path(name string) string {
 	return l.Collection + "/" + name
 }
 
-// Shards is the collection of the named counter's shards.
-func (l Layout) Shards(c *firestore.Client, name string) *firestore.CollectionRef {
-	return l.Counter(c, name).Collection(l.shardsName())
+// Shards is the collection of the named counter's shards, of the given
+// life of its document ("" in the guide layout).
+func (l Layout) Shards(c *firestore.Client, name, life string) *firestore.CollectionRef {
+	return l.home(c, name, life).Collection(l.shardsName())
 }
 
-// Shard is shard n of the named counter.
-func (l Layout) Shard(c *firestore.Client, name string, n int) *firestore.DocumentRef {
-	return l.Shards(c, name).Doc(strconv.Itoa(n))
+// Shard is shard n of the named counter, of the given life.
+func (l Layout) Shard(c *firestore.Client, name, life string, n int) *firestore.DocumentRef {
+	return l.Shards(c, name, life).Doc(strconv.Itoa(n))
 }
 
-// Voter is the vote of user uid on one count of the named counter: its
-// id is the uid in the guide layout, and field:uid on documents, one per
-// count.
-func (l Layout) Voter(c *firestore.Client, name, field, uid string) *firestore.DocumentRef {
-	return l.Counter(c, name).Collection(l.votersName()).Doc(l.VoterID(field, uid))
+// Voter is the vote of user uid on one count of the named counter, in the
+// given life: its id is the uid in the guide layout, and field:uid on
+// documents, one per count.
+func (l Layout) Voter(c *firestore.Client, name, life, field, uid string) *firestore.DocumentRef {
+	return l.home(c, name, life).Collection(l.votersName()).Doc(l.VoterID(field, uid))
 }
 
 // VoterID is the id of user uid's vote document on the count field.
@@ -161,10 +164,10 @@ func (l Layout) VoterID(field, uid string) string {
 	return uid
 }
 
-// Key is the record of an idempotency key on the named counter, under its
-// scoped hash.
-func (l Layout) Key(c *firestore.Client, name, hash string) *firestore.DocumentRef {
-	return l.Counter(c, name).Collection(l.keysName()).Doc(hash)
+// Key is the record of an idempotency key on the named counter, in the
+// given life, under its scoped hash.
+func (l Layout) Key(c *firestore.Client, name, life, hash string) *firestore.DocumentRef {
+	return l.home(c, name, life).Collection(l.keysName()).Doc(hash)
 }
 
 // LimitsSuffix names the collection of users' limits beside the
@@ -178,31 +181,34 @@ func (l Layout) Limits(c *firestore.Client, uid string) *firestore.DocumentRef {
 }
 
 // ParseShardPath splits a document path relative to the database root,
-// "counters/{id}/shards/{n}" or "posts/{p}/shards/{n}", into the counter's
-// name and the shard number. The shard id must be a non-negative integer
-// written without sign or leading zeros, so that one shard has exactly one
-// path.
-func (l Layout) ParseShardPath(path string) (name string, shard int, err error) {
+// "counters/{id}/shards/{n}" or "posts/{p}/lives/{life}/shards/{n}", into
+// the counter's name, the life ("" in the guide layout) and the shard
+// number. The shard id must be a non-negative integer written without sign
+// or leading zeros, so that one shard has exactly one path; so must a life.
+func (l Layout) ParseShardPath(path string) (name, life string, shard int, err error) {
 	parts := strings.Split(path, "/")
 	k := len(parts)
 	if k < 4 || parts[k-2] != l.shardsName() {
-		return "", 0, fmt.Errorf("layout: %q is not a shard: {document}/%s/{n}", path, l.shardsName())
+		return "", "", 0, fmt.Errorf("layout: %q is not a shard: {document}/%s/{n}", path, l.shardsName())
 	}
 	n, err := strconv.Atoi(parts[k-1])
 	if err != nil || n < 0 || strconv.Itoa(n) != parts[k-1] {
-		return "", 0, fmt.Errorf("layout: shard id %q in %q is not a non-negative integer", parts[k-1], path)
+		return "", "", 0, fmt.Errorf("layout: shard id %q in %q is not a non-negative integer", parts[k-1], path)
 	}
-	doc := strings.Join(parts[:k-2], "/")
 	if !l.OnDocs() {
 		if k != 4 || parts[0] != l.Collection || parts[1] == "" {
-			return "", 0, fmt.Errorf("layout: %q is not %s/{id}/%s/{n}", path, l.Collection, l.shardsName())
+			return "", "", 0, fmt.Errorf("layout: %q is not %s/{id}/%s/{n}", path, l.Collection, l.shardsName())
 		}
-		return parts[1], n, ValidID(parts[1])
+		return parts[1], "", n, ValidID(parts[1])
 	}
+	if k < 6 || parts[k-4] != LivesCollection || !validLife(parts[k-3]) {
+		return "", "", 0, fmt.Errorf("layout: %q is not {document}/%s/{life}/%s/{n}", path, LivesCollection, l.shardsName())
+	}
+	doc := strings.Join(parts[:k-4], "/")
 	if _, err := l.match(doc); err != nil {
-		return "", 0, err
+		return "", "", 0, err
 	}
-	return doc, n, nil
+	return doc, parts[k-3], n, nil
 }
 
 // Counts are the counts the named counter holds: total in the guide

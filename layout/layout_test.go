@@ -21,11 +21,12 @@ func TestValidID(t *testing.T) {
 
 func TestParseShardPath(t *testing.T) {
 	l := Layout{Collection: "tallies", ShardField: "count"}
-	if id, n, err := l.ParseShardPath("tallies/likes/shards/12"); err != nil || id != "likes" || n != 12 {
-		t.Errorf("= %q, %d, %v", id, n, err)
+	if id, life, n, err := l.ParseShardPath("tallies/likes/shards/12"); err != nil || id != "likes" || life != "" || n != 12 {
+		t.Errorf("= %q, %q, %d, %v", id, life, n, err)
 	}
-	for _, bad := range []string{"counters/likes/shards/1", "tallies/likes/shards/01", "tallies/likes/shards/-1", "tallies//shards/1", "tallies/likes"} {
-		if _, _, err := l.ParseShardPath(bad); err == nil {
+	for _, bad := range []string{"counters/likes/shards/1", "tallies/likes/shards/01", "tallies/likes/shards/-1", "tallies//shards/1", "tallies/likes",
+		"tallies/likes/lives/1732000000000000/shards/1"} {
+		if _, _, _, err := l.ParseShardPath(bad); err == nil {
 			t.Errorf("ParseShardPath(%q) accepted", bad)
 		}
 	}
@@ -108,15 +109,16 @@ func TestDocsLayout(t *testing.T) {
 	if got := l.Counts("posts/p1"); len(got) != 2 || got[1] != (Count{"views", "views"}) {
 		t.Errorf("Counts = %+v", got)
 	}
-	if name, n, err := l.ParseShardPath("users/u1/posts/p2/shards/3"); err != nil || name != "users/u1/posts/p2" || n != 3 {
-		t.Errorf("ParseShardPath = %q, %d, %v", name, n, err)
+	if name, life, n, err := l.ParseShardPath("users/u1/posts/p2/lives/1732000000000000/shards/3"); err != nil || name != "users/u1/posts/p2" || life != "1732000000000000" || n != 3 {
+		t.Errorf("ParseShardPath = %q, %q, %d, %v", name, life, n, err)
 	}
-	for _, bad := range []string{"posts/p1/other/3", "comments/c1/shards/3", "posts/p1/shards/03", "users/u1/shards/1"} {
-		if _, _, err := l.ParseShardPath(bad); err == nil {
+	for _, bad := range []string{"posts/p1/other/3", "comments/c1/lives/1/shards/3", "posts/p1/lives/1/shards/03", "users/u1/lives/1/shards/1",
+		"posts/p1/shards/3", "posts/p1/lives/01/shards/3", "posts/p1/lives/x/shards/3", "posts/p1/other/1/shards/3", "posts/lives/1/shards/3"} {
+		if _, _, _, err := l.ParseShardPath(bad); err == nil {
 			t.Errorf("ParseShardPath(%q) accepted", bad)
 		}
 	}
-	want := []string{"posts/{doc0}/shards/{shardId}", "users/{doc0}/posts/{doc1}/shards/{shardId}"}
+	want := []string{"posts/{doc0}/lives/{life}/shards/{shardId}", "users/{doc0}/posts/{doc1}/lives/{life}/shards/{shardId}"}
 	if got := l.TriggerPatterns(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("TriggerPatterns = %q", got)
 	}
@@ -140,7 +142,7 @@ func TestGuideLayoutCheck(t *testing.T) {
 		t.Errorf("TriggerPatterns = %q", got)
 	}
 	l.ShardsName = "tally_shards"
-	if _, _, err := l.ParseShardPath("counters/a/shards/1"); err == nil {
+	if _, _, _, err := l.ParseShardPath("counters/a/shards/1"); err == nil {
 		t.Error("ParseShardPath took the default subcollection after it was renamed")
 	}
 	l.VotersName = "tally_shards"

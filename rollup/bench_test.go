@@ -44,7 +44,7 @@ func BenchmarkHandlePeakMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		for s := range shards {
-			if _, err := l.Shard(client, id, s).Set(context.Background(), map[string]any{"count": rate * seconds / shards}); err != nil {
+			if _, err := l.Shard(client, id, "", s).Set(context.Background(), map[string]any{"count": rate * seconds / shards}); err != nil {
 				b.Fatal(err)
 			}
 		}

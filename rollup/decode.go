@@ -41,7 +41,7 @@ type Decoder struct {
 
 // Decode reads a binary-mode CloudEvent carrying a protobuf
 // DocumentEventData for a write to a shard of a counter (counters/{id}/shards/{n},
-// or posts/{p}/shards/{n} for counts on documents) of the decoder's project
+// or posts/{p}/lives/{life}/shards/{n} for counts on documents) of the decoder's project
 // and database. received is when the event arrived. It
 // talks to nothing.
 func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
@@ -74,7 +74,7 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if s := e.Subject(); s != "" && s != "documents/"+path {
 		return Hint{}, fmt.Errorf("%w: subject %q does not name %s", ErrMalformed, s, path)
 	}
-	id, shard, err := d.Layout.ParseShardPath(path)
+	id, life, shard, err := d.Layout.ParseShardPath(path)
 	if err != nil {
 		return Hint{}, fmt.Errorf("%w: %v", ErrForeign, err)
 	}
@@ -90,7 +90,7 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 		return Hint{}, fmt.Errorf("%w: dated %s, received %s", ErrFuture,
 			maxTime(at, e.Time()).Format(time.RFC3339Nano), received.Format(time.RFC3339Nano))
 	}
-	h := Hint{EventID: e.ID(), Counter: id, Shard: shard, At: at}
+	h := Hint{EventID: e.ID(), Counter: id, Life: life, Shard: shard, At: at}
 	if shard == 0 && after != nil && !at.After(received) {
 		// A write committed before its event came: one dated later is
 		// only a hint, its counts not taken at their word.

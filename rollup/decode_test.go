@@ -109,3 +109,25 @@ func TestDecode(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeLife: a shard of a counted document is of one life of it, the
+// hint says which; a shard outside every life is no shard of tally's.
+func TestDecodeLife(t *testing.T) {
+	var l layout.Layout
+	var err error
+	if l.Docs, err = layout.ParseCounts("posts:likes"); err != nil {
+		t.Fatal(err)
+	}
+	decode := func(path string) (Hint, error) {
+		e := eventarc.Written("demo", "(default)", nil, shard(path, 1, t1))
+		e.SetTime(t1)
+		return Decoder{Layout: l}.Decode(e, received)
+	}
+	got, err := decode("posts/p1/lives/1732000000000017/shards/2")
+	if err != nil || got.Counter != "posts/p1" || got.Life != "1732000000000017" || got.Shard != 2 {
+		t.Errorf("Decode = %+v, %v; want posts/p1, life 1732000000000017, shard 2", got, err)
+	}
+	if _, err := decode("posts/p1/shards/2"); !errors.Is(err, ErrForeign) {
+		t.Errorf("a shard outside every life: %v; want %v", err, ErrForeign)
+	}
+}

@@ -41,12 +41,13 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 	client, l, name := newPost(t, "posts:likes,views")
 	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: 50 * time.Millisecond,
 		Grow: GrowPolicy{PerShard: 0.001, Max: 20, Period: 100 * time.Millisecond, Default: 4}})
-	shard := func(n int) string { return fmt.Sprintf("%s/shards/%d", name, n) }
+	life := emulatortest.Life(t, l, client, name)
+	shard := func(n int) string { return fmt.Sprintf("%s/lives/%s/shards/%d", name, life, n) }
 	counts := map[int]int64{}
 	var events []*eventarc.Doc
 	for i := range 40 {
 		n, field := i%4, []string{"likes", "views"}[i%2]
-		wr, err := l.Shard(client, name, n).Set(ctx, map[string]any{field: firestore.Increment(1)}, firestore.MergeAll)
+		wr, err := l.Shard(client, name, life, n).Set(ctx, map[string]any{field: firestore.Increment(1)}, firestore.MergeAll)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 	if _, err := client.Doc(name).Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wr, err := l.Shard(client, name, 0).Set(ctx, map[string]any{"likes": firestore.Increment(5)}, firestore.MergeAll)
+	wr, err := l.Shard(client, name, life, 0).Set(ctx, map[string]any{"likes": firestore.Increment(5)}, firestore.MergeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +104,7 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 func TestDocsWindowAcrossInstances(t *testing.T) {
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:likes,views,shares")
+	life := emulatortest.Life(t, l, client, name)
 	const window = 150 * time.Millisecond
 	var mu sync.Mutex
 	var writes []time.Time
@@ -125,13 +127,13 @@ func TestDocsWindowAcrossInstances(t *testing.T) {
 			defer wg.Done()
 			for i := range 20 {
 				n, field := (w+i)%5, fields[(w*7+i)%3]
-				wr, err := l.Shard(client, name, n).Set(ctx, map[string]any{field: firestore.Increment(1)}, firestore.MergeAll)
+				wr, err := l.Shard(client, name, life, n).Set(ctx, map[string]any{field: firestore.Increment(1)}, firestore.MergeAll)
 				if err != nil {
 					t.Error(err)
 					return
 				}
 				e := eventarc.Written(emulatortest.Project, "(default)", nil,
-					eventarc.IntDoc(fmt.Sprintf("%s/shards/%d", name, n), field, 1, wr.UpdateTime))
+					eventarc.IntDoc(fmt.Sprintf("%s/lives/%s/shards/%d", name, life, n), field, 1, wr.UpdateTime))
 				if err := handlers[(w+i)%len(handlers)].Handle(ctx, e); err != nil {
 					t.Error(err)
 				}

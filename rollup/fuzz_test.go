@@ -76,9 +76,9 @@ func FuzzDecode(f *testing.F) {
 			name = doc.GetOldValue().GetName()
 		}
 		path, ok := strings.CutPrefix(name, "projects/demo/databases/(default)/documents/")
-		id, n, perr := d.Layout.ParseShardPath(path)
+		id, life, n, perr := d.Layout.ParseShardPath(path)
 		switch {
-		case !ok || perr != nil || id != h.Counter || n != h.Shard:
+		case !ok || perr != nil || id != h.Counter || life != h.Life || n != h.Shard:
 			t.Fatalf("took %+v from a write to %q", h, name)
 		case layout.ValidID(h.Counter) != nil:
 			t.Fatalf("took counter id %q", h.Counter)

@@ -94,9 +94,9 @@ func (t *Tracker) needsProbe(c *tracked) bool {
 // rate is measured between, taken while the fold waits for its window.
 func (t *Tracker) probe(ctx context.Context, c *tracked) error {
 	t.mu.Lock()
-	at := c.p.Now().Add(-margin)
+	at, life := c.p.Now().Add(-margin), c.p.Life
 	t.mu.Unlock()
-	s, err := t.folder.SumNow(ctx, c.id, at)
+	s, err := t.folder.SumNow(ctx, c.id, life, at)
 	if err != nil {
 		return err
 	}

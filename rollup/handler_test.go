@@ -86,7 +86,7 @@ func TestForgedEventsAmongReal(t *testing.T) {
 	if n := h.parent().Data()[layout.FieldNumShards]; n != int64(4) {
 		t.Errorf("num_shards = %v, want 4 as it was", n)
 	}
-	refs, err := h.layout.Shards(h.client, h.id).DocumentRefs(ctx).GetAll()
+	refs, err := h.layout.Shards(h.client, h.id, "").DocumentRefs(ctx).GetAll()
 	if err != nil || len(refs) != 4 {
 		t.Errorf("%d shard documents (%v), want the 4 written", len(refs), err)
 	}
@@ -115,7 +115,7 @@ func TestHandleDropsBadEventsWithoutWriting(t *testing.T) {
 	if h.parent() != nil {
 		t.Errorf("a bad event wrote the parent: %v", h.parent().Data())
 	}
-	if refs, _ := h.layout.Shards(h.client, h.id).DocumentRefs(context.Background()).GetAll(); len(refs) > 0 {
+	if refs, _ := h.layout.Shards(h.client, h.id, "").DocumentRefs(context.Background()).GetAll(); len(refs) > 0 {
 		t.Errorf("a bad event wrote %d shards", len(refs))
 	}
 }
@@ -222,7 +222,7 @@ func TestFoldTwoThousandShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n := 0; n < 2000; n++ {
-		if _, err := bw.Set(h.layout.Shard(h.client, h.id, n), map[string]any{h.layout.ShardField: int64(n % 3)}); err != nil {
+		if _, err := bw.Set(h.layout.Shard(h.client, h.id, "", n), map[string]any{h.layout.ShardField: int64(n % 3)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,7 +15,10 @@
 // names only the counts and tally's _tally map, on the condition that the
 // document is as the fold read it. A write of the app's in between makes
 // the fold read again and write again; a document the app deleted is never
-// written, and the events of its shards are answered.
+// written, and the events of its shards are answered. A document deleted
+// and created again at the same path is another life of it (see package
+// layout): a fold sums the shards of the life the document has, and an
+// event of another life's shard is only a hint.
 package rollup
 
 import (
@@ -29,6 +32,7 @@ import (
 type Hint struct {
 	EventID string
 	Counter string
+	Life    string // of the counted document the shard is of; "" in the guide layout
 	Shard   int
 	// At is the shard's update_time after the write. A delete carries no
 	// time of its own; At is then an upper bound of when it committed.
@@ -54,5 +58,8 @@ type OneShard struct {
 }
 
 func (h Hint) String() string {
+	if h.Life != "" {
+		return fmt.Sprintf("%s/%s/%d@%s", h.Counter, h.Life, h.Shard, h.At.Format(time.RFC3339Nano))
+	}
 	return fmt.Sprintf("%s/%d@%s", h.Counter, h.Shard, h.At.Format(time.RFC3339Nano))
 }

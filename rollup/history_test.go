@@ -75,7 +75,7 @@ func (h *history) record(n int, after *eventarc.Doc) event.Event {
 // set writes count to shard n, as a create or an update.
 func (h *history) set(n int, count int64) event.Event {
 	h.t.Helper()
-	wr, err := h.layout.Shard(h.client, h.id, n).Set(context.Background(), map[string]any{h.layout.ShardField: count})
+	wr, err := h.layout.Shard(h.client, h.id, "", n).Set(context.Background(), map[string]any{h.layout.ShardField: count})
 	if err != nil {
 		h.t.Fatalf("set shard %d: %v", n, err)
 	}
@@ -85,7 +85,7 @@ func (h *history) set(n int, count int64) event.Event {
 // incr adds by to shard n with a server-side increment, as Increment does.
 func (h *history) incr(n int, by int64) event.Event {
 	h.t.Helper()
-	wr, err := h.layout.Shard(h.client, h.id, n).Set(context.Background(),
+	wr, err := h.layout.Shard(h.client, h.id, "", n).Set(context.Background(),
 		map[string]any{h.layout.ShardField: firestore.Increment(by)}, firestore.MergeAll)
 	if err != nil {
 		h.t.Fatalf("increment shard %d: %v", n, err)
@@ -99,7 +99,7 @@ func (h *history) incr(n int, by int64) event.Event {
 
 func (h *history) delete(n int) event.Event {
 	h.t.Helper()
-	if _, err := h.layout.Shard(h.client, h.id, n).Delete(context.Background()); err != nil {
+	if _, err := h.layout.Shard(h.client, h.id, "", n).Delete(context.Background()); err != nil {
 		h.t.Fatalf("delete shard %d: %v", n, err)
 	}
 	return h.record(n, nil)
@@ -144,7 +144,7 @@ func (c *concurrent) wait() { c.wg.Wait() }
 // sum is the true value: the shards' counts, read now.
 func (h *history) sum() int64 {
 	h.t.Helper()
-	docs, err := h.layout.Shards(h.client, h.id).Documents(context.Background()).GetAll()
+	docs, err := h.layout.Shards(h.client, h.id, "").Documents(context.Background()).GetAll()
 	if err != nil {
 		h.t.Fatalf("read shards: %v", err)
 	}

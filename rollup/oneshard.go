@@ -19,7 +19,9 @@ import (
 // eventSum is the sum a held event of c tells, with no read: the latest
 // write to shard 0 of a counter on one shard (OneShard), if p, the parent
 // the fold will compare-and-set on, had one shard already before it, so
-// that shard 0 was the whole count then. now is the fold's read time.
+// that shard 0 was the whole count then; a write to a shard of another
+// life of the document (one deleted, or created again since) tells
+// nothing of this one's. now is the fold's read time.
 //
 // Its as_of is the write's time, which holds no later write. Where
 // several instances fold the same counters (see sharing), only a fold
@@ -35,7 +37,7 @@ func (t *Tracker) eventSum(c *tracked, p fold.Parent, now time.Time) (Sum, bool)
 	}
 	var best *waiter
 	for _, w := range c.waiting {
-		if w.one != nil && t.wholeOn(p, w.at) && (best == nil || w.at.After(best.at)) {
+		if w.one != nil && w.life == p.Life && t.wholeOn(p, w.at) && (best == nil || w.at.After(best.at)) {
 			best = w
 		}
 	}

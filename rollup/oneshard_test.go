@@ -49,11 +49,11 @@ func TestDecodeOneShard(t *testing.T) {
 			map[string]*firestoredata.Value{layout.FieldParentSeen: seen}, nil},
 		{"the version not a timestamp", layout.Default(), "counters/likes/shards/0",
 			map[string]*firestoredata.Value{"count": integer(7), layout.FieldParentSeen: integer(1)}, &OneShard{Values: []int64{7}, Held: []bool{true}}},
-		{"counts on documents, two of three held", docs, "posts/p1/shards/0",
+		{"counts on documents, two of three held", docs, "posts/p1/lives/1732000000000000/shards/0",
 			map[string]*firestoredata.Value{"likes": integer(3), "shares": integer(1),
 				layout.FieldBookkeeping: tallyMap(map[string]*firestoredata.Value{layout.FieldParentSeen: seen})},
 			&OneShard{Seen: t1, Values: []int64{3, 0, 1}, Held: []bool{true, false, true}}},
-		{"counts on documents, the version at the top, where an app's field could be", docs, "posts/p1/shards/0",
+		{"counts on documents, the version at the top, where an app's field could be", docs, "posts/p1/lives/1732000000000000/shards/0",
 			map[string]*firestoredata.Value{"likes": integer(3), layout.FieldParentSeen: seen},
 			&OneShard{Values: []int64{3, 0, 0}, Held: []bool{true, false, false}}},
 	}

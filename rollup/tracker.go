@@ -80,6 +80,7 @@ type tracked struct {
 type waiter struct {
 	ctx  context.Context
 	at   time.Time
+	life string    // of the counted document the event's shard is of
 	one  *OneShard // what the event says of a counter on one shard, if anything
 	done chan error
 }
@@ -106,9 +107,9 @@ func (t *Tracker) Wait(ctx context.Context, h Hint) error {
 		return nil
 	}
 	if h.One != nil && !h.One.Seen.IsZero() && h.One.Seen.Before(h.At) && (!c.known || c.p.Updated.Before(h.One.Seen)) {
-		c.p, c.known = fold.SeenAt(h.One.Seen, h.At), true // newer than this instance knew: no need to read it
+		c.p, c.known = fold.SeenAt(h.Life, h.One.Seen, h.At), true // newer than this instance knew: no need to read it
 	}
-	w := &waiter{ctx: ctx, at: h.At, one: h.One, done: make(chan error, 1)}
+	w := &waiter{ctx: ctx, at: h.At, life: h.Life, one: h.One, done: make(chan error, 1)}
 	c.waiting = append(c.waiting, w)
 	if !c.running {
 		c.running = true
@@ -329,7 +330,7 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 		t.mu.Unlock()
 	}
 	if !fromEvent {
-		s, err = t.folder.SumNow(ctx, c.id, at)
+		s, err = t.folder.SumNow(ctx, c.id, p.Life, at)
 	}
 	if errors.Is(err, ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
@@ -376,7 +377,7 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 			case idle:
 				return nil // the write that made it stale covered every event held
 			case fromEvent && !t.wholeOn(p, s.At):
-				if s, err = t.folder.SumNow(ctx, c.id, p.Anchor); err != nil {
+				if s, err = t.folder.SumNow(ctx, c.id, p.Life, p.Anchor); err != nil {
 					return err
 				}
 				fromEvent = false

@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -124,7 +125,7 @@ func TestSignedIn(t *testing.T) {
 		waitField(t, post, "likes", 0)
 		time.Sleep(1500 * time.Millisecond) // a fold window and more: a vote counted twice would show now
 		checkShown(t, ctx, []int64{0, 1}, 0)
-		if _, err := fs.Doc(fmt.Sprintf("posts/%s/voters/likes:%s", post.ID, user.UID)).Get(context.Background()); err == nil {
+		if _, err := fs.Doc(fmt.Sprintf("posts/%s/lives/%s/voters/likes:%s", post.ID, lifeOf(t, post), user.UID)).Get(context.Background()); err == nil {
 			t.Error("the user's vote document is still there after the unlike")
 		}
 	})
@@ -244,4 +245,14 @@ func waitAttr(id, attr, want string) chromedp.Action[chromedp.Void] {
 		_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
 		return chromedp.Void{}, err
 	}
+}
+
+// lifeOf is the life of the post, under which its votes are.
+func lifeOf(t *testing.T, post *firestore.DocumentRef) string {
+	t.Helper()
+	snap, err := post.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strconv.FormatInt(snap.CreateTime.UnixMicro(), 10)
 }

@@ -254,7 +254,7 @@ func waitFolded(t *testing.T, host, id string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shards, err := l.Shards(fs, id).Documents(ctx).GetAll()
+		shards, err := l.Shards(fs, id, "").Documents(ctx).GetAll()
 		if err != nil {
 			t.Fatal(err)
 		}

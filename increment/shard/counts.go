@@ -67,6 +67,7 @@ type cached struct {
 // update time as read, which the write of shard 0 carries to the rollup.
 type parent struct {
 	n    int
+	life string    // of the counted document as read ("" in the guide layout): where its shards are
 	seen time.Time // zero unless the counter is on one shard
 }
 
@@ -156,7 +157,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			if n == 0 {
 				n = s.defaults // a parent the rollup made before anyone set it
 			}
-			p := parent{n: n}
+			p := parent{n: n, life: s.layout.LifeOf(snap.CreateTime)}
 			if s.layout.OneShard(data, s.defaults) {
 				p.seen = snap.UpdateTime
 			}

@@ -102,7 +102,7 @@ func (a *Adder) Add(ctx context.Context, id string, c layout.Count, by int64) (s
 		return 0, time.Time{}, err
 	}
 	shard = rand.IntN(p.n)
-	wr, err := a.layout.Shard(a.client, id, shard).Set(ctx, a.fields(id, p, c, by), firestore.MergeAll)
+	wr, err := a.layout.Shard(a.client, id, p.life, shard).Set(ctx, a.fields(id, p, c, by), firestore.MergeAll)
 	if err != nil {
 		return shard, time.Time{}, Unconfirmed(fmt.Errorf("increment: write shard %d of %s: %w", shard, id, err))
 	}
@@ -113,13 +113,15 @@ func (a *Adder) Add(ctx context.Context, id string, c layout.Count, by int64) (s
 // shard it picked: the server-side increment and, on a counter on one shard,
 // the counted document's update time as read, so that the rollup can take
 // the count from the write's event and write it with no read (see
-// rollup/oneshard.go). Votes and keys, in transactions, use it too.
-func (a *Adder) Fields(ctx context.Context, id string, c layout.Count, by int64) (shards int, fields map[string]any, err error) {
+// rollup/oneshard.go); with the counter's shards and the life of its
+// document as read, under which its shards, votes and keys are. Votes and
+// keys, in transactions, use it too.
+func (a *Adder) Fields(ctx context.Context, id string, c layout.Count, by int64) (shards int, life string, fields map[string]any, err error) {
 	p, err := a.counts.get(ctx, id)
 	if err != nil {
-		return 0, nil, err
+		return 0, "", nil, err
 	}
-	return p.n, a.fields(id, p, c, by), nil
+	return p.n, p.life, a.fields(id, p, c, by), nil
 }
 
 // fields is the increment and, on the first write after a read of the

@@ -27,7 +27,7 @@ func direct(project string, b *bridge.Bridge) func(*firestorepb.CommitRequest, *
 			name := w.GetUpdate().GetName()
 			_, rel, _ := strings.Cut(name, "/documents/")
 			parts := strings.Split(rel, "/")
-			if len(parts) != 4 || parts[2] != layout.ShardsCollection || len(w.GetUpdateTransforms()) != 1 ||
+			if k := len(parts); k < 4 || parts[k-2] != layout.ShardsCollection || len(w.GetUpdateTransforms()) != 1 || // {doc}/shards/{n}, {doc}/lives/{life}/shards/{n}
 				i >= len(resp.GetWriteResults()) || len(resp.GetWriteResults()[i].GetTransformResults()) != 1 {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tallycounters/tally/internal/emulator"
+	"github.com/tallycounters/tally/layout"
 )
 
 // registerTriggers registers, with direct delivery none, the emulator's
@@ -15,8 +16,10 @@ func (e *env) registerTriggers(ctx context.Context) error {
 	if e.o.Delivery != DeliveryEmulator {
 		return nil
 	}
-	for key, coll := range map[string]string{ModeTally: e.collOf(ModeTally), ModeNaive: collNaive} {
-		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: coll + "/{c}/shards/{s}"}
+	naive := layout.Default()
+	naive.Collection = collNaive
+	for key, l := range map[string]layout.Layout{ModeTally: tallyLayout(e.o), ModeNaive: naive} {
+		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: l.TriggerPatterns()[0]}
 		if err := emulator.RegisterTrigger(ctx, e.emuHost, e.o.Project, key, t); err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ func naiveRollup(client *firestore.Client, l layout.Layout, record func(path str
 			name = data.GetOldValue().GetName()
 		}
 		_, rel, _ := strings.Cut(name, "/documents/")
-		id, _, err := l.ParseShardPath(rel)
+		id, _, _, err := l.ParseShardPath(rel)
 		if err != nil {
 			return nil
 		}

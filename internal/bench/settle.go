@@ -124,7 +124,10 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64
 			return nil, fmt.Errorf("bench: reading the shards: %w", err)
 		}
 		parent := snap.Ref.Parent.Parent
-		if parent.Parent.ID != coll {
+		if coll == collPosts {
+			parent, _ = tallyLayout(e.o).Owner(snap.Ref) // posts/{p}/lives/{life}/shards/{n}
+		}
+		if parent == nil || parent.Parent.ID != coll {
 			continue
 		}
 		for f, v := range snap.Data() {

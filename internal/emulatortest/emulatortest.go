@@ -21,6 +21,7 @@ import (
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/opcount"
+	"github.com/tallycounters/tally/layout"
 )
 
 // Project is the project id tests use; "demo-" ids never reach a real project.
@@ -185,4 +186,16 @@ func ID(t testing.TB) string {
 		name = name[len(name)-80:]
 	}
 	return name + "-" + hex.EncodeToString(b[:])
+}
+
+// Life is the life of the named counter's document now (see layout's
+// life.go), under which its shards, votes and keys are: "" in the guide
+// layout.
+func Life(t testing.TB, l layout.Layout, c *firestore.Client, name string) string {
+	t.Helper()
+	life, err := l.CurrentLife(context.Background(), c, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return life
 }

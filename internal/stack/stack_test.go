@@ -130,7 +130,7 @@ func waitConverged(t *testing.T, c *firestore.Client, id string, want int64) (to
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	docs, err := l.Shards(c, id).Documents(context.Background()).GetAll()
+	docs, err := l.Shards(c, id, emulatortest.Life(t, l, c, id)).Documents(context.Background()).GetAll()
 	if err != nil {
 		t.Fatal(err)
 	}

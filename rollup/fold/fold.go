@@ -108,8 +108,8 @@ func (f *Folder) Read(ctx context.Context, id string) (Parent, error) {
 // count c: one aggregation query. Each count is summed on its own, as a
 // query's aggregations all see only the documents that hold every field
 // they name, and a shard holds only the counts it was incremented for.
-func (f *Folder) aggregation(id string, c layout.Count) *firestore.AggregationQuery {
-	holding := f.layout.Shards(f.client, id).Where(c.Shard, "!=", nil)
+func (f *Folder) aggregation(id, life string, c layout.Count) *firestore.AggregationQuery {
+	holding := f.layout.Shards(f.client, id, life).Where(c.Shard, "!=", nil)
 	return holding.NewAggregationQuery().WithSum(c.Shard, "sum").WithCount("shards")
 }
 
@@ -131,46 +131,47 @@ func newSum(at time.Time, counts int) Sum {
 	return Sum{At: Precise(at), Values: make([]int64, counts), Shards: make([]int64, counts)}
 }
 
-// sumNow sums id's shards now, at a read time no earlier than notBefore
-// (a time the server has passed): its first count with one aggregation
-// query, whose result holds at the read time the server reports, when the
-// client is built with fsrpc's options, and any other counts at that same
-// read time; otherwise at notBefore, as sumAt does.
-func (f *Folder) SumNow(ctx context.Context, id string, notBefore time.Time) (Sum, error) {
+// SumNow sums the shards of id's given life now, at a read time no
+// earlier than notBefore (a time the server has passed): its first count
+// with one aggregation query, whose result holds at the read time the
+// server reports, when the client is built with fsrpc's options, and any
+// other counts at that same read time; otherwise at notBefore, as sumAt
+// does.
+func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Time) (Sum, error) {
 	if f.noReadTime.Load() {
-		return f.sumAt(ctx, id, notBefore)
+		return f.sumAt(ctx, id, life, notBefore)
 	}
 	counts := f.layout.Counts(id)
 	if len(counts) == 0 {
 		return Sum{}, fmt.Errorf("rollup: sum of %s: %w", id, layout.ErrUndeclared)
 	}
 	rctx, readTime := fsrpc.WithReadTime(ctx)
-	res, err := f.aggregation(id, counts[0]).Get(rctx)
+	res, err := f.aggregation(id, life, counts[0]).Get(rctx)
 	if err != nil {
 		return Sum{}, fmt.Errorf("rollup: sum of %s: %w", id, err)
 	}
 	at := readTime()
 	if at.IsZero() {
 		f.noReadTime.Store(true) // a client without the options: read at a chosen time from now on
-		return f.sumAt(ctx, id, notBefore)
+		return f.sumAt(ctx, id, life, notBefore)
 	}
 	if Precise(at).Before(notBefore) {
-		return f.sumAt(ctx, id, notBefore)
+		return f.sumAt(ctx, id, life, notBefore)
 	}
 	s := newSum(at, len(counts))
 	if err := sumOf(res, &s, 0); err != nil {
 		return Sum{}, fmt.Errorf("rollup: sum of %s: %w", id, err)
 	}
-	if err := f.sumRest(ctx, id, &s, 1); err != nil { // the other counts at the same read time
+	if err := f.sumRest(ctx, id, life, &s, 1); err != nil { // the other counts at the same read time
 		return Sum{}, err
 	}
 	return s, nil
 }
 
-// sumAt sums every count of id's shards at the read time at.
-func (f *Folder) sumAt(ctx context.Context, id string, at time.Time) (Sum, error) {
+// sumAt sums every count of the shards of id's life at the read time at.
+func (f *Folder) sumAt(ctx context.Context, id, life string, at time.Time) (Sum, error) {
 	s := newSum(at, len(f.layout.Counts(id)))
-	if err := f.sumRest(ctx, id, &s, 0); err != nil {
+	if err := f.sumRest(ctx, id, life, &s, 0); err != nil {
 		return Sum{}, err
 	}
 	return s, nil
@@ -179,14 +180,14 @@ func (f *Folder) sumAt(ctx context.Context, id string, at time.Time) (Sum, error
 // sumRest runs the aggregation of each count from the from'th on over id's
 // shards, in one read-only transaction at s.At: no shard is locked, and
 // every sum holds every shard write committed at or before s.At.
-func (f *Folder) sumRest(ctx context.Context, id string, s *Sum, from int) error {
+func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int) error {
 	counts := f.layout.Counts(id)
 	if from >= len(counts) {
 		return nil
 	}
 	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		for i := from; i < len(counts); i++ {
-			res, err := f.aggregation(id, counts[i]).Transaction(tx).Get(ctx)
+			res, err := f.aggregation(id, life, counts[i]).Transaction(tx).Get(ctx)
 			if err != nil {
 				return err
 			}
@@ -238,7 +239,7 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 		// No shard holds the field. If shards are there, the field is most
 		// likely wrong; if none is (the counter's shards deleted, by
 		// tally delete before its parent), the sum, 0, is the total.
-		some, err := f.anyShard(ctx, id)
+		some, err := f.anyShard(ctx, id, p.Life)
 		if err != nil {
 			return fold, p, err
 		}
@@ -259,7 +260,8 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 		}
 		updates = append(updates, firestore.Update{FieldPath: f.layout.AsOfPath(), Value: s.At})
 		if docs {
-			updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp})
+			updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp},
+				firestore.Update{FieldPath: f.layout.LifePath(), Value: p.Life})
 		}
 		if p.Legacy {
 			updates = append(updates, firestore.Update{Path: layout.FieldLegacy, Value: firestore.Delete})
@@ -294,15 +296,15 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 		since = wr.UpdateTime
 	}
 	return fold, Parent{
-		Exists: true, Updated: wr.UpdateTime, Written: wr.UpdateTime, AsOf: s.At, Totals: totals, NumShards: fold.NumShards,
+		Exists: true, Life: p.Life, Updated: wr.UpdateTime, Written: wr.UpdateTime, AsOf: s.At, Totals: totals, NumShards: fold.NumShards,
 		Resharding: p.Resharding, OneSince: since, Anchor: wr.UpdateTime, AnchorAt: time.Now(),
 	}, nil
 }
 
-// anyShard reports whether id has a shard document at all, whatever it
-// holds.
-func (f *Folder) anyShard(ctx context.Context, id string) (bool, error) {
-	refs, err := f.layout.Shards(f.client, id).Limit(1).Documents(ctx).GetAll()
+// anyShard reports whether id has a shard document at all in the given
+// life, whatever it holds.
+func (f *Folder) anyShard(ctx context.Context, id, life string) (bool, error) {
+	refs, err := f.layout.Shards(f.client, id, life).Limit(1).Documents(ctx).GetAll()
 	if err != nil {
 		return false, fmt.Errorf("rollup: list the shards of %s: %w", id, err)
 	}
@@ -328,7 +330,7 @@ func (f *Folder) Fold(ctx context.Context, id string) (Fold, error) {
 			}
 			continue
 		}
-		s, err := f.sumAt(ctx, id, p.Anchor)
+		s, err := f.sumAt(ctx, id, p.Life, p.Anchor)
 		if err != nil {
 			return Fold{}, err
 		}

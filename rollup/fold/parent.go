@@ -12,6 +12,7 @@ import (
 // counters/{id}, or the app's document), and as of when.
 type Parent struct {
 	Exists     bool
+	Life       string    // the life of the counted document (see layout's life.go); "" in the guide layout
 	Updated    time.Time // update_time: the last write, whoever made it; folds compare-and-set on it
 	Written    time.Time // tally's last write of the counts: the window runs from it
 	AsOf       time.Time // the snapshot the counts sum; zero if absent or not a timestamp
@@ -47,7 +48,7 @@ func ParentFrom(l layout.Layout, counts []layout.Count, snap *firestore.Document
 		return p
 	}
 	data := snap.Data()
-	p.Exists = true
+	p.Exists, p.Life = true, l.LifeOf(snap.CreateTime)
 	p.Updated, p.OneSince = snap.UpdateTime, snap.UpdateTime
 	p.Written = l.Written(data, snap.UpdateTime)
 	p.AsOf = l.AsOf(data)
@@ -61,10 +62,10 @@ func ParentFrom(l layout.Layout, counts []layout.Count, snap *firestore.Document
 }
 
 // SeenAt is the parent an event of a counter on one shard tells of (see
-// rollup.OneShard): it had one shard at updated, and the server's clock had
-// passed at, the event's time, by now.
-func SeenAt(updated, at time.Time) Parent {
-	return Parent{Exists: true, Updated: updated, Written: updated, NumShards: 1, OneSince: updated, Seen: true, Anchor: at, AnchorAt: time.Now()}
+// rollup.OneShard): in the given life, it had one shard at updated, and the
+// server's clock had passed at, the event's time, by now.
+func SeenAt(life string, updated, at time.Time) Parent {
+	return Parent{Exists: true, Life: life, Updated: updated, Written: updated, NumShards: 1, OneSince: updated, Seen: true, Anchor: at, AnchorAt: time.Now()}
 }
 
 // OneShard reports whether, on the parent as known, shard 0 holds the

@@ -109,25 +109,47 @@ export function onVote(ref, nextVoted, error) {
   const t = ref.tally;
   let stored = false;
   let last;
-  let stopDoc = () => {};
+  let user = null;
+  // A count on a document: its votes are kept under the life of the
+  // document that the count is of (_tally.life), so that a document
+  // created again at the same path has none of its earlier life's. null:
+  // no count of it folded yet, so no vote to find.
+  let life = ref.field ? null : "";
+  let stopVote = () => {};
   const render = () => {
     const v = votedShown(stored, mine(t, ref));
     if (v !== last) nextVoted((last = v));
   };
-  const stopAuth = onAuthStateChanged(t.auth, (user) => {
-    stopDoc();
+  const listen = () => {
+    stopVote();
+    stopVote = () => {};
     stored = false;
     render();
-    if (!user) return;
+    if (!user || life === null) return;
     const id = ref.field ? `${ref.field}:${user.uid}` : user.uid;
-    stopDoc = onSnapshot(doc(t.db, `${ref.path}/${t.voters}/${id}`), (snap) => {
+    const home = ref.field ? `${ref.path}/lives/${life}` : ref.path;
+    stopVote = onSnapshot(doc(t.db, `${home}/${t.voters}/${id}`), (snap) => {
       stored = snap.exists();
       t.voted.set(keyOf(ref), stored);
       render();
     }, error);
+  };
+  const stopLife = ref.field
+    ? onSnapshot(doc(t.db, ref.path), (snap) => {
+        const l = snap.data()?._tally?.life ?? null;
+        if (l !== life) {
+          life = l;
+          t.voted.delete(keyOf(ref));
+          listen();
+        }
+      }, error)
+    : () => {};
+  const stopAuth = onAuthStateChanged(t.auth, (u) => {
+    user = u;
+    listen();
   });
   t.renders.add(render);
-  return () => (stopAuth(), stopDoc(), t.renders.delete(render));
+  return () => (stopAuth(), stopLife(), stopVote(), t.renders.delete(render));
 }
 
 /** Adds by to the count; resolves with Increment's answer once it is in. */
