@@ -213,6 +213,12 @@ func TestIncrementBadRequestsWriteNothing(t *testing.T) {
 		{http.MethodPost, "/", `{"counter":"` + id + `"}`, map[string]string{"Content-Type": "text/plain"}, 415},
 		{http.MethodPost, "/", `{"counter":"` + id + `","pad":"` + strings.Repeat("x", 5000) + `"}`, nil, 413},
 		{http.MethodOptions, "/?counter=" + id, "", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}, 403},
+		// The query string is as strict as the body: an unlike sent there
+		// with no sign-in, a key the body refuses, a key in other case.
+		{http.MethodPost, "/?counter=" + id + "&vote=false", "", nil, 400},
+		{http.MethodPost, "/?counter=" + id + "&foo=1", "", nil, 400},
+		{http.MethodPost, "/?counter=" + id + "&Counter=zz", "", nil, 400},
+		{http.MethodPost, "/?counter=" + id + "&vote=true&by=2", "", nil, 400},
 	}
 	for _, b := range bad {
 		w := serve(h, b.method, b.target, b.body, b.header)
