@@ -1,7 +1,9 @@
 // Package tally registers tally's Cloud Functions: Increment, an HTTP
 // function that adds to one random shard of a counter; Rollup, triggered by
 // every shard write, which keeps the counter's total exact; and Reconcile, an
-// HTTP function for a scheduled job that repairs drifted totals.
+// HTTP function for a scheduled job that repairs drifted totals. It only
+// registers them, and builds them, on first use, with package functions
+// from the environment.
 package tally
 
 import (
@@ -11,59 +13,50 @@ import (
 	"os"
 	"sync"
 
-	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
+	framework "github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
-	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 func init() {
-	functions.HTTP("Increment", lazyHTTP("increment", func(f *Functions) http.Handler { return f.Increment }))
+	framework.HTTP("Increment", lazy("increment", func(f *functions.Set) http.Handler { return f.Increment }))
 	// Rollup takes Eventarc's CloudEvents over HTTP and reads them with the
 	// CloudEvents SDK itself; see rollup.Handler.ServeHTTP for why it is not
 	// registered with functions.CloudEvent.
-	functions.HTTP("Rollup", lazyHTTP("rollup", func(f *Functions) http.Handler { return f.Rollup }))
-	functions.HTTP("Reconcile", lazyHTTP("reconcile", func(f *Functions) http.Handler { return f.Reconcile })) // for the scheduled repair job
+	framework.HTTP("Rollup", lazy("rollup", func(f *functions.Set) http.Handler { return f.Rollup }))
+	framework.HTTP("Reconcile", lazy("reconcile", func(f *functions.Set) http.Handler { return f.Reconcile })) // for the scheduled repair job
 }
 
 var (
-	setupOnce sync.Once
-	shared    *Functions
-	setupErr  error
-	log       = cloudlog.New(os.Stdout, slog.LevelInfo)
+	once sync.Once
+	set  *functions.Set
+	err  error
 )
 
-// setup builds the functions, with their one Firestore client, from the
-// environment. Its error is kept: every call reports it, none gets a nil
-// client.
-func setup() (*Functions, error) {
-	setupOnce.Do(func() {
-		shared, setupErr = newApp(context.Background(), os.Getenv)
-		if shared != nil {
-			log = shared.Log
+// built is the functions, built once from the environment with their one
+// Firestore client. Its error is kept: every call reports it, none gets a
+// nil client.
+func built() (*functions.Set, error) {
+	once.Do(func() {
+		var cfg functions.Config
+		if cfg, err = functions.ConfigFromEnv(os.Getenv); err == nil {
+			set, err = functions.New(context.Background(), cfg, os.Stdout)
 		}
 	})
-	return shared, setupErr
+	return set, err
 }
 
-// newApp builds the functions from the configuration getenv gives.
-func newApp(ctx context.Context, getenv func(string) string) (*Functions, error) {
-	cfg, err := ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	return NewFunctions(ctx, cfg, os.Stdout)
-}
-
-// lazyHTTP serves name with the handler pick chooses from the shared
-// functions, building them on first use; a setup error is logged and
-// answered.
-func lazyHTTP(name string, pick func(*Functions) http.Handler) func(http.ResponseWriter, *http.Request) {
+// lazy serves name with the handler pick chooses from the functions,
+// building them on first use. A failure to build them is logged with its
+// cause and answered with one that says only that: it is no caller's.
+func lazy(name string, pick func(*functions.Set) http.Handler) func(http.ResponseWriter, *http.Request) {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := setup()
+		f, err := built()
 		if err != nil {
-			log.Error(name+": setup failed", "error", err.Error())
-			increment.WriteError(w, err)
+			cloudlog.New(os.Stdout, slog.LevelInfo).Error(name+": setup failed", "error", err.Error())
+			httpjson.WriteError(w, functions.ErrSetup)
 			return
 		}
 		pick(f).ServeHTTP(w, r)

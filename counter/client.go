@@ -21,31 +21,29 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/increment/shard"
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/fsrpc"
-	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // NewFirestoreClient returns a client for database of project (or the
 // emulator in FIRESTORE_EMULATOR_HOST) built as the functions build
 // theirs, for New: its folds sum at one read time in a single call, and a
 // plain increment that failed unavailable is not sent again blind, as it
-// may have been applied (its error then wraps shard.ErrOutcomeUnknown).
+// may have been applied (its error then wraps counting.ErrOutcomeUnknown).
 func NewFirestoreClient(ctx context.Context, project, database string, opts ...option.ClientOption) (*firestore.Client, error) {
 	return fsrpc.NewClient(ctx, project, database, opts...)
 }
 
 // Errors a caller may test for with errors.Is.
 var (
-	ErrNotFound = layout.ErrNoCounter // the same value the functions' packages return
+	ErrNotFound = counting.ErrNoCounter // the same value the functions' packages return
 	ErrExists   = errors.New("counter already exists")
 )
 
 // Options configures a Client. Zero fields take the defaults.
 type Options struct {
-	Layout        layout.Layout // default layout.Default(); with Docs, counts on the app's documents
-	DefaultShards int           // for Increment of a missing counter; default 1
+	Layout        counting.Layout // default counting.Default(); with Docs, counts on the app's documents
+	DefaultShards int             // for Increment of a missing counter; default 1
 	// ShardCacheTTL is how long the deployed Increment caches num_shards
 	// (its TALLY_SHARD_CACHE_TTL). Reshard waits this long, and a little
 	// more, before it removes shards. Default 10s.
@@ -62,9 +60,9 @@ type Options struct {
 // Client administers counters in one Firestore database.
 type Client struct {
 	fs       *firestore.Client
-	layout   layout.Layout
-	writer   *shard.Adder
-	folder   *fold.Folder
+	layout   counting.Layout
+	writer   *counting.Adder
+	folder   *counting.Folder
 	cacheTTL time.Duration
 	timeout  time.Duration
 	shards   int // Options.DefaultShards
@@ -74,22 +72,22 @@ type Client struct {
 // New returns a Client using fs.
 func New(fs *firestore.Client, o Options) *Client {
 	if o.Layout.IsZero() {
-		o.Layout = layout.Default()
+		o.Layout = counting.Default()
 	}
 	if o.ShardCacheTTL <= 0 {
-		o.ShardCacheTTL = shard.DefaultCacheTTL
+		o.ShardCacheTTL = counting.DefaultCacheTTL
 	}
 	if o.DefaultShards <= 0 {
-		o.DefaultShards = shard.DefaultShards
+		o.DefaultShards = counting.DefaultShards
 	}
 	if o.Window <= 0 {
-		o.Window = fold.DefaultWindow
+		o.Window = counting.DefaultWindow
 	}
 	return &Client{
 		fs:       fs,
 		layout:   o.Layout,
-		writer:   shard.New(fs, shard.Config{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: true, CacheTTL: o.ShardCacheTTL}),
-		folder:   fold.NewFolder(fs, o.Layout, o.Window),
+		writer:   counting.NewAdder(fs, counting.AdderConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: true, CacheTTL: o.ShardCacheTTL}),
+		folder:   counting.NewFolder(fs, o.Layout, o.Window),
 		cacheTTL: o.ShardCacheTTL,
 		shards:   o.DefaultShards,
 		timeout:  o.Timeout,
@@ -135,7 +133,7 @@ func (c *Client) Create(ctx context.Context, id string, shards int) error {
 		err = c.adopt(cctx, id, shards)
 	} else {
 		_, err = c.layout.Counter(c.fs, id).Create(cctx, map[string]any{
-			layout.FieldNumShards: int64(shards), layout.FieldTotal: int64(0),
+			counting.FieldNumShards: int64(shards), counting.FieldTotal: int64(0),
 		})
 	}
 	switch {
@@ -267,7 +265,7 @@ func (c *Client) SumOf(ctx context.Context, id, field string) (int64, error) {
 	case int64:
 		return v, nil
 	case float64:
-		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), fold.ErrSumNotInteger, v)
+		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), counting.ErrSumNotInteger, v)
 	}
 	return 0, nil
 }
@@ -284,8 +282,8 @@ func (c *Client) check(id string, shards int) error {
 	if err := c.layout.CheckName(id); err != nil {
 		return fmt.Errorf("counter: %w", err)
 	}
-	if shards < 1 || shards > layout.MaxShards {
-		return fmt.Errorf("counter: %d shards: want 1 to %d", shards, layout.MaxShards)
+	if shards < 1 || shards > counting.MaxShards {
+		return fmt.Errorf("counter: %d shards: want 1 to %d", shards, counting.MaxShards)
 	}
 	return nil
 }

@@ -11,22 +11,22 @@ import (
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 func TestCreate(t *testing.T) {
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 4)
 	ctx := context.Background()
-	snap, err := layout.Default().Counter(fs, id).Get(ctx)
+	snap, err := counting.Default().Counter(fs, id).Get(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := snap.Data(); d[layout.FieldNumShards] != int64(4) || d[layout.FieldTotal] != int64(0) {
+	if d := snap.Data(); d[counting.FieldNumShards] != int64(4) || d[counting.FieldTotal] != int64(0) {
 		t.Errorf("parent = %v", d)
 	}
-	shards, err := layout.Default().Shards(fs, id, "").Documents(ctx).GetAll()
+	shards, err := counting.Default().Shards(fs, id, "").Documents(ctx).GetAll()
 	if err != nil || len(shards) != 4 {
 		t.Fatalf("%d shards, %v; want 4", len(shards), err)
 	}
@@ -36,7 +36,7 @@ func TestCreate(t *testing.T) {
 	for _, bad := range []struct {
 		id     string
 		shards int
-	}{{"a/b", 4}, {"", 4}, {emulatortest.ID(t), 0}, {emulatortest.ID(t), layout.MaxShards + 1}} {
+	}{{"a/b", 4}, {"", 4}, {emulatortest.ID(t), 0}, {emulatortest.ID(t), counting.MaxShards + 1}} {
 		if err := c.Create(ctx, bad.id, bad.shards); err == nil {
 			t.Errorf("Create(%q, %d) succeeded", bad.id, bad.shards)
 		}
@@ -115,7 +115,7 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 		t.Errorf("Sum = %d, %v; want the %d acknowledged", sum, err, want)
 	}
 	waitTotal(t, c, id, want)
-	refs, err := layout.Default().Shards(fs, id, "").DocumentRefs(ctx).GetAll()
+	refs, err := counting.Default().Shards(fs, id, "").DocumentRefs(ctx).GetAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestReshardKeepsTotal(t *testing.T) {
 		for ctx.Err() == nil {
 			var s int64
 			err := fs.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-				res, err := layout.Default().Shards(fs, id, "").NewAggregationQuery().WithSum(layout.DefaultShardField, "sum").Transaction(tx).Get(ctx)
+				res, err := counting.Default().Shards(fs, id, "").NewAggregationQuery().WithSum(counting.DefaultShardField, "sum").Transaction(tx).Get(ctx)
 				if err == nil {
 					v, _ := res["sum"].(*firestorepb.Value)
 					s = v.GetIntegerValue()

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 // TestDocsLifecycle runs the client's commands on counts on a post: each
@@ -16,9 +16,9 @@ import (
 func TestDocsLifecycle(t *testing.T) {
 	emulatortest.Require(t)
 	_, fs := newClient(t)
-	l := layout.Default()
+	l := counting.Default()
 	var err error
-	if l.Docs, err = layout.ParseCounts("posts:likes,views"); err != nil {
+	if l.Docs, err = counting.ParseCounts("posts:likes,views"); err != nil {
 		t.Fatal(err)
 	}
 	c := counter.New(fs, counter.Options{Layout: l, ShardCacheTTL: cacheTTL, Window: window})

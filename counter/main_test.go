@@ -12,8 +12,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/stack"
 )
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 		os.Exit(1)
 	}
-	cfg, err := tally.ConfigFromEnv(os.Getenv)
+	cfg, err := functions.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 		os.Exit(1)

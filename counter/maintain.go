@@ -10,8 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup/fold"
+	"github.com/tallycounters/tally/counting"
 )
 
 // Reset sets every count of every shard of id to 0, then folds: when it
@@ -81,7 +80,7 @@ func (c *Client) shardRefs(ctx context.Context, id, life string) ([]*firestore.D
 // sum). Shards numbered past num_shards (left by an increment that raced a
 // reshard) count in the sum; they are then moved into the kept ones, which
 // leaves the sum as it is.
-func (c *Client) Reconcile(ctx context.Context, id string) ([]fold.Drift, error) {
+func (c *Client) Reconcile(ctx context.Context, id string) ([]counting.Drift, error) {
 	if err := c.layout.CheckName(id); err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
@@ -118,7 +117,7 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]fold.Drift, error)
 // and returns the first error after trying them all. On documents it goes
 // through every document of the counted collections, and removes the
 // shards, votes and keys of counted documents that no longer exist.
-func (c *Client) ReconcileAll(ctx context.Context, report func(fold.Drift, error)) error {
+func (c *Client) ReconcileAll(ctx context.Context, report func(counting.Drift, error)) error {
 	names, err := c.names(ctx)
 	if err != nil {
 		return err
@@ -133,7 +132,7 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(fold.Drift, error
 			first = err
 		}
 		if err != nil {
-			report(fold.Drift{Counter: name}, err)
+			report(counting.Drift{Counter: name}, err)
 			continue
 		}
 		for _, d := range ds {
@@ -244,7 +243,7 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 	if !c.layout.OnDocs() {
 		_, err = c.layout.Counter(c.fs, id).Delete(dctx)
 	} else if err == nil {
-		updates := []firestore.Update{{Path: layout.FieldBookkeeping, Value: firestore.Delete}}
+		updates := []firestore.Update{{Path: counting.FieldBookkeeping, Value: firestore.Delete}}
 		for _, k := range c.layout.Counts(id) {
 			updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{k.Field}, Value: firestore.Delete})
 		}

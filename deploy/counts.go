@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
 )
 
 //go:embed counts.rules
@@ -17,7 +17,7 @@ var countsSource string
 // the app's own, a match for each counted collection that anyone may read
 // and signed-in users may write, never the counts. tally serve runs it as
 // it is.
-func CountsRules(l layout.Layout, signedInReads bool) (string, error) {
+func CountsRules(l counting.Layout, signedInReads bool) (string, error) {
 	if !l.OnDocs() {
 		return "", fmt.Errorf("deploy: no counts on documents are declared (TALLY_COUNTS)")
 	}

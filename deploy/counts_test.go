@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 // TestCountsRules runs the rules for counts on documents in the emulator
@@ -16,11 +16,11 @@ import (
 // vote and no key; a user reads their own vote only.
 func TestCountsRules(t *testing.T) {
 	emulatortest.Require(t)
-	docs, err := layout.ParseCounts("posts:likes,views;users/*/posts:likes")
+	docs, err := counting.ParseCounts("posts:likes,views;users/*/posts:likes")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := layout.Default()
+	l := counting.Default()
 	l.Docs = docs
 	src, err := CountsRules(l, false)
 	if err != nil {

@@ -11,9 +11,9 @@ import (
 	firebase "firebase.google.com/go/v4"
 	"github.com/golang-jwt/jwt/v4"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/appchecktest"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 // TestAppCheck: with App Check on, Increment answers 401, writing nothing,
@@ -32,7 +32,7 @@ func TestAppCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := emulatortest.Client(t)
-	h := New(c, Config{Layout: layout.Default(), AutoCreate: true, AppCheck: verifier})
+	h := New(c, Config{Layout: counting.Default(), AutoCreate: true, AppCheck: verifier})
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
 	id := emulatortest.ID(t)
 	post := func(token string) int {

@@ -16,10 +16,10 @@ import (
 	"cloud.google.com/go/firestore"
 	firebase "firebase.google.com/go/v4"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/opcount"
-	"github.com/tallycounters/tally/layout"
 )
 
 // signedIn is a handler that verifies ID tokens with the Firebase Admin
@@ -41,7 +41,7 @@ func signedIn(t testing.TB, cfg Config) (*Handler, *firestore.Client, *opcount.O
 	}
 	c, ops := emulatortest.CountingClient(t)
 	if cfg.Layout.IsZero() {
-		cfg.Layout = layout.Default()
+		cfg.Layout = counting.Default()
 	}
 	return New(c, cfg), c, ops, host
 }
@@ -150,7 +150,7 @@ func TestVotes(t *testing.T) {
 	if got := sum(shards(t, c, id)); got != 1 {
 		t.Errorf("count = %d, want 1", got)
 	}
-	if _, err := layout.Default().Voter(c, id, "", "", b.UID).Get(context.Background()); err != nil {
+	if _, err := counting.Default().Voter(c, id, "", "", b.UID).Get(context.Background()); err != nil {
 		t.Errorf("b's vote is not recorded: %v", err)
 	}
 	ops.Reset()
@@ -226,11 +226,11 @@ func TestIdempotencyKey(t *testing.T) {
 	if _, _, raw := call(h, u.IDToken, body, "Idempotency-Key", "req-1"); raw != answers[0] || ops.Writes() != 0 {
 		t.Errorf("a later retry: %s with %d writes; want the first answer and no write", raw, ops.Writes())
 	}
-	snap, err := layout.Default().Key(c, id, "", scopedKey(u.UID, "req-1")).Get(context.Background())
+	snap, err := counting.Default().Key(c, id, "", scopedKey(u.UID, "req-1")).Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exp, _ := snap.Data()[layout.FieldExpiresAt].(time.Time); time.Until(exp) < 23*time.Hour {
+	if exp, _ := snap.Data()[counting.FieldExpiresAt].(time.Time); time.Until(exp) < 23*time.Hour {
 		t.Errorf("the key expires at %v, want a day from now", exp)
 	}
 	call(h, u.IDToken, body, "Idempotency-Key", "req-2")
@@ -296,7 +296,7 @@ func TestPublicLimits(t *testing.T) {
 	u := user(t, host)
 	ctx := context.Background()
 	id := emulatortest.ID(t)
-	if _, err := layout.Default().Counter(c, id).Set(ctx, map[string]any{layout.FieldNumShards: 2}); err != nil {
+	if _, err := counting.Default().Counter(c, id).Set(ctx, map[string]any{counting.FieldNumShards: 2}); err != nil {
 		t.Fatal(err)
 	}
 	unknown := emulatortest.ID(t)

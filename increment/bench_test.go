@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 func BenchmarkParseRequest(b *testing.B) {
@@ -17,7 +17,7 @@ func BenchmarkParseRequest(b *testing.B) {
 		r.Header.Set("Content-Type", "application/json")
 		req, err := parseRequest(nil, r, false)
 		if err == nil {
-			_, err = req.validate(layout.Default(), DefaultMaxStep)
+			_, err = req.validate(counting.Default(), DefaultMaxStep)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -29,7 +29,7 @@ func BenchmarkParseRequest(b *testing.B) {
 // shard write to the emulator.
 func BenchmarkHandler(b *testing.B) {
 	c := emulatortest.Client(b)
-	h := New(c, Config{Layout: layout.Default(), AutoCreate: true})
+	h := New(c, Config{Layout: counting.Default(), AutoCreate: true})
 	body := `{"counter":"bench-handler","by":1}`
 	b.ReportAllocs()
 	for b.Loop() {

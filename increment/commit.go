@@ -5,22 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"time"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/increment/shard"
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/fsrpc"
-	"github.com/tallycounters/tally/layout"
 )
 
 // Op is an increment that a vote or an idempotency key goes with.
 type Op struct {
 	Counter string
-	Count   layout.Count // as layout.Layout.Check resolved it
+	Count   counting.Count // as counting.Layout.Check resolved it
 	By      int64
 	Voter   string        // uid of the voter, with Vote
 	Vote    *bool         // true: add Voter's vote (By +1); false: take it back (By -1)
@@ -48,7 +46,7 @@ func (op Op) asked() string {
 // errKeyReused refuses a request whose Idempotency-Key was sent before
 // with another request (422, as the IETF Idempotency-Key draft answers):
 // the first answer would say something of this one that is not so.
-var errKeyReused = errorf(http.StatusUnprocessableEntity,
+var errKeyReused = errorf(counting.Conflict,
 	"this Idempotency-Key was sent before with another request (another by or vote): nothing was written; send a new key for a new request")
 
 // errConflict means a precondition of the commit failed: the voter's vote,
@@ -70,7 +68,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	if err := shard.EnoughTime(ctx); err != nil {
+	if err := counting.EnoughTime(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
 	kind := opKey
@@ -107,13 +105,13 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 			}
 			return tx.Set(w.layout.Shard(w.client, op.Counter, life, shard), fields, firestore.MergeAll)
 		})
-		var refusal *httpError
+		var refusal *counting.Error
 		switch status.Code(err) {
 		case codes.OK:
 			return body, commitTime(), nil
 		case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
 		default:
-			if errors.As(err, &refusal) {
+			if errors.As(err, &refusal) && refusal.Code == counting.TooMany {
 				// Past a limit: nothing written. A retry of a request that
 				// was counted before the limit was reached gets its answer.
 				if op.Key != "" {
@@ -173,13 +171,13 @@ func (w *Writer) putKey(tx *firestore.Transaction, op Op, life string, body []by
 	expires := time.Now().Add(op.TTL)
 	if replace.IsZero() {
 		return tx.Create(ref, map[string]any{fieldResponse: string(body), fieldRequest: op.asked(), fieldCreated: firestore.ServerTimestamp,
-			layout.FieldExpiresAt: expires})
+			counting.FieldExpiresAt: expires})
 	}
 	return tx.Update(ref, []firestore.Update{
 		{Path: fieldResponse, Value: string(body)},
 		{Path: fieldRequest, Value: op.asked()},
 		{Path: fieldCreated, Value: firestore.ServerTimestamp},
-		{Path: layout.FieldExpiresAt, Value: expires},
+		{Path: counting.FieldExpiresAt, Value: expires},
 	}, firestore.LastUpdateTime(replace))
 }
 
@@ -198,7 +196,7 @@ func (w *Writer) keptAnswer(ctx context.Context, op Op, life string) (kept []byt
 		return nil, time.Time{}, time.Time{}, fmt.Errorf("increment: read key for %s: %w", op.Counter, err)
 	}
 	d := snap.Data()
-	if until, _ := d[layout.FieldExpiresAt].(time.Time); time.Now().Before(until) {
+	if until, _ := d[counting.FieldExpiresAt].(time.Time); time.Now().Before(until) {
 		if asked, ok := d[fieldRequest].(string); ok && asked != op.asked() {
 			return nil, time.Time{}, time.Time{}, errKeyReused
 		}

@@ -3,6 +3,9 @@ package increment
 import (
 	"net/http"
 	"slices"
+
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // cors answers browsers calling from the configured origins.
@@ -31,9 +34,9 @@ func (c cors) handle(w http.ResponseWriter, r *http.Request) bool {
 	if !c.allows(origin) {
 		switch {
 		case preflight:
-			WriteError(w, errorf(http.StatusForbidden, "origin %q is not allowed", origin))
+			httpjson.WriteError(w, errorf(counting.Forbidden, "origin %q is not allowed", origin))
 		case origin != "":
-			WriteError(w, errorf(http.StatusForbidden, "pages of origin %q may not call this Increment (TALLY_CORS_ORIGINS): nothing was written", truncate(origin)))
+			httpjson.WriteError(w, errorf(counting.Forbidden, "pages of origin %q may not call this Increment (TALLY_CORS_ORIGINS): nothing was written", truncate(origin)))
 			return true
 		}
 		return preflight

@@ -9,23 +9,23 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 // postsLayout counts likes and views on posts.
-func postsLayout(t *testing.T) layout.Layout {
+func postsLayout(t *testing.T) counting.Layout {
 	t.Helper()
-	l := layout.Default()
+	l := counting.Default()
 	var err error
-	if l.Docs, err = layout.ParseCounts("posts:likes,views"); err != nil {
+	if l.Docs, err = counting.ParseCounts("posts:likes,views"); err != nil {
 		t.Fatal(err)
 	}
 	return l
 }
 
 // fieldSums adds up each count over a document's shards.
-func fieldSums(t *testing.T, c *firestore.Client, l layout.Layout, name string) map[string]int64 {
+func fieldSums(t *testing.T, c *firestore.Client, l counting.Layout, name string) map[string]int64 {
 	t.Helper()
 	docs, err := l.Shards(c, name, emulatortest.Life(t, l, c, name)).Documents(context.Background()).GetAll()
 	if err != nil {
@@ -34,8 +34,8 @@ func fieldSums(t *testing.T, c *firestore.Client, l layout.Layout, name string) 
 	out := map[string]int64{}
 	for _, d := range docs {
 		for f, v := range d.Data() {
-			if f == layout.FieldBookkeeping {
-				continue // the parent's version Increment read (see layout.FieldParentSeen)
+			if f == counting.FieldBookkeeping {
+				continue // the parent's version Increment read (see counting.FieldParentSeen)
 			}
 			n, _ := v.(int64)
 			out[f] += n

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // FuzzParseRequest feeds the request parser arbitrary bodies, content types
@@ -50,15 +51,15 @@ func FuzzParseRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, contentType, query string, public bool) {
 		got, err := parse(body, contentType, query, public)
 		if err != nil {
-			var he *httpError
+			var he *counting.Error
 			if !errors.As(err, &he) {
-				t.Fatalf("error %v (%T) is not an HTTP error", err, err)
+				t.Fatalf("error %v (%T) is not one a caller is told", err, err)
 			}
-			if he.status < 400 || he.status > 499 {
-				t.Fatalf("status %d for %q", he.status, err)
+			if status, _, _ := httpjson.Answer(err); status < 400 || status > 499 {
+				t.Fatalf("status %d for %q", status, err)
 			}
-			if !utf8.ValidString(he.msg) {
-				t.Fatalf("message is not valid UTF-8: %q", he.msg)
+			if !utf8.ValidString(he.Message) {
+				t.Fatalf("message is not valid UTF-8: %q", he.Message)
 			}
 			return
 		}
@@ -68,7 +69,7 @@ func FuzzParseRequest(f *testing.F) {
 		if public && len(bytes.TrimSpace(body)) == 0 {
 			t.Fatalf("a public Increment took %+v from no body", got)
 		}
-		if _, err := got.validate(layout.Default(), DefaultMaxStep); err != nil {
+		if _, err := got.validate(counting.Default(), DefaultMaxStep); err != nil {
 			return
 		}
 		again, err := json.Marshal(got)

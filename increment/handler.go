@@ -19,18 +19,18 @@ import (
 	"firebase.google.com/go/v4/appcheck"
 	"firebase.google.com/go/v4/auth"
 
-	"github.com/tallycounters/tally/increment/shard"
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // Config configures a Handler. Zero fields take the defaults below.
 type Config struct {
-	Layout        layout.Layout
-	DefaultShards int           // shards of an auto-created counter; default 1
+	Layout        counting.Layout
+	DefaultShards int           // shards of an auto-created counter; default counting.DefaultShards
 	AutoCreate    bool          // create any missing counter instead of 404
 	MaxStep       int64         // bound on |by|; default 1000
 	CORSOrigins   []string      // origins browsers may call from; "*" for any
-	CacheTTL      time.Duration // how long num_shards is cached; default 10s
+	CacheTTL      time.Duration // how long num_shards is cached; default counting.DefaultCacheTTL
 	Logger        *slog.Logger  // nil discards logs
 
 	// Auth, if set, verifies each caller's Firebase ID token (Authorization:
@@ -62,6 +62,8 @@ type Config struct {
 	// AppCheck, if set, verifies each request's Firebase App Check token
 	// (X-Firebase-AppCheck): a request without a valid one gets 401.
 	AppCheck AppCheckVerifier
+	// Now is the clock the cache of counters expires by; nil: time.Now.
+	Now func() time.Time
 }
 
 // AppCheckVerifier checks a Firebase App Check token: the Firebase Admin
@@ -78,9 +80,7 @@ type TokenVerifier interface {
 
 // Defaults for Config's zero fields.
 const (
-	DefaultShards         = shard.DefaultShards
 	DefaultMaxStep        = 1000
-	DefaultCacheTTL       = shard.DefaultCacheTTL
 	DefaultPublicMaxStep  = 1
 	DefaultIdempotencyTTL = 24 * time.Hour
 	DefaultTimeout        = 20 * time.Second // within the deployed function's 30 s
@@ -144,7 +144,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	return &Handler{
 		writer: NewWriter(client, WriterConfig{
 			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, CacheTTL: cfg.CacheTTL,
-			AutoCreate: cfg.AutoCreate, CreatePattern: cfg.CounterPattern,
+			AutoCreate: cfg.AutoCreate, CreatePattern: cfg.CounterPattern, Now: cfg.Now,
 		}),
 		cfg:     cfg,
 		maxStep: maxStep,
@@ -162,7 +162,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST, OPTIONS")
-		WriteError(w, errorf(http.StatusMethodNotAllowed, "method %s not allowed; use POST", r.Method))
+		httpjson.WriteError(w, errorf(counting.MethodNotAllowed, "method %s not allowed; use POST", r.Method))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
@@ -196,14 +196,14 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 		return nil, err
 	}
 	if h.cfg.Public && h.cfg.VotesOnly && req.Vote == nil {
-		return nil, errorf(http.StatusBadRequest, `this Increment takes votes only: send {"counter": "...", "vote": true}, or false to take a vote back`)
+		return nil, errorf(counting.Invalid, `this Increment takes votes only: send {"counter": "...", "vote": true}, or false to take a vote back`)
 	}
 	key, err := idempotencyKey(r)
 	if err != nil {
 		return nil, err
 	}
 	if req.Vote != nil && uid == "" {
-		return nil, errorf(http.StatusBadRequest, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
+		return nil, errorf(counting.Invalid, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
 	}
 	limits := Limits{}
 	if uid != "" && req.Vote == nil {
@@ -233,7 +233,7 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 	if req.Vote == nil && key == "" && !limits.on() {
 		shard, committed, err := h.writer.Add(ctx, req.Counter, count, req.By)
 		if err != nil {
-			return nil, err
+			return nil, plainError(err)
 		}
 		return encode(Response{Counter: req.Counter, Field: req.Field, Shard: shard, By: req.By, Changed: true,
 			Committed: timestamp(committed)}), nil
@@ -294,14 +294,14 @@ func (h *Handler) turn(ctx context.Context) (release func(), err error) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	return nil, &httpError{status: http.StatusServiceUnavailable, msg: msgBusy, retryAfter: 1}
+	return nil, errBusy
 }
 
 // fail logs server-side failures with their cause and answers the client.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	code, _, _ := answerOf(err)
+	code, _, _ := httpjson.Answer(err)
 	if code >= 500 {
 		h.log.Error("increment failed", "error", err.Error(), "path", r.URL.Path)
 	}
-	WriteError(w, err)
+	httpjson.WriteError(w, err)
 }

@@ -3,7 +3,6 @@ package increment
 import (
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
 )
 
 // Rate is a limit of N increments per Per: N at once, then one every
@@ -81,17 +80,18 @@ type Limits struct {
 // on reports whether any limit is set.
 func (l Limits) on() bool { return l.Counter.N > 0 || l.User.N > 0 }
 
-// Fields of a user's limits document, layout.Limits.
+// Fields of a user's limits document, counting.Limits.
 const (
 	fieldUserTAT     = "tat"      // the user's theoretical arrival time, over all counters
 	fieldCounterTATs = "counters" // counter id to the user's theoretical arrival time on it
 )
 
-// limited is a refusal past a limit: nothing was written.
+// limited is a refusal past a limit: nothing was written. It says how
+// long exactly until the limit admits one more.
 func limited(which string, r Rate, wait time.Duration) error {
-	secs := int(math.Ceil(wait.Seconds()))
-	return &httpError{status: http.StatusTooManyRequests, retryAfter: max(1, secs), wait: wait,
-		msg: fmt.Sprintf("too many increments: at most %s %s; nothing was written; retry after %d s", r, which, max(1, secs))}
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	return &counting.Error{Code: counting.TooMany, RetryAfter: wait,
+		Message: fmt.Sprintf("too many increments: at most %s %s; nothing was written; retry after %d s", r, which, secs)}
 }
 
 // spend checks op's user against the limits inside tx, and records the
@@ -142,6 +142,6 @@ func (w *Writer) spend(tx *firestore.Transaction, op Op, now time.Time) error {
 	for _, v := range counters {
 		expires = maxTime(expires, v.(time.Time))
 	}
-	doc[fieldCounterTATs], doc[layout.FieldExpiresAt] = counters, expires
+	doc[fieldCounterTATs], doc[counting.FieldExpiresAt] = counters, expires
 	return tx.Set(ref, doc)
 }

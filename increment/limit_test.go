@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 func TestParseRate(t *testing.T) {
@@ -198,7 +198,7 @@ func BenchmarkLimitCost(b *testing.B) {
 			h, c, ops, host := signedIn(b, Config{Public: true, AutoCreate: true, Limits: tc.limits})
 			u := user(b, host)
 			id := emulatortest.ID(b)
-			if _, err := layout.Default().Counter(c, id).Set(context.Background(), map[string]any{layout.FieldNumShards: 10}); err != nil {
+			if _, err := counting.Default().Counter(c, id).Set(context.Background(), map[string]any{counting.FieldNumShards: 10}); err != nil {
 				b.Fatal(err)
 			}
 			limitedIncrement(h, u.IDToken, id) // num_shards cached

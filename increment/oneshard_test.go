@@ -7,8 +7,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 // TestOneShardWritesCarryTheParentVersion: a new counter has one shard, and
@@ -18,12 +18,11 @@ import (
 // remove it. Once the counter has more shards, or while it shrinks to one,
 // no increment carries one.
 func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
-	h, c := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour})
 	now := time.Now()
-	h.writer.shards.SetClock(func() time.Time { return now })
+	h, c := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour, Now: func() time.Time { return now }})
 	ctx := context.Background()
 	id := emulatortest.ID(t)
-	parent, shard0 := layout.Default().Counter(c, id), layout.Default().Shard(c, id, "", 0)
+	parent, shard0 := counting.Default().Counter(c, id), counting.Default().Shard(c, id, "", 0)
 	incr := func() time.Time { // shard 0's parent version after an increment that landed on it
 		t.Helper()
 		for {
@@ -35,7 +34,7 @@ func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
 		if err != nil {
 			t.Fatalf("shard 0: %v (every increment of a counter on one shard writes it)", err)
 		}
-		v, _ := snap.Data()[layout.FieldParentSeen].(time.Time)
+		v, _ := snap.Data()[counting.FieldParentSeen].(time.Time)
 		return v
 	}
 	updated := func() time.Time {
@@ -44,7 +43,7 @@ func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := snap.DataAt(layout.FieldNumShards); n != int64(1) {
+		if n, _ := snap.DataAt(counting.FieldNumShards); n != int64(1) {
 			t.Errorf("a new counter has num_shards %v, want 1", n)
 		}
 		return snap.UpdateTime
@@ -70,8 +69,8 @@ func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
 		name   string
 		update []firestore.Update
 	}{
-		{"grown to 3 shards", []firestore.Update{{Path: layout.FieldNumShards, Value: 3}}},
-		{"shrinking to 1", []firestore.Update{{Path: layout.FieldNumShards, Value: 1}, {Path: layout.FieldResharding, Value: firestore.ServerTimestamp}}},
+		{"grown to 3 shards", []firestore.Update{{Path: counting.FieldNumShards, Value: 3}}},
+		{"shrinking to 1", []firestore.Update{{Path: counting.FieldNumShards, Value: 1}, {Path: counting.FieldResharding, Value: firestore.ServerTimestamp}}},
 	} {
 		if _, err := parent.Update(ctx, tc.update); err != nil {
 			t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
 )
 
 // maxBody bounds a request body; a valid one is far smaller.
@@ -46,27 +46,27 @@ func parseRequest(w http.ResponseWriter, r *http.Request, public bool) (Request,
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return Request{}, errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", maxBody)
+		return Request{}, errorf(counting.TooLarge, "request body is larger than %d bytes", maxBody)
 	case err != nil:
-		return Request{}, errorf(http.StatusBadRequest, "reading request body failed")
+		return Request{}, errorf(counting.Invalid, "reading request body failed")
 	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return Request{}, errorf(http.StatusUnsupportedMediaType, "Content-Encoding %s is not supported; send the body as it is", truncate(ce))
+		return Request{}, errorf(counting.UnsupportedMedia, "Content-Encoding %s is not supported; send the body as it is", truncate(ce))
 	}
 	query := r.URL.Query()
 	if public && (!isJSON(r) || len(bytes.TrimSpace(raw)) == 0) {
 		// A cross-site form, or a bodiless POST, needs no CORS preflight:
 		// a public Increment takes only what a page must ask to send.
-		return Request{}, errorf(http.StatusUnsupportedMediaType, "this Increment is public: send a JSON body with Content-Type: application/json")
+		return Request{}, errorf(counting.UnsupportedMedia, "this Increment is public: send a JSON body with Content-Type: application/json")
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fromQuery(query)
 	}
 	if len(query) > 0 {
-		return Request{}, errorf(http.StatusBadRequest, "give the request in the JSON body or in the query string, not both")
+		return Request{}, errorf(counting.Invalid, "give the request in the JSON body or in the query string, not both")
 	}
 	if !isJSON(r) {
-		return Request{}, errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return Request{}, errorf(counting.UnsupportedMedia, "Content-Type must be application/json")
 	}
 	return fromJSON(raw)
 }
@@ -91,18 +91,18 @@ func fromJSON(raw []byte) (Request, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return Request{}, errorf(http.StatusBadRequest, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}: %s", jsonProblem(err))
+		return Request{}, errorf(counting.Invalid, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}: %s", jsonProblem(err))
 	}
 	if len(bytes.TrimLeft(raw[dec.InputOffset():], jsonSpace)) > 0 {
-		return Request{}, errorf(http.StatusBadRequest, "body holds more than one JSON object, or text after it")
+		return Request{}, errorf(counting.Invalid, "body holds more than one JSON object, or text after it")
 	}
 	if !bytes.HasPrefix(bytes.TrimLeft(raw, jsonSpace), []byte("{")) {
-		return Request{}, errorf(http.StatusBadRequest, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}")
+		return Request{}, errorf(counting.Invalid, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}")
 	}
 	req := Request{Counter: b.Counter, Field: b.Field, By: 1, Vote: b.Vote}
 	if b.Vote != nil {
 		if len(b.By) > 0 {
-			return Request{}, errorf(http.StatusBadRequest, "give by or vote, not both: a vote adds 1, or takes 1 back")
+			return Request{}, errorf(counting.Invalid, "give by or vote, not both: a vote adds 1, or takes 1 back")
 		}
 		if !*b.Vote {
 			req.By = -1
@@ -112,7 +112,7 @@ func fromJSON(raw []byte) (Request, error) {
 	if len(b.By) > 0 && string(b.By) != "null" {
 		n, err := strconv.ParseInt(string(b.By), 10, 64)
 		if err != nil {
-			return Request{}, errorf(http.StatusBadRequest, "by must be an integer, got %s", truncate(string(b.By)))
+			return Request{}, errorf(counting.Invalid, "by must be an integer, got %s", truncate(string(b.By)))
 		}
 		req.By = n
 	}
@@ -124,20 +124,20 @@ func fromJSON(raw []byte) (Request, error) {
 func fromQuery(q url.Values) (Request, error) {
 	for key, vs := range q {
 		if !slices.Contains(requestKeys, key) {
-			return Request{}, errorf(http.StatusBadRequest, "unknown key %q in the query string; the keys are %q (lower case)", truncate(key), requestKeys)
+			return Request{}, errorf(counting.Invalid, "unknown key %q in the query string; the keys are %q (lower case)", truncate(key), requestKeys)
 		}
 		if len(vs) > 1 {
-			return Request{}, errorf(http.StatusBadRequest, "%s is given %d times in the query string; give it once", truncate(key), len(vs))
+			return Request{}, errorf(counting.Invalid, "%s is given %d times in the query string; give it once", truncate(key), len(vs))
 		}
 	}
 	req := Request{Counter: q.Get("counter"), Field: q.Get("field"), By: 1}
 	if q.Has("vote") {
 		if q.Has("by") {
-			return Request{}, errorf(http.StatusBadRequest, "give by or vote, not both: a vote adds 1, or takes 1 back")
+			return Request{}, errorf(counting.Invalid, "give by or vote, not both: a vote adds 1, or takes 1 back")
 		}
 		v := q.Get("vote")
 		if v != "true" && v != "false" {
-			return Request{}, errorf(http.StatusBadRequest, "vote must be true or false, got %q", truncate(v))
+			return Request{}, errorf(counting.Invalid, "vote must be true or false, got %q", truncate(v))
 		}
 		vote := v == "true"
 		req.Vote = &vote
@@ -149,7 +149,7 @@ func fromQuery(q url.Values) (Request, error) {
 	if q.Has("by") {
 		n, err := strconv.ParseInt(q.Get("by"), 10, 64)
 		if err != nil {
-			return Request{}, errorf(http.StatusBadRequest, "by must be an integer, got %q", truncate(q.Get("by")))
+			return Request{}, errorf(counting.Invalid, "by must be an integer, got %q", truncate(q.Get("by")))
 		}
 		req.By = n
 	}
@@ -158,24 +158,15 @@ func fromQuery(q url.Values) (Request, error) {
 
 // validate resolves the count the request names in l and bounds |by| by
 // maxStep.
-func (req Request) validate(l layout.Layout, maxStep int64) (layout.Count, error) {
+func (req Request) validate(l counting.Layout, maxStep int64) (counting.Count, error) {
 	c, err := l.Check(req.Counter, req.Field)
 	if err == nil {
 		err = ValidateStep(req.By, maxStep)
 	}
 	if err != nil {
-		return layout.Count{}, errorf(http.StatusBadRequest, "%v", err)
+		return counting.Count{}, errorf(counting.Invalid, "%v", err)
 	}
 	return c, nil
-}
-
-// Validate checks an increment of the guide layout as the Increment
-// function does: a valid counter id, and by neither 0 nor past ±maxStep.
-func Validate(counter string, by, maxStep int64) error {
-	if err := layout.ValidID(counter); err != nil {
-		return fmt.Errorf("counter: %w", err)
-	}
-	return ValidateStep(by, maxStep)
 }
 
 // ValidateStep checks a step as the Increment function does: neither 0

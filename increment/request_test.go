@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 func TestParseRequest(t *testing.T) {
@@ -82,7 +83,7 @@ func TestParseRequest(t *testing.T) {
 			}
 			req, err := parseRequest(httptest.NewRecorder(), r, false)
 			if err == nil {
-				_, err = req.validate(layout.Default(), DefaultMaxStep)
+				_, err = req.validate(counting.Default(), DefaultMaxStep)
 			}
 			if tc.status == 0 {
 				if err != nil {
@@ -93,7 +94,7 @@ func TestParseRequest(t *testing.T) {
 				}
 				return
 			}
-			if got, _, _ := answerOf(err); err == nil || got != tc.status {
+			if got, _, _ := httpjson.Answer(err); err == nil || got != tc.status {
 				t.Errorf("got %+v, %v (status %d); want status %d", req, err, got, tc.status)
 			}
 		})

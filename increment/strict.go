@@ -3,8 +3,9 @@ package increment
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"slices"
+
+	"github.com/tallycounters/tally/counting"
 )
 
 // exactKeys checks that raw is a JSON object whose keys are among allowed,
@@ -25,9 +26,9 @@ func exactKeys(raw []byte, allowed ...string) error {
 		key, _ := t.(string)
 		switch {
 		case seen[key]:
-			return errorf(http.StatusBadRequest, "key %q appears twice in the body; give it once", truncate(key))
+			return errorf(counting.Invalid, "key %q appears twice in the body; give it once", truncate(key))
 		case !slices.Contains(allowed, key):
-			return errorf(http.StatusBadRequest, "unknown key %q in the body; the keys are %q (lower case)", truncate(key), allowed)
+			return errorf(counting.Invalid, "unknown key %q in the body; the keys are %q (lower case)", truncate(key), allowed)
 		}
 		seen[key] = true
 		var skip json.RawMessage

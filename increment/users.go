@@ -3,12 +3,11 @@ package increment
 import (
 	"context"
 	"errors"
-	"math"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/tallycounters/tally/counting"
 )
 
 // A signed-in user's votes and limited steps each run a transaction on the
@@ -36,7 +35,7 @@ type userQueue struct {
 
 // limitedUntil is a refusal past a limit and when it ends.
 type limitedUntil struct {
-	err   *httpError
+	err   *counting.Error
 	until time.Time
 }
 
@@ -46,8 +45,8 @@ func newUsers() *users {
 }
 
 // errUserBusy refuses a step of a user who has maxUserWaiting waiting.
-var errUserBusy = &httpError{status: http.StatusTooManyRequests, retryAfter: 1,
-	msg: "too many increments at once from this user: nothing was written; retry after 1 s"}
+var errUserBusy = &counting.Error{Code: counting.TooMany, RetryAfter: time.Second,
+	Message: "too many increments at once from this user: nothing was written; retry after 1 s"}
 
 // wait waits for uid's turn; release ends it.
 func (u *users) wait(ctx context.Context, uid string) (release func(), err error) {
@@ -75,7 +74,7 @@ func (u *users) wait(ctx context.Context, uid string) (release func(), err error
 		return func() { <-q.turn; done() }, nil
 	case <-ctx.Done():
 		done()
-		return nil, &httpError{status: http.StatusServiceUnavailable, msg: msgBusy, retryAfter: 1}
+		return nil, errBusy
 	}
 }
 
@@ -89,17 +88,17 @@ func (u *users) refused(uid, counter string, now time.Time) error {
 		return nil
 	}
 	e := *l.err
-	e.retryAfter = max(1, int(math.Ceil(l.until.Sub(now).Seconds())))
+	e.RetryAfter = l.until.Sub(now)
 	return &e
 }
 
 // note remembers a refusal past a limit of uid's steps on counter.
 func (u *users) note(uid, counter string, err error, now time.Time) {
-	var he *httpError
-	if !errors.As(err, &he) || he.status != http.StatusTooManyRequests || he.wait <= 0 {
+	var le *counting.Error
+	if !errors.As(err, &le) || le.Code != counting.TooMany || le == errUserBusy || le.RetryAfter <= 0 {
 		return // not a limit's refusal
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.limited.Add(uid+"\x00"+counter, limitedUntil{err: he, until: now.Add(he.wait)})
+	u.limited.Add(uid+"\x00"+counter, limitedUntil{err: le, until: now.Add(le.RetryAfter)})
 }

@@ -6,32 +6,31 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/increment/shard"
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
 )
 
 // ErrNotFound is returned for a counter that does not exist when
-// auto-create is off. It is layout.ErrNoCounter.
-var ErrNotFound = layout.ErrNoCounter
+// auto-create is off. It is counting.ErrNoCounter.
+var ErrNotFound = counting.ErrNoCounter
 
 // WriterConfig configures a Writer. Zero fields take the defaults.
-type WriterConfig = shard.Config
+type WriterConfig = counting.AdderConfig
 
-// Writer adds to counters: a plain step with shard.Adder, the one write it
+// Writer adds to counters: a plain step with counting.Adder, the one write it
 // costs; a vote or a step with an Idempotency-Key in one commit with its
 // vote and its key's record (Commit).
 type Writer struct {
 	client *firestore.Client
-	layout layout.Layout
-	shards *shard.Adder
+	layout counting.Layout
+	shards *counting.Adder
 }
 
 // NewWriter returns a Writer for counters in client's database.
 func NewWriter(client *firestore.Client, cfg WriterConfig) *Writer {
-	return &Writer{client: client, layout: cfg.Layout, shards: shard.New(client, cfg)}
+	return &Writer{client: client, layout: cfg.Layout, shards: counting.NewAdder(client, cfg)}
 }
 
-// Add adds by to count c of counter id on a random shard: see shard.Adder.Add.
-func (w *Writer) Add(ctx context.Context, id string, c layout.Count, by int64) (shard int, committed time.Time, err error) {
+// Add adds by to count c of counter id on a random shard: see counting.Adder.Add.
+func (w *Writer) Add(ctx context.Context, id string, c counting.Count, by int64) (shard int, committed time.Time, err error) {
 	return w.shards.Add(ctx, id, c, by)
 }

@@ -11,16 +11,16 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/eventarc"
-	"github.com/tallycounters/tally/layout"
 )
 
 func BenchmarkDecode(b *testing.B) {
 	t0 := time.Now()
 	e := eventarc.Written("demo", "(default)",
 		eventarc.IntDoc("counters/likes/shards/3", "count", 41, t0), eventarc.IntDoc("counters/likes/shards/3", "count", 42, t0.Add(time.Millisecond)))
-	d := Decoder{Layout: layout.Default(), Project: "demo"}
+	d := Decoder{Layout: counting.Default(), Project: "demo"}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := d.Decode(e, t0); err != nil {
@@ -37,10 +37,10 @@ func BenchmarkDecode(b *testing.B) {
 func BenchmarkHandlePeakMemory(b *testing.B) {
 	const rate, seconds, shards = 1000, 3, 10 // shards events per 10ms tick
 	client := emulatortest.Client(b)
-	l := layout.Default()
+	l := counting.Default()
 	for b.Loop() {
 		id := emulatortest.ID(b)
-		if _, err := l.Counter(client, id).Set(context.Background(), map[string]any{layout.FieldNumShards: shards}); err != nil {
+		if _, err := l.Counter(client, id).Set(context.Background(), map[string]any{counting.FieldNumShards: shards}); err != nil {
 			b.Fatal(err)
 		}
 		for s := range shards {
@@ -48,7 +48,7 @@ func BenchmarkHandlePeakMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: DefaultWindow})
+		h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: counting.DefaultWindow})
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)
@@ -102,7 +102,7 @@ func BenchmarkHandlePeakMemory(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got := snap.Data()[layout.FieldTotal]; got != int64(rate*seconds) {
+		if got := snap.Data()[counting.FieldTotal]; got != int64(rate*seconds) {
 			b.Fatalf("total = %v, want %d", got, rate*seconds)
 		}
 	}

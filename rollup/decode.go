@@ -10,7 +10,7 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
 )
 
 // Event types and content type of Firestore document events.
@@ -33,7 +33,7 @@ const DefaultMaxSkew = 5 * time.Second
 
 // Decoder turns Firestore document events into hints.
 type Decoder struct {
-	Layout   layout.Layout
+	Layout   counting.Layout
 	Project  string        // events for another project are refused; "" accepts any
 	Database string        // events for another database are refused; "" means "(default)"
 	MaxSkew  time.Duration // 0 means DefaultMaxSkew
@@ -100,36 +100,25 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 }
 
 // oneShard reads what a write to shard 0 tells of the counts, should the
-// counter be on one shard: nil if a count's field holds no integer, or the
-// shard holds no count. Seen is the counted document's update time the
-// write carries, if any.
-func (d Decoder) oneShard(id string, after *firestoredata.Document) *OneShard {
-	fields := after.GetFields()
-	path := d.Layout.ParentSeenPath()
-	for _, name := range path[:len(path)-1] {
-		fields = fields[name].GetMapValue().GetFields()
-	}
-	counts := d.Layout.Counts(id)
-	one := &OneShard{Values: make([]int64, len(counts)), Held: make([]bool, len(counts))}
-	if seen := fields[path[len(path)-1]].GetTimestampValue(); seen != nil {
-		one.Seen = precise(seen.AsTime())
-	}
-	held := false
-	for i, c := range counts {
-		v, ok := after.GetFields()[c.Shard]
-		if !ok {
-			continue
+// counter be on one shard (see counting.OneShard).
+func (d Decoder) oneShard(id string, after *firestoredata.Document) *counting.OneShard {
+	return d.Layout.ReadOneShard(id, func(path ...string) (any, bool) {
+		fields := after.GetFields()
+		for _, name := range path[:len(path)-1] {
+			fields = fields[name].GetMapValue().GetFields()
 		}
-		n, ok := v.GetValueType().(*firestoredata.Value_IntegerValue)
+		v, ok := fields[path[len(path)-1]]
 		if !ok {
-			return nil // not a count a sum() would add as an integer: let a fold see it
+			return nil, false
 		}
-		one.Values[i], one.Held[i], held = n.IntegerValue, true, true
-	}
-	if !held {
-		return nil
-	}
-	return one
+		switch x := v.GetValueType().(type) {
+		case *firestoredata.Value_IntegerValue:
+			return x.IntegerValue, true
+		case *firestoredata.Value_TimestampValue:
+			return x.TimestampValue.AsTime(), true
+		}
+		return v, true
+	})
 }
 
 // relative checks that name is a document of the decoder's project and
@@ -162,7 +151,7 @@ func changedAt(e event.Event, after, before *firestoredata.Document, received ti
 		if after.GetUpdateTime() == nil {
 			return time.Time{}, fmt.Errorf("%w: document %s has no update time", ErrMalformed, after.GetName())
 		}
-		return precise(after.GetUpdateTime().AsTime()), nil
+		return counting.Precise(after.GetUpdateTime().AsTime()), nil
 	}
 	if before.GetUpdateTime() == nil {
 		return time.Time{}, fmt.Errorf("%w: deleted document %s has no update time", ErrMalformed, before.GetName())
@@ -174,7 +163,7 @@ func changedAt(e event.Event, after, before *firestoredata.Document, received ti
 	case at.Equal(at.Truncate(time.Second)):
 		at = at.Add(time.Second - time.Microsecond)
 	}
-	return precise(maxTime(at, before.GetUpdateTime().AsTime().Add(time.Microsecond))), nil
+	return counting.Precise(maxTime(at, before.GetUpdateTime().AsTime().Add(time.Microsecond))), nil
 }
 
 func maxTime(ts ...time.Time) time.Time {

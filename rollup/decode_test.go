@@ -9,8 +9,8 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/eventarc"
-	"github.com/tallycounters/tally/layout"
 )
 
 var (
@@ -88,7 +88,7 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := layout.Default()
+			l := counting.Default()
 			if tc.field != "" {
 				l.ShardField = tc.field
 			}
@@ -113,9 +113,9 @@ func TestDecode(t *testing.T) {
 // TestDecodeLife: a shard of a counted document is of one life of it, the
 // hint says which; a shard outside every life is no shard of tally's.
 func TestDecodeLife(t *testing.T) {
-	var l layout.Layout
+	var l counting.Layout
 	var err error
-	if l.Docs, err = layout.ParseCounts("posts:likes"); err != nil {
+	if l.Docs, err = counting.ParseCounts("posts:likes"); err != nil {
 		t.Fatal(err)
 	}
 	decode := func(path string) (Hint, error) {

@@ -9,16 +9,15 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup/fold"
+	"github.com/tallycounters/tally/counting"
 )
 
 // Config configures a Handler.
 type Config struct {
-	Layout   layout.Layout
+	Layout   counting.Layout
 	Project  string        // events for another project are dropped; "" accepts any
 	Database string        // events for another database are dropped; "" means "(default)"
-	Window   time.Duration // each parent is written at most once per Window
+	Window   time.Duration // each parent is written at most once per Window; default counting.DefaultWindow
 	Grow     GrowPolicy    // adding shards to busy counters; zero: never
 	MaxSkew  time.Duration // how far ahead an event may be dated; default DefaultMaxSkew
 	Hold     time.Duration // longest a handler waits for a fold; default DefaultHold
@@ -29,11 +28,9 @@ type Config struct {
 	OnFold       func(FoldInfo) // if set, called after each fold this handler makes
 }
 
-// Defaults of Config.
-const (
-	DefaultWindow = fold.DefaultWindow // Firestore's sustained one write per second per document
-	DefaultHold   = 30 * time.Second   // within the deployed 60 s timeout
-)
+// DefaultHold is the longest a handler waits for a fold by default:
+// within the deployed function's 60 s timeout.
+const DefaultHold = 30 * time.Second
 
 // Handler is the Rollup function: decode the event into a hint, then wait
 // until a fold covers it.
@@ -53,7 +50,10 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.Hold <= 0 {
 		cfg.Hold = DefaultHold
 	}
-	t := NewTracker(NewFolder(client, cfg.Layout, cfg.Window), cfg.Grow, cfg.ConfirmEvery, log)
+	if cfg.Window <= 0 {
+		cfg.Window = counting.DefaultWindow
+	}
+	t := NewTracker(counting.NewFolder(client, cfg.Layout, cfg.Window), cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},

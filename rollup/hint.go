@@ -24,6 +24,8 @@ package rollup
 import (
 	"fmt"
 	"time"
+
+	"github.com/tallycounters/tally/counting"
 )
 
 // Hint is what a shard's write event tells the rollup: counter Counter
@@ -38,23 +40,7 @@ type Hint struct {
 	// time of its own; At is then an upper bound of when it committed.
 	At time.Time
 	// One is set for a write to shard 0 whose counts are integers.
-	One *OneShard
-}
-
-// OneShard is what a write to shard 0 tells: each count's value on shard 0
-// after the write, and, when Increment wrote it just after reading the
-// counted document with one shard, that document's update time (Seen,
-// layout.FieldParentSeen). If the counter is on one shard on the document
-// as a fold knows it, and was before the write, these values are the whole
-// counts at the write's time, and the fold writes them with no sum. A fold
-// that knows no document newer than Seen writes them with no read at all,
-// compare-and-set on Seen; if the document changed since, that fails, and
-// the fold reads it as any other does: a stale Seen costs a read, never a
-// wrong count.
-type OneShard struct {
-	Seen   time.Time // zero if the write carried none
-	Values []int64   // each count's value on the shard, in layout.Counts order
-	Held   []bool    // whether the shard holds each count's field
+	One *counting.OneShard
 }
 
 func (h Hint) String() string {

@@ -13,10 +13,10 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/eventarc"
-	"github.com/tallycounters/tally/layout"
 )
 
 // testWindow keeps the tests quick; the bound it sets is checked all the same.
@@ -27,7 +27,7 @@ const testWindow = 50 * time.Millisecond
 type history struct {
 	t      *testing.T
 	client *firestore.Client
-	layout layout.Layout
+	layout counting.Layout
 	id     string
 	last   map[int]*eventarc.Doc
 	events []event.Event
@@ -42,7 +42,7 @@ type history struct {
 }
 
 func newHistory(t *testing.T) *history {
-	return &history{t: t, client: emulatortest.Client(t), layout: layout.Default(), id: emulatortest.ID(t), last: map[int]*eventarc.Doc{}}
+	return &history{t: t, client: emulatortest.Client(t), layout: counting.Default(), id: emulatortest.ID(t), last: map[int]*eventarc.Doc{}}
 }
 
 // handler is a Rollup instance for the history's counter, with its own
@@ -59,7 +59,7 @@ func (h *history) handler(cfg Config) *Handler {
 }
 
 func (h *history) path(n int) string {
-	return fmt.Sprintf("%s/%s/%s/%d", h.layout.Collection, h.id, layout.ShardsCollection, n)
+	return fmt.Sprintf("%s/%s/%s/%d", h.layout.Collection, h.id, counting.ShardsCollection, n)
 }
 
 func (h *history) record(n int, after *eventarc.Doc) event.Event {
@@ -178,14 +178,14 @@ func (h *history) checkExact() {
 		h.t.Fatal("no parent")
 	}
 	d := snap.Data()
-	if want := h.sum(); d[layout.FieldTotal] != want {
-		h.t.Errorf("total = %v (%T), want the shards' sum %d", d[layout.FieldTotal], d[layout.FieldTotal], want)
+	if want := h.sum(); d[counting.FieldTotal] != want {
+		h.t.Errorf("total = %v (%T), want the shards' sum %d", d[counting.FieldTotal], d[counting.FieldTotal], want)
 	}
-	if _, ok := d[layout.FieldAsOf].(time.Time); !ok {
-		h.t.Errorf("as_of = %v (%T), want a timestamp", d[layout.FieldAsOf], d[layout.FieldAsOf])
+	if _, ok := d[counting.FieldAsOf].(time.Time); !ok {
+		h.t.Errorf("as_of = %v (%T), want a timestamp", d[counting.FieldAsOf], d[counting.FieldAsOf])
 	}
-	if _, ok := d[layout.FieldLegacy]; ok {
-		h.t.Errorf("the old bookkeeping is still there: %v", d[layout.FieldLegacy])
+	if _, ok := d[counting.FieldLegacy]; ok {
+		h.t.Errorf("the old bookkeeping is still there: %v", d[counting.FieldLegacy])
 	}
 	if size := docSize(d); size > 64<<10 {
 		h.t.Errorf("parent is about %d bytes, over 64 KiB", size)

@@ -8,6 +8,7 @@ import (
 
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -30,12 +31,12 @@ const MaxEventBytes = 512 << 10
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); origin != "" {
 		// Eventarc sends no Origin; a browser does, for any page's request.
-		answer(w, http.StatusForbidden, "Rollup takes events from Eventarc, not from web pages")
+		httpjson.WriteError(w, counting.Errorf(counting.Forbidden, "Rollup takes events from Eventarc, not from web pages"))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		answer(w, http.StatusMethodNotAllowed, "use POST")
+		httpjson.WriteError(w, counting.Errorf(counting.MethodNotAllowed, "use POST"))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
@@ -43,10 +44,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.As(err, &tooBig):
 		h.log.Error("rollup: refusing a body over 512 KiB", "event_id", r.Header.Get("ce-id"))
-		answer(w, http.StatusRequestEntityTooLarge, "an event is at most 512 KiB")
+		httpjson.WriteError(w, counting.Errorf(counting.TooLarge, "an event is at most 512 KiB"))
 		return
 	case err != nil:
-		answer(w, http.StatusBadRequest, "reading the body failed")
+		httpjson.WriteError(w, counting.Errorf(counting.Invalid, "reading the body failed"))
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -57,10 +58,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.Handle(r.Context(), *e); err != nil {
-		answer(w, http.StatusServiceUnavailable, "no fold covered the event in time; retry")
+		httpjson.WriteError(w, &counting.Error{Code: counting.Unavailable, Message: "no fold covered the event in time; retry", Err: err})
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
-
-func answer(w http.ResponseWriter, code int, msg string) { httpjson.Error(w, code, msg) }

@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/heaptest"
-	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // BenchmarkTrackerCountersSeen measures what the counters an instance has
@@ -24,12 +23,12 @@ func BenchmarkTrackerCountersSeen(b *testing.B) {
 				goroutines := runtime.NumGoroutine()
 				var t *Tracker
 				heaptest.PerCounter(b, n, func() any {
-					t = NewTracker(NewFolder(nil, layout.Default(), DefaultWindow), GrowPolicy{}, 0, nil)
+					t = NewTracker(counting.NewFolder(nil, counting.Default(), counting.DefaultWindow), GrowPolicy{}, 0, nil)
 					now := time.Now()
 					for i := range n {
 						t.mu.Lock()
 						c := t.counter(fmt.Sprintf("post-%d-likes", i))
-						c.p = fold.Parent{Exists: true, Updated: now, Written: now, AsOf: now, Totals: []int64{int64(i)}, NumShards: 10, Anchor: now, AnchorAt: now}
+						c.p = counting.Parent{Exists: true, Updated: now, Written: now, AsOf: now, Totals: []int64{int64(i)}, NumShards: 10, Anchor: now, AnchorAt: now}
 						c.known, c.mine, c.read = true, now, now
 						t.mu.Unlock()
 					}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tallycounters/tally/rollup/fold"
+	"github.com/tallycounters/tally/counting"
 )
 
 // A counter on one shard (most counters: they start on one, and only the
@@ -31,33 +31,24 @@ import (
 // other instances hold too, and they find their events covered rather
 // than fold again a window later. Nor while c is measured (see
 // measuring): its folds sum, so that it can grow. t.mu is held.
-func (t *Tracker) eventSum(c *tracked, p fold.Parent, now time.Time) (Sum, bool) {
+func (t *Tracker) eventSum(c *tracked, p counting.Parent, now time.Time) (counting.Sum, bool) {
 	if t.measuring(c, p) {
-		return Sum{}, false
+		return counting.Sum{}, false
 	}
 	var best *waiter
 	for _, w := range c.waiting {
-		if w.one != nil && w.life == p.Life && t.wholeOn(p, w.at) && (best == nil || w.at.After(best.at)) {
+		if w.one != nil && w.life == p.Life && p.Whole(t.folder.Layout(), t.defaults(), w.at) && (best == nil || w.at.After(best.at)) {
 			best = w
 		}
 	}
 	if best == nil || t.sharing() && now.Sub(best.at) > t.window/2 {
-		return Sum{}, false
+		return counting.Sum{}, false
 	}
-	s := Sum{At: best.at, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
+	s := counting.Sum{At: best.at, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
 	for i, held := range best.one.Held {
 		if held {
 			s.Shards[i] = 1
 		}
 	}
 	return s, true
-}
-
-// wholeOn reports whether a sum of shard 0 at time at is the whole count
-// that a fold may write onto the parent p: p has one shard, and had it
-// before at (OneSince: a fold of this instance's that wrote p without
-// growing it keeps what it knew), so that no write at or after at went
-// elsewhere, and none is due on another shard.
-func (t *Tracker) wholeOn(p fold.Parent, at time.Time) bool {
-	return p.OneShard(t.folder.Layout(), t.defaults()) && p.OneSince.Before(at)
 }

@@ -9,8 +9,8 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 // instances are Rollup handlers of one counter, each with its own client,
@@ -111,7 +111,7 @@ func TestFollowerFoldsForAnIdleLeader(t *testing.T) {
 // plain client, which reports no read time, it sums in a read-only
 // transaction, and is as exact.
 func TestFoldSumsInOneCall(t *testing.T) {
-	counting, ops := emulatortest.CountingClient(t)
+	fsClient, ops := emulatortest.CountingClient(t)
 	plain, err := firestore.NewClient(context.Background(), emulatortest.Project)
 	if err != nil {
 		t.Fatal(err)
@@ -120,17 +120,17 @@ func TestFoldSumsInOneCall(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		client *firestore.Client
-	}{{"tally's client", counting}, {"a plain client", plain}} {
+	}{{"tally's client", fsClient}, {"a plain client", plain}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHistory(t)
-			handler := New(tc.client, Config{Layout: layout.Default(), Project: emulatortest.Project, Window: testWindow})
+			handler := New(tc.client, Config{Layout: counting.Default(), Project: emulatortest.Project, Window: testWindow})
 			ops.Reset()
 			for i := range 5 {
 				time.Sleep(2 * testWindow)
 				h.deliver(handler, h.incr(i%3, 1))
 			}
 			h.checkExact()
-			if tc.client == counting && ops.Transactions() != 0 {
+			if tc.client == fsClient && ops.Transactions() != 0 {
 				t.Errorf("5 folds began %d transactions; want none", ops.Transactions())
 			}
 		})

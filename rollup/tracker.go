@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tallycounters/tally/rollup/fold"
+	"github.com/tallycounters/tally/counting"
 )
 
 // Tracker holds the hints given to one instance until a fold covers them,
@@ -23,7 +23,7 @@ import (
 // the last known as_of covers (duplicates, late deliveries) are answered at
 // once, with no read.
 type Tracker struct {
-	folder       *Folder
+	folder       *counting.Folder
 	window       time.Duration
 	grow         GrowPolicy
 	confirmEvery time.Duration
@@ -39,7 +39,7 @@ type Tracker struct {
 
 // FoldInfo describes one fold a Tracker made, for logs and measurements.
 type FoldInfo struct {
-	Fold
+	counting.Outcome
 	Covered int           // hints this fold answered on this instance
 	Lag     time.Duration // from the oldest of those hints' writes to the fold's commit
 }
@@ -65,7 +65,7 @@ const (
 // tracked is one counter as this instance sees it.
 type tracked struct {
 	id      string
-	p       fold.Parent
+	p       counting.Parent
 	known   bool      // p was read, or written by us
 	mine    time.Time // update_time of this instance's last fold of the counter
 	read    time.Time // local time of the last read of the parent
@@ -73,21 +73,21 @@ type tracked struct {
 	waiting []*waiter
 	running bool
 	wake    chan struct{}
-	base    Sum // growth is measured from this snapshot
+	base    counting.Sum // growth is measured from this snapshot
 	used    time.Time
 }
 
 type waiter struct {
 	ctx  context.Context
 	at   time.Time
-	life string    // of the counted document the event's shard is of
-	one  *OneShard // what the event says of a counter on one shard, if anything
+	life string             // of the counted document the event's shard is of
+	one  *counting.OneShard // what the event says of a counter on one shard, if anything
 	done chan error
 }
 
 // NewTracker returns a Tracker folding with f, whose followers read the
 // parent at least every confirmEvery (0: three windows).
-func NewTracker(f *Folder, grow GrowPolicy, confirmEvery time.Duration, log *slog.Logger) *Tracker {
+func NewTracker(f *counting.Folder, grow GrowPolicy, confirmEvery time.Duration, log *slog.Logger) *Tracker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -107,7 +107,7 @@ func (t *Tracker) Wait(ctx context.Context, h Hint) error {
 		return nil
 	}
 	if h.One != nil && !h.One.Seen.IsZero() && h.One.Seen.Before(h.At) && (!c.known || c.p.Updated.Before(h.One.Seen)) {
-		c.p, c.known = fold.SeenAt(h.Life, h.One.Seen, h.At), true // newer than this instance knew: no need to read it
+		c.p, c.known = counting.SeenAt(h.Life, h.One.Seen, h.At, time.Now()), true // newer than this instance knew: no need to read it
 	}
 	w := &waiter{ctx: ctx, at: h.At, life: h.Life, one: h.One, done: make(chan error, 1)}
 	c.waiting = append(c.waiting, w)
@@ -312,7 +312,7 @@ func (t *Tracker) foldNow(ctx context.Context, c *tracked) error {
 // onto it, if that is still a fold's to write (a sum from an event only
 // while the parent still has one shard since before it; else it sums the
 // shards); else it leaves c's waiters to plan again.
-func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.Time) error {
+func (t *Tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at time.Time) error {
 	t.mu.Lock()
 	s, fromEvent := t.eventSum(c, p, at)
 	t.mu.Unlock()
@@ -332,7 +332,7 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 	if !fromEvent {
 		s, err = t.folder.SumNow(ctx, c.id, p.Life, at)
 	}
-	if errors.Is(err, ErrSumNotInteger) {
+	if errors.Is(err, counting.ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
 			"counter", c.id, "error", err.Error())
 		t.mu.Lock()
@@ -354,14 +354,14 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 		}
 		wrote, next, err := t.folder.Write(ctx, c.id, p, s, grow)
 		if optimistic && attempt == 0 {
-			t.noteView(errors.Is(err, fold.ErrStale))
+			t.noteView(errors.Is(err, counting.ErrStale))
 		}
-		if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, fold.ErrStale)) {
+		if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, counting.ErrStale)) {
 			t.mu.Lock()
 			t.noteShared(err != nil) // on its own last write: did another writer come between?
 			t.mu.Unlock()
 		}
-		if errors.Is(err, fold.ErrStale) && attempt == 0 {
+		if errors.Is(err, counting.ErrStale) && attempt == 0 {
 			if p, err = t.folder.Read(ctx, c.id); err != nil {
 				return err
 			}
@@ -376,7 +376,7 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 				return nil // deleted since: a sum from before must not bring it back
 			case idle:
 				return nil // the write that made it stale covered every event held
-			case fromEvent && !t.wholeOn(p, s.At):
+			case fromEvent && !p.Whole(t.folder.Layout(), t.defaults(), s.At):
 				if s, err = t.folder.SumNow(ctx, c.id, p.Life, p.Anchor); err != nil {
 					return err
 				}
@@ -390,16 +390,16 @@ func (t *Tracker) fold(ctx context.Context, c *tracked, p fold.Parent, at time.T
 
 // folded records what one write of a fold did, and answers the waiters it
 // covers.
-func (t *Tracker) folded(c *tracked, at time.Time, s Sum, wrote Fold, next fold.Parent, err error) error {
+func (t *Tracker) folded(c *tracked, at time.Time, s counting.Sum, wrote counting.Outcome, next counting.Parent, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case errors.Is(err, fold.ErrStale):
+	case errors.Is(err, counting.ErrStale):
 		c.known = false
 		return nil
-	case errors.Is(err, fold.ErrTooSoon):
+	case errors.Is(err, counting.ErrTooSoon):
 		return nil // another instance folded meanwhile: plan again
-	case errors.Is(err, ErrNoShardField):
+	case errors.Is(err, counting.ErrNoShardField):
 		t.log.Error("rollup: cannot fold: is the shard field right? nothing written", "counter", c.id, "error", err.Error())
 		c.pause = time.Now().Add(t.window)
 		t.answer(c, at, nil)
@@ -412,7 +412,7 @@ func (t *Tracker) folded(c *tracked, at time.Time, s Sum, wrote Fold, next fold.
 		c.mine = wrote.Updated
 	}
 	covered, oldest := c.coveredBy(s.At)
-	info := FoldInfo{Fold: wrote, Covered: covered}
+	info := FoldInfo{Outcome: wrote, Covered: covered}
 	if wrote.Wrote && covered > 0 {
 		info.Lag = wrote.Updated.Sub(oldest)
 	}
@@ -443,7 +443,7 @@ func (t *Tracker) trustOldViews() bool { return t.staleViews < 0.5 }
 // wrote it since this instance last did, if it ever did. Where that is
 // usual, other instances fold the same counters: they hold events for
 // them too. t.mu is held.
-func (t *Tracker) noteRead(c *tracked, p fold.Parent) {
+func (t *Tracker) noteRead(c *tracked, p counting.Parent) {
 	if c.mine.IsZero() || !p.Exists || p.Written.Before(c.mine) {
 		return
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tallycounters/tally"
+	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/browsertest"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/npmci"
@@ -43,11 +43,11 @@ func bundle(t *testing.T, dir string) {
 func startLocal(t *testing.T, env ...string) *stack.Stack {
 	t.Helper()
 	paths := emulatortest.RequirePaths(t)
-	vars := map[string]string{tally.EnvCORSOrigins: "*", tally.EnvAutoGrow: "false"}
+	vars := map[string]string{functions.EnvCORSOrigins: "*", functions.EnvAutoGrow: "false"}
 	for i := 0; i+1 < len(env); i += 2 {
 		vars[env[i]] = env[i+1]
 	}
-	cfg, err := tally.ConfigFromEnv(func(k string) string { return vars[k] })
+	cfg, err := functions.ConfigFromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/chromedp/chromedp"
 
-	"github.com/tallycounters/tally"
+	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/appchecktest"
 	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/browsertest"
@@ -80,7 +80,7 @@ func TestSignedIn(t *testing.T) {
 	dir := t.TempDir()
 	bundle(t, dir)
 	keys := appchecktest.New(t)
-	s := startLocal(t, tally.EnvAuth, tally.AuthFirebase, tally.EnvAppCheck, "true", tally.EnvCounts, "posts:likes,views")
+	s := startLocal(t, functions.EnvAuth, functions.AuthFirebase, functions.EnvAppCheck, "true", functions.EnvCounts, "posts:likes,views")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	post := fs.Doc("posts/" + emulatortest.ID(t))
 	if _, err := post.Create(context.Background(), map[string]any{"title": "Hello", "likes": 0, "views": 0}); err != nil {

@@ -13,11 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/bench"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
-	"github.com/tallycounters/tally/rollup"
 )
 
 func benchCommand() *cobra.Command {
@@ -45,7 +45,7 @@ func benchCommand() *cobra.Command {
 	f.BoolVar(&o.Listeners, "listeners", false, "hold a listener on every counter, as pages showing it do, and report the visible latency: an increment's answer to a listener seeing it in the total")
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
 	f.DurationVar(&o.Warmup, "warmup", 3*time.Second, "unmeasured load before the first mode")
-	f.DurationVar(&o.Window, "window", rollup.DefaultWindow, "tally's window: each parent is written at most once per window")
+	f.DurationVar(&o.Window, "window", counting.DefaultWindow, "tally's window: each parent is written at most once per window")
 	f.IntVar(&o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
 	f.StringVar(&o.Delivery, "delivery", bench.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
 	f.Float64Var(&o.DuplicateRate, "duplicate", 0.1, "share of shard events delivered twice")

@@ -12,17 +12,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/httpjson"
-	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup"
 )
 
 // admin is what a counter command works with.
 type admin struct {
-	cfg    tally.Config
+	cfg    functions.Config
 	field  string // the count a command on one count names: its second argument
 	json   bool
 	stdout io.Writer
@@ -92,7 +91,7 @@ func counterCommands() []*cobra.Command {
 	}
 	return []*cobra.Command{
 		counterCommand("create ID", "Create a counter with its shards", one, func(cmd *cobra.Command) action {
-			shards := cmd.Flags().Int("shards", layout.DefaultShards, "number of shards (a counter grows when busy, if the rollup grows counters)")
+			shards := cmd.Flags().Int("shards", counting.DefaultShards, "number of shards (a counter grows when busy, if the rollup grows counters)")
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
 				if err := c.Create(ctx, id, *shards); err != nil {
 					return err
@@ -213,7 +212,7 @@ func reconcileCommand() *cobra.Command {
 	return counterCommand("reconcile ID | --all", "Fold a counter now and report how far its total had drifted", upToOne, func(cmd *cobra.Command) action {
 		all := cmd.Flags().Bool("all", false, "reconcile every counter")
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			report := func(d rollup.Drift, err error) {
+			report := func(d counting.Drift, err error) {
 				if err != nil {
 					a.print(map[string]any{"counter": d.Counter, "error": err.Error()}, "%v", err)
 					return

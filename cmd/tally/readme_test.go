@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally"
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/bench"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/stack"
-	"github.com/tallycounters/tally/layout"
 )
 
 // readme returns what follows the README's marker <!-- README test: name -->:
@@ -247,7 +247,7 @@ func readmeText(t *testing.T) string {
 func waitFolded(t *testing.T, host, id string) {
 	t.Helper()
 	fs := emulatortest.ClientAt(t, host, stack.DefaultProject)
-	l := layout.Default()
+	l := counting.Default()
 	ctx := context.Background()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		parent, err := l.Counter(fs, id).Get(ctx)
@@ -267,7 +267,7 @@ func waitFolded(t *testing.T, host, id string) {
 				written = s.UpdateTime
 			}
 		}
-		total, _ := parent.Data()[layout.FieldTotal].(int64)
+		total, _ := parent.Data()[counting.FieldTotal].(int64)
 		if total == sum && !l.AsOf(parent.Data()).Before(written.Truncate(time.Second).Add(time.Second)) {
 			return
 		}
@@ -328,7 +328,7 @@ func TestReadmeCommands(t *testing.T) {
 // configuration reads.
 func TestReadmeConfiguration(t *testing.T) {
 	t.Parallel()
-	cfg, err := tally.ConfigFromEnv(func(string) string { return "" })
+	cfg, err := functions.ConfigFromEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

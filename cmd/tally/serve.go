@@ -15,11 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
-	"github.com/tallycounters/tally/layout"
 )
 
 // stopTimeout bounds serve's draining: events in flight, the last folds
@@ -149,7 +149,7 @@ func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 		strings.Join(s.Origins, " and "))
 	fmt.Fprintf(w, "%s=%s\n", EnvEmulator, s.EmulatorHost)
 	l := s.Config().Layout
-	doc, field, body := l.Collection+"/likes", layout.FieldTotal, `{"counter":"likes"}`
+	doc, field, body := l.Collection+"/likes", counting.FieldTotal, `{"counter":"likes"}`
 	if l.OnDocs() {
 		// The first declared count, on a document the app would have made.
 		doc = strings.ReplaceAll(l.Docs[0].Collection, "*", "u1") + "/p1"

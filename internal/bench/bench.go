@@ -17,11 +17,11 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/internal/contention"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/opcount"
-	"github.com/tallycounters/tally/layout"
 )
 
 // The modes, in the order they run.
@@ -43,7 +43,7 @@ const (
 
 // Collections keep the modes' data apart.
 const (
-	collTally  = layout.DefaultCollection
+	collTally  = counting.DefaultCollection
 	collNaive  = "bench_naive"
 	collRaw    = "bench_raw"
 	collSingle = "bench_single"
@@ -198,8 +198,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Counters < 1 || o.Workers < 1 {
 		return nil, fmt.Errorf("bench: want at least 1 counter and 1 client, not %d and %d", o.Counters, o.Workers)
 	}
-	if o.Shards < 0 || o.Shards > layout.MaxShards || o.Contention < 0 {
-		return nil, fmt.Errorf("bench: --shards %d: want 0 (new counters, which grow) to %d; --contention %g: want 0 (off) or more", o.Shards, layout.MaxShards, o.Contention)
+	if o.Shards < 0 || o.Shards > counting.MaxShards || o.Contention < 0 {
+		return nil, fmt.Errorf("bench: --shards %d: want 0 (new counters, which grow) to %d; --contention %g: want 0 (off) or more", o.Shards, counting.MaxShards, o.Contention)
 	}
 	switch o.Delivery {
 	case "":

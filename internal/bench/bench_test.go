@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/layout"
 )
 
 // TestBenchSmall runs tally and the per-event rollup side by side at a small
@@ -94,7 +94,7 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Stop()
-	inc := httptest.NewServer(increment.New(emulatortest.ClientAt(t, e.Host(), emulatortest.Project), increment.Config{Layout: layout.Default(), AutoCreate: true}))
+	inc := httptest.NewServer(increment.New(emulatortest.ClientAt(t, e.Host(), emulatortest.Project), increment.Config{Layout: counting.Default(), AutoCreate: true}))
 	defer inc.Close()
 
 	rep, err := Run(context.Background(), Options{

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
 )
 
 // collPosts holds tally's counters with Options.Fields: counts on
@@ -13,10 +13,10 @@ const collPosts = "posts"
 
 // tallyLayout is the layout tally's mode runs: the guide's, or with
 // Options.Fields, that many counts on each document of posts.
-func tallyLayout(o Options) layout.Layout {
-	l := layout.Default()
+func tallyLayout(o Options) counting.Layout {
+	l := counting.Default()
 	if o.Fields > 0 {
-		l.Docs = []layout.Docs{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
+		l.Docs = []counting.Docs{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
 	}
 	return l
 }
@@ -65,7 +65,7 @@ func target(coll, id string) (doc, field string) {
 		d, f, _ := strings.Cut(id, ".")
 		return coll + "/" + d, f
 	}
-	return coll + "/" + id, layout.FieldTotal
+	return coll + "/" + id, counting.FieldTotal
 }
 
 // docOf is the index of the document that counter i of mode m counts on.

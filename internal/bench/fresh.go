@@ -6,8 +6,8 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/layout"
 )
 
 // registerTriggers registers, with direct delivery none, the emulator's
@@ -16,9 +16,9 @@ func (e *env) registerTriggers(ctx context.Context) error {
 	if e.o.Delivery != DeliveryEmulator {
 		return nil
 	}
-	naive := layout.Default()
+	naive := counting.Default()
 	naive.Collection = collNaive
-	for key, l := range map[string]layout.Layout{ModeTally: tallyLayout(e.o), ModeNaive: naive} {
+	for key, l := range map[string]counting.Layout{ModeTally: tallyLayout(e.o), ModeNaive: naive} {
 		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: l.TriggerPatterns()[0]}
 		if err := emulator.RegisterTrigger(ctx, e.emuHost, e.o.Project, key, t); err != nil {
 			return err

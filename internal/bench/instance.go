@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/opcount"
-	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -85,7 +85,7 @@ type FoldWrite struct {
 // rollupInstance is the serving side of one instance.
 type rollupInstance struct {
 	handler  http.Handler
-	layout   layout.Layout
+	layout   counting.Layout
 	ops      *opcount.Ops
 	mu       sync.Mutex
 	folds    []FoldWrite // not yet taken by the bench
@@ -121,8 +121,8 @@ func serveInstance(specJSON string, out io.Writer) error {
 		return err
 	}
 	defer client.Close()
-	lay := layout.Layout{Collection: spec.Collection, ShardField: spec.ShardField}
-	if lay.Docs, err = layout.ParseCounts(spec.Counts); err != nil {
+	lay := counting.Layout{Collection: spec.Collection, ShardField: spec.ShardField}
+	if lay.Docs, err = counting.ParseCounts(spec.Counts); err != nil {
 		return err
 	}
 	in.layout = lay

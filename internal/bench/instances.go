@@ -16,9 +16,9 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/proc"
-	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -154,7 +154,7 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 	for _, m := range []string{ModeTally, ModeNaive} {
 		lay := tallyLayout(e.o)
 		if m == ModeNaive {
-			lay = layout.Default()
+			lay = counting.Default()
 			lay.Collection = collNaive
 		}
 		c := e.clients[m]
@@ -164,8 +164,8 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 		}
 	}
 	e.serve(l, mux)
-	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: layout.DefaultShardField,
-		Counts: layout.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath}
+	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: counting.DefaultShardField,
+		Counts: counting.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath}
 	if e.o.Shards == 0 {
 		spec.Grow = rollup.DefaultGrow // new counters grow as deployed; given shards are kept
 	}

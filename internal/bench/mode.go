@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/bridge"
-	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -174,14 +174,14 @@ func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) 
 			var jobs []*firestore.BulkWriterJob
 			n := max(e.fieldsOf(m), 1) // one document for the counts next to each other
 			for i := w * n; i < len(ids); i += writers * n {
-				doc := map[string]any{layout.FieldNumShards: e.o.Shards, layout.FieldTotal: 0}
+				doc := map[string]any{counting.FieldNumShards: e.o.Shards, counting.FieldTotal: 0}
 				switch {
 				case m == ModeSingle:
-					doc = map[string]any{layout.FieldTotal: 0}
+					doc = map[string]any{counting.FieldTotal: 0}
 				case e.fieldsOf(m) > 0:
 					doc = map[string]any{"title": "a post"}
 					if e.o.Shards > 0 {
-						doc[layout.FieldBookkeeping] = map[string]any{layout.FieldNumShards: e.o.Shards}
+						doc[counting.FieldBookkeeping] = map[string]any{counting.FieldNumShards: e.o.Shards}
 					}
 					for _, f := range fieldNames(n) {
 						doc[f] = 0
@@ -244,13 +244,13 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 		shards := e.rawShards()
 		return func(ctx context.Context, id string, by int64) (answer, error) {
 			n := rand.IntN(shards)
-			wr, err := c.Collection(coll).Doc(id).Collection(layout.ShardsCollection).Doc(fmt.Sprint(n)).
-				Set(ctx, map[string]any{layout.DefaultShardField: firestore.Increment(by)}, firestore.MergeAll)
+			wr, err := c.Collection(coll).Doc(id).Collection(counting.ShardsCollection).Doc(fmt.Sprint(n)).
+				Set(ctx, map[string]any{counting.DefaultShardField: firestore.Increment(by)}, firestore.MergeAll)
 			return clientAnswer(n, wr, err)
 		}
 	case ModeSingle:
 		return func(ctx context.Context, id string, by int64) (answer, error) {
-			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{layout.FieldTotal: firestore.Increment(by)}, firestore.MergeAll)
+			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{counting.FieldTotal: firestore.Increment(by)}, firestore.MergeAll)
 			if err == nil {
 				e.obs.added(coll+"/"+id, wr.UpdateTime, by)
 			}

@@ -10,7 +10,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"
 
-	"github.com/tallycounters/tally/layout"
+	"github.com/tallycounters/tally/counting"
 )
 
 // DefaultSettle bounds the wait for a mode's total after its load.
@@ -109,11 +109,11 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64
 		index[id] = i
 	}
 	out := make([]int64, len(ids))
-	fields := []string{layout.DefaultShardField}
+	fields := []string{counting.DefaultShardField}
 	if coll == collPosts {
 		fields = fieldNames(e.o.Fields)
 	}
-	it := e.reader.CollectionGroup(layout.ShardsCollection).Select(fields...).Documents(ctx)
+	it := e.reader.CollectionGroup(counting.ShardsCollection).Select(fields...).Documents(ctx)
 	defer it.Stop()
 	for {
 		snap, err := it.Next()
@@ -132,7 +132,7 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64
 		}
 		for f, v := range snap.Data() {
 			key := parent.ID + "." + f // a count on a document
-			if coll != collPosts && f == layout.DefaultShardField {
+			if coll != collPosts && f == counting.DefaultShardField {
 				key = parent.ID
 			}
 			if i, ok := index[key]; ok {

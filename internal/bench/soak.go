@@ -8,9 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/stack"
-	"github.com/tallycounters/tally/rollup"
 )
 
 // SoakRate is the soak's default rate: within what the emulator's serial
@@ -51,7 +51,7 @@ func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 	o = soakDefaults(o)
 	e, err := start(ctx, Options{
 		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Duration: o.Duration,
-		Window: rollup.DefaultWindow, Instances: o.Instances, Delivery: DeliveryEmulator, Modes: []string{ModeTally},
+		Window: counting.DefaultWindow, Instances: o.Instances, Delivery: DeliveryEmulator, Modes: []string{ModeTally},
 		DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, Settle: o.Settle,
 		Project: o.Project, Emulator: o.Emulator, Logger: slog.New(slog.NewJSONHandler(o.Logs, nil)),
 		InstanceCommand: o.InstanceCommand,

@@ -18,10 +18,10 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/opcount"
-	"github.com/tallycounters/tally/layout"
 )
 
 // Project is the project id tests use; "demo-" ids never reach a real project.
@@ -190,8 +190,8 @@ func ID(t testing.TB) string {
 
 // Life is the life of the named counter's document now (see layout's
 // life.go), under which its shards, votes and keys are: "" in the guide
-// layout.
-func Life(t testing.TB, l layout.Layout, c *firestore.Client, name string) string {
+// counting.
+func Life(t testing.TB, l counting.Layout, c *firestore.Client, name string) string {
 	t.Helper()
 	life, err := l.CurrentLife(context.Background(), c, name)
 	if err != nil {

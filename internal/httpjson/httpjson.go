@@ -1,12 +1,18 @@
 // Package httpjson writes the JSON that tally's functions and command
 // answer with: one value a line, with <, > and & as they are, not escaped
-// for HTML, since people read these answers in curl and terminals.
+// for HTML, since people read these answers in curl and terminals. It is
+// where a failure's code (counting.Code) becomes an HTTP status, for every
+// function alike (WriteError).
 package httpjson
 
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/http"
+	"strconv"
+
+	"github.com/tallycounters/tally/counting"
 )
 
 // Encode is v as one line of JSON, newline included.
@@ -30,4 +36,47 @@ func Write(w http.ResponseWriter, code int, v any) {
 // Error answers with status code and {"error": msg}.
 func Error(w http.ResponseWriter, code int, msg string) {
 	Write(w, code, map[string]string{"error": msg})
+}
+
+// statuses is the status each kind of failure is answered with: the one
+// mapping of tally's functions.
+var statuses = map[counting.Code]int{
+	counting.Internal:         http.StatusInternalServerError,
+	counting.Invalid:          http.StatusBadRequest,
+	counting.Unauthenticated:  http.StatusUnauthorized,
+	counting.Forbidden:        http.StatusForbidden,
+	counting.NotFound:         http.StatusNotFound,
+	counting.MethodNotAllowed: http.StatusMethodNotAllowed,
+	counting.TooLarge:         http.StatusRequestEntityTooLarge,
+	counting.UnsupportedMedia: http.StatusUnsupportedMediaType,
+	counting.Conflict:         http.StatusUnprocessableEntity,
+	counting.TooMany:          http.StatusTooManyRequests,
+	counting.Unavailable:      http.StatusServiceUnavailable,
+	counting.OutcomeUnknown:   http.StatusGatewayTimeout,
+}
+
+// Answer is how err is answered: its status, the message a caller may
+// see (see counting.Describe), and the whole seconds of its Retry-After
+// (0: none).
+func Answer(err error) (status int, msg string, retryAfter int) {
+	code, msg, wait := counting.Describe(err)
+	if wait > 0 {
+		retryAfter = max(1, int(math.Ceil(wait.Seconds())))
+	}
+	return statuses[code], msg, retryAfter
+}
+
+// WriteError answers with err as {"error": "..."}, its status, and its
+// Retry-After if it gives one; a 401 says how to authenticate.
+func WriteError(w http.ResponseWriter, err error) {
+	status, msg, after := Answer(err)
+	h := w.Header()
+	if after > 0 {
+		h.Set("Retry-After", strconv.Itoa(after))
+	}
+	if status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="tally"`)
+	}
+	h.Set("Cache-Control", "no-store")
+	Error(w, status, msg)
 }

@@ -16,12 +16,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/listen"
-	"github.com/tallycounters/tally/layout"
-	"github.com/tallycounters/tally/rollup"
 )
 
 const docsWindow = 300 * time.Millisecond
@@ -38,7 +37,7 @@ func startDocs(t *testing.T) (*Stack, *firestore.Client) {
 	t.Setenv("TALLY_SHARD_CACHE_TTL", "300ms")
 	t.Setenv("TALLY_AUTO_GROW", "false")
 	t.Setenv("TALLY_DEFAULT_SHARDS", "4")
-	cfg, err := tally.ConfigFromEnv(os.Getenv)
+	cfg, err := functions.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +133,8 @@ func TestCountsOnDocuments(t *testing.T) {
 		if _, ok := data["shares"]; ok {
 			t.Errorf("shares = %v, want it left absent: no shard holds it", data["shares"])
 		}
-		bk, _ := data[layout.FieldBookkeeping].(map[string]any)
-		if _, ok := bk[layout.FieldAsOf].(time.Time); !ok || len(data) != 4 || len(bk) != 3 || bk[layout.FieldLife] == nil {
+		bk, _ := data[counting.FieldBookkeeping].(map[string]any)
+		if _, ok := bk[counting.FieldAsOf].(time.Time); !ok || len(data) != 4 || len(bk) != 3 || bk[counting.FieldLife] == nil {
 			t.Errorf("document = %v; want title, likes, views and _tally{as_of, written, life}", data)
 		}
 		for _, f := range []string{"likes", "views"} {
@@ -145,7 +144,7 @@ func TestCountsOnDocuments(t *testing.T) {
 			}
 		}
 		// One write a window, for all the counts of the document.
-		last, _ := bk[layout.FieldWritten].(time.Time)
+		last, _ := bk[counting.FieldWritten].(time.Time)
 		ws := written(last)
 		t.Logf("%d tally writes seen, %d likes and %d views acknowledged", len(ws), acked["likes"], acked["views"])
 		if len(ws) < 2 {
@@ -209,7 +208,7 @@ func TestCountsOnDocuments(t *testing.T) {
 			t.Fatalf("increment: %d %s", code, body)
 		}
 		waitCounts(t, doc, map[string]int64{"views": 5})
-		life := doc.Collection(layout.LivesCollection).Doc(emulatortest.Life(t, s.Config().Layout, fs, name))
+		life := doc.Collection(counting.LivesCollection).Doc(emulatortest.Life(t, s.Config().Layout, fs, name))
 		if _, err := doc.Delete(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +230,7 @@ func TestCountsOnDocuments(t *testing.T) {
 		}
 		// Reconcile removes what tally kept under it.
 		var reconciled []string
-		err := counterClient(fs).ReconcileAll(ctx, func(d rollup.Drift, err error) {
+		err := counterClient(fs).ReconcileAll(ctx, func(d counting.Drift, err error) {
 			reconciled = append(reconciled, d.Counter)
 		})
 		if err != nil {
@@ -270,8 +269,8 @@ func watchWritten(t *testing.T, doc *firestore.DocumentRef) func(last time.Time)
 				mu.Unlock()
 				return
 			}
-			bk, _ := snap.Data()[layout.FieldBookkeeping].(map[string]any)
-			w, ok := bk[layout.FieldWritten].(time.Time)
+			bk, _ := snap.Data()[counting.FieldBookkeeping].(map[string]any)
+			w, ok := bk[counting.FieldWritten].(time.Time)
 			mu.Lock()
 			if ok && (len(seen) == 0 || !w.Equal(seen[len(seen)-1])) {
 				seen = append(seen, w)
@@ -339,8 +338,8 @@ func waitDelivered(t *testing.T, s *Stack) {
 }
 
 func counterClient(fs *firestore.Client) *counter.Client {
-	l := layout.Default()
-	l.Docs, _ = layout.ParseCounts("posts:likes,views,shares;users/*/posts:likes")
+	l := counting.Default()
+	l.Docs, _ = counting.ParseCounts("posts:likes,views,shares;users/*/posts:likes")
 	l.ShardsName = "tally_shards"
 	return counter.New(fs, counter.Options{Layout: l, Window: docsWindow, ShardCacheTTL: 300 * time.Millisecond})
 }

@@ -20,15 +20,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tallycounters/tally"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/deploy"
+	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/bridge"
 	"github.com/tallycounters/tally/internal/contention"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/httpjson"
-	"github.com/tallycounters/tally/rollup"
 )
 
 // TriggerKey names the Rollup trigger registered with the emulator; those
@@ -41,13 +41,13 @@ const DefaultProject = "demo-tally"
 
 // Options configures Start.
 type Options struct {
-	Config         tally.Config // the functions' configuration; Project defaults to DefaultProject
-	Host           string       // address to serve on; default 127.0.0.1
-	Port           int          // functions port; 0 picks a free one
-	EmulatorPort   int          // 0 picks a free one
-	BridgePort     int          // 0 picks a free one
-	DataDir        string       // import on start, export on Stop
-	ExternalHost   string       // use this running emulator instead of starting one
+	Config         functions.Config // the functions' configuration; Project defaults to DefaultProject
+	Host           string           // address to serve on; default 127.0.0.1
+	Port           int              // functions port; 0 picks a free one
+	EmulatorPort   int              // 0 picks a free one
+	BridgePort     int              // 0 picks a free one
+	DataDir        string           // import on start, export on Stop
+	ExternalHost   string           // use this running emulator instead of starting one
 	Emulator       emulator.Paths
 	EmulatorOutput io.Writer
 	Logs           io.Writer      // the functions' JSON log lines; nil discards
@@ -73,7 +73,7 @@ type Stack struct {
 	BridgeAddr   string // the --functions_emulator address
 	Emulator     *emulator.Emulator
 	Bridge       *bridge.Bridge
-	Functions    *tally.Functions
+	Functions    *functions.Set
 	Rules        string // the rules file the emulator enforces; "" for an external emulator
 	Settled      int    // counters whose totals Start brought up to date
 	AuthHost     string // FIREBASE_AUTH_EMULATOR_HOST; "" without sign-in
@@ -240,7 +240,7 @@ func (s *Stack) startEmulator(ctx context.Context) error {
 // functions verify ID tokens and none was given.
 func (s *Stack) startAuth(ctx context.Context) error {
 	s.AuthHost = s.o.AuthHost
-	if s.AuthHost == "" && s.o.Config.Auth == tally.AuthFirebase {
+	if s.AuthHost == "" && s.o.Config.Auth == functions.AuthFirebase {
 		var err error
 		if s.Auth, err = authemu.Start(ctx, s.o.Config.Project, s.o.EmulatorOutput); err != nil {
 			return err
@@ -258,7 +258,7 @@ var envMu sync.Mutex
 
 // newFunctions points this process at the stack's emulators and makes the
 // functions. The variables stay set, for what the process runs next.
-func (s *Stack) newFunctions(ctx context.Context) (*tally.Functions, error) {
+func (s *Stack) newFunctions(ctx context.Context) (*functions.Set, error) {
 	envMu.Lock()
 	defer envMu.Unlock()
 	host := s.EmulatorHost
@@ -269,7 +269,7 @@ func (s *Stack) newFunctions(ctx context.Context) (*tally.Functions, error) {
 	if s.AuthHost != "" {
 		os.Setenv(authemu.EnvHost, s.AuthHost)
 	}
-	return tally.NewFunctions(ctx, s.o.Config, s.o.Logs)
+	return functions.New(ctx, s.o.Config, s.o.Logs)
 }
 
 // register has the emulator deliver every write to a shard to the bridge:
@@ -294,7 +294,7 @@ func (s *Stack) register(ctx context.Context) error {
 // the last run ended, and says how many there were.
 func (s *Stack) settle(ctx context.Context) (int, error) {
 	n := 0
-	err := s.admin.ReconcileAll(ctx, func(d rollup.Drift, err error) {
+	err := s.admin.ReconcileAll(ctx, func(d counting.Drift, err error) {
 		n++
 		if err != nil {
 			s.o.Logger.Error("stack: fold failed", "counter", d.Counter, "error", err.Error())
@@ -329,7 +329,7 @@ func (s *Stack) gate(h http.Handler) http.Handler {
 }
 
 // Config is the functions' configuration in force, its defaults filled in.
-func (s *Stack) Config() tally.Config { return s.o.Config }
+func (s *Stack) Config() functions.Config { return s.o.Config }
 
 // Done is closed if the emulator the stack started exits; nil for an
 // external emulator.

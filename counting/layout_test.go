@@ -1,4 +1,4 @@
-package layout
+package counting
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package shard
+package counting
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	"golang.org/x/sync/singleflight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/tallycounters/tally/layout"
 )
 
 const (
@@ -37,7 +35,7 @@ const (
 // a busy counter's again sooner (RefreshAge), so that growth shows.
 type shardCounts struct {
 	client    *firestore.Client
-	layout    layout.Layout
+	layout    Layout
 	ttl       time.Duration
 	defaults  int
 	creatable func(id string) bool // whether a missing counter may be created
@@ -49,7 +47,7 @@ type shardCounts struct {
 }
 
 // newShardCounts returns an empty cache of at most maxCached counters.
-func newShardCounts(client *firestore.Client, l layout.Layout, ttl time.Duration, defaults int, creatable func(string) bool) *shardCounts {
+func newShardCounts(client *firestore.Client, l Layout, ttl time.Duration, defaults int, creatable func(string) bool) *shardCounts {
 	entries, _ := simplelru.NewLRU[string, cached](maxCached, nil)
 	return &shardCounts{client: client, layout: l, ttl: ttl, defaults: defaults, creatable: creatable, now: time.Now, entries: entries}
 }
@@ -63,7 +61,7 @@ type cached struct {
 }
 
 // parent is what an increment needs of a counted document: its shard count
-// and, if every increment goes to shard 0 (see layout.Layout.OneShard), its
+// and, if every increment goes to shard 0 (see Layout.OneShard), its
 // update time as read, which the write of shard 0 carries to the rollup.
 type parent struct {
 	n    int
@@ -97,7 +95,7 @@ func (s *shardCounts) get(ctx context.Context, id string) (parent, error) {
 		}
 		return r.Val.(parent), nil
 	case <-ctx.Done():
-		return parent{}, fmt.Errorf("increment: read counter %s: %w", id, ctx.Err())
+		return parent{}, fmt.Errorf("counting: read counter %s: %w", id, ctx.Err())
 	}
 }
 
@@ -115,23 +113,6 @@ func (s *shardCounts) refresh(ctx context.Context, id string) <-chan singlefligh
 		s.put(id, p)
 		return p, nil
 	})
-}
-
-// claim reports whether a write of counter id may carry seen, its parent's
-// update time as read: only the first write after each read does. After
-// it, a fold has most likely written the parent, and an older update time
-// would send the rollup's compare-and-set to fail; a write that carries
-// none has the rollup read the parent instead.
-func (s *shardCounts) claim(id string, seen time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.entries.Peek(id)
-	if !ok || e.carried || !e.seen.Equal(seen) {
-		return false
-	}
-	e.carried = true
-	s.entries.Add(id, e)
-	return true
 }
 
 func (s *shardCounts) put(id string, p parent) {
@@ -152,7 +133,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			data := snap.Data()
 			n, err := s.layout.NumShards(data)
 			if err != nil {
-				return parent{}, fmt.Errorf("increment: counter %s: %w", id, err)
+				return parent{}, fmt.Errorf("counting: counter %s: %w", id, err)
 			}
 			if n == 0 {
 				n = s.defaults // a parent the rollup made before anyone set it
@@ -164,12 +145,12 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			return p, nil
 		}
 		if status.Code(err) != codes.NotFound {
-			return parent{}, fmt.Errorf("increment: read counter %s: %w", id, err)
+			return parent{}, fmt.Errorf("counting: read counter %s: %w", id, err)
 		}
 		if !s.creatable(id) {
-			return parent{}, fmt.Errorf("increment: counter %s: %w", id, layout.ErrNoCounter)
+			return parent{}, fmt.Errorf("counting: counter %s: %w", id, ErrNoCounter)
 		}
-		wr, err := ref.Create(ctx, map[string]any{layout.FieldNumShards: int64(s.defaults), layout.FieldTotal: int64(0)})
+		wr, err := ref.Create(ctx, map[string]any{FieldNumShards: int64(s.defaults), FieldTotal: int64(0)})
 		if err == nil {
 			p := parent{n: s.defaults}
 			if s.defaults == 1 {
@@ -178,9 +159,9 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			return p, nil
 		}
 		if status.Code(err) != codes.AlreadyExists {
-			return parent{}, fmt.Errorf("increment: create counter %s: %w", id, err)
+			return parent{}, fmt.Errorf("counting: create counter %s: %w", id, err)
 		}
 		// Created meanwhile by someone else: read what they wrote.
 	}
-	return parent{}, fmt.Errorf("increment: counter %s was deleted while being created", id)
+	return parent{}, fmt.Errorf("counting: counter %s was deleted while being created", id)
 }

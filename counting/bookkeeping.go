@@ -1,17 +1,11 @@
-package layout
+package counting
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"cloud.google.com/go/firestore"
 )
-
-// ErrNoCounter means a counter's parent document does not exist. The
-// packages that report it all return this one value, so errors.Is works
-// whichever of them a caller used.
-var ErrNoCounter = errors.New("counter does not exist")
 
 // NumShards reads num_shards from a parent's data: 0 when it is absent, an
 // error when it is not a whole number in [1, MaxShards]. A whole double
@@ -106,36 +100,16 @@ func (l Layout) Resharding(data map[string]any) bool {
 	return ok
 }
 
-// OneShard reports whether a counted document's data, as read, puts every
-// increment on shard 0 and holds nothing on any other: num_shards is 1 (or,
-// on an app's document, absent, with defaults 1; a parent in the guide
-// layout without it was made by someone else), no shrink is under way, and
-// it holds no bookkeeping of tally before 2.
-func (l Layout) OneShard(data map[string]any, defaults int) bool {
-	n, err := l.NumShards(data)
-	_, legacy := data[FieldLegacy]
-	return err == nil && l.OnOneShard(n, defaults, l.Resharding(data), legacy && !l.OnDocs())
-}
-
-// OnOneShard is OneShard's rule on what was read of a counted document:
-// its num_shards (0 if absent), whether it is shrinking to one shard, and
-// whether it holds bookkeeping of tally before 2 (only ever in the guide
-// layout).
-func (l Layout) OnOneShard(numShards, defaults int, resharding, legacy bool) bool {
-	if numShards == 0 && l.OnDocs() {
-		numShards = defaults
-	}
-	return numShards == 1 && !resharding && !legacy
-}
-
 // AsOfPath, NumShardsPath, ReshardingPath, ParentSeenPath (on a shard)
 // and WrittenPath are the field paths of tally's bookkeeping on a counted
 // document. WrittenPath is nil in the guide
 // layout, whose parent's update time says the same.
-func (l Layout) AsOfPath() firestore.FieldPath       { return l.path(FieldAsOf) }
-func (l Layout) NumShardsPath() firestore.FieldPath  { return l.path(FieldNumShards) }
+func (l Layout) AsOfPath() firestore.FieldPath { return l.path(FieldAsOf) }
+
+func (l Layout) NumShardsPath() firestore.FieldPath { return l.path(FieldNumShards) }
+
 func (l Layout) ReshardingPath() firestore.FieldPath { return l.path(FieldResharding) }
-func (l Layout) ParentSeenPath() firestore.FieldPath { return l.path(FieldParentSeen) }
+
 func (l Layout) WrittenPath() firestore.FieldPath {
 	if !l.OnDocs() {
 		return nil

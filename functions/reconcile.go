@@ -1,19 +1,19 @@
-package tally
+package functions
 
 import (
 	"log/slog"
 	"net/http"
 
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/httpjson"
-	"github.com/tallycounters/tally/rollup/fold"
 )
 
 // ReconcileReport is the answer of the Reconcile function.
 type ReconcileReport struct {
-	Counters int          `json:"counters"`
-	Repaired []fold.Drift `json:"repaired"` // counters whose total had drifted
-	Errors   int          `json:"errors"`
+	Counters int              `json:"counters"`
+	Repaired []counting.Drift `json:"repaired"` // counters whose total had drifted
+	Errors   int              `json:"errors"`
 }
 
 // reconcileHandler is the Reconcile HTTP function, for a scheduler: a POST
@@ -21,16 +21,16 @@ type ReconcileReport struct {
 func reconcileHandler(c *counter.Client, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Origin") != "" { // a web page's request: the scheduler sends no Origin
-			httpjson.Error(w, http.StatusForbidden, "Reconcile is for a scheduler, not for web pages")
+			httpjson.WriteError(w, counting.Errorf(counting.Forbidden, "Reconcile is for a scheduler, not for web pages"))
 			return
 		}
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			httpjson.Error(w, http.StatusMethodNotAllowed, "use POST")
+			httpjson.WriteError(w, counting.Errorf(counting.MethodNotAllowed, "use POST"))
 			return
 		}
-		rep := ReconcileReport{Repaired: []fold.Drift{}}
-		err := c.ReconcileAll(r.Context(), func(d fold.Drift, err error) {
+		rep := ReconcileReport{Repaired: []counting.Drift{}}
+		err := c.ReconcileAll(r.Context(), func(d counting.Drift, err error) {
 			rep.Counters++
 			switch {
 			case err != nil:

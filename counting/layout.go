@@ -1,23 +1,4 @@
-// Package layout names the Firestore documents and fields that make up
-// tally's counters, in either of two layouts.
-//
-// The guide layout, the default, is that of Google's distributed-counter
-// guide: a counter is a document of its own, counters/{id}, whose field
-// total readers read, summed from its shards counters/{id}/shards/{n}.count.
-// A counter is named by its id.
-//
-// Counts on documents (TALLY_COUNTS, see ParseCounts) put the counts on the
-// app's own documents: posts/{p}.likes and posts/{p}.views, summed from
-// posts/{p}/lives/{life}/shards/{n}, each shard holding a field per count it
-// was incremented for. A counted document is named by its path, and each
-// count by its field; tally's bookkeeping on the document is one map field,
-// _tally, so nothing of the app's is touched. Its shards, votes and keys
-// are kept under its life (see life.go), so that a document deleted and
-// created again starts with nothing of its earlier life.
-//
-// Every other package names a counter by that name, and asks this one
-// where its documents are.
-package layout
+package counting
 
 import (
 	"errors"
@@ -104,19 +85,19 @@ func (l Layout) Subcollections() (shards, voters, keys string) {
 // and distinct subcollections.
 func (l Layout) Validate() error {
 	if err := ValidID(l.Collection); err != nil {
-		return fmt.Errorf("layout: collection %q: %w", l.Collection, err)
+		return fmt.Errorf("counting: collection %q: %w", l.Collection, err)
 	}
 	if l.ShardField == "" || strings.ContainsAny(l.ShardField, ".`") {
-		return fmt.Errorf("layout: shard field %q must be a plain, non-empty field name", l.ShardField)
+		return fmt.Errorf("counting: shard field %q must be a plain, non-empty field name", l.ShardField)
 	}
 	s, v, k := l.Subcollections()
 	for _, n := range []string{s, v, k} {
 		if err := ValidID(n); err != nil {
-			return fmt.Errorf("layout: subcollection %q: %w", n, err)
+			return fmt.Errorf("counting: subcollection %q: %w", n, err)
 		}
 	}
 	if s == v || s == k || v == k {
-		return fmt.Errorf("layout: the shards, voters and keys subcollections must differ, got %q, %q and %q", s, v, k)
+		return fmt.Errorf("counting: the shards, voters and keys subcollections must differ, got %q, %q and %q", s, v, k)
 	}
 	return validDocs(l.Docs, s, v, k)
 }
@@ -189,20 +170,20 @@ func (l Layout) ParseShardPath(path string) (name, life string, shard int, err e
 	parts := strings.Split(path, "/")
 	k := len(parts)
 	if k < 4 || parts[k-2] != l.shardsName() {
-		return "", "", 0, fmt.Errorf("layout: %q is not a shard: {document}/%s/{n}", path, l.shardsName())
+		return "", "", 0, fmt.Errorf("counting: %q is not a shard: {document}/%s/{n}", path, l.shardsName())
 	}
 	n, err := strconv.Atoi(parts[k-1])
 	if err != nil || n < 0 || strconv.Itoa(n) != parts[k-1] {
-		return "", "", 0, fmt.Errorf("layout: shard id %q in %q is not a non-negative integer", parts[k-1], path)
+		return "", "", 0, fmt.Errorf("counting: shard id %q in %q is not a non-negative integer", parts[k-1], path)
 	}
 	if !l.OnDocs() {
 		if k != 4 || parts[0] != l.Collection || parts[1] == "" {
-			return "", "", 0, fmt.Errorf("layout: %q is not %s/{id}/%s/{n}", path, l.Collection, l.shardsName())
+			return "", "", 0, fmt.Errorf("counting: %q is not %s/{id}/%s/{n}", path, l.Collection, l.shardsName())
 		}
 		return parts[1], "", n, ValidID(parts[1])
 	}
 	if k < 6 || parts[k-4] != LivesCollection || !validLife(parts[k-3]) {
-		return "", "", 0, fmt.Errorf("layout: %q is not {document}/%s/{life}/%s/{n}", path, LivesCollection, l.shardsName())
+		return "", "", 0, fmt.Errorf("counting: %q is not {document}/%s/{life}/%s/{n}", path, LivesCollection, l.shardsName())
 	}
 	doc := strings.Join(parts[:k-4], "/")
 	if _, err := l.match(doc); err != nil {

@@ -1,11 +1,9 @@
-package fold
+package counting
 
 import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-
-	"github.com/tallycounters/tally/layout"
 )
 
 // Parent is what the rollup knows of a counted document (the parent
@@ -16,7 +14,7 @@ type Parent struct {
 	Updated    time.Time // update_time: the last write, whoever made it; folds compare-and-set on it
 	Written    time.Time // tally's last write of the counts: the window runs from it
 	AsOf       time.Time // the snapshot the counts sum; zero if absent or not a timestamp
-	Totals     []int64   // each count's value, in layout.Counts order; 0 if absent or not an integer
+	Totals     []int64   // each count's value, in Counts order; 0 if absent or not an integer
 	NumShards  int       // 0 if absent or unreadable
 	Legacy     bool      // holds the bookkeeping of tally before snapshot folds
 	Resharding bool      // shrinking to one shard: shard 0 is not yet the whole count
@@ -39,7 +37,7 @@ type Parent struct {
 // get: the server read it at snap.ReadTime, before the call returned at
 // returned. Fields of the wrong type read as absent, so the next fold
 // repairs them.
-func ParentFrom(l layout.Layout, counts []layout.Count, snap *firestore.DocumentSnapshot, returned time.Time) Parent {
+func ParentFrom(l Layout, counts []Count, snap *firestore.DocumentSnapshot, returned time.Time) Parent {
 	p := Parent{Anchor: snap.ReadTime, AnchorAt: returned}
 	if !snap.Exists() {
 		if l.OnDocs() {
@@ -55,23 +53,10 @@ func ParentFrom(l layout.Layout, counts []layout.Count, snap *firestore.Document
 	p.Totals = l.CountValues(data, counts)
 	p.NumShards, _ = l.NumShards(data)
 	if !l.OnDocs() {
-		_, p.Legacy = data[layout.FieldLegacy]
+		_, p.Legacy = data[FieldLegacy]
 	}
 	p.Resharding = l.Resharding(data)
 	return p
-}
-
-// SeenAt is the parent an event of a counter on one shard tells of (see
-// rollup.OneShard): in the given life, it had one shard at updated, and the
-// server's clock had passed at, the event's time, by now.
-func SeenAt(life string, updated, at time.Time) Parent {
-	return Parent{Exists: true, Life: life, Updated: updated, Written: updated, NumShards: 1, OneSince: updated, Seen: true, Anchor: at, AnchorAt: time.Now()}
-}
-
-// OneShard reports whether, on the parent as known, shard 0 holds the
-// whole count (see layout.Layout.OneShard).
-func (p Parent) OneShard(l layout.Layout, defaults int) bool {
-	return p.Exists && l.OnOneShard(p.NumShards, defaults, p.Resharding, p.Legacy)
 }
 
 // Now is a time the server's clock has certainly passed: the anchor plus the

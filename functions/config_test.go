@@ -1,7 +1,8 @@
-package tally
+package functions
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -79,19 +80,26 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
-// TestNewAppReportsBadConfig: a bad setting is an error, never an app with
-// a nil client.
-func TestNewAppReportsBadConfig(t *testing.T) {
+// TestBuildReportsBadConfig: a bad setting is an error, never functions
+// with a nil client.
+func TestBuildReportsBadConfig(t *testing.T) {
 	emulatortest.Require(t)
 	env := map[string]string{EnvProject: "demo-x", EnvMaxStep: "lots"}
-	a, err := newApp(context.Background(), func(k string) string { return env[k] })
-	if err == nil || a != nil || !strings.Contains(err.Error(), EnvMaxStep) {
-		t.Errorf("newApp = %v, %v; want an error naming %s", a, err, EnvMaxStep)
+	build := func() (*Set, error) {
+		cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
+		if err != nil {
+			return nil, err
+		}
+		return New(context.Background(), cfg, io.Discard)
+	}
+	f, err := build()
+	if err == nil || f != nil || !strings.Contains(err.Error(), EnvMaxStep) {
+		t.Errorf("build = %v, %v; want an error naming %s", f, err, EnvMaxStep)
 	}
 	delete(env, EnvMaxStep)
-	a, err = newApp(context.Background(), func(k string) string { return env[k] })
-	if err != nil || a == nil || a.Increment == nil || a.Rollup == nil || a.Reconcile == nil {
-		t.Errorf("newApp with a good configuration = %+v, %v", a, err)
+	f, err = build()
+	if err != nil || f == nil || f.Increment == nil || f.Rollup == nil || f.Reconcile == nil {
+		t.Errorf("build with a good configuration = %+v, %v", f, err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package tally
+package functions
 
 import (
 	"fmt"
@@ -8,13 +8,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
-// Environment variables read by the functions; nothing else reads any.
+// Environment variables read by the functions (ConfigFromEnv). Nothing
+// else of tally reads the environment but the tally command, and the
+// clients of the emulators: Firestore's (and internal/fsrpc, which dials
+// it as Firestore's does) in FIRESTORE_EMULATOR_HOST, Firebase Auth's in
+// FIREBASE_AUTH_EMULATOR_HOST.
 const (
 	EnvProject       = "GOOGLE_CLOUD_PROJECT"
 	EnvDatabase      = "TALLY_DATABASE"          // default "(default)"
@@ -64,7 +68,7 @@ const (
 type Config struct {
 	Project       string // empty: detected from the environment
 	Database      string
-	Layout        layout.Layout
+	Layout        counting.Layout
 	DefaultShards int
 	AutoCreate    bool
 	MaxStep       int64
@@ -102,21 +106,21 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		Project:  env(EnvProject, ""),
 		Database: env(EnvDatabase, "(default)"),
-		Layout:   layout.Layout{Collection: env(EnvCollection, layout.DefaultCollection), ShardField: env(EnvShardField, layout.DefaultShardField)},
+		Layout:   counting.Layout{Collection: env(EnvCollection, counting.DefaultCollection), ShardField: env(EnvShardField, counting.DefaultShardField)},
 	}
-	if err := layout.ValidID(cfg.Layout.Collection); err != nil {
+	if err := counting.ValidID(cfg.Layout.Collection); err != nil {
 		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvCollection, cfg.Layout.Collection, err)
 	}
 	if err := cfg.Layout.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvShardField, cfg.Layout.ShardField, err)
 	}
 	var err error
-	if cfg.Layout.Docs, err = layout.ParseCounts(env(EnvCounts, "")); err != nil {
+	if cfg.Layout.Docs, err = counting.ParseCounts(env(EnvCounts, "")); err != nil {
 		return Config{}, fmt.Errorf("config: %s: %w", EnvCounts, err)
 	}
-	cfg.Layout.ShardsName = env(EnvShards, layout.ShardsCollection)
-	cfg.Layout.VotersName = env(EnvVoters, layout.VotersCollection)
-	cfg.Layout.KeysName = env(EnvKeys, layout.KeysCollection)
+	cfg.Layout.ShardsName = env(EnvShards, counting.ShardsCollection)
+	cfg.Layout.VotersName = env(EnvVoters, counting.VotersCollection)
+	cfg.Layout.KeysName = env(EnvKeys, counting.KeysCollection)
 	if err := cfg.Layout.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config: %s, %s, %s, %s: %w", EnvCounts, EnvShards, EnvVoters, EnvKeys, err)
 	}
@@ -124,7 +128,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("config: %s=%q is not a database id: (default), or 4 to 63 of a-z, 0-9 and '-', "+
 			"starting with a letter and not ending with '-'", EnvDatabase, cfg.Database)
 	}
-	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, strconv.Itoa(layout.DefaultShards)), EnvDefaultShards, 1, layout.MaxShards); err != nil {
+	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, strconv.Itoa(counting.DefaultShards)), EnvDefaultShards, 1, counting.MaxShards); err != nil {
 		return Config{}, err
 	}
 	if err := publicFromEnv(env, &cfg); err != nil {
@@ -139,7 +143,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	cfg.MaxStep = int64(step)
-	if cfg.CacheTTL, err = time.ParseDuration(env(EnvCacheTTL, increment.DefaultCacheTTL.String())); err != nil || cfg.CacheTTL <= 0 {
+	if cfg.CacheTTL, err = time.ParseDuration(env(EnvCacheTTL, counting.DefaultCacheTTL.String())); err != nil || cfg.CacheTTL <= 0 {
 		return Config{}, fmt.Errorf("config: %s=%q is not a positive duration such as 10s", EnvCacheTTL, getenv(EnvCacheTTL))
 	}
 	for _, o := range strings.Split(env(EnvCORSOrigins, ""), ",") {
@@ -147,7 +151,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
 		}
 	}
-	if cfg.Window, err = time.ParseDuration(env(EnvWindow, rollup.DefaultWindow.String())); err != nil || cfg.Window <= 0 || cfg.Window > time.Hour {
+	if cfg.Window, err = time.ParseDuration(env(EnvWindow, counting.DefaultWindow.String())); err != nil || cfg.Window <= 0 || cfg.Window > time.Hour {
 		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 1s", EnvWindow, getenv(EnvWindow))
 	}
 	if err := growFromEnv(env, &cfg); err != nil {
@@ -197,7 +201,7 @@ func growFromEnv(env func(key, def string) string, cfg *Config) error {
 	if err != nil || per <= 0 {
 		return fmt.Errorf("config: %s=%q is not a positive number", EnvGrowPerShard, env(EnvGrowPerShard, ""))
 	}
-	maxShards, err := intIn(env(EnvGrowMax, strconv.Itoa(def.Max)), EnvGrowMax, 1, layout.MaxShards)
+	maxShards, err := intIn(env(EnvGrowMax, strconv.Itoa(def.Max)), EnvGrowMax, 1, counting.MaxShards)
 	if err != nil {
 		return err
 	}
@@ -282,7 +286,7 @@ func (c Config) Vars() []Var {
 		{EnvDatabase, c.Database},
 		{EnvCollection, c.Layout.Collection},
 		{EnvShardField, c.Layout.ShardField},
-		{EnvCounts, layout.FormatCounts(c.Layout.Docs)},
+		{EnvCounts, counting.FormatCounts(c.Layout.Docs)},
 		{EnvShards, shards},
 		{EnvVoters, voters},
 		{EnvKeys, keys},

@@ -1,4 +1,11 @@
-package tally
+// Package functions builds tally's three functions from their
+// configuration, on one Firestore client: Increment, Rollup and
+// Reconcile, as the functions framework serves them in the cloud (see the
+// root package, which registers them) and as tally serve serves them
+// locally. Only it, and the tally command, read the environment
+// (ConfigFromEnv); the Firestore client reads FIRESTORE_EMULATOR_HOST
+// itself.
+package functions
 
 import (
 	"context"
@@ -12,16 +19,17 @@ import (
 	firebase "firebase.google.com/go/v4"
 
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/rollup"
 )
 
-// Functions are tally's three HTTP functions built from one Config, on one
+// Set is tally's three HTTP functions built from one Config, on one
 // Firestore client: what the functions framework serves in the cloud, and
 // what tally serve serves locally.
-type Functions struct {
+type Set struct {
 	Increment http.Handler
 	Rollup    *rollup.Handler
 	Reconcile http.Handler
@@ -29,24 +37,29 @@ type Functions struct {
 	Log       *slog.Logger
 }
 
-// NewFunctions builds the functions for cfg, logging JSON lines to logs.
+// ErrSetup answers a call to a function that could not be built (a bad
+// configuration, no project): its cause is in the logs, not the answer.
+var ErrSetup = &counting.Error{Code: counting.Internal,
+	Message: "this function could not start, so nothing was done: its logs say why"}
+
+// New builds the functions for cfg, logging JSON lines to logs.
 // With no project configured it asks the metadata server, as Cloud
 // Functions (2nd gen) does not set GOOGLE_CLOUD_PROJECT.
-func NewFunctions(ctx context.Context, cfg Config, logs io.Writer) (*Functions, error) {
+func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 	logger := cloudlog.New(logs, cfg.LogLevel)
 	if cfg.Project == "" && metadata.OnGCE() {
 		p, err := metadata.ProjectIDWithContext(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("tally: project from the metadata server: %w", err)
+			return nil, fmt.Errorf("functions: project from the metadata server: %w", err)
 		}
 		cfg.Project = p
 	}
 	if cfg.Project == "" {
-		return nil, fmt.Errorf("tally: no project: set %s", EnvProject)
+		return nil, fmt.Errorf("functions: no project: set %s", EnvProject)
 	}
 	client, err := fsrpc.NewClient(ctx, cfg.Project, cfg.Database)
 	if err != nil {
-		return nil, fmt.Errorf("tally: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
+		return nil, fmt.Errorf("functions: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
 	}
 	grow := rollup.GrowPolicy{}
 	if cfg.AutoGrow {
@@ -58,7 +71,7 @@ func NewFunctions(ctx context.Context, cfg Config, logs io.Writer) (*Functions, 
 		client.Close()
 		return nil, err
 	}
-	return &Functions{
+	return &Set{
 		Increment: increment.New(client, increment.Config{
 			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
 			MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: logger,
@@ -87,18 +100,18 @@ func firebaseVerifiers(ctx context.Context, cfg Config) (increment.TokenVerifier
 	}
 	app, err := firebase.NewApp(ctx, &firebase.Config{ProjectID: cfg.Project})
 	if err != nil {
-		return nil, nil, fmt.Errorf("tally: Firebase for project %q: %w", cfg.Project, err)
+		return nil, nil, fmt.Errorf("functions: Firebase for project %q: %w", cfg.Project, err)
 	}
 	var tokens increment.TokenVerifier
 	var apps increment.AppCheckVerifier
 	if cfg.Auth == AuthFirebase {
 		if tokens, err = app.Auth(ctx); err != nil {
-			return nil, nil, fmt.Errorf("tally: Firebase Auth for project %q: %w", cfg.Project, err)
+			return nil, nil, fmt.Errorf("functions: Firebase Auth for project %q: %w", cfg.Project, err)
 		}
 	}
 	if cfg.AppCheck {
 		if apps, err = app.AppCheck(ctx); err != nil {
-			return nil, nil, fmt.Errorf("tally: Firebase App Check for project %q: its public keys: %w", cfg.Project, err)
+			return nil, nil, fmt.Errorf("functions: Firebase App Check for project %q: its public keys: %w", cfg.Project, err)
 		}
 	}
 	return tokens, apps, nil
@@ -106,7 +119,7 @@ func firebaseVerifiers(ctx context.Context, cfg Config) (increment.TokenVerifier
 
 // Handler serves the functions at /Increment, /Rollup and /Reconcile, as
 // the functions framework serves them when no FUNCTION_TARGET is set.
-func (f *Functions) Handler() http.Handler {
+func (f *Set) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/Increment", f.Increment)
 	mux.Handle("/Rollup", f.Rollup)
@@ -115,4 +128,4 @@ func (f *Functions) Handler() http.Handler {
 }
 
 // Close closes the Firestore client.
-func (f *Functions) Close() error { return f.Client.Close() }
+func (f *Set) Close() error { return f.Client.Close() }

@@ -1,4 +1,4 @@
-package shard
+package counting
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/heaptest"
-	"github.com/tallycounters/tally/layout"
 )
 
 // BenchmarkShardCacheCountersSeen measures the num_shards cache of one
@@ -18,7 +17,7 @@ func BenchmarkShardCacheCountersSeen(b *testing.B) {
 			for b.Loop() {
 				var s *shardCounts
 				heaptest.PerCounter(b, n, func() any {
-					s = newShardCounts(nil, layout.Default(), time.Minute, DefaultShards, func(string) bool { return true })
+					s = newShardCounts(nil, Default(), time.Minute, DefaultShards, func(string) bool { return true })
 					for i := range n {
 						s.put(fmt.Sprintf("post-%d-likes", i), parent{n: DefaultShards, seen: time.Now()})
 					}

@@ -1,4 +1,4 @@
-package layout
+package counting
 
 import (
 	"context"
@@ -33,7 +33,7 @@ const LivesCollection = "lives"
 const FieldLife = "life"
 
 // LifeOf is the life of a counted document created at created: "" in the
-// guide layout.
+// guide
 func (l Layout) LifeOf(created time.Time) string {
 	if !l.OnDocs() {
 		return ""
@@ -89,9 +89,9 @@ func (l Layout) CurrentLife(ctx context.Context, c *firestore.Client, name strin
 	snap, err := l.Counter(c, name).Get(ctx)
 	switch {
 	case status.Code(err) == codes.NotFound:
-		return "", fmt.Errorf("layout: %s: %w", name, ErrNoCounter)
+		return "", fmt.Errorf("counting: %s: %w", name, ErrNoCounter)
 	case err != nil:
-		return "", fmt.Errorf("layout: read %s: %w", name, err)
+		return "", fmt.Errorf("counting: read %s: %w", name, err)
 	}
 	return l.LifeOf(snap.CreateTime), nil
 }

@@ -1,4 +1,4 @@
-package fold
+package counting
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type Drift struct {
 func (f *Folder) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 	fold, err := f.Fold(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("rollup: reconcile %s: %w", id, err)
+		return nil, fmt.Errorf("counting: reconcile %s: %w", id, err)
 	}
 	counts := f.layout.Counts(id)
 	out := make([]Drift, len(counts))

@@ -1,4 +1,4 @@
-package layout
+package counting
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ func ParseCounts(s string) ([]Docs, error) {
 		}
 		coll, fields, ok := strings.Cut(entry, ":")
 		if !ok {
-			return nil, fmt.Errorf("layout: counts %q: want collection:field,field", entry)
+			return nil, fmt.Errorf("counting: counts %q: want collection:field,field", entry)
 		}
 		d := Docs{Collection: strings.Trim(strings.TrimSpace(coll), "/")}
 		for _, f := range strings.Split(fields, ",") {
@@ -66,35 +66,35 @@ func validDocs(docs []Docs, subs ...string) error {
 	for _, d := range docs {
 		segs := strings.Split(d.Collection, "/")
 		if len(segs)%2 == 0 {
-			return fmt.Errorf("layout: counts on %q: a collection path has an odd number of segments (posts, users/*/posts)", d.Collection)
+			return fmt.Errorf("counting: counts on %q: a collection path has an odd number of segments (posts, users/*/posts)", d.Collection)
 		}
 		for i, s := range segs {
 			if i%2 == 1 && s == "*" {
 				continue
 			}
 			if err := ValidID(s); err != nil {
-				return fmt.Errorf("layout: counts on %q: segment %q: %w", d.Collection, s, err)
+				return fmt.Errorf("counting: counts on %q: segment %q: %w", d.Collection, s, err)
 			}
 			if i%2 == 0 && slices.Contains(subs, s) {
-				return fmt.Errorf("layout: counts on %q: %q is one of tally's subcollections (%s)", d.Collection, s, strings.Join(subs, ", "))
+				return fmt.Errorf("counting: counts on %q: %q is one of tally's subcollections (%s)", d.Collection, s, strings.Join(subs, ", "))
 			}
 		}
 		if seen[d.Collection] {
-			return fmt.Errorf("layout: counts on %q are declared twice: list its fields in one entry", d.Collection)
+			return fmt.Errorf("counting: counts on %q are declared twice: list its fields in one entry", d.Collection)
 		}
 		seen[d.Collection] = true
 		if len(d.Fields) == 0 {
-			return fmt.Errorf("layout: counts on %q: no fields", d.Collection)
+			return fmt.Errorf("counting: counts on %q: no fields", d.Collection)
 		}
 		fields := map[string]bool{}
 		for _, f := range d.Fields {
 			switch {
 			case !fieldName.MatchString(f):
-				return fmt.Errorf("layout: counts on %q: field %q is not a plain name (letters, digits and '_', not starting with a digit)", d.Collection, f)
+				return fmt.Errorf("counting: counts on %q: field %q is not a plain name (letters, digits and '_', not starting with a digit)", d.Collection, f)
 			case f == FieldBookkeeping || strings.HasPrefix(f, "__"):
-				return fmt.Errorf("layout: counts on %q: field %q is reserved", d.Collection, f)
+				return fmt.Errorf("counting: counts on %q: field %q is reserved", d.Collection, f)
 			case fields[f]:
-				return fmt.Errorf("layout: counts on %q: field %q is given twice", d.Collection, f)
+				return fmt.Errorf("counting: counts on %q: field %q is given twice", d.Collection, f)
 			}
 			fields[f] = true
 		}

@@ -1,0 +1,135 @@
+package counting
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// ErrNoShardField means no shard of a counter whose total is not 0 holds
+// the shard field: most likely the field is misconfigured
+// (TALLY_SHARD_FIELD), and writing the sum, 0, would wipe the total. Nothing
+// is written.
+var ErrNoShardField = errors.New("no shard holds the shard field")
+
+// ErrStale ends a fold whose view of the parent is out of date: someone
+// wrote or deleted it since. Read it again.
+var ErrStale = errors.New("parent changed since it was read")
+
+// ErrTooSoon ends a fold whose sum is within the window of the parent's
+// last write: not this fold's to write.
+var ErrTooSoon = errors.New("within the window of the parent's last write")
+
+// zero reports whether every count sums to 0.
+func (s Sum) zero() bool {
+	for _, v := range s.Values {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Write commits the fold s onto p, the counted document as last known,
+// once the server's clock has passed p's window (s may be older: a sum
+// from an event), raising num_shards to grow if that is more. It writes only the counts
+// and tally's bookkeeping, with an update mask, and commits only if the
+// document is still exactly p (an update_time precondition makes the write
+// a compare-and-set), so the as_of and window checks made on p hold at
+// commit, and a write of the app's in between is never overwritten: the
+// fold is then stale, and is made again on the document as it now is. It
+// creates a missing parent only in the guide layout, and only for shards
+// that hold something: an app's document that is gone stays gone.
+func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int) (Outcome, Parent, error) {
+	fold := Outcome{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards}
+	ref := f.layout.Counter(f.client, id)
+	docs := f.layout.OnDocs()
+	switch {
+	case p.Exists && !p.AsOf.Before(s.At):
+		return fold, p, nil // a later fold is there already
+	case p.Exists && s.At.Before(p.Written.Add(f.window)) && p.Now().Before(p.Written.Add(f.window)):
+		return fold, p, fmt.Errorf("counting: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
+	case !p.Exists && (docs || s.zero()):
+		p.AsOf = s.At // nothing to hold, as of then
+		return fold, p, nil
+	case !docs && p.Exists && s.Shards[0] == 0 && (p.Seen || p.Totals[0] != 0):
+		// No shard holds the field. If shards are there, the field is most
+		// likely wrong; if none is (the counter's shards deleted, by
+		// tally delete before its parent), the sum, 0, is the total.
+		some, err := f.anyShard(ctx, id, p.Life)
+		if err != nil {
+			return fold, p, err
+		}
+		if some {
+			return fold, p, fmt.Errorf("counting: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
+		}
+	}
+	var wr *firestore.WriteResult
+	var err error
+	counts := f.layout.Counts(id)
+	if p.Exists {
+		updates := make([]firestore.Update, 0, len(counts)+4)
+		for i, c := range counts {
+			if docs && s.Shards[i] == 0 {
+				continue // no shard holds it: the app's value stays
+			}
+			updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{c.Field}, Value: s.Values[i]})
+		}
+		updates = append(updates, firestore.Update{FieldPath: f.layout.AsOfPath(), Value: s.At})
+		if docs {
+			updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp},
+				firestore.Update{FieldPath: f.layout.LifePath(), Value: p.Life})
+		}
+		if p.Legacy {
+			updates = append(updates, firestore.Update{Path: FieldLegacy, Value: firestore.Delete})
+		}
+		if grow > 0 {
+			updates = append(updates, firestore.Update{FieldPath: f.layout.NumShardsPath(), Value: int64(grow)})
+			fold.NumShards, fold.Grew = grow, true
+		}
+		wr, err = ref.Update(ctx, updates, firestore.LastUpdateTime(p.Updated))
+	} else {
+		wr, err = ref.Create(ctx, map[string]any{FieldTotal: s.Values[0], FieldAsOf: s.At})
+	}
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
+		return fold, p, ErrStale
+	default:
+		return fold, p, fmt.Errorf("counting: write fold of %s: %w", id, err)
+	}
+	fold.Wrote, fold.Updated = true, wr.UpdateTime
+	totals := slices.Clone(p.Totals)
+	if totals == nil {
+		totals = make([]int64, len(counts))
+	}
+	for i := range counts {
+		if !docs || s.Shards[i] > 0 {
+			totals[i] = s.Values[i]
+		}
+	}
+	since := p.OneSince // the write changed nothing of p's shards but their number, if it grew
+	if fold.Grew || since.IsZero() {
+		since = wr.UpdateTime
+	}
+	return fold, Parent{
+		Exists: true, Life: p.Life, Updated: wr.UpdateTime, Written: wr.UpdateTime, AsOf: s.At, Totals: totals, NumShards: fold.NumShards,
+		Resharding: p.Resharding, OneSince: since, Anchor: wr.UpdateTime, AnchorAt: time.Now(),
+	}, nil
+}
+
+// anyShard reports whether id has a shard document at all in the given
+// life, whatever it holds.
+func (f *Folder) anyShard(ctx context.Context, id, life string) (bool, error) {
+	refs, err := f.layout.Shards(f.client, id, life).Limit(1).Documents(ctx).GetAll()
+	if err != nil {
+		return false, fmt.Errorf("counting: list the shards of %s: %w", id, err)
+	}
+	return len(refs) > 0, nil
+}
