@@ -70,7 +70,7 @@ type Outcome struct {
 	Grew      bool      `json:"grew"` // num_shards was raised in this write
 }
 
-// read gets the counted document as it is now.
+// Read gets the counted document as it is now.
 func (f *Folder) Read(ctx context.Context, id string) (Parent, error) {
 	snap, err := f.layout.Counter(f.client, id).Get(ctx)
 	if err != nil && status.Code(err) != codes.NotFound {

@@ -59,13 +59,14 @@ func ParentFrom(l Layout, counts []Count, snap *firestore.DocumentSnapshot, retu
 	return p
 }
 
-// Now is a time the server's clock has certainly passed: the anchor plus the
-// local time elapsed since. It is safe to read at.
-func (p Parent) Now() time.Time {
-	return p.Anchor.Add(time.Since(p.AnchorAt))
+// Now is a time the server's clock has certainly passed by the local time
+// local: the anchor plus the local time elapsed since. It is safe to read
+// at.
+func (p Parent) Now(local time.Time) time.Time {
+	return p.Anchor.Add(local.Sub(p.AnchorAt))
 }
 
-// covers reports whether the parent's counts hold a write made at t.
+// Covers reports whether the parent's counts hold a write made at t.
 func (p Parent) Covers(t time.Time) bool {
 	return !p.AsOf.IsZero() && !t.After(p.AsOf)
 }

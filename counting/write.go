@@ -53,7 +53,7 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	switch {
 	case p.Exists && !p.AsOf.Before(s.At):
 		return fold, p, nil // a later fold is there already
-	case p.Exists && s.At.Before(p.Written.Add(f.window)) && p.Now().Before(p.Written.Add(f.window)):
+	case p.Exists && s.At.Before(p.Written.Add(f.window)) && p.Now(time.Now()).Before(p.Written.Add(f.window)):
 		return fold, p, fmt.Errorf("counting: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
 	case !p.Exists && (docs || s.zero()):
 		p.AsOf = s.At // nothing to hold, as of then

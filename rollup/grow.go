@@ -39,10 +39,10 @@ const measureAt = 4
 // counts / Δ read time, between s and the sum before it at least a period
 // earlier (c.base). A counter past PerShard writes a second on each shard
 // grows to the shards that rate needs, and at least doubles.
-func (t *Tracker) growTo(c *tracked, p counting.Parent, s counting.Sum) int {
+func (t *tracker) growTo(c *tracked, p counting.Parent, s counting.Sum) int {
 	g := t.grow
 	n := p.NumShards
-	if n == 0 && t.folder.Layout().OnDocs() {
+	if n == 0 && t.store.Layout().OnDocs() {
 		n = cmp.Or(g.Default, counting.DefaultShards) // increments use the default on a document without num_shards
 	}
 	if !g.on() || !p.Exists || n <= 0 || n >= g.Max {
@@ -77,25 +77,25 @@ func (g GrowPolicy) period() time.Duration { return cmp.Or(g.Period, DefaultGrow
 // measuring reports whether c, on one shard as the fold knows its parent
 // p, holds enough events that its folds sum its shard, so that its rate
 // is measured. t.mu is held.
-func (t *Tracker) measuring(c *tracked, p counting.Parent) bool {
+func (t *tracker) measuring(c *tracked, p counting.Parent) bool {
 	return t.grow.on() && len(c.waiting) >= measureAt && p.NumShards < t.grow.Max
 }
 
 // needsProbe reports whether c should be summed now, before its fold, so
 // that the fold has a rate to grow by: it is measured, and has no sum a
 // period old or less to measure from. t.mu is held.
-func (t *Tracker) needsProbe(c *tracked) bool {
-	return t.measuring(c, c.p) && c.p.OneShard(t.folder.Layout(), t.defaults()) &&
-		(c.base.At.IsZero() || c.p.Now().Sub(c.base.At) > t.grow.period())
+func (t *tracker) needsProbe(c *tracked) bool {
+	return t.measuring(c, c.p) && c.p.OneShard(t.store.Layout(), t.defaults()) &&
+		(c.base.At.IsZero() || c.p.Now(t.now()).Sub(c.base.At) > t.grow.period())
 }
 
 // probe sums c's shards now, writing nothing: the first of the two sums a
 // rate is measured between, taken while the fold waits for its window.
-func (t *Tracker) probe(ctx context.Context, c *tracked) error {
+func (t *tracker) probe(ctx context.Context, c *tracked) error {
 	t.mu.Lock()
-	at, life := c.p.Now().Add(-margin), c.p.Life
+	at, life := c.p.Now(t.now()).Add(-margin), c.p.Life
 	t.mu.Unlock()
-	s, err := t.folder.SumNow(ctx, c.id, life, at)
+	s, err := t.store.SumNow(ctx, c.id, life, at)
 	if err != nil {
 		return err
 	}
@@ -108,4 +108,4 @@ func (t *Tracker) probe(ctx context.Context, c *tracked) error {
 }
 
 // defaults is how many shards a counted document without num_shards has.
-func (t *Tracker) defaults() int { return cmp.Or(t.grow.Default, counting.DefaultShards) }
+func (t *tracker) defaults() int { return cmp.Or(t.grow.Default, counting.DefaultShards) }

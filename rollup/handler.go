@@ -36,7 +36,7 @@ const DefaultHold = 30 * time.Second
 // until a fold covers it.
 type Handler struct {
 	decoder Decoder
-	tracker *Tracker
+	tracker *tracker
 	hold    time.Duration
 	log     *slog.Logger
 }
@@ -53,7 +53,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.Window <= 0 {
 		cfg.Window = counting.DefaultWindow
 	}
-	t := NewTracker(counting.NewFolder(client, cfg.Layout, cfg.Window), cfg.Grow, cfg.ConfirmEvery, log)
+	t := newTracker(counting.NewFolder(client, cfg.Layout, cfg.Window), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},

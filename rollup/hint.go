@@ -1,24 +1,3 @@
-// Package rollup keeps counters/{id}.total equal to the sum of the counter's
-// shards by snapshot folds: total is always sum() of the shards at one
-// server read time, written with that time as as_of, at most once per
-// window per counter, by whichever instance gets there first. A shard's
-// write event is a hint that the counter changed at a time; its handler
-// answers once the parent's as_of has reached that time. On a counter on
-// one shard, shard 0's count after a write is that sum at the write's time,
-// and a fold takes it from the write's event instead of summing (see
-// oneshard.go).
-//
-// Counts on the app's documents (layout.Layout.Docs) fold the same way, a
-// document at a time: each of its counts is summed over its shards on its
-// own (an aggregation sees only the documents that hold every field it
-// names), all at one read time, and written together in one update that
-// names only the counts and tally's _tally map, on the condition that the
-// document is as the fold read it. A write of the app's in between makes
-// the fold read again and write again; a document the app deleted is never
-// written, and the events of its shards are answered. A document deleted
-// and created again at the same path is another life of it (see package
-// layout): a fold sums the shards of the life the document has, and an
-// event of another life's shard is only a hint.
 package rollup
 
 import (

@@ -21,9 +21,9 @@ func BenchmarkTrackerCountersSeen(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
 				goroutines := runtime.NumGoroutine()
-				var t *Tracker
+				var t *tracker
 				heaptest.PerCounter(b, n, func() any {
-					t = NewTracker(counting.NewFolder(nil, counting.Default(), counting.DefaultWindow), GrowPolicy{}, 0, nil)
+					t = newTracker(counting.NewFolder(nil, counting.Default(), counting.DefaultWindow), time.Now, GrowPolicy{}, 0, nil)
 					now := time.Now()
 					for i := range n {
 						t.mu.Lock()

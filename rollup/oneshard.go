@@ -31,13 +31,13 @@ import (
 // other instances hold too, and they find their events covered rather
 // than fold again a window later. Nor while c is measured (see
 // measuring): its folds sum, so that it can grow. t.mu is held.
-func (t *Tracker) eventSum(c *tracked, p counting.Parent, now time.Time) (counting.Sum, bool) {
+func (t *tracker) eventSum(c *tracked, p counting.Parent, now time.Time) (counting.Sum, bool) {
 	if t.measuring(c, p) {
 		return counting.Sum{}, false
 	}
 	var best *waiter
 	for _, w := range c.waiting {
-		if w.one != nil && w.life == p.Life && p.Whole(t.folder.Layout(), t.defaults(), w.at) && (best == nil || w.at.After(best.at)) {
+		if w.one != nil && w.life == p.Life && p.Whole(t.store.Layout(), t.defaults(), w.at) && (best == nil || w.at.After(best.at)) {
 			best = w
 		}
 	}

@@ -1,0 +1,198 @@
+package rollup
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tallycounters/tally/counting"
+)
+
+// refresh reads the parent, answers what it covers, and folds at once if the
+// parent is due.
+func (t *tracker) refresh(ctx context.Context, c *tracked) error {
+	p, err := t.store.Read(ctx, c.id)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.noteRead(c, p)
+	c.p, c.known, c.read = p, true, t.now()
+	t.settle(c)
+	due := len(c.waiting) > 0 && t.now().After(c.pause) &&
+		(!p.Exists && !t.store.Layout().OnDocs() || p.Exists && !p.Anchor.Before(p.Written.Add(t.window)))
+	t.mu.Unlock()
+	if !due {
+		return nil
+	}
+	return t.fold(ctx, c, p, p.Anchor)
+}
+
+// foldLatest folds on the known view of the parent at the latest time the
+// server has certainly passed.
+func (t *tracker) foldLatest(ctx context.Context, c *tracked) error {
+	t.mu.Lock()
+	p, at := c.p, c.p.Now(t.now()).Add(-margin)
+	t.mu.Unlock()
+	return t.fold(ctx, c, p, at)
+}
+
+// fold sums c's shards now, at a read time no earlier than at, or takes the
+// sum from an event held (see eventSum), and writes that onto p. If p turns
+// out stale (someone wrote the parent since), it reads the parent and, if
+// events are still held that the parent does not cover, writes the same sum
+// onto it, if that is still a fold's to write (a sum from an event only
+// while the parent still has one shard since before it; else it sums the
+// shards); else it leaves c's waiters to plan again.
+func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at time.Time) error {
+	t.mu.Lock()
+	s, fromEvent := t.eventSum(c, p, at)
+	t.mu.Unlock()
+	var err error
+	if !fromEvent && p.Seen {
+		// An event's word on the parent, with no sum to go with it: read
+		// the parent, as a fold on it needs its counts.
+		if p, err = t.store.Read(ctx, c.id); err != nil {
+			return err
+		}
+		t.mu.Lock()
+		c.p, c.read = p, t.now()
+		at = maxTime(at, p.Anchor)
+		s, fromEvent = t.eventSum(c, p, at)
+		t.mu.Unlock()
+	}
+	if !fromEvent {
+		s, err = t.store.SumNow(ctx, c.id, p.Life, at)
+	}
+	if errors.Is(err, counting.ErrSumNotInteger) {
+		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
+			"counter", c.id, "error", err.Error())
+		t.mu.Lock()
+		c.pause = t.now().Add(t.window)
+		t.answer(c, at, nil)
+		t.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	optimistic := t.now().Sub(p.AnchorAt) >= t.window // a view this old may be stale
+	for attempt := 0; ; attempt++ {
+		grow := 0
+		if !fromEvent { // growth follows the shards' sums, never an event's counts
+			t.mu.Lock()
+			grow = t.growTo(c, p, s)
+			t.mu.Unlock()
+		}
+		wrote, next, err := t.store.Write(ctx, c.id, p, s, grow)
+		t.mu.Lock()
+		if optimistic && attempt == 0 {
+			t.noteView(errors.Is(err, counting.ErrStale))
+		}
+		if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, counting.ErrStale)) {
+			t.noteShared(err != nil) // on its own last write: did another writer come between?
+		}
+		t.mu.Unlock()
+		if errors.Is(err, counting.ErrStale) && attempt == 0 {
+			if p, err = t.store.Read(ctx, c.id); err != nil {
+				return err
+			}
+			t.mu.Lock()
+			t.noteRead(c, p)
+			c.p, c.known, c.read = p, true, t.now()
+			t.settle(c)
+			idle := len(c.waiting) == 0
+			t.mu.Unlock()
+			switch {
+			case !p.Exists:
+				return nil // deleted since: a sum from before must not bring it back
+			case idle:
+				return nil // the write that made it stale covered every event held
+			case fromEvent && !p.Whole(t.store.Layout(), t.defaults(), s.At):
+				if s, err = t.store.SumNow(ctx, c.id, p.Life, p.Anchor); err != nil {
+					return err
+				}
+				fromEvent = false
+			}
+			continue
+		}
+		return t.finish(c, at, s, wrote, next, err)
+	}
+}
+
+// finish records what the write of a fold did, and answers the waiters it
+// covers.
+func (t *tracker) finish(c *tracked, at time.Time, s counting.Sum, wrote counting.Outcome, next counting.Parent, err error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case errors.Is(err, counting.ErrStale):
+		c.known = false
+		return nil
+	case errors.Is(err, counting.ErrTooSoon):
+		return nil // another instance folded meanwhile: plan again
+	case errors.Is(err, counting.ErrNoShardField):
+		t.log.Error("rollup: cannot fold: is the shard field right? nothing written", "counter", c.id, "error", err.Error())
+		c.pause = t.now().Add(t.window)
+		t.answer(c, at, nil)
+		return nil
+	case err != nil:
+		return err
+	}
+	c.p = next
+	if wrote.Wrote {
+		c.mine = wrote.Updated
+	}
+	covered, oldest := c.coveredBy(s.At)
+	info := FoldInfo{Outcome: wrote, Covered: covered}
+	if wrote.Wrote && covered > 0 {
+		info.Lag = wrote.Updated.Sub(oldest)
+	}
+	t.logFold(info) // first: whoever sees an event answered can see the fold that answered it
+	t.answer(c, s.At, nil)
+	return nil
+}
+
+// answer answers c's waiters that at covers with err. t.mu is held.
+func (t *tracker) answer(c *tracked, at time.Time, err error) {
+	kept := c.waiting[:0]
+	for _, w := range c.waiting {
+		if w.at.After(at) {
+			kept = append(kept, w)
+			continue
+		}
+		w.done <- err
+	}
+	clear(c.waiting[len(kept):])
+	c.waiting = kept
+}
+
+// coveredBy says how many of c's waiters at covers, and the oldest of
+// them. t.mu is held.
+func (c *tracked) coveredBy(at time.Time) (n int, oldest time.Time) {
+	for _, w := range c.waiting {
+		if w.at.After(at) {
+			continue
+		}
+		if n == 0 || w.at.Before(oldest) {
+			oldest = w.at
+		}
+		n++
+	}
+	return n, oldest
+}
+
+func (t *tracker) logFold(info FoldInfo) {
+	if t.onFold != nil {
+		t.onFold(info)
+	}
+	if info.Grew {
+		t.log.Info("rollup: added shards to a busy counter", "counter", info.Counter, "num_shards", info.NumShards)
+	}
+	if !info.Wrote {
+		return
+	}
+	t.log.Info("rollup: fold", "counter", info.Counter, "lag_ms", info.Lag.Milliseconds(),
+		"events", info.Covered, "shards", info.Sum.Shards, "totals", info.Sum.Values,
+		"as_of", info.Sum.At.Format(time.RFC3339Nano))
+}

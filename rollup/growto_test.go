@@ -1,0 +1,77 @@
+package rollup
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/counting"
+)
+
+// TestGrowTo checks the shards a fold grows a counter to, from two sums of
+// its shards a period apart or more, under DefaultGrow: a shard should
+// take a write a second, so a counter grows to its net rate in writes a
+// second, at least doubling, and at most to Max.
+func TestGrowTo(t *testing.T) {
+	docs, err := counting.ParseCounts("posts:likes,views")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		policy    GrowPolicy
+		docs      bool
+		numShards int
+		after     time.Duration // between the two sums
+		moved     []int64       // each count's change between them
+		want      int
+	}{
+		{"quiet", DefaultGrow, false, 1, time.Second, []int64{1}, 0},
+		{"busy", DefaultGrow, false, 1, time.Second, []int64{100}, 100},
+		{"net rate counts decrements", DefaultGrow, false, 1, time.Second, []int64{-100}, 100},
+		{"at least doubles", DefaultGrow, false, 2, time.Second, []int64{3}, 4},
+		{"at most Max", DefaultGrow, false, 1, time.Second, []int64{5000}, 1000},
+		{"at Max already", DefaultGrow, false, 1000, time.Second, []int64{5000}, 0},
+		{"within a period", DefaultGrow, false, 1, 100 * time.Millisecond, []int64{100}, 0},
+		{"off", GrowPolicy{}, false, 1, time.Second, []int64{100}, 0},
+		{"every count of a document", DefaultGrow, true, 0, time.Second, []int64{30, -30}, 60},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFakeStore(t)
+			if tc.docs {
+				s.layout = counting.Layout{Docs: docs}
+			}
+			tr := newTracker(s, s.clock.now, tc.policy, 0, nil)
+			c := tr.counter("c")
+			p := counting.Parent{Exists: true, NumShards: tc.numShards}
+			first := counting.Sum{At: start, Values: make([]int64, len(tc.moved))}
+			if got := tr.growTo(c, p, first); got != 0 {
+				t.Fatalf("first sum: growTo = %d, want 0: no rate yet", got)
+			}
+			second := counting.Sum{At: start.Add(tc.after), Values: tc.moved}
+			if got := tr.growTo(c, p, second); got != tc.want {
+				t.Errorf("growTo = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// The rate is measured from the last sum it was measured from: a sum
+// within the period keeps the base, one past it moves it on.
+func TestGrowToMeasuresFromTheLastBase(t *testing.T) {
+	s := newFakeStore(t)
+	tr := newTracker(s, s.clock.now, DefaultGrow, 0, nil)
+	c := tr.counter("c")
+	p := counting.Parent{Exists: true, NumShards: 1}
+	sum := func(after time.Duration, v int64) counting.Sum {
+		return counting.Sum{At: start.Add(after), Values: []int64{v}}
+	}
+	tr.growTo(c, p, sum(0, 0))
+	tr.growTo(c, p, sum(100*time.Millisecond, 50)) // within the period
+	if !c.base.At.Equal(start) {
+		t.Fatalf("base moved to %v within the period", c.base.At)
+	}
+	tr.growTo(c, p, sum(time.Second, 1)) // a rate of 1 a second: no growth
+	if got := tr.growTo(c, p, sum(2*time.Second, 11)); got != 10 {
+		t.Errorf("growTo = %d, want 10: ten writes in the second since the last base", got)
+	}
+}

@@ -1,0 +1,208 @@
+package rollup
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/counting"
+)
+
+// The tracker's decisions are tested here with no database: a fakeStore
+// keeps one counter's parent and shard sums in memory, behaves as
+// counting.Folder does (a write is a compare-and-set on the update time,
+// no later than the window allows, and no older than the stored as_of),
+// and counts the calls a fold makes. The local and the server clock are
+// one fake clock, which only tests move.
+
+// start is when every fake clock starts.
+var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// advance moves the clock on by d.
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// tick moves the clock on by a microsecond, Firestore's precision, and
+// returns the new time: the time of a write.
+func (c *fakeClock) tick() time.Time {
+	c.advance(time.Microsecond)
+	return c.now()
+}
+
+// fakeStore is one counter "c" (in the guide layout unless told) as the
+// server holds it.
+type fakeStore struct {
+	layout counting.Layout
+	window time.Duration
+	clock  *fakeClock
+
+	mu                  sync.Mutex
+	exists              bool
+	life                string
+	updated, written    time.Time
+	asOf                time.Time
+	totals              []int64
+	numShards           int
+	shards              []int64 // the shards' sum of each count
+	sumErr, writeErr    error   // returned by the next SumNow or Write, once
+	reads, sums, writes int     // calls made; writes counts attempts
+}
+
+func newFakeStore(t *testing.T) *fakeStore {
+	t.Helper()
+	clock := &fakeClock{t: start}
+	s := &fakeStore{layout: counting.Default(), window: time.Second, clock: clock,
+		exists: true, totals: []int64{0}, numShards: 1, shards: []int64{0}}
+	s.updated, s.written = clock.tick(), clock.now()
+	return s
+}
+
+// tracker returns a tracker on s and its clock, growth off.
+func (s *fakeStore) tracker() *tracker {
+	return newTracker(s, s.clock.now, GrowPolicy{}, 0, nil)
+}
+
+func (s *fakeStore) Layout() counting.Layout { return s.layout }
+func (s *fakeStore) Window() time.Duration   { return s.window }
+
+func (s *fakeStore) Read(_ context.Context, id string) (counting.Parent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads++
+	return s.parent(), nil
+}
+
+// parent is the parent as a read now gets it. s.mu is held.
+func (s *fakeStore) parent() counting.Parent {
+	now := s.clock.now()
+	p := counting.Parent{Anchor: now, AnchorAt: now}
+	if !s.exists {
+		return p
+	}
+	p.Exists, p.Life, p.Updated, p.Written, p.AsOf = true, s.life, s.updated, s.written, s.asOf
+	p.Totals, p.NumShards, p.OneSince = slices.Clone(s.totals), s.numShards, s.updated
+	return p
+}
+
+func (s *fakeStore) SumNow(_ context.Context, id, life string, notBefore time.Time) (counting.Sum, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sums++
+	if err := s.sumErr; err != nil {
+		s.sumErr = nil
+		return counting.Sum{}, err
+	}
+	at := s.clock.now()
+	if at.Before(notBefore) {
+		at = notBefore
+	}
+	ones := make([]int64, len(s.shards))
+	for i := range ones {
+		ones[i] = 1
+	}
+	return counting.Sum{At: at, Values: slices.Clone(s.shards), Shards: ones}, nil
+}
+
+func (s *fakeStore) Write(_ context.Context, id string, p counting.Parent, sum counting.Sum, grow int) (counting.Outcome, counting.Parent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes++
+	out := counting.Outcome{Counter: id, Before: p.Totals, Sum: sum, NumShards: p.NumShards}
+	if err := s.writeErr; err != nil {
+		s.writeErr = nil
+		return out, p, err
+	}
+	switch {
+	case p.Exists && !p.AsOf.Before(sum.At):
+		return out, p, nil
+	case p.Exists && sum.At.Before(p.Written.Add(s.window)) && p.Now(s.clock.now()).Before(p.Written.Add(s.window)):
+		return out, p, counting.ErrTooSoon
+	case p.Exists != s.exists || !p.Updated.Equal(s.updated):
+		return out, p, counting.ErrStale
+	}
+	now := s.clock.tick()
+	s.exists, s.updated, s.written, s.asOf, s.totals = true, now, now, sum.At, slices.Clone(sum.Values)
+	since := p.OneSince
+	if grow > 0 {
+		s.numShards, out.NumShards, out.Grew = grow, grow, true
+	}
+	if out.Grew || since.IsZero() {
+		since = now
+	}
+	out.Wrote, out.Updated = true, now
+	next := s.parent()
+	next.OneSince = since
+	return out, next, nil
+}
+
+// add adds by to the shards' first count, as an increment on shard 0
+// does, and returns the hint of its event: the write's time and, on one
+// shard, shard 0's count after it, with the parent's update time when
+// seen is set.
+func (s *fakeStore) add(by int64, seen bool) Hint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shards[0] += by
+	h := Hint{Counter: "c", Life: s.life, At: s.clock.tick()}
+	h.One = &counting.OneShard{Values: slices.Clone(s.shards), Held: []bool{true}}
+	if seen {
+		h.One.Seen = s.updated
+	}
+	return h
+}
+
+// otherFold writes the parent as another instance's fold would, now.
+func (s *fakeStore) otherFold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.tick()
+	s.updated, s.written, s.asOf, s.totals = now, now, now, slices.Clone(s.shards)
+}
+
+// calls says how many reads, sums and write attempts were made.
+func (s *fakeStore) calls() [3]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return [3]int{s.reads, s.sums, s.writes}
+}
+
+// total is the stored first count.
+func (s *fakeStore) total() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.totals[0]
+}
+
+// hold adds h to the tracker's waiters as Wait does, without running
+// anything, and returns the counter and the waiter (nil if covered).
+func hold(t *tracker, h Hint) (*tracked, *waiter) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.hold(context.Background(), h)
+}
+
+// answered reports whether w was answered, and with what.
+func answered(w *waiter) (bool, error) {
+	select {
+	case err := <-w.done:
+		return true, err
+	default:
+		return false, nil
+	}
+}
