@@ -4,7 +4,7 @@ import type { AppCheck } from "firebase/app-check";
 import type { Auth } from "firebase/auth";
 import type { Firestore, FirestoreError } from "firebase/firestore";
 
-/** The client of one deployed Increment, for one Firebase app. */
+/** The client of one deployed Increment, for one Firebase app: getTally returns one per app. */
 export interface Tally {
   readonly url: string;
   /** Resolves once the actions kept from earlier pages are loaded (and being sent). */
@@ -48,24 +48,40 @@ export interface Answer {
   committed?: string;
 }
 
-/** The error an action refused by Increment (a 4xx other than 401, 429) rejects with; it was undone on screen. */
+/**
+ * The error an action rejects with. tally/refused: Increment refused it (a
+ * 4xx other than 401, 429), and it was undone on screen. tally/closed: the
+ * client was closed before Increment answered; the action is kept, and the
+ * app's next client sends it.
+ */
 export interface TallyError extends Error {
-  code: "tally/refused";
-  status: number;
+  code: "tally/refused" | "tally/closed";
+  status?: number;
 }
 
 export type Unsubscribe = () => void;
 
-export function getTally(app: FirebaseApp, options: TallyOptions): Tally;
+/**
+ * The client of one deployed Increment for app: the first call makes it,
+ * with options (url is required); later calls return it, and throw if
+ * given another url.
+ */
+export function getTally(app: FirebaseApp, options?: TallyOptions): Tally;
+/**
+ * Stops the client's listeners and sends and closes its store; the next
+ * getTally(app, options) makes a new one. Actions not yet answered stay
+ * kept, and the next client sends them.
+ */
+export function closeTally(tally: Tally): Promise<void>;
 /** A counter of the guide layout, counters/{id}. */
-export function count(tally: Tally, id: string): CountRef;
-/** A count on one of your documents: count(tally, "posts/p1", "likes"). */
-export function count(tally: Tally, documentPath: string, field: string): CountRef;
+export function countRef(tally: Tally, id: string): CountRef;
+/** A count on one of your documents: countRef(tally, "posts/p1", "likes"). */
+export function countRef(tally: Tally, documentPath: string, field: string): CountRef;
 /** The count to show, at once after each of this user's actions, never twice. */
 export function onCount(ref: CountRef, next: (value: number) => void, error?: (e: FirestoreError) => void): Unsubscribe;
 /** Whether the signed-in user's vote on the count counts, as shown. */
 export function onVote(ref: CountRef, next: (voted: boolean) => void, error?: (e: FirestoreError) => void): Unsubscribe;
-/** Adds by (default 1); kept and sent until Increment answers for good. */
-export function increment(ref: CountRef, by?: number): Promise<Answer>;
+/** Adds by (default 1) to the count; kept and sent until Increment answers for good. */
+export function addTo(ref: CountRef, by?: number): Promise<Answer>;
 /** Adds the user's vote (true) or takes it back (false). */
 export function vote(ref: CountRef, on: boolean): Promise<Answer>;

@@ -9,7 +9,7 @@ import {
 } from "firebase/auth";
 import { collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query } from "firebase/firestore";
 
-import { count, getTally, increment, onCount, onVote, vote } from "../src/index.js";
+import { addTo, countRef, getTally, onCount, onVote, vote } from "../src/index.js";
 
 const $ = (id) => document.getElementById(id);
 const config = JSON.parse($("config").textContent);
@@ -26,7 +26,7 @@ const problem = (e) => ($("problem").textContent = `Refused: ${e.message}`);
 // Likes are votes, one per signed-in user; without sign-in, steps of one.
 function like(ref, on) {
   $("problem").textContent = "";
-  return config.authHost ? vote(ref, on) : increment(ref, on ? 1 : -1);
+  return config.authHost ? vote(ref, on) : addTo(ref, on ? 1 : -1);
 }
 
 // Sign-in: the Auth emulator takes any email, and a password of 6 or more.
@@ -58,15 +58,15 @@ else one(params.get("counter") || "demo-likes");
 function one(name) {
   $("one").hidden = false;
   $("counter").textContent = name;
-  const ref = count(tally, name);
+  const ref = countRef(tally, name);
   onCount(ref, (n) => ($("total").textContent = String(n)), problem);
   if (config.authHost) onVote(ref, (v) => $("like").setAttribute("aria-pressed", String(v)));
   const say = (on) => (a) => {
     if (on) $("result").textContent = a.changed ? "Your like counts." : "Your like was already counted.";
     else $("result").textContent = a.changed ? "Your like is taken back." : "You had no like to take back.";
   };
-  $("like").onclick = () => like(count(tally, name), true).then(say(true), problem);
-  $("unlike").onclick = () => like(count(tally, name), false).then(say(false), problem);
+  $("like").onclick = () => like(ref, true).then(say(true), problem);
+  $("unlike").onclick = () => like(ref, false).then(say(false), problem);
 }
 
 // feed lists the posts, most liked first, each with its likes and views.
@@ -89,15 +89,15 @@ function post(path, likes, views) {
   el.dataset.id = path.split("/").pop();
   el.innerHTML = `<h2></h2><button class="like" aria-pressed="false">Like</button> <span class="likes">…</span> likes` +
     (views ? ` · <span class="views">…</span> views` : "");
-  const liked = count(tally, path, likes);
+  const liked = countRef(tally, path, likes);
   let on = false;
   onCount(liked, (n) => (el.querySelector(".likes").textContent = String(n)), problem);
   if (config.authHost) onVote(liked, (v) => el.querySelector(".like").setAttribute("aria-pressed", String(on = v)));
   el.querySelector(".like").onclick = () => like(liked, !on).catch(problem);
   if (views) {
-    const viewed = count(tally, path, views);
+    const viewed = countRef(tally, path, views);
     onCount(viewed, (n) => (el.querySelector(".views").textContent = String(n)), problem);
-    signedIn.then(() => increment(viewed, 1)).catch(problem);
+    signedIn.then(() => addTo(viewed, 1)).catch(problem);
   }
   return el;
 }

@@ -7,7 +7,7 @@ import { CustomProvider, initializeAppCheck } from "firebase/app-check";
 import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from "firebase/auth";
 import { connectFirestoreEmulator, doc, getFirestore, onSnapshot } from "firebase/firestore";
 
-import { count, getTally, increment, onCount, onVote, vote } from "../src/index.js";
+import { addTo, closeTally, countRef, getTally, onCount, onVote, vote } from "../src/index.js";
 
 const cfg = JSON.parse(document.getElementById("config").textContent);
 const app = initializeApp({ projectId: cfg.project, apiKey: "demo-api-key", appId: "1:123456789:web:0a1b2c" });
@@ -32,7 +32,7 @@ await auth.authStateReady();
 if (cfg.email && !auth.currentUser) await signInWithEmailAndPassword(auth, cfg.email, cfg.password);
 
 const tally = getTally(app, { url: cfg.url, firestore: db, auth, appCheck });
-const ref = cfg.field ? count(tally, cfg.counter, cfg.field) : count(tally, cfg.counter);
+const ref = cfg.field ? countRef(tally, cfg.counter, cfg.field) : countRef(tally, cfg.counter);
 window.snapshots = 0; // of the count's document: as many reads (the SDK shares one listen target)
 onSnapshot(doc(db, ref.path), () => window.snapshots++);
 onCount(ref, (n) => {
@@ -49,9 +49,29 @@ if (cfg.vote) {
 $("like").addEventListener("click", () => {
   window.presses.push(performance.now());
   $("message").textContent = "";
-  (cfg.vote ? vote(ref, !liked) : increment(ref, 1)).catch((e) => {
+  (cfg.vote ? vote(ref, !liked) : addTo(ref, 1)).catch((e) => {
     window.failures.push(String(e));
     $("message").textContent = e.message;
   });
 });
+
+// teardown closes the client, checks what closing it did, and shows the
+// count again, in #again, with the app's next client.
+window.teardown = async () => {
+  await closeTally(tally);
+  // Its IndexedDB connection is closed: deleting its database (named as
+  // the client names it) is not blocked.
+  const blocked = await new Promise((resolve) => {
+    const req = indexedDB.deleteDatabase(`tally:${app.name}:${cfg.url}`);
+    req.onblocked = () => resolve(true);
+    req.onsuccess = () => resolve(false);
+    req.onerror = () => resolve(true);
+  });
+  const refused = await addTo(ref, 1).then(() => "", (e) => e.code);
+  const again = getTally(app, { url: cfg.url, firestore: db, auth, appCheck });
+  const el = document.body.appendChild(document.createElement("span"));
+  el.id = "again";
+  onCount(countRef(again, cfg.counter), (n) => (el.textContent = String(n)));
+  return { blocked, refused, fresh: again !== tally, same: getTally(app) === again };
+};
 window.ready = true;

@@ -23,6 +23,9 @@ import { micros } from "./times.js";
  * @property {string} [committed] when its write committed, once answered
  * @property {boolean} [done]    answered: committed, or changed nothing
  * @property {{value: number, asOf: *} | null} [base] the snapshot of the count it was pressed on
+ * @property {number} at         when it was pressed (milliseconds since the epoch)
+ * @property {boolean} [kept]    written to the store
+ * @property {boolean} [unsure]  sent once with no sure answer: it may have been applied
  */
 
 /**
@@ -37,7 +40,7 @@ export function outstanding(actions, asOf) {
   return actions.filter((a) => {
     if (!a.done) return true;
     if (!a.committed) return false; // it changed nothing
-    return at === null || micros(a.committed) > at;
+    return at === null || (micros(a.committed) ?? 0) > at;
   });
 }
 
@@ -74,7 +77,7 @@ export function holds(actions) {
  * @returns {boolean}
  */
 export function votedShown(stored, actions) {
-  return actions.filter((a) => a.vote !== undefined && !a.done).reduce((_, a) => a.vote, stored);
+  return actions.reduce((v, a) => (a.vote !== undefined && !a.done ? a.vote : v), stored);
 }
 
 /**
@@ -88,6 +91,7 @@ export function votedShown(stored, actions) {
  */
 export function pressedOn(actions) {
   const flying = actions.filter((a) => a.sent && !a.done);
-  if (flying.length === 0 || flying.some((a) => !a.base)) return null;
-  return flying.map((a) => a.base).reduce((x, y) => ((micros(y.asOf) ?? 0) < (micros(x.asOf) ?? 0) ? y : x));
+  const bases = flying.flatMap((a) => (a.base ? [a.base] : []));
+  if (flying.length === 0 || bases.length < flying.length) return null;
+  return bases.reduce((x, y) => ((micros(y.asOf) ?? 0) < (micros(x.asOf) ?? 0) ? y : x));
 }

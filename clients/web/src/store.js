@@ -11,6 +11,7 @@ const STORE = "actions";
  * @property {(a: import("./pending.js").Action) => Promise<void>} put
  * @property {(key: string) => Promise<void>} remove
  * @property {(changed: () => void) => () => void} onChange another tab changed the actions
+ * @property {() => Promise<void>} close stops telling and hearing the other tabs, and closes the database
  */
 
 /**
@@ -25,8 +26,15 @@ export function openStore(name) {
   const db = typeof indexedDB === "object" ? open(name) : null;
   const memory = new Map();
   const tell = () => channel?.postMessage("changed");
+  /**
+   * Runs work in a transaction of the given mode; resolves with its
+   * request's result once the transaction completes.
+   * @param {IDBTransactionMode} mode
+   * @param {(s: IDBObjectStore) => IDBRequest | undefined} work
+   * @returns {Promise<any>}
+   */
   const run = async (mode, work) => {
-    const d = await db;
+    const d = await /** @type {Promise<IDBDatabase>} */ (db); // run only where there is one
     return new Promise((resolve, reject) => {
       const tx = d.transaction(STORE, mode);
       const req = work(tx.objectStore(STORE));
@@ -52,9 +60,17 @@ export function openStore(name) {
       channel.addEventListener("message", listener);
       return () => channel.removeEventListener("message", listener);
     },
+    close: async () => {
+      channel?.close();
+      (await db?.catch(() => null))?.close();
+    },
   };
 }
 
+/**
+ * @param {string} name
+ * @returns {Promise<IDBDatabase>}
+ */
 function open(name) {
   return new Promise((resolve, reject) => {
     const req = indexedDB.open(name, 1);

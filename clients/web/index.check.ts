@@ -1,0 +1,10 @@
+// The sources, typed by their JSDoc, are the API that index.d.ts declares:
+// tsc (npm run typecheck) fails if either drifts from the other.
+import * as sources from "./src/index.js";
+import type * as declared from "@tallycounters/web";
+
+sources satisfies typeof declared;
+
+// Nor do the sources export anything it does not declare.
+type Undeclared = Exclude<keyof typeof sources, keyof typeof declared>;
+export const noneUndeclared: [Undeclared] extends [never] ? true : Undeclared = true;
