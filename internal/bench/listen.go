@@ -110,17 +110,6 @@ func (l *listeners) sightings(i int) []sighting {
 	return append([]sighting(nil), l.seen[i]...)
 }
 
-// latest is the last total the listener on counter i saw: 0, as every
-// run's counters start, until it saw one.
-func (l *listeners) latest(i int) int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if s := l.seen[i]; len(s) > 0 {
-		return s[len(s)-1].Total
-	}
-	return 0
-}
-
 // err is the first error a listener met, if any.
 func (l *listeners) err() error {
 	l.mu.Lock()

@@ -35,6 +35,3 @@ func Start(cmd *exec.Cmd) (*Group, error) {
 	}
 	return g, nil
 }
-
-// Pid is the process id of the group's first process.
-func (g *Group) Pid() int { return g.cmd.Process.Pid }
