@@ -10,6 +10,18 @@ import (
 // These tests check what a tracker plans for a counter's waiters, on a
 // fake store and clock (store_test.go): which step, and after how long.
 
+// viewed returns a store of a counter on numShards shards, two windows
+// after its last write, and a tracker, growth off, that has read it.
+func viewed(t *testing.T, numShards int) (*fakeStore, *tracker) {
+	t.Helper()
+	s := newFakeStore(t)
+	s.numShards = numShards
+	s.clock.advance(2 * s.window)
+	tr := s.tracker()
+	view(tr, s, false)
+	return s, tr
+}
+
 // view makes the tracker know the parent as read now; lead says it wrote
 // it last.
 func view(tr *tracker, s *fakeStore, lead bool) *tracked {

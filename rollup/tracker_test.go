@@ -74,11 +74,7 @@ func TestWaitAnswersACoveredHintWithNoCall(t *testing.T) {
 // Wait runs the tracker's own loop: a due counter is folded, and the hint
 // answered, with one sum and one write.
 func TestWaitFoldsADueCounter(t *testing.T) {
-	s := newFakeStore(t)
-	s.numShards = 4 // no event sums
-	s.clock.advance(2 * s.window)
-	tr := s.tracker()
-	view(tr, s, false)
+	s, tr := viewed(t, 4) // no event sums
 	if err := tr.Wait(context.Background(), s.add(3, false)); err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +122,7 @@ func TestEventSumOnlyWhereShardZeroIsTheWholeCount(t *testing.T) {
 		{"another life", 1, "1700000000000000", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newFakeStore(t)
-			s.numShards = tc.numShards
-			s.clock.advance(2 * s.window)
-			tr := s.tracker()
-			view(tr, s, false)
+			s, tr := viewed(t, tc.numShards)
 			h := s.add(5, false)
 			h.Life = tc.life
 			ws := takeStep(t, tr, stepFold, h)
@@ -177,11 +169,7 @@ func TestEventSumLateOnlyWhereNoOtherInstanceFolds(t *testing.T) {
 // A write of the app's between the view and the fold: the fold reads the
 // parent again and writes the same sum on it.
 func TestStaleViewReadsAndWritesTheSameSum(t *testing.T) {
-	s := newFakeStore(t)
-	s.numShards = 4
-	s.clock.advance(2 * s.window)
-	tr := s.tracker()
-	view(tr, s, false)
+	s, tr := viewed(t, 4)
 	h := s.add(7, false)
 	s.updated = s.clock.tick() // the app wrote another field
 	ws := takeStep(t, tr, stepFold, h)
@@ -193,10 +181,7 @@ func TestStaleViewReadsAndWritesTheSameSum(t *testing.T) {
 // An event's counts found stale are summed after the read: the parent
 // changed since the event, so shard 0 may no longer be the whole count.
 func TestStaleEventSumIsSummedAgain(t *testing.T) {
-	s := newFakeStore(t)
-	s.clock.advance(2 * s.window)
-	tr := s.tracker()
-	view(tr, s, false)
+	s, tr := viewed(t, 1)
 	h := s.add(7, false)
 	s.updated, s.numShards = s.clock.tick(), 4 // grown meanwhile
 	s.shards[0] += 2                           // and written on another shard
@@ -206,11 +191,7 @@ func TestStaleEventSumIsSummedAgain(t *testing.T) {
 }
 
 func TestStaleWriteThatCoveredEveryEventEndsTheFold(t *testing.T) {
-	s := newFakeStore(t)
-	s.numShards = 4
-	s.clock.advance(2 * s.window)
-	tr := s.tracker()
-	view(tr, s, false)
+	s, tr := viewed(t, 4)
 	h := s.add(7, false)
 	s.otherFold() // another instance folded after the event
 	ws := takeStep(t, tr, stepFold, h)
@@ -219,11 +200,7 @@ func TestStaleWriteThatCoveredEveryEventEndsTheFold(t *testing.T) {
 }
 
 func TestFoldNeverBringsBackADeletedParent(t *testing.T) {
-	s := newFakeStore(t)
-	s.numShards = 4
-	s.clock.advance(2 * s.window)
-	tr := s.tracker()
-	view(tr, s, false)
+	s, tr := viewed(t, 4)
 	h := s.add(7, false)
 	s.exists = false // deleted since the view
 	takeStep(t, tr, stepFold, h)
