@@ -222,23 +222,43 @@ func (c *Client) Add(ctx context.Context, id, field string, by int64) error {
 func (c *Client) Total(ctx context.Context, id string) (int64, error) { return c.Get(ctx, id, "") }
 
 // Get is the count field of id as the rollup keeps it (field "" is the
-// guide layout's total): one document read.
+// guide layout's total), or an aggregate of id's that is a whole number (a
+// count of its children): one document read.
 func (c *Client) Get(ctx context.Context, id, field string) (int64, error) {
-	k, err := c.layout.Check(id, field)
-	if err != nil {
-		return 0, fmt.Errorf("counter: %w", err)
+	v, err := c.read(ctx, id, field)
+	n, _ := v.(int64)
+	return n, err
+}
+
+// Aggregate is an aggregate field of id as the rollup keeps it: an int64
+// (a count, or a sum of whole numbers), a float64, or nil (an average over
+// no children): one document read.
+func (c *Client) Aggregate(ctx context.Context, id, field string) (any, error) {
+	if !c.layout.IsAggregate(id, field) {
+		return nil, fmt.Errorf("counter: %s of %s is not a declared aggregate", field, id)
+	}
+	return c.read(ctx, id, field)
+}
+
+// read is field of id: a count or an aggregate.
+func (c *Client) read(ctx context.Context, id, field string) (any, error) {
+	if !c.layout.IsAggregate(id, field) {
+		k, err := c.layout.Check(id, field)
+		if err != nil {
+			return nil, fmt.Errorf("counter: %w", err)
+		}
+		field = k.Field
 	}
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
 	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
 	if status.Code(err) == codes.NotFound {
-		return 0, fmt.Errorf("counter: %s of %s: %w", k.Field, id, ErrNotFound)
+		return nil, fmt.Errorf("counter: %s of %s: %w", field, id, ErrNotFound)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("counter: %s of %s: %w", k.Field, id, err)
+		return nil, fmt.Errorf("counter: %s of %s: %w", field, id, err)
 	}
-	n, _ := snap.Data()[k.Field].(int64)
-	return n, nil
+	return snap.Data()[field], nil
 }
 
 // Sum is the strongly consistent value: a sum() aggregation over the shards,

@@ -58,6 +58,16 @@
 // carries is never the basis of anything else: growth is measured on
 // sums, and an event dated after it came gives no counts.
 //
+// # Aggregates
+//
+// A counted document may also hold aggregates of the app's documents
+// (aggregate.go): count, sum or average over a collection, such as a
+// post's comments. A child's write is a hint only: a fold runs
+// Firestore's aggregations over the children at one read time and writes
+// their results, in the same write as the counts. The children are kept
+// in parts, ranges of ids of at most PartMax, so that a child's write
+// refolds one part, not the whole collection (parts.go, partsum.go).
+//
 // # Errors
 //
 // Failures a caller should tell apart carry a Code (errors.go): the

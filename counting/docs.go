@@ -9,11 +9,18 @@ import (
 
 // Docs declares counts on the app's documents: the documents of
 // Collection, a collection path whose document ids may be "*" for any
-// (users/*/posts), each hold the count fields Fields.
+// (users/*/posts), each hold the count fields Fields, which Increment adds
+// to, and the Aggregates, which tally keeps from the app's documents.
+// Collection may instead be one document's path (stats/site), which then
+// holds aggregates only.
 type Docs struct {
 	Collection string
 	Fields     []string
+	Aggregates []Aggregate
 }
+
+// One reports whether d declares one document rather than a collection's.
+func (d Docs) One() bool { return strings.Count(d.Collection, "/")%2 == 1 }
 
 // fieldName is a count field: a plain identifier, which needs no quoting
 // in a field path, a query or security rules.
@@ -23,10 +30,13 @@ var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 // collection path with '*' for any document id, ':', then the count
 // fields separated by ','. "posts:likes,views;users/*/posts:likes"
 // declares likes and views on every posts/{p}, and likes on every
-// users/{u}/posts/{p}. An empty string declares nothing.
+// users/{u}/posts/{p}. A field may instead be an aggregate of the app's
+// documents (see parseAggregate): "posts:likes,comments=count(comments)".
+// An entry may name one document, with aggregates only:
+// "stats/site:users=count(/users)". An empty string declares nothing.
 func ParseCounts(s string) ([]Docs, error) {
 	var out []Docs
-	for _, entry := range strings.Split(s, ";") {
+	for _, entry := range splitOutsideQuotes(s, ";") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			continue
@@ -36,8 +46,16 @@ func ParseCounts(s string) ([]Docs, error) {
 			return nil, fmt.Errorf("counting: counts %q: want collection:field,field", entry)
 		}
 		d := Docs{Collection: strings.Trim(strings.TrimSpace(coll), "/")}
-		for _, f := range strings.Split(fields, ",") {
-			if f = strings.TrimSpace(f); f != "" {
+		for _, f := range splitOutsideQuotes(fields, ",") {
+			switch f = strings.TrimSpace(f); {
+			case f == "":
+			case strings.Contains(f, "="):
+				a, err := parseAggregate(f)
+				if err != nil {
+					return nil, fmt.Errorf("counting: counts on %q: %w", d.Collection, err)
+				}
+				d.Aggregates = append(d.Aggregates, a)
+			default:
 				d.Fields = append(d.Fields, f)
 			}
 		}
@@ -53,41 +71,52 @@ func ParseCounts(s string) ([]Docs, error) {
 func FormatCounts(docs []Docs) string {
 	parts := make([]string, len(docs))
 	for i, d := range docs {
-		parts[i] = d.Collection + ":" + strings.Join(d.Fields, ",")
+		fields := slices.Clone(d.Fields)
+		for _, a := range d.Aggregates {
+			fields = append(fields, a.String())
+		}
+		parts[i] = d.Collection + ":" + strings.Join(fields, ",")
 	}
 	return strings.Join(parts, ";")
 }
 
 // validDocs checks declarations: collection paths of valid ids, count
-// fields that are plain names other than tally's own, none twice, and no
-// collection named like one of tally's subcollections.
+// fields that are plain names other than tally's own, none twice, no
+// collection named like one of tally's subcollections, and no collection
+// of children aggregated onto two declarations.
 func validDocs(docs []Docs, subs ...string) error {
-	seen := map[string]bool{}
+	seen, children := map[string]bool{}, map[string]string{}
 	for _, d := range docs {
-		segs := strings.Split(d.Collection, "/")
-		if len(segs)%2 == 0 {
-			return fmt.Errorf("counting: counts on %q: a collection path has an odd number of segments (posts, users/*/posts)", d.Collection)
-		}
-		for i, s := range segs {
-			if i%2 == 1 && s == "*" {
-				continue
-			}
-			if err := ValidID(s); err != nil {
-				return fmt.Errorf("counting: counts on %q: segment %q: %w", d.Collection, s, err)
-			}
-			if i%2 == 0 && slices.Contains(subs, s) {
-				return fmt.Errorf("counting: counts on %q: %q is one of tally's subcollections (%s)", d.Collection, s, strings.Join(subs, ", "))
-			}
+		if err := validCollection(d, subs); err != nil {
+			return err
 		}
 		if seen[d.Collection] {
 			return fmt.Errorf("counting: counts on %q are declared twice: list its fields in one entry", d.Collection)
 		}
 		seen[d.Collection] = true
-		if len(d.Fields) == 0 {
+		if len(d.Fields)+len(d.Aggregates) == 0 {
 			return fmt.Errorf("counting: counts on %q: no fields", d.Collection)
 		}
+		if d.One() && len(d.Fields) > 0 {
+			return fmt.Errorf("counting: counts on the one document %q: it takes aggregates only (%s=count(/collection)); counts are declared on a collection", d.Collection, d.Fields[0])
+		}
 		fields := map[string]bool{}
-		for _, f := range d.Fields {
+		names := slices.Clone(d.Fields)
+		for _, a := range d.Aggregates {
+			names = append(names, a.Field)
+			if !a.Root && (slices.Contains(subs, a.Child) || a.Child == LivesCollection) {
+				return fmt.Errorf("counting: counts on %q: %s: %q is one of tally's subcollections", d.Collection, a, a.Child)
+			}
+			if !a.Root && d.One() {
+				return fmt.Errorf("counting: counts on the one document %q: %s: give the collection from the root (/%s)", d.Collection, a, a.Child)
+			}
+			src := d.childPattern(a)
+			if other, ok := children[src]; ok && other != d.Collection {
+				return fmt.Errorf("counting: %s is aggregated onto both %q and %q: a collection's documents are aggregated onto one place", src, other, d.Collection)
+			}
+			children[src] = d.Collection
+		}
+		for _, f := range names {
 			switch {
 			case !fieldName.MatchString(f):
 				return fmt.Errorf("counting: counts on %q: field %q is not a plain name (letters, digits and '_', not starting with a digit)", d.Collection, f)
@@ -97,6 +126,24 @@ func validDocs(docs []Docs, subs ...string) error {
 				return fmt.Errorf("counting: counts on %q: field %q is given twice", d.Collection, f)
 			}
 			fields[f] = true
+		}
+	}
+	return nil
+}
+
+// validCollection checks a declaration's path: a collection path of ids
+// and "*", or one document's path of ids.
+func validCollection(d Docs, subs []string) error {
+	segs := strings.Split(d.Collection, "/")
+	for i, s := range segs {
+		if i%2 == 1 && s == "*" && !d.One() {
+			continue
+		}
+		if err := ValidID(s); err != nil {
+			return fmt.Errorf("counting: counts on %q: segment %q: %w", d.Collection, s, err)
+		}
+		if i%2 == 0 && slices.Contains(subs, s) {
+			return fmt.Errorf("counting: counts on %q: %q is one of tally's subcollections (%s)", d.Collection, s, strings.Join(subs, ", "))
 		}
 	}
 	return nil
@@ -115,6 +162,12 @@ func (l Layout) match(path string) (Docs, error) {
 	}
 	coll := segs[:len(segs)-1]
 	for _, d := range l.Docs {
+		if d.One() {
+			if d.Collection == path {
+				return d, nil
+			}
+			continue
+		}
 		pat := strings.Split(d.Collection, "/")
 		if len(pat) != len(coll) {
 			continue
@@ -137,29 +190,42 @@ func (l Layout) match(path string) (Docs, error) {
 func (l Layout) declared() string {
 	parts := make([]string, len(l.Docs))
 	for i, d := range l.Docs {
-		parts[i] = d.Collection + " (" + strings.Join(d.Fields, ", ") + ")"
+		fields := slices.Clone(d.Fields)
+		for _, a := range d.Aggregates {
+			fields = append(fields, a.Field)
+		}
+		parts[i] = d.Collection + " (" + strings.Join(fields, ", ") + ")"
 	}
 	return strings.Join(parts, "; ")
 }
 
-// TriggerPatterns are the Eventarc path patterns of the shard documents,
-// one per counted collection: what Rollup is triggered on.
+// TriggerPatterns are the Eventarc path patterns Rollup is triggered on:
+// the shard documents of each collection with counts, then the children
+// of each aggregated collection.
 func (l Layout) TriggerPatterns() []string {
 	shards := "/" + l.shardsName() + "/{shardId}"
 	if !l.OnDocs() {
 		return []string{l.Collection + "/{counterId}" + shards}
 	}
-	out := make([]string, len(l.Docs))
-	for i, d := range l.Docs {
-		segs := strings.Split(d.Collection, "/")
-		for j := range segs {
-			if segs[j] == "*" {
-				segs[j] = fmt.Sprintf("{doc%d}", j/2)
-			}
+	var out []string
+	for _, d := range l.Docs {
+		if len(d.Fields) > 0 {
+			out = append(out, eventarcPattern(d.Collection+"/*")+"/"+LivesCollection+"/{life}"+shards)
 		}
-		out[i] = strings.Join(segs, "/") + fmt.Sprintf("/{doc%d}/%s/{life}", len(segs)/2, LivesCollection) + shards
 	}
-	return out
+	return append(out, l.ChildPatterns()...)
+}
+
+// eventarcPattern writes a path with '*' for any id as an Eventarc path
+// pattern: each '*' a wildcard of its own, {doc0}, {doc1}...
+func eventarcPattern(path string) string {
+	segs := strings.Split(path, "/")
+	for j := range segs {
+		if segs[j] == "*" {
+			segs[j] = fmt.Sprintf("{doc%d}", j/2)
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // Matches reports whether the document at path is a counted one.
@@ -180,7 +246,11 @@ func (l Layout) CollectionGroups() []string {
 	}
 	var out []string
 	for _, d := range l.Docs {
-		last := d.Collection[strings.LastIndex(d.Collection, "/")+1:]
+		coll := d.Collection
+		if d.One() {
+			coll = coll[:strings.LastIndex(coll, "/")]
+		}
+		last := coll[strings.LastIndex(coll, "/")+1:]
 		if !slices.Contains(out, last) {
 			out = append(out, last)
 		}

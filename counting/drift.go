@@ -43,5 +43,15 @@ func (f *Folder) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 		d.Drift = d.Total - d.Sum
 		out[i] = d
 	}
+	for _, a := range f.layout.Aggregates(id) {
+		// An aggregate whose values are whole numbers: how far the
+		// document's value had drifted from the children's.
+		now, ok := fold.Aggregates[a.Field].(int64)
+		if !ok {
+			continue
+		}
+		before, _ := fold.AggregatesBefore[a.Field].(int64)
+		out = append(out, Drift{Counter: id, Field: a.Field, Total: before, Sum: now, Drift: before - now})
+	}
 	return out, nil
 }

@@ -54,9 +54,10 @@ func NewFolder(client *firestore.Client, l Layout, window time.Duration) *Folder
 // Sum is sum() over a counter's shards at one read time, for each of its
 // counts.
 type Sum struct {
-	At     time.Time // the read time
-	Values []int64   // each count's sum, in Counts order
-	Shards []int64   // shard documents summed for each count: those that hold its field
+	At     time.Time  // the read time
+	Values []int64    // each count's sum, in Counts order; nil: the counts are not summed
+	Shards []int64    // shard documents summed for each count: those that hold its field
+	Parts  []PartFold // parts of aggregated sources refolded at At
 }
 
 // Outcome says what one fold did.
@@ -67,7 +68,12 @@ type Outcome struct {
 	Wrote     bool      `json:"wrote"`   // false: the parent already held this or a later snapshot, or there is nothing to hold
 	Updated   time.Time `json:"updated"` // the write's commit time
 	NumShards int       `json:"num_shards"`
-	Grew      bool      `json:"grew"` // num_shards was raised in this write
+	Grew      bool      `json:"grew"`  // num_shards was raised in this write
+	Parts     int       `json:"parts"` // parts of aggregated sources refolded in this write
+	// AggregatesBefore and Aggregates are the aggregates' values when
+	// read and after the write (see AggregateValues).
+	AggregatesBefore map[string]any `json:"aggregates_before,omitempty"`
+	Aggregates       map[string]any `json:"aggregates,omitempty"`
 }
 
 // Read gets the counted document as it is now.
@@ -76,7 +82,7 @@ func (f *Folder) Read(ctx context.Context, id string) (Parent, error) {
 	if err != nil && status.Code(err) != codes.NotFound {
 		return Parent{}, fmt.Errorf("counting: read %s: %w", id, err)
 	}
-	return ParentFrom(f.layout, f.layout.Counts(id), snap, time.Now()), nil
+	return ParentFrom(f.layout, id, snap, time.Now()), nil
 }
 
 // aggregation is sum() and count() over id's shards that hold the field of
@@ -199,6 +205,9 @@ func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
 		}
 		s, err := f.sumAt(ctx, id, p.Life, p.Anchor)
 		if err != nil {
+			return Outcome{}, err
+		}
+		if s.Parts, err = f.SumParts(ctx, id, p, f.AllParts(id, p), s.At); err != nil {
 			return Outcome{}, err
 		}
 		fold, _, err := f.Write(ctx, id, p, s, 0)

@@ -186,8 +186,12 @@ func (l Layout) ParseShardPath(path string) (name, life string, shard int, err e
 		return "", "", 0, fmt.Errorf("counting: %q is not {document}/%s/{life}/%s/{n}", path, LivesCollection, l.shardsName())
 	}
 	doc := strings.Join(parts[:k-4], "/")
-	if _, err := l.match(doc); err != nil {
+	d, err := l.match(doc)
+	if err != nil {
 		return "", "", 0, err
+	}
+	if len(d.Fields) == 0 {
+		return "", "", 0, fmt.Errorf("%w: %s holds aggregates only, and no shards", ErrUndeclared, truncate(doc))
 	}
 	return doc, parts[k-3], n, nil
 }
@@ -247,11 +251,23 @@ func (l Layout) Check(name, field string) (Count, error) {
 			return Count{Field: f, Shard: f}, nil
 		}
 	}
+	for _, a := range d.Aggregates {
+		if a.Field == field {
+			return Count{}, fmt.Errorf("%w: %s on %s is %s, which tally keeps from those documents; it cannot be incremented", ErrAggregate, field, d.Collection, a)
+		}
+	}
+	if len(d.Fields) == 0 {
+		return Count{}, fmt.Errorf("%w: %s holds aggregates only (%s), which cannot be incremented", ErrUndeclared, truncate(name), l.declared())
+	}
 	if field == "" {
 		return Count{}, fmt.Errorf("%w: give the field to count on %s: one of %s", ErrUndeclared, name, strings.Join(d.Fields, ", "))
 	}
 	return Count{}, fmt.Errorf("%w: %s is not counted on %s; its counts are %s", ErrUndeclared, truncate(field), d.Collection, strings.Join(d.Fields, ", "))
 }
+
+// ErrAggregate is wrapped by the error Check returns for an aggregate
+// field: tally computes it from the app's documents.
+var ErrAggregate = errors.New("an aggregate, not a count")
 
 // ErrInvalidID is wrapped by every error ValidID returns.
 var ErrInvalidID = errors.New("invalid counter id")

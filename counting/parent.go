@@ -26,6 +26,11 @@ type Parent struct {
 	// had one shard at Updated, and Written is at or before it; AsOf and
 	// Totals are unknown.
 	Seen bool
+	// Parts: the parts of each aggregated source the document holds
+	// (parts.go); nil if none.
+	Parts map[string]Parts
+	// Aggregates: each aggregate field's value as read; nil if none
+	Aggregates map[string]any
 
 	// The server's clock had passed Anchor by the local time AnchorAt
 	// (which carries a monotonic reading): Now derives from it.
@@ -33,11 +38,11 @@ type Parent struct {
 	AnchorAt time.Time
 }
 
-// ParentFrom reads a snapshot of the counted document taken by a plain
+// ParentFrom reads a snapshot of the counted document id taken by a plain
 // get: the server read it at snap.ReadTime, before the call returned at
 // returned. Fields of the wrong type read as absent, so the next fold
 // repairs them.
-func ParentFrom(l Layout, counts []Count, snap *firestore.DocumentSnapshot, returned time.Time) Parent {
+func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned time.Time) Parent {
 	p := Parent{Anchor: snap.ReadTime, AnchorAt: returned}
 	if !snap.Exists() {
 		if l.OnDocs() {
@@ -50,12 +55,19 @@ func ParentFrom(l Layout, counts []Count, snap *firestore.DocumentSnapshot, retu
 	p.Updated, p.OneSince = snap.UpdateTime, snap.UpdateTime
 	p.Written = l.Written(data, snap.UpdateTime)
 	p.AsOf = l.AsOf(data)
-	p.Totals = l.CountValues(data, counts)
+	p.Totals = l.CountValues(data, l.Counts(id))
 	p.NumShards, _ = l.NumShards(data)
 	if !l.OnDocs() {
 		_, p.Legacy = data[FieldLegacy]
 	}
 	p.Resharding = l.Resharding(data)
+	p.Parts = partsFrom(l.bookkeeping(data))
+	for _, a := range l.Aggregates(id) {
+		if p.Aggregates == nil {
+			p.Aggregates = map[string]any{}
+		}
+		p.Aggregates[a.Field] = data[a.Field]
+	}
 	return p
 }
 

@@ -47,11 +47,15 @@ func (s Sum) zero() bool {
 // creates a missing parent only in the guide layout, and only for shards
 // that hold something: an app's document that is gone stays gone.
 func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int) (Outcome, Parent, error) {
-	fold := Outcome{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards}
+	fold := Outcome{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards, AggregatesBefore: p.Aggregates}
 	ref := f.layout.Counter(f.client, id)
 	docs := f.layout.OnDocs()
+	counts := s.Values != nil && (!p.Exists || p.AsOf.Before(s.At))
+	parts, applied, misfit := mergeParts(p.Parts, s.Parts)
 	switch {
-	case p.Exists && !p.AsOf.Before(s.At):
+	case p.Exists && misfit:
+		return fold, p, ErrStale // parts were split since p was read: fold them again
+	case p.Exists && !counts && len(applied) == 0:
 		return fold, p, nil // a later fold is there already
 	case p.Exists && s.At.Before(p.Written.Add(f.window)) && p.Now(time.Now()).Before(p.Written.Add(f.window)):
 		return fold, p, fmt.Errorf("counting: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
@@ -72,24 +76,14 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	}
 	var wr *firestore.WriteResult
 	var err error
-	counts := f.layout.Counts(id)
 	if p.Exists {
-		updates := make([]firestore.Update, 0, len(counts)+4)
-		for i, c := range counts {
-			if docs && s.Shards[i] == 0 {
-				continue // no shard holds it: the app's value stays
-			}
-			updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{c.Field}, Value: s.Values[i]})
-		}
-		updates = append(updates, firestore.Update{FieldPath: f.layout.AsOfPath(), Value: s.At})
+		updates := f.countUpdates(id, p, s, counts)
+		updates = append(updates, f.partUpdates(id, parts, applied)...)
 		if docs {
 			updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp},
 				firestore.Update{FieldPath: f.layout.LifePath(), Value: p.Life})
 		}
-		if p.Legacy {
-			updates = append(updates, firestore.Update{Path: FieldLegacy, Value: firestore.Delete})
-		}
-		if grow > 0 {
+		if grow > 0 && counts {
 			updates = append(updates, firestore.Update{FieldPath: f.layout.NumShardsPath(), Value: int64(grow)})
 			fold.NumShards, fold.Grew = grow, true
 		}
@@ -104,24 +98,77 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	default:
 		return fold, p, fmt.Errorf("counting: write fold of %s: %w", id, err)
 	}
-	fold.Wrote, fold.Updated = true, wr.UpdateTime
+	fold.Wrote, fold.Updated, fold.Parts = true, wr.UpdateTime, len(applied)
+	if len(applied) > 0 {
+		fold.Aggregates = AggregateValues(f.layout.Aggregates(id), parts)
+	}
+	next := p
+	next.Exists, next.Updated, next.Written, next.Parts = true, wr.UpdateTime, wr.UpdateTime, parts
+	next.Seen, next.Anchor, next.AnchorAt = false, wr.UpdateTime, time.Now()
+	if counts {
+		next.AsOf, next.Totals, next.NumShards = s.At, f.totals(id, p, s), fold.NumShards
+		next.Legacy = false
+		if fold.Grew || next.OneSince.IsZero() { // the write changed nothing of p's shards but their number, if it grew
+			next.OneSince = wr.UpdateTime
+		}
+	}
+	return fold, next, nil
+}
+
+// countUpdates are the fields a fold of the counts s writes: each count's
+// sum and as_of. None if counts is false.
+func (f *Folder) countUpdates(id string, p Parent, s Sum, counts bool) []firestore.Update {
+	if !counts {
+		return nil
+	}
+	docs := f.layout.OnDocs()
+	var updates []firestore.Update
+	for i, c := range f.layout.Counts(id) {
+		if docs && s.Shards[i] == 0 {
+			continue // no shard holds it: the app's value stays
+		}
+		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{c.Field}, Value: s.Values[i]})
+	}
+	updates = append(updates, firestore.Update{FieldPath: f.layout.AsOfPath(), Value: s.At})
+	if p.Legacy {
+		updates = append(updates, firestore.Update{Path: FieldLegacy, Value: firestore.Delete})
+	}
+	return updates
+}
+
+// partUpdates are the fields a fold of parts writes: each part refolded,
+// and every aggregate of the sources they are of, over parts.
+func (f *Folder) partUpdates(id string, parts map[string]Parts, applied []PartFold) []firestore.Update {
+	if len(applied) == 0 {
+		return nil
+	}
+	var updates []firestore.Update
+	for _, pf := range applied {
+		for key, part := range pf.Parts {
+			updates = append(updates, firestore.Update{FieldPath: append(slices.Clone(f.layout.path(FieldParts)), pf.Source, key), Value: part.stored()})
+		}
+	}
+	aggs := f.layout.Aggregates(id)
+	values := AggregateValues(aggs, parts)
+	for _, a := range aggs {
+		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{a.Field}, Value: values[a.Field]})
+	}
+	return updates
+}
+
+// totals are the counts after the fold s onto p.
+func (f *Folder) totals(id string, p Parent, s Sum) []int64 {
+	counts := f.layout.Counts(id)
 	totals := slices.Clone(p.Totals)
 	if totals == nil {
 		totals = make([]int64, len(counts))
 	}
 	for i := range counts {
-		if !docs || s.Shards[i] > 0 {
+		if !f.layout.OnDocs() || s.Shards[i] > 0 {
 			totals[i] = s.Values[i]
 		}
 	}
-	since := p.OneSince // the write changed nothing of p's shards but their number, if it grew
-	if fold.Grew || since.IsZero() {
-		since = wr.UpdateTime
-	}
-	return fold, Parent{
-		Exists: true, Life: p.Life, Updated: wr.UpdateTime, Written: wr.UpdateTime, AsOf: s.At, Totals: totals, NumShards: fold.NumShards,
-		Resharding: p.Resharding, OneSince: since, Anchor: wr.UpdateTime, AnchorAt: time.Now(),
-	}, nil
+	return totals
 }
 
 // anyShard reports whether id has a shard document at all in the given

@@ -46,10 +46,22 @@ func CountsRules(l counting.Layout, signedInReads bool) (string, error) {
 			zeros[i] = fmt.Sprintf("'%s': 0", f)
 		}
 		z := "{" + strings.Join(zeros, ", ") + "}"
-		fmt.Fprintf(&b, "    match /%s {\n", matchPath(d.Collection))
+		keeps := ""
+		if len(d.Aggregates) > 0 {
+			aggs := make([]string, len(d.Aggregates))
+			for i, a := range d.Aggregates {
+				aggs[i] = "'" + a.Field + "'"
+			}
+			keeps = " && tallyKeeps([" + strings.Join(aggs, ", ") + "])"
+		}
+		path := d.Collection
+		if !d.One() {
+			path = matchPath(d.Collection)
+		}
+		fmt.Fprintf(&b, "    match /%s {\n", path)
 		fmt.Fprintf(&b, "      allow read: if %s;\n", read)
-		fmt.Fprintf(&b, "      allow create: if request.auth != null && tallyCreate(%s);\n", z)
-		fmt.Fprintf(&b, "      allow update: if request.auth != null && tallyUpdate(%s);\n", z)
+		fmt.Fprintf(&b, "      allow create: if request.auth != null && tallyCreate(%s)%s;\n", z, keeps)
+		fmt.Fprintf(&b, "      allow update: if request.auth != null && tallyUpdate(%s)%s;\n", z, keeps)
 		b.WriteString("      allow delete: if request.auth != null;\n    }\n")
 	}
 	b.WriteString("  }\n}\n")

@@ -15,19 +15,7 @@ import (
 // and edit its title, and can write no count, no bookkeeping, no shard, no
 // vote and no key; a user reads their own vote only.
 func TestCountsRules(t *testing.T) {
-	emulatortest.Require(t)
-	docs, err := counting.ParseCounts("posts:likes,views;users/*/posts:likes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := counting.Default()
-	l.Docs = docs
-	src, err := CountsRules(l, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := rulesEmulator(t, src)
-	owner := rest{t, base, "Bearer owner"}
+	base, owner := countsRulesEmulator(t, "posts:likes,views;users/*/posts:likes")
 	for _, w := range []struct{ path, body string }{
 		{"posts/p1", `{"fields":{"title":{"stringValue":"hello"},"likes":{"integerValue":"5"},"views":{"integerValue":"9"},"_tally":{"mapValue":{"fields":{"num_shards":{"integerValue":"2"}}}}}}`},
 		{"posts/p1/lives/1/shards/0", `{"fields":{"likes":{"integerValue":"5"}}}`},
@@ -93,4 +81,54 @@ func TestCountsRules(t *testing.T) {
 			t.Errorf("posts/p1 = %s; want it to hold %s", body.String(), want)
 		}
 	}
+}
+
+// TestAggregateRules: a client can neither create a post with its
+// aggregates set nor change them, nor those of the one document of
+// aggregates; it edits everything else.
+func TestAggregateRules(t *testing.T) {
+	base, owner := countsRulesEmulator(t, "posts:likes,comments=count(comments),stars=avg(comments.stars);stats/site:users=count(/users)")
+	for _, path := range []string{"posts/a1", "stats/site"} {
+		if code := owner.do("PATCH", path, `{"fields":{"title":{"stringValue":"hello"},"comments":{"integerValue":"5"},"users":{"integerValue":"2"}}}`); code != http.StatusOK {
+			t.Fatalf("owner write of %s: %d", path, code)
+		}
+	}
+	alice := rest{t, base, userToken(rulesProject, "alice")}
+	for _, c := range []struct {
+		method, path, body string
+		want               int
+	}{
+		{"POST", "posts?documentId=a2", `{"fields":{"title":{"stringValue":"new"}}}`, http.StatusOK},
+		{"PATCH", "posts/a1?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusOK},
+		{"PATCH", "stats/site?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusOK},
+		{"POST", "posts?documentId=a3", `{"fields":{"comments":{"integerValue":"0"}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=a4", `{"fields":{"stars":{"nullValue":null}}}`, http.StatusForbidden},
+		{"PATCH", "posts/a1?updateMask.fieldPaths=comments", `{"fields":{"comments":{"integerValue":"1000"}}}`, http.StatusForbidden},
+		{"PATCH", "posts/a1?updateMask.fieldPaths=comments", `{"fields":{}}`, http.StatusForbidden},
+		{"PATCH", "stats/site?updateMask.fieldPaths=users", `{"fields":{"users":{"integerValue":"1000"}}}`, http.StatusForbidden},
+	} {
+		if code := alice.do(c.method, c.path, c.body); code != c.want {
+			t.Errorf("alice %s %s %s: %d, want %d", c.method, c.path, c.body, code, c.want)
+		}
+	}
+}
+
+// countsRulesEmulator runs the rules CountsRules renders for counts (a
+// TALLY_COUNTS) in the emulator, and returns its REST base and a client
+// that is its owner, which no rule binds.
+func countsRulesEmulator(t *testing.T, counts string) (string, rest) {
+	t.Helper()
+	emulatortest.Require(t)
+	docs, err := counting.ParseCounts(counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := counting.Default()
+	l.Docs = docs
+	src, err := CountsRules(l, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := rulesEmulator(t, src)
+	return base, rest{t, base, "Bearer owner"}
 }

@@ -41,8 +41,9 @@ type Decoder struct {
 
 // Decode reads a binary-mode CloudEvent carrying a protobuf
 // DocumentEventData for a write to a shard of a counter (counters/{id}/shards/{n},
-// or posts/{p}/lives/{life}/shards/{n} for counts on documents) of the decoder's project
-// and database. received is when the event arrived. It
+// or posts/{p}/lives/{life}/shards/{n} for counts on documents), or to a
+// child of an aggregated collection (posts/{p}/comments/{c}), of the
+// decoder's project and database. received is when the event arrived. It
 // talks to nothing.
 func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if !strings.HasPrefix(e.Type(), eventTypePrefix) {
@@ -75,7 +76,8 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 		return Hint{}, fmt.Errorf("%w: subject %q does not name %s", ErrMalformed, s, path)
 	}
 	id, life, shard, err := d.Layout.ParseShardPath(path)
-	if err != nil {
+	parent, child, isChild := d.Layout.ParentOf(path)
+	if err != nil && !isChild {
 		return Hint{}, fmt.Errorf("%w: %v", ErrForeign, err)
 	}
 	at, err := changedAt(e, after, before, received)
@@ -89,6 +91,9 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if latest := received.Add(skew); at.After(latest) || e.Time().After(latest) {
 		return Hint{}, fmt.Errorf("%w: dated %s, received %s", ErrFuture,
 			maxTime(at, e.Time()).Format(time.RFC3339Nano), received.Format(time.RFC3339Nano))
+	}
+	if isChild {
+		return Hint{EventID: e.ID(), Counter: parent, Child: &child, At: at}, nil
 	}
 	h := Hint{EventID: e.ID(), Counter: id, Life: life, Shard: shard, At: at}
 	if shard == 0 && after != nil && !at.After(received) {

@@ -46,7 +46,9 @@ func (t *tracker) foldLatest(ctx context.Context, c *tracked) error {
 // shards); else it leaves c's waiters to plan again.
 func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at time.Time) error {
 	t.mu.Lock()
+	children, counts := t.wanted(c)
 	s, fromEvent := t.eventSum(c, p, at)
+	fromEvent = fromEvent && len(children) == 0 // children are aggregated at a read time of now: so are the counts
 	t.mu.Unlock()
 	var err error
 	if !fromEvent && p.Seen {
@@ -59,10 +61,17 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 		c.p, c.read = p, t.now()
 		at = maxTime(at, p.Anchor)
 		s, fromEvent = t.eventSum(c, p, at)
+		fromEvent = fromEvent && len(children) == 0
 		t.mu.Unlock()
 	}
-	if !fromEvent {
+	switch {
+	case !counts:
+		s = counting.Sum{At: counting.Precise(at)}
+	case !fromEvent:
 		s, err = t.store.SumNow(ctx, c.id, p.Life, at)
+	}
+	if err == nil && len(children) > 0 {
+		s.Parts, err = t.store.SumParts(ctx, c.id, p, children, s.At)
 	}
 	if errors.Is(err, counting.ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
@@ -79,7 +88,7 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 	optimistic := t.now().Sub(p.AnchorAt) >= t.window // a view this old may be stale
 	for attempt := 0; ; attempt++ {
 		grow := 0
-		if !fromEvent { // growth follows the shards' sums, never an event's counts
+		if !fromEvent && counts { // growth follows the shards' sums, never an event's counts
 			t.mu.Lock()
 			grow = t.growTo(c, p, s)
 			t.mu.Unlock()
@@ -109,10 +118,11 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 			case idle:
 				return nil // the write that made it stale covered every event held
 			case fromEvent && !p.Whole(t.store.Layout(), t.defaults(), s.At):
+				parts := s.Parts
 				if s, err = t.store.SumNow(ctx, c.id, p.Life, p.Anchor); err != nil {
 					return err
 				}
-				fromEvent = false
+				s.Parts, fromEvent = parts, false
 			}
 			continue
 		}
@@ -143,14 +153,30 @@ func (t *tracker) finish(c *tracked, at time.Time, s counting.Sum, wrote countin
 	if wrote.Wrote {
 		c.mine = wrote.Updated
 	}
-	covered, oldest := c.coveredBy(s.At)
+	covered, oldest := c.coveredBy()
 	info := FoldInfo{Outcome: wrote, Covered: covered}
 	if wrote.Wrote && covered > 0 {
 		info.Lag = wrote.Updated.Sub(oldest)
 	}
 	t.logFold(info) // first: whoever sees an event answered can see the fold that answered it
-	t.answer(c, s.At, nil)
+	t.settle(c)
 	return nil
+}
+
+// wanted is what a fold of c must refold for its waiters that the known
+// parent does not cover: the children of aggregated collections, and
+// whether the counts too. t.mu is held.
+func (t *tracker) wanted(c *tracked) (children []counting.Child, counts bool) {
+	for _, w := range c.waiting {
+		switch {
+		case c.known && c.covers(w):
+		case w.child != nil:
+			children = append(children, *w.child)
+		default:
+			counts = true
+		}
+	}
+	return children, counts
 }
 
 // answer answers c's waiters that at covers with err. t.mu is held.
@@ -167,11 +193,11 @@ func (t *tracker) answer(c *tracked, at time.Time, err error) {
 	c.waiting = kept
 }
 
-// coveredBy says how many of c's waiters at covers, and the oldest of
-// them. t.mu is held.
-func (c *tracked) coveredBy(at time.Time) (n int, oldest time.Time) {
+// coveredBy says how many of c's waiters the known parent covers, and
+// the oldest of them. t.mu is held.
+func (c *tracked) coveredBy() (n int, oldest time.Time) {
 	for _, w := range c.waiting {
-		if w.at.After(at) {
+		if !c.covers(w) {
 			continue
 		}
 		if n == 0 || w.at.Before(oldest) {

@@ -78,7 +78,7 @@ func (g GrowPolicy) period() time.Duration { return cmp.Or(g.Period, DefaultGrow
 // p, holds enough events that its folds sum its shard, so that its rate
 // is measured. t.mu is held.
 func (t *tracker) measuring(c *tracked, p counting.Parent) bool {
-	return t.grow.on() && len(c.waiting) >= measureAt && p.NumShards < t.grow.Max
+	return t.grow.on() && c.counting() >= measureAt && p.NumShards < t.grow.Max
 }
 
 // needsProbe reports whether c should be summed now, before its fold, so

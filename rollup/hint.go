@@ -20,9 +20,15 @@ type Hint struct {
 	At time.Time
 	// One is set for a write to shard 0 whose counts are integers.
 	One *counting.OneShard
+	// Child is set for a write to a child of an aggregated collection:
+	// the aggregates of Counter over Child's part changed at At.
+	Child *counting.Child
 }
 
 func (h Hint) String() string {
+	if h.Child != nil {
+		return fmt.Sprintf("%s/%s/%s@%s", h.Counter, h.Child.Source, h.Child.ID, h.At.Format(time.RFC3339Nano))
+	}
 	if h.Life != "" {
 		return fmt.Sprintf("%s/%s/%d@%s", h.Counter, h.Life, h.Shard, h.At.Format(time.RFC3339Nano))
 	}

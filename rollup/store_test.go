@@ -100,6 +100,11 @@ func (s *fakeStore) parent() counting.Parent {
 	return p
 }
 
+// SumParts: the fake holds no aggregated collections.
+func (s *fakeStore) SumParts(context.Context, string, counting.Parent, []counting.Child, time.Time) ([]counting.PartFold, error) {
+	return nil, nil
+}
+
 func (s *fakeStore) SumNow(_ context.Context, id, life string, notBefore time.Time) (counting.Sum, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

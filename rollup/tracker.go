@@ -44,6 +44,7 @@ type store interface {
 	Window() time.Duration
 	Read(ctx context.Context, id string) (counting.Parent, error)
 	SumNow(ctx context.Context, id, life string, notBefore time.Time) (counting.Sum, error)
+	SumParts(ctx context.Context, id string, p counting.Parent, children []counting.Child, at time.Time) ([]counting.PartFold, error)
 	Write(ctx context.Context, id string, p counting.Parent, s counting.Sum, grow int) (counting.Outcome, counting.Parent, error)
 }
 
@@ -92,7 +93,29 @@ type waiter struct {
 	at   time.Time
 	life string             // of the counted document the event's shard is of
 	one  *counting.OneShard // what the event says of a counter on one shard, if anything
-	done chan error
+	// child: the child of an aggregated collection the event is of; nil
+	// for a shard's event
+	child *counting.Child
+	done  chan error
+}
+
+// covers reports whether the parent as c knows it holds w's write.
+func (c *tracked) covers(w *waiter) bool {
+	if w.child != nil {
+		return c.p.CoversChild(w.child.Source, w.child.ID, w.at)
+	}
+	return c.p.Covers(w.at)
+}
+
+// counting is how many of c's waiters are of shards. t.mu is held.
+func (c *tracked) counting() int {
+	n := 0
+	for _, w := range c.waiting {
+		if w.child == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // newTracker returns a tracker folding with s on the clock now, whose
@@ -139,13 +162,13 @@ func (t *tracker) Wait(ctx context.Context, h Hint) error {
 // shard tells of the parent replaces an older view. t.mu is held.
 func (t *tracker) hold(ctx context.Context, h Hint) (*tracked, *waiter) {
 	c := t.counter(h.Counter)
-	if c.known && c.p.Covers(h.At) {
+	w := &waiter{ctx: ctx, at: h.At, life: h.Life, one: h.One, child: h.Child, done: make(chan error, 1)}
+	if c.known && c.covers(w) {
 		return c, nil
 	}
 	if h.One != nil && !h.One.Seen.IsZero() && h.One.Seen.Before(h.At) && (!c.known || c.p.Updated.Before(h.One.Seen)) {
 		c.p, c.known = counting.SeenAt(h.Life, h.One.Seen, h.At, t.now()), true // newer than this instance knew: no need to read it
 	}
-	w := &waiter{ctx: ctx, at: h.At, life: h.Life, one: h.One, done: make(chan error, 1)}
 	c.waiting = append(c.waiting, w)
 	return c, w
 }
@@ -225,7 +248,7 @@ func (t *tracker) settle(c *tracked) {
 	kept := c.waiting[:0]
 	for _, w := range c.waiting {
 		switch {
-		case c.known && c.p.Covers(w.at):
+		case c.known && c.covers(w):
 			w.done <- nil
 		case w.ctx.Err() == nil:
 			kept = append(kept, w)

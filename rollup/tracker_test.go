@@ -300,7 +300,8 @@ func TestCoveredByCountsTheWaitersAFoldAnswers(t *testing.T) {
 	hold(tr, s.add(1, false))
 	hold(tr, first)
 	c, _ := hold(tr, s.add(1, false))
-	n, oldest := c.coveredBy(c.waiting[0].at)
+	c.p.Exists, c.p.AsOf = true, c.waiting[0].at // a fold as of the second waiter
+	n, oldest := c.coveredBy()
 	if n != 2 || !oldest.Equal(first.At) {
 		t.Errorf("coveredBy = %d, %v; want 2, %v", n, oldest, first.At)
 	}

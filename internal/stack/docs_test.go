@@ -19,6 +19,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/functions"
+	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/listen"
 )
@@ -37,6 +38,15 @@ func startDocs(t *testing.T) (*Stack, *firestore.Client) {
 	t.Setenv("TALLY_SHARD_CACHE_TTL", "300ms")
 	t.Setenv("TALLY_AUTO_GROW", "false")
 	t.Setenv("TALLY_DEFAULT_SHARDS", "4")
+	s, client, _ := startFromEnv(t, paths)
+	return s, client
+}
+
+// startFromEnv starts the stack configured from the environment, as serve
+// is, for the test's project, to be stopped when the test ends, and a
+// client of its emulator.
+func startFromEnv(t *testing.T, paths emulator.Paths) (*Stack, *firestore.Client, functions.Config) {
+	t.Helper()
 	cfg, err := functions.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +68,7 @@ func startDocs(t *testing.T) (*Stack, *firestore.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	return s, client
+	return s, client, cfg
 }
 
 // post is one Increment request's answer.

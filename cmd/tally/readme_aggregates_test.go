@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/stack"
+)
+
+// countsOf is the TALLY_COUNTS='...' a README line starts with.
+func countsOf(t *testing.T, line string) string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(line, "TALLY_COUNTS='")
+	counts, _, ok2 := strings.Cut(rest, "'")
+	if !ok || !ok2 {
+		t.Fatalf("%s: no TALLY_COUNTS='...'", line)
+	}
+	return counts
+}
+
+// runConfigTriggers: the declaration of aggregates the docs show is taken,
+// and its triggers are its shards' and its children's.
+func runConfigTriggers(t *testing.T, line string) {
+	out, stderr, code := tallyOut(t, []string{"TALLY_COUNTS=" + countsOf(t, line)}, "config", "--triggers")
+	want := []string{"posts/{doc0}/lives/{life}/shards/{shardId}", "posts/{doc0}/comments/{child}", "products/{doc0}/reviews/{child}", "users/{child}"}
+	if code != 0 || strings.Fields(out) == nil || strings.Join(strings.Fields(out), " ") != strings.Join(want, " ") {
+		t.Errorf("%s: exit %d\n%s%s\nwant the triggers %v", line, code, out, stderr, want)
+	}
+}
+
+// runAggregatesServe runs serve as the README starts it with aggregates,
+// on a free port, and writes comments to a post as an app does: the
+// post's counts of them follow.
+func runAggregatesServe(t *testing.T, line string) {
+	_, out, stderr := start(t, []string{"TALLY_COUNTS=" + countsOf(t, line), "GOOGLE_CLOUD_PROJECT="}, "serve", "--port", "0")
+	r := waitReady(t, out, stderr)
+	fs := emulatortest.ClientAt(t, r.emulator, stack.DefaultProject)
+	ctx := context.Background()
+	post := fs.Collection("posts").Doc(emulatortest.ID(t))
+	if _, err := post.Create(ctx, map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := post.Collection("comments").NewDoc().Create(ctx, map[string]any{"text": "hi", "hidden": i < 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got map[string]any
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) { // a liveness bound
+		snap, err := post.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = snap.Data(); got["comments"] == int64(5) && got["shown"] == int64(3) {
+			return
+		}
+	}
+	t.Errorf("the post = %v a minute after its 5 comments, 2 hidden; want comments 5, shown 3", got)
+}

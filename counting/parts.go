@@ -1,0 +1,267 @@
+package counting
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// A document's aggregates are kept per part of each aggregated collection:
+// a range of child ids [lo, hi), whose aggregations at one read time the
+// document holds in _tally.parts.{source}.{key}, with that time. A
+// child's write refolds only its part (one aggregation over at most about
+// PartMax children), and the aggregate is the sum over the parts. The
+// parts of a source partition all ids: the first starts at "", each ends
+// where the next starts. A part of more than PartMax children is split at
+// a fold, all at one read time, into parts by the next character of the
+// ids, moving nothing.
+
+// PartMax is the most children a part holds before a fold splits it.
+const PartMax = 1000
+
+// FieldParts is the bookkeeping map of the parts of each source.
+const FieldParts = "parts"
+
+// idAlphabet is the characters of Firestore's automatic ids, in order.
+const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// Part is one part's aggregations, as of At.
+type Part struct {
+	At time.Time
+	N  int64          // children in the part
+	V  map[string]any // each aggregate's value over the part (a sum's int64 or float64; an avg's sum)
+	C  map[string]int64
+	Hi string // where the part ends; "" at the end of all ids (not stored: the next part's key says it)
+}
+
+// PartKey is the map key of the part that starts at lo.
+func PartKey(lo string) string { return "r" + lo }
+
+// partLo is the start of the part of key.
+func partLo(key string) string { return strings.TrimPrefix(key, "r") }
+
+// Source is the key of an aggregate's collection in _tally.parts: the
+// collection id under the document, or "/" and the path from the root.
+func (a Aggregate) Source() string {
+	if a.Root {
+		return "/" + a.Child
+	}
+	return a.Child
+}
+
+// Parts is a source's parts: key to part.
+type Parts map[string]Part
+
+// keys are the parts' keys in the order of their ranges.
+func (ps Parts) keys() []string {
+	keys := make([]string, 0, len(ps))
+	for k := range ps {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return partLo(keys[i]) < partLo(keys[j]) })
+	return keys
+}
+
+// Of is the key of the part that holds child, and where that part ends;
+// ok is false if there are no parts yet.
+func (ps Parts) Of(child string) (key, hi string, ok bool) {
+	keys := ps.keys()
+	i := sort.Search(len(keys), func(i int) bool { return partLo(keys[i]) > child })
+	if i == 0 {
+		return "", "", false
+	}
+	if i < len(keys) {
+		hi = partLo(keys[i])
+	}
+	return keys[i-1], hi, true
+}
+
+// next is where the part of key ends: the next part's start, or "" at the
+// end.
+func (ps Parts) next(key string) string {
+	lo, hi := partLo(key), ""
+	for k := range ps {
+		if l := partLo(k); l > lo && (hi == "" || l < hi) {
+			hi = l
+		}
+	}
+	return hi
+}
+
+// splits are the starts of the parts [lo, hi) splits into, lo first: by
+// the character after the longest prefix that all of them share.
+func splits(lo, hi string) []string {
+	q := lo
+	for hi != "" && q+idAlphabet[1:2] >= hi {
+		q += idAlphabet[:1]
+	}
+	out := []string{lo}
+	for _, c := range idAlphabet[1:] {
+		if s := q + string(c); hi == "" || s < hi {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// CoversChild reports whether the document's aggregates of source hold a
+// write made at t to child.
+func (p Parent) CoversChild(source, child string, t time.Time) bool {
+	if !p.Exists {
+		return p.Covers(t)
+	}
+	key, _, ok := p.Parts[source].Of(child)
+	return ok && !t.After(p.Parts[source][key].At)
+}
+
+// AggregateValues are the aggregates' values over parts: a count's
+// int64; a sum's int64, or float64 once any part's is; an average's
+// float64, or nil over no children.
+func AggregateValues(aggs []Aggregate, parts map[string]Parts) map[string]any {
+	out := make(map[string]any, len(aggs))
+	for _, a := range aggs {
+		var n, c int64
+		var f float64
+		float := false
+		for _, part := range parts[a.Source()] {
+			switch v := part.V[a.Field].(type) {
+			case int64:
+				n += v
+				f += float64(v)
+			case float64:
+				float = true
+				f += v
+			}
+			c += part.C[a.Field]
+		}
+		switch {
+		case a.Op == OpAvg && c == 0:
+			out[a.Field] = nil
+		case a.Op == OpAvg:
+			out[a.Field] = f / float64(c)
+		case float:
+			out[a.Field] = f
+		default:
+			out[a.Field] = n
+		}
+	}
+	return out
+}
+
+// partsFrom reads _tally.parts from a counted document's bookkeeping;
+// entries of the wrong shape are left out, so the next fold of their
+// range... finds no part there, and refolds from the start of the source.
+func partsFrom(book map[string]any) map[string]Parts {
+	m, _ := book[FieldParts].(map[string]any)
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]Parts, len(m))
+	for src, v := range m {
+		entries, _ := v.(map[string]any)
+		ps := Parts{}
+		for key, e := range entries {
+			em, _ := e.(map[string]any)
+			at, ok := em["at"].(time.Time)
+			if !ok || !strings.HasPrefix(key, "r") {
+				continue
+			}
+			part := Part{At: at, V: map[string]any{}, C: map[string]int64{}}
+			part.N, _ = em["n"].(int64)
+			vs, _ := em["v"].(map[string]any)
+			for f, x := range vs {
+				switch x.(type) {
+				case int64, float64:
+					part.V[f] = x
+				}
+			}
+			cs, _ := em["c"].(map[string]any)
+			for f, x := range cs {
+				part.C[f], _ = x.(int64)
+			}
+			ps[key] = part
+		}
+		if _, ok := ps[PartKey("")]; ok { // a partition starts at ""; without it, none is kept
+			out[src] = ps
+		}
+	}
+	return out
+}
+
+// stored is a part as _tally.parts holds it.
+func (part Part) stored() map[string]any {
+	m := map[string]any{"at": part.At, "n": part.N, "v": part.V}
+	if len(part.C) > 0 {
+		m["c"] = part.C
+	}
+	return m
+}
+
+// PartFold is one part of a source refolded at one read time, [Lo, Hi),
+// as Parts: one, or more if it was split.
+type PartFold struct {
+	Source string
+	Lo, Hi string
+	Parts  Parts
+}
+
+// fits reports whether the fold's range is still one part of ps (or ps
+// has none and it starts at ""), and whether that part's values are older.
+func (pf PartFold) fits(ps Parts) (same, newer bool) {
+	at := pf.Parts[PartKey(pf.Lo)].At
+	if len(ps) == 0 {
+		return pf.Lo == "" && pf.Hi == "", true
+	}
+	old, ok := ps[PartKey(pf.Lo)]
+	return ok && ps.next(PartKey(pf.Lo)) == pf.Hi, old.At.Before(at)
+}
+
+// mergeParts applies folds onto parts, those that fit, and returns the
+// result and the folds applied; misfit says a fold's range is no longer
+// one part (another fold split it).
+func mergeParts(parts map[string]Parts, folds []PartFold) (out map[string]Parts, applied []PartFold, misfit bool) {
+	out = make(map[string]Parts, len(parts))
+	for src, ps := range parts {
+		out[src] = maps(ps)
+	}
+	for _, pf := range folds {
+		same, newer := pf.fits(out[pf.Source])
+		misfit = misfit || !same
+		if !same || !newer {
+			continue
+		}
+		if out[pf.Source] == nil {
+			out[pf.Source] = Parts{}
+		}
+		for k, part := range pf.Parts {
+			out[pf.Source][k] = part
+		}
+		applied = append(applied, pf)
+	}
+	return out, applied, misfit
+}
+
+func maps(ps Parts) Parts {
+	out := make(Parts, len(ps))
+	for k, v := range ps {
+		out[k] = v
+	}
+	return out
+}
+
+// sources are the sources of aggs, each once, in order.
+func sources(aggs []Aggregate) []string {
+	var out []string
+	for _, a := range aggs {
+		if !slices.Contains(out, a.Source()) {
+			out = append(out, a.Source())
+		}
+	}
+	return out
+}
+
+// negInf is below every number in Firestore's order but NaN: a filter
+// field >= negInf keeps the children whose field is a number.
+var negInf = math.Inf(-1)
