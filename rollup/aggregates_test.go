@@ -3,6 +3,8 @@ package rollup
 import (
 	"context"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,30 +22,80 @@ import (
 // the budget, 3 reads and 3 writes a comment in all, holds even where
 // Rollup reads the post again before each fold.)
 func TestAggregatePartsBoundTheCost(t *testing.T) {
+	c := changeCost(t, 3000, 6)
+	t.Logf("per new comment, on a post of %d in %d parts: %.2f reads and %.2f writes by Rollup", c.existing, c.parts, c.reads, c.writes)
+	if c.reads > 2 || c.writes > 1 {
+		t.Errorf("per new comment: %.2f reads and %.2f writes by Rollup; want at most 2 (an aggregation of one part, a read of the post) and 1", c.reads, c.writes)
+	}
+}
+
+// BenchmarkAggregateChange reports what Rollup reads and writes for each
+// new comment of a post that has TALLY_BENCH_CHILDREN comments already
+// (a list; default 10,1000), after a backfill, whose reads it reports too.
+func BenchmarkAggregateChange(b *testing.B) {
+	sizes := cmpOr(os.Getenv("TALLY_BENCH_CHILDREN"), "10,1000")
+	for _, size := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(size)
+		if err != nil {
+			b.Fatalf("TALLY_BENCH_CHILDREN=%s: %v", sizes, err)
+		}
+		b.Run(size, func(b *testing.B) {
+			for b.Loop() {
+				c := changeCost(b, n, 6)
+				b.ReportMetric(c.reads, "reads/change")
+				b.ReportMetric(c.writes, "writes/change")
+				b.ReportMetric(float64(c.parts), "parts")
+				b.ReportMetric(float64(c.backfill), "backfill-reads")
+			}
+		})
+	}
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// cost is what Rollup read and wrote per new comment of a post.
+type cost struct {
+	existing, parts int
+	backfill        int64 // reads of the reconcile that backfilled the post
+	reads, writes   float64
+}
+
+// changeCost creates a post with existing comments, backfills its count
+// with a reconcile, then adds added comments one at a time, each one's
+// event handled by a Rollup whose Firestore operations are counted, and
+// checks the count at the end.
+func changeCost(t testing.TB, existing, added int) cost {
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:comments=count(comments)")
 	comments := client.Doc(name).Collection("comments")
-	const existing = 3000
-	for b := 0; b < existing/500; b++ {
-		batch := client.BulkWriter(ctx)
-		for range 500 {
-			if _, err := batch.Create(comments.NewDoc(), map[string]any{"text": "old"}); err != nil {
-				t.Fatal(err)
-			}
+	batch := client.BulkWriter(ctx)
+	for range existing {
+		if _, err := batch.Create(comments.NewDoc(), map[string]any{"text": "old"}); err != nil {
+			t.Fatal(err)
 		}
-		batch.End()
 	}
-	folder := counting.NewFolder(client, l, 50*time.Millisecond)
+	batch.End()
+	ops := &opcount.Ops{}
+	counted, err := opcount.Client(ctx, os.Getenv("FIRESTORE_EMULATOR_HOST"), emulatortest.Project, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer counted.Close()
+	folder := counting.NewFolder(counted, l, 50*time.Millisecond)
 	if _, err := folder.Reconcile(ctx, name); err != nil {
 		t.Fatal(err)
 	}
+	c := cost{existing: existing, backfill: ops.Reads()}
 	p, err := folder.Read(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(p.Parts["comments"]); n < 2 {
-		t.Fatalf("after the backfill, %d parts; want the %d comments split", n, existing)
-	}
+	c.parts = len(p.Parts["comments"])
 	for key, part := range p.Parts["comments"] {
 		if part.N > counting.PartMax {
 			t.Errorf("part %s holds %d, past %d", key, part.N, counting.PartMax)
@@ -52,15 +104,7 @@ func TestAggregatePartsBoundTheCost(t *testing.T) {
 	if got := p.Aggregates["comments"]; got != int64(existing) {
 		t.Fatalf("comments = %v after the backfill, want %d", got, existing)
 	}
-
-	ops := &opcount.Ops{}
-	counted, err := opcount.Client(ctx, os.Getenv("FIRESTORE_EMULATOR_HOST"), emulatortest.Project, ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer counted.Close()
 	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Window: 50 * time.Millisecond})
-	const added = 6
 	for i := range added {
 		if i == 1 {
 			ops.Reset() // the first event reads the post: this instance did not know it
@@ -76,11 +120,7 @@ func TestAggregatePartsBoundTheCost(t *testing.T) {
 		}
 		time.Sleep(60 * time.Millisecond) // a window apart: one fold each
 	}
-	reads, writes := float64(ops.Reads())/(added-1), float64(ops.Writes())/(added-1)
-	t.Logf("per new comment, on a post of %d in %d parts: %.2f reads and %.2f writes by Rollup", existing, len(p.Parts["comments"]), reads, writes)
-	if reads > 2 || writes > 1 {
-		t.Errorf("per new comment: %.2f reads and %.2f writes by Rollup; want at most 2 (an aggregation of one part, a read of the post) and 1", reads, writes)
-	}
+	c.reads, c.writes = float64(ops.Reads())/float64(added-1), float64(ops.Writes())/float64(added-1)
 	snap, err := client.Doc(name).Get(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -91,4 +131,5 @@ func TestAggregatePartsBoundTheCost(t *testing.T) {
 	if snap.Data()["title"] != "hello" {
 		t.Errorf("the post's title is gone: %v", snap.Data())
 	}
+	return c
 }

@@ -16,7 +16,7 @@ import (
 
 // newPost declares the counts given (TALLY_COUNTS) and creates a post of
 // the test's own, titled hello, as the app does.
-func newPost(t *testing.T, counts string) (*firestore.Client, counting.Layout, string) {
+func newPost(t testing.TB, counts string) (*firestore.Client, counting.Layout, string) {
 	t.Helper()
 	client := emulatortest.Client(t)
 	l := counting.Default()
