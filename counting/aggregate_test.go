@@ -72,15 +72,19 @@ func TestParseAggregatesNamesTheBadPart(t *testing.T) {
 }
 
 func TestSplitsPartitionTheRange(t *testing.T) {
-	for _, r := range [][2]string{{"", ""}, {"", "1"}, {"A", "B"}, {"A5", "A6"}, {"A", "A1"}} {
-		starts := splits(r[0], r[1])
-		if starts[0] != r[0] || len(starts) < 2 {
-			t.Errorf("splits(%q, %q) = %v: want %q first, then more", r[0], r[1], starts, r[0])
+	for _, c := range []struct {
+		lo, hi string
+		n      int64
+		want   int
+	}{{"", "", 1001, 3}, {"", "", 100000, 200}, {"A", "B", 5000, 10}, {"A5", "A6", 1200, 3}, {"zzzzzzzzzy", "zzzzzzzzzz", 5000, 1}} {
+		starts := splits(c.lo, c.hi, c.n)
+		if starts[0] != c.lo || len(starts) != c.want {
+			t.Errorf("splits(%q, %q, %d) = %d starts from %q; want %d from %q", c.lo, c.hi, c.n, len(starts), starts[0], c.want, c.lo)
 			continue
 		}
 		for i := 1; i < len(starts); i++ {
-			if starts[i] <= starts[i-1] || r[1] != "" && starts[i] >= r[1] {
-				t.Errorf("splits(%q, %q) = %v: not increasing within the range", r[0], r[1], starts)
+			if starts[i] <= starts[i-1] || c.hi != "" && starts[i] >= c.hi {
+				t.Errorf("splits(%q, %q) = %v: not increasing within the range", c.lo, c.hi, starts)
 			}
 		}
 	}

@@ -15,8 +15,8 @@ import (
 // PartMax children), and the aggregate is the sum over the parts. The
 // parts of a source partition all ids: the first starts at "", each ends
 // where the next starts. A part of more than PartMax children is split at
-// a fold, all at one read time, into parts by the next character of the
-// ids, moving nothing.
+// a fold, all at one read time, into equal ranges of ids of about
+// PartMax/2 children each (splits), moving nothing.
 
 // PartMax is the most children a part holds before a fold splits it.
 const PartMax = 1000
@@ -90,16 +90,53 @@ func (ps Parts) next(key string) string {
 	return hi
 }
 
-// splits are the starts of the parts [lo, hi) splits into, lo first: by
-// the character after the longest prefix that all of them share.
-func splits(lo, hi string) []string {
-	q := lo
-	for hi != "" && q+idAlphabet[1:2] >= hi {
-		q += idAlphabet[:1]
+// idDigits is how many characters of an id place it on the line of ids
+// that splits divides: 62^10 places, within an int64.
+const idDigits = 10
+
+// idPlace is where the id s falls on the line of ids: its first idDigits
+// characters as a number in base 62 (a character outside the alphabet as
+// the nearest one below it).
+func idPlace(s string) int64 {
+	var v int64
+	for i := range idDigits {
+		d := 0
+		if i < len(s) {
+			d = strings.LastIndexFunc(idAlphabet, func(r rune) bool { return byte(r) <= s[i] })
+			d = max(d, 0)
+		}
+		v = v*int64(len(idAlphabet)) + int64(d)
+	}
+	return v
+}
+
+// idAt is the shortest id at the place v.
+func idAt(v int64) string {
+	b := make([]byte, idDigits)
+	for i := idDigits - 1; i >= 0; i-- {
+		b[i] = idAlphabet[v%int64(len(idAlphabet))]
+		v /= int64(len(idAlphabet))
+	}
+	return strings.TrimRight(string(b), idAlphabet[:1])
+}
+
+// splits are the starts of the parts that [lo, hi), holding n children,
+// splits into, lo first: equal ranges of the line of ids, as many as put
+// about PartMax/2 in each if the ids are uniform (as Firestore's automatic
+// ids are). A range too narrow to divide is not split.
+func splits(lo, hi string, n int64) []string {
+	k := max(2, (n+PartMax/2-1)/(PartMax/2))
+	from, to := idPlace(lo), int64(1)
+	for range idDigits {
+		to *= int64(len(idAlphabet))
+	}
+	if hi != "" {
+		to = idPlace(hi)
 	}
 	out := []string{lo}
-	for _, c := range idAlphabet[1:] {
-		if s := q + string(c); hi == "" || s < hi {
+	for i := int64(1); i < k; i++ {
+		s := idAt(from + (to-from)/k*i)
+		if s > out[len(out)-1] && (hi == "" || s < hi) {
 			out = append(out, s)
 		}
 	}

@@ -38,19 +38,12 @@ func (f *Folder) SumParts(ctx context.Context, id string, p Parent, children []C
 		return nil, nil
 	}
 	var out []PartFold
-	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		out = out[:0]
-		for _, r := range want {
-			pf, err := f.foldPart(ctx, tx, id, aggs, r.src, r.lo, r.hi, Precise(at))
-			if err != nil {
-				return err
-			}
-			out = append(out, pf)
+	for _, r := range want {
+		pf, err := f.foldPart(ctx, id, aggs, r.src, r.lo, r.hi, Precise(at))
+		if err != nil {
+			return nil, fmt.Errorf("counting: aggregate the children of %s at %s: %w", id, at.Format(time.RFC3339Nano), err)
 		}
-		return nil
-	}, firestore.ReadOnly, firestore.TransactionReadTime(Precise(at)))
-	if err != nil {
-		return nil, fmt.Errorf("counting: aggregate the children of %s at %s: %w", id, at.Format(time.RFC3339Nano), err)
+		out = append(out, pf)
 	}
 	return out, nil
 }
@@ -73,33 +66,59 @@ func (f *Folder) AllParts(id string, p Parent) []Child {
 
 // foldPart aggregates the part [lo, hi) of src, splitting it if it is too
 // big.
-func (f *Folder) foldPart(ctx context.Context, tx *firestore.Transaction, id string, aggs []Aggregate, src, lo, hi string, at time.Time) (PartFold, error) {
+func (f *Folder) foldPart(ctx context.Context, id string, aggs []Aggregate, src, lo, hi string, at time.Time) (PartFold, error) {
 	pf := PartFold{Source: src, Lo: lo, Hi: hi, Parts: Parts{}}
-	part, err := f.aggregatePart(ctx, tx, id, aggs, src, lo, hi, at)
+	return pf, f.fill(ctx, pf.Parts, id, aggs, src, lo, hi, at, 0)
+}
+
+// maxSplits bounds how many times a fold splits a part within itself:
+// ids that share a long prefix (chosen by the app) stop there, in a part
+// that is bigger and exact.
+const maxSplits = 4
+
+// fill aggregates [lo, hi) into parts: as one part if it holds PartMax
+// children or fewer, else split, each split filled the same way.
+func (f *Folder) fill(ctx context.Context, parts Parts, id string, aggs []Aggregate, src, lo, hi string, at time.Time, depth int) error {
+	part, err := f.aggregatePart(ctx, id, aggs, src, lo, hi, at)
 	if err != nil {
-		return pf, err
+		return err
 	}
-	if part.N <= PartMax {
-		pf.Parts[PartKey(lo)] = part
-		return pf, nil
+	if part.N <= PartMax || depth >= maxSplits {
+		parts[PartKey(lo)] = part
+		return nil
 	}
-	starts := splits(lo, hi)
+	starts := splits(lo, hi, part.N)
+	if len(starts) < 2 {
+		parts[PartKey(lo)] = part
+		return nil
+	}
 	for i, s := range starts {
 		end := hi
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
-		if pf.Parts[PartKey(s)], err = f.aggregatePart(ctx, tx, id, aggs, src, s, end, at); err != nil {
-			return pf, err
+		if err := f.fill(ctx, parts, id, aggs, src, s, end, at, depth+1); err != nil {
+			return err
 		}
 	}
-	return pf, nil
+	return nil
 }
 
 // aggregatePart runs the aggregations of src's aggregates over the
-// children in [lo, hi): a count of them all, and one more query for each
-// aggregate that is not that count.
-func (f *Folder) aggregatePart(ctx context.Context, tx *firestore.Transaction, id string, aggs []Aggregate, src, lo, hi string, at time.Time) (Part, error) {
+// children in [lo, hi) at the read time at, in a read-only transaction of
+// its own (one per part, so that none outlives its limits however many
+// parts a fold splits into): a count of them all, and one more query for
+// each aggregate that is not that count.
+func (f *Folder) aggregatePart(ctx context.Context, id string, aggs []Aggregate, src, lo, hi string, at time.Time) (part Part, err error) {
+	err = f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		part, err = f.aggregatePartIn(ctx, tx, id, aggs, src, lo, hi, at)
+		return err
+	}, firestore.ReadOnly, firestore.TransactionReadTime(at))
+	return part, err
+}
+
+// aggregatePartIn is aggregatePart in the transaction tx.
+func (f *Folder) aggregatePartIn(ctx context.Context, tx *firestore.Transaction, id string, aggs []Aggregate, src, lo, hi string, at time.Time) (Part, error) {
 	coll := f.source(id, src)
 	q := coll.Query
 	if lo != "" {
