@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,5 +203,32 @@ func TestDocsVotesOnly(t *testing.T) {
 	}
 	if got := fieldSums(t, c, l, name); got["likes"] != 1 || got["views"] != 1 || len(got) != 2 {
 		t.Errorf("shards sum %v; want the two votes only", got)
+	}
+}
+
+// TestAggregatesAreNotIncremented: an aggregate of a post's comments, or a
+// document that holds aggregates only, is answered 400 saying why, and
+// nothing is written.
+func TestAggregatesAreNotIncremented(t *testing.T) {
+	l := counting.Default()
+	var err error
+	if l.Docs, err = counting.ParseCounts("posts:likes,comments=count(comments);stats/site:users=count(/users)"); err != nil {
+		t.Fatal(err)
+	}
+	c := emulatortest.Client(t)
+	h := New(c, Config{Layout: l})
+	name := "posts/" + emulatortest.ID(t)
+	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{`{"counter":"` + name + `","field":"comments"}`, `{"counter":"stats/site","field":"users"}`} {
+		w := serve(h, http.MethodPost, "/", body, nil)
+		checkError(t, w, http.StatusBadRequest)
+		if !strings.Contains(w.Body.String(), "cannot be incremented") {
+			t.Errorf("%s: %s; want it to say an aggregate cannot be incremented", body, w.Body)
+		}
+	}
+	if got := fieldSums(t, c, l, name); len(got) > 0 {
+		t.Errorf("shards = %v after refused increments, want none", got)
 	}
 }
