@@ -38,8 +38,10 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
   --collection NAME         collection of counters (default counters)
   --shard-field NAME        integer field of each shard (default count)
   --counts SPEC             counts on your own documents instead, such as
-                            'posts:likes,views;users/*/posts:likes': one Rollup trigger
-                            per collection, and your rules keep tally's part (tally rules)
+                            'posts:likes,views;users/*/posts:likes', and aggregates of your
+                            documents, 'posts:comments=count(comments)': one Rollup trigger
+                            per collection counted or aggregated, and your rules keep
+                            tally's part (tally rules)
   --shards-collection NAME  subcollection of shards under each counted document (default shards)
   --window DURATION         each counter's total is written at most once per window (default 1s)
   --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
@@ -156,7 +158,7 @@ check_config() {
 		echo "deploy: fix the value above; nothing was deployed" >&2
 		exit 2
 	fi
-	# One Rollup trigger per counted collection, as the functions read them.
+	# One Rollup trigger per counted or aggregated collection, as the functions read them.
 	mapfile -t patterns < <("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= "$tally_bin" config --triggers)
 }
 check_config
