@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"cloud.google.com/go/firestore"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/emulatortest"
@@ -95,5 +96,60 @@ func TestDocsLifecycle(t *testing.T) {
 	}
 	if refs, _ := l.Lives(fs, name).DocumentRefs(ctx).GetAll(); len(refs) != 0 {
 		t.Errorf("%d lives (of shards, votes, keys) left after Delete", len(refs))
+	}
+}
+
+// TestReconcileAllAggregates: reconcile --all backfills the aggregates of
+// documents that never had an event, a post's hand-kept count of its
+// comments and one document's count of a collection from the root, and
+// reports how far each had drifted.
+func TestReconcileAllAggregates(t *testing.T) {
+	emulatortest.Require(t)
+	_, fs := newClient(t)
+	id := emulatortest.ID(t) // collections of the test's own: --all reads whole collection groups
+	l := counting.Default()
+	var err error
+	if l.Docs, err = counting.ParseCounts("p" + id + ":comments=count(comments);s" + id + "/site:users=count(/u" + id + ")"); err != nil {
+		t.Fatal(err)
+	}
+	c := counter.New(fs, counter.Options{Layout: l, ShardCacheTTL: cacheTTL, Window: window})
+	ctx := context.Background()
+	post, stats := fs.Collection("p"+id).Doc("post"), fs.Collection("s"+id).Doc("site")
+	for doc, data := range map[*firestore.DocumentRef]map[string]any{post: {"title": "hello", "comments": int64(7)}, stats: {"name": "site"}} {
+		if _, err := doc.Create(ctx, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		if _, err := fs.Collection("u"+id).NewDoc().Create(ctx, map[string]any{"n": i}); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			if _, err := post.Collection("comments").NewDoc().Create(ctx, map[string]any{"text": "hi"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	drifts := map[string]counting.Drift{}
+	if err := c.ReconcileAll(ctx, func(d counting.Drift, err error) {
+		if err != nil {
+			t.Errorf("reconcile: %v", err)
+		}
+		drifts[d.Counter+"."+d.Field] = d
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int64{"p" + id + "/post.comments": 5, "s" + id + "/site.users": -3} {
+		if d := drifts[key]; d.Drift != want {
+			t.Errorf("%s: drift %+v, want %d", key, d, want)
+		}
+	}
+	for _, w := range []struct {
+		doc, field string
+		want       int64
+	}{{"p" + id + "/post", "comments", 2}, {"s" + id + "/site", "users", 3}} {
+		if got, err := c.Get(ctx, w.doc, w.field); err != nil || got != w.want {
+			t.Errorf("%s.%s = %d, %v after reconcile, want %d", w.doc, w.field, got, err, w.want)
+		}
 	}
 }
