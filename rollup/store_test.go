@@ -11,7 +11,8 @@ import (
 )
 
 // The tracker's decisions are tested here with no database: a fakeStore
-// keeps one counter's parent and shard sums in memory, behaves as
+// keeps one counter's parent, its shard sums and one part of its
+// comments in memory, behaves as
 // counting.Folder does (a write is a compare-and-set on the update time,
 // no later than the window allows, and no older than the stored as_of),
 // and counts the calls a fold makes. The local and the server clock are
@@ -60,8 +61,11 @@ type fakeStore struct {
 	totals              []int64
 	numShards           int
 	shards              []int64 // the shards' sum of each count
-	sumErr, writeErr    error   // returned by the next SumNow or Write, once
-	reads, sums, writes int     // calls made; writes counts attempts
+	comments            int64   // children of the one aggregated collection, "comments", all in one part
+	part                *counting.Part
+	sumErr, writeErr    error // returned by the next SumNow or Write, once
+	reads, sums, writes int   // calls made; writes counts attempts
+	partSums            int
 }
 
 func newFakeStore(t *testing.T) *fakeStore {
@@ -97,12 +101,30 @@ func (s *fakeStore) parent() counting.Parent {
 	}
 	p.Exists, p.Life, p.Updated, p.Written, p.AsOf = true, s.life, s.updated, s.written, s.asOf
 	p.Totals, p.NumShards, p.OneSince = slices.Clone(s.totals), s.numShards, s.updated
+	if s.part != nil {
+		p.Parts = map[string]counting.Parts{"comments": {counting.PartKey(""): *s.part}}
+	}
 	return p
 }
 
-// SumParts: the fake holds no aggregated collections.
-func (s *fakeStore) SumParts(context.Context, string, counting.Parent, []counting.Child, time.Time) ([]counting.PartFold, error) {
-	return nil, nil
+// SumParts aggregates the one part of "comments" at at.
+func (s *fakeStore) SumParts(_ context.Context, _ string, _ counting.Parent, children []counting.Child, at time.Time) ([]counting.PartFold, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(children) == 0 {
+		return nil, nil
+	}
+	s.partSums++
+	part := counting.Part{At: at, N: s.comments, V: map[string]any{"comments": s.comments}}
+	return []counting.PartFold{{Source: "comments", Parts: counting.Parts{counting.PartKey(""): part}}}, nil
+}
+
+// comment adds a child to "comments" and returns its event's hint.
+func (s *fakeStore) comment() Hint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.comments++
+	return Hint{Counter: "c", Child: &counting.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
 }
 
 func (s *fakeStore) SumNow(_ context.Context, id, life string, notBefore time.Time) (counting.Sum, error) {
@@ -133,8 +155,15 @@ func (s *fakeStore) Write(_ context.Context, id string, p counting.Parent, sum c
 		s.writeErr = nil
 		return out, p, err
 	}
+	counts := sum.Values != nil && (!p.Exists || p.AsOf.Before(sum.At))
+	var part *counting.Part
+	if len(sum.Parts) > 0 {
+		if pt := sum.Parts[0].Parts[counting.PartKey("")]; s.part == nil || s.part.At.Before(pt.At) {
+			part = &pt
+		}
+	}
 	switch {
-	case p.Exists && !p.AsOf.Before(sum.At):
+	case p.Exists && !counts && part == nil:
 		return out, p, nil
 	case p.Exists && sum.At.Before(p.Written.Add(s.window)) && p.Now(s.clock.now()).Before(p.Written.Add(s.window)):
 		return out, p, counting.ErrTooSoon
@@ -142,7 +171,13 @@ func (s *fakeStore) Write(_ context.Context, id string, p counting.Parent, sum c
 		return out, p, counting.ErrStale
 	}
 	now := s.clock.tick()
-	s.exists, s.updated, s.written, s.asOf, s.totals = true, now, now, sum.At, slices.Clone(sum.Values)
+	s.exists, s.updated, s.written = true, now, now
+	if counts {
+		s.asOf, s.totals = sum.At, slices.Clone(sum.Values)
+	}
+	if part != nil {
+		s.part, out.Parts = part, 1
+	}
 	since := p.OneSince
 	if grow > 0 {
 		s.numShards, out.NumShards, out.Grew = grow, grow, true

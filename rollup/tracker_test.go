@@ -325,3 +325,38 @@ func TestForgetDropsIdleCountersFirst(t *testing.T) {
 		t.Errorf("remembered %d counters (0: %v), want the running one and the two recent", len(tr.counters), ok)
 	}
 }
+
+// A child's event is folded by aggregating its part alone: no sum of the
+// shards, one write, and the waiter answered once its part's time covers
+// it; a later child waits for a later fold.
+func TestChildFoldAggregatesItsPartOnly(t *testing.T) {
+	s, tr := viewed(t, 4)
+	h := s.comment()
+	ws := takeStep(t, tr, stepFold, h)
+	wantCalls(t, s, 0, 0, 1)
+	if s.partSums != 1 || s.part == nil || s.part.V["comments"] != int64(1) {
+		t.Errorf("part sums %d, part %+v; want one aggregation of one comment", s.partSums, s.part)
+	}
+	wantAnswered(t, ws[0], true)
+	c, w := hold(tr, s.comment())
+	if w == nil {
+		t.Fatal("a comment after the fold was taken as covered")
+	}
+	if !c.p.CoversChild("comments", "x", h.At) {
+		t.Error("the fold's part does not cover the comment it folded")
+	}
+}
+
+// A fold for shard events and a child's together sums the shards and
+// aggregates the part, in one write.
+func TestCountsAndChildFoldTogether(t *testing.T) {
+	s, tr := viewed(t, 4)
+	ws := takeStep(t, tr, stepFold, s.add(3, false), s.comment())
+	wantCalls(t, s, 0, 1, 1)
+	wantTotal(t, s, 3)
+	if s.partSums != 1 || s.part == nil {
+		t.Errorf("part sums %d, part %+v; want the part aggregated in the same fold", s.partSums, s.part)
+	}
+	wantAnswered(t, ws[0], true)
+	wantAnswered(t, ws[1], true)
+}
