@@ -1,6 +1,7 @@
 package counting
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -30,10 +31,9 @@ const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 // Part is one part's aggregations, as of At.
 type Part struct {
 	At time.Time
-	N  int64          // children in the part
-	V  map[string]any // each aggregate's value over the part (a sum's int64 or float64; an avg's sum)
-	C  map[string]int64
-	Hi string // where the part ends; "" at the end of all ids (not stored: the next part's key says it)
+	N  int64            // children in the part
+	V  map[string]any   // each aggregate's value over the part (a sum's int64 or float64; an avg's sum)
+	C  map[string]int64 // an average's count of the children whose field is a number
 }
 
 // PartKey is the map key of the part that starts at lo.
@@ -64,30 +64,20 @@ func (ps Parts) keys() []string {
 	return keys
 }
 
-// Of is the key of the part that holds child, and where that part ends;
-// ok is false if there are no parts yet.
+// Of is the key of the part that holds child (the one that starts last at
+// or before it), and where that part ends ("" at the end of all ids); ok
+// is false if there are no parts yet. It is called for each held event, so
+// it scans the parts once and allocates nothing.
 func (ps Parts) Of(child string) (key, hi string, ok bool) {
-	keys := ps.keys()
-	i := sort.Search(len(keys), func(i int) bool { return partLo(keys[i]) > child })
-	if i == 0 {
-		return "", "", false
-	}
-	if i < len(keys) {
-		hi = partLo(keys[i])
-	}
-	return keys[i-1], hi, true
-}
-
-// next is where the part of key ends: the next part's start, or "" at the
-// end.
-func (ps Parts) next(key string) string {
-	lo, hi := partLo(key), ""
 	for k := range ps {
-		if l := partLo(k); l > lo && (hi == "" || l < hi) {
-			hi = l
+		switch lo := partLo(k); {
+		case lo <= child && (!ok || lo > partLo(key)):
+			key, ok = k, true
+		case lo > child && (hi == "" || lo < hi):
+			hi = lo
 		}
 	}
-	return hi
+	return key, hi, ok
 }
 
 // idDigits is how many characters of an id place it on the line of ids
@@ -252,7 +242,8 @@ func (pf PartFold) fits(ps Parts) (same, newer bool) {
 		return pf.Lo == "" && pf.Hi == "", true
 	}
 	old, ok := ps[PartKey(pf.Lo)]
-	return ok && ps.next(PartKey(pf.Lo)) == pf.Hi, old.At.Before(at)
+	_, hi, _ := ps.Of(pf.Lo)
+	return ok && hi == pf.Hi, old.At.Before(at)
 }
 
 // mergeParts applies folds onto parts, those that fit, and returns the
@@ -261,7 +252,7 @@ func (pf PartFold) fits(ps Parts) (same, newer bool) {
 func mergeParts(parts map[string]Parts, folds []PartFold) (out map[string]Parts, applied []PartFold, misfit bool) {
 	out = make(map[string]Parts, len(parts))
 	for src, ps := range parts {
-		out[src] = maps(ps)
+		out[src] = maps.Clone(ps)
 	}
 	for _, pf := range folds {
 		same, newer := pf.fits(out[pf.Source])
@@ -278,14 +269,6 @@ func mergeParts(parts map[string]Parts, folds []PartFold) (out map[string]Parts,
 		applied = append(applied, pf)
 	}
 	return out, applied, misfit
-}
-
-func maps(ps Parts) Parts {
-	out := make(Parts, len(ps))
-	for k, v := range ps {
-		out[k] = v
-	}
-	return out
 }
 
 // sources are the sources of aggs, each once, in order.

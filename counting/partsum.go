@@ -127,7 +127,7 @@ func (f *Folder) aggregatePartIn(ctx context.Context, tx *firestore.Transaction,
 	if hi != "" {
 		q = q.Where(firestore.DocumentID, "<", coll.Doc(hi))
 	}
-	part := Part{At: at, V: map[string]any{}, C: map[string]int64{}, Hi: hi}
+	part := Part{At: at, V: map[string]any{}, C: map[string]int64{}}
 	res, err := q.NewAggregationQuery().WithCount("n").Transaction(tx).Get(ctx)
 	if err != nil {
 		return part, err

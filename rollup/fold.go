@@ -47,8 +47,13 @@ func (t *tracker) foldLatest(ctx context.Context, c *tracked) error {
 func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at time.Time) error {
 	t.mu.Lock()
 	children, counts := t.wanted(c)
-	s, fromEvent := t.eventSum(c, p, at)
-	fromEvent = fromEvent && len(children) == 0 // children are aggregated at a read time of now: so are the counts
+	// Children are aggregated at a read time of now; the counts then are
+	// summed at it too, not taken from an event. t.mu is held.
+	eventSum := func() (counting.Sum, bool) {
+		s, ok := t.eventSum(c, p, at)
+		return s, ok && len(children) == 0
+	}
+	s, fromEvent := eventSum()
 	t.mu.Unlock()
 	var err error
 	if !fromEvent && p.Seen {
@@ -60,8 +65,7 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 		t.mu.Lock()
 		c.p, c.read = p, t.now()
 		at = maxTime(at, p.Anchor)
-		s, fromEvent = t.eventSum(c, p, at)
-		fromEvent = fromEvent && len(children) == 0
+		s, fromEvent = eventSum()
 		t.mu.Unlock()
 	}
 	switch {
