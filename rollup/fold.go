@@ -222,7 +222,12 @@ func (t *tracker) logFold(info FoldInfo) {
 	if !info.Wrote {
 		return
 	}
-	t.log.Info("rollup: fold", "counter", info.Counter, "lag_ms", info.Lag.Milliseconds(),
-		"events", info.Covered, "shards", info.Sum.Shards, "totals", info.Sum.Values,
-		"as_of", info.Sum.At.Format(time.RFC3339Nano))
+	attrs := []any{"counter", info.Counter, "lag_ms", info.Lag.Milliseconds(), "events", info.Covered}
+	if info.Sum.Values != nil {
+		attrs = append(attrs, "shards", info.Sum.Shards, "totals", info.Sum.Values)
+	}
+	if info.Parts > 0 {
+		attrs = append(attrs, "parts", info.Parts, "aggregates", info.Aggregates)
+	}
+	t.log.Info("rollup: fold", append(attrs, "as_of", info.Sum.At.Format(time.RFC3339Nano))...)
 }
