@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -83,8 +84,24 @@ func Start(ctx context.Context, project string, output io.Writer) (*Emulator, er
 	if err != nil {
 		return nil, err
 	}
+	// A free port is picked by closing it again: another process may take
+	// it before the CLI binds it. The CLI then exits at once; try again on
+	// other ports.
+	for attempt := 1; ; attempt++ {
+		e, err := start(ctx, bin, project, output)
+		if err == nil || !errors.Is(err, errExited) || attempt == 3 {
+			return e, err
+		}
+	}
+}
+
+var errExited = errors.New("authemu: the Firebase CLI exited before its Auth emulator was ready")
+
+// start makes one attempt of Start.
+func start(ctx context.Context, bin, project string, output io.Writer) (*Emulator, error) {
 	ports := make([]int, 3)
 	for i := range ports {
+		var err error
 		if ports[i], err = emulator.FreePort("127.0.0.1"); err != nil {
 			return nil, err
 		}
@@ -100,11 +117,15 @@ func Start(ctx context.Context, project string, output io.Writer) (*Emulator, er
 		"ui":      map[string]any{"enabled": false},
 	}})
 	if err := os.WriteFile(filepath.Join(dir, "firebase.json"), conf, 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	cmd := exec.Command(bin, "emulators:start", "--only", "auth", "--project", project)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true")
+	// Each CLI gets its own temporary directory: the CLI keeps a file there
+	// per project (its hub's locator), and two CLIs that start at once for
+	// one project can read each other's half-written file and exit.
+	cmd.Env = append(os.Environ(), "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true", "TMPDIR="+dir)
 	cmd.Stdout, cmd.Stderr = output, output
 	group, err := proc.Start(cmd)
 	if err != nil {
@@ -122,14 +143,25 @@ func Start(ctx context.Context, project string, output io.Writer) (*Emulator, er
 		}
 		select {
 		case <-e.done:
+			err := fmt.Errorf("%w%s", errExited, logTail(dir))
 			os.RemoveAll(dir)
-			return nil, errors.New("authemu: the Firebase CLI exited before its Auth emulator was ready")
+			return nil, err
 		case <-ctx.Done():
 			e.Stop()
 			return nil, fmt.Errorf("authemu: no Auth emulator at %s: %w", e.Host, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// logTail is the end of the CLI's debug log in dir, to say why it exited.
+func logTail(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "firebase-debug.log"))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return "; the end of its firebase-debug.log:\n" + strings.Join(lines[max(0, len(lines)-15):], "\n")
 }
 
 // Stop ends the emulator's process group and waits for it.
