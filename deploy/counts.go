@@ -3,6 +3,7 @@ package deploy
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tallycounters/tally/counting"
@@ -63,6 +64,9 @@ func CountsRules(l counting.Layout, signedInReads bool) (string, error) {
 		fmt.Fprintf(&b, "      allow create: if request.auth != null && tallyCreate(%s)%s;\n", z, keeps)
 		fmt.Fprintf(&b, "      allow update: if request.auth != null && tallyUpdate(%s)%s;\n", z, keeps)
 		b.WriteString("      allow delete: if request.auth != null;\n    }\n")
+		if !d.One() {
+			writeChildRules(&b, path, d.Aggregates, read)
+		}
 	}
 	b.WriteString("  }\n}\n")
 	return b.String(), nil
@@ -78,4 +82,21 @@ func matchPath(collection string) string {
 		}
 	}
 	return strings.Join(segs, "/") + fmt.Sprintf("/{doc%d}", len(segs)/2)
+}
+
+// writeChildRules writes, as an example of the app's own, a match for each
+// collection under the counted documents at path that an aggregate counts:
+// anyone may read its documents, and signed-in users may write them. Only
+// tally's Rollup writes the aggregates they make.
+func writeChildRules(b *strings.Builder, path string, aggs []counting.Aggregate, read string) {
+	var done []string
+	for _, a := range aggs {
+		if a.Root || slices.Contains(done, a.Child) {
+			continue
+		}
+		done = append(done, a.Child)
+		fmt.Fprintf(b, "    match /%s/%s/{child} {\n", path, a.Child)
+		fmt.Fprintf(b, "      allow read: if %s;\n", read)
+		b.WriteString("      allow create, update, delete: if request.auth != null;\n    }\n")
+	}
 }

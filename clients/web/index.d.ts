@@ -2,7 +2,7 @@
 import type { FirebaseApp } from "firebase/app";
 import type { AppCheck } from "firebase/app-check";
 import type { Auth } from "firebase/auth";
-import type { Firestore, FirestoreError } from "firebase/firestore";
+import type { CollectionReference, DocumentReference, Firestore, FirestoreError } from "firebase/firestore";
 
 /** The client of one deployed Increment, for one Firebase app: getTally returns one per app. */
 export interface Tally {
@@ -85,3 +85,19 @@ export function onVote(ref: CountRef, next: (voted: boolean) => void, error?: (e
 export function addTo(ref: CountRef, by?: number): Promise<Answer>;
 /** Adds the user's vote (true) or takes it back (false). */
 export function vote(ref: CountRef, on: boolean): Promise<Answer>;
+
+/** How addChild and removeChild write. */
+export interface ChildOptions {
+  /** The field the write's server timestamp goes in: default "createdAt" (addChild), "removedAt" (removeChild). */
+  stamp?: string;
+  /** What the child adds to the count until a snapshot holds it: default 1 (addChild), -1 (removeChild). */
+  by?: number;
+}
+/**
+ * Adds a document to a collection the aggregate ref counts (a comment to a
+ * post), and shows it in the count at once and exactly, until the count
+ * holds it.
+ */
+export function addChild(ref: CountRef, children: CollectionReference, data: Record<string, unknown>, options?: ChildOptions): Promise<DocumentReference>;
+/** Deletes a document the aggregate ref counts, and shows it gone from the count at once. */
+export function removeChild(ref: CountRef, child: DocumentReference, options?: ChildOptions): Promise<void>;

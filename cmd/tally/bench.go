@@ -27,7 +27,11 @@ func benchCommand() *cobra.Command {
 		Long: "bench starts its own emulator and runs each mode in turn on fresh counters, at the same\n" +
 			"load: raw client writes (the ceiling), tally, the guides' per-event rollup, and a\n" +
 			"single-document counter. It prints a table, and with --json and --chart, every figure\n" +
-			"and a chart of them.",
+			"and a chart of them.\n\n" +
+			"With --aggregate it measures instead three ways of keeping each post's count of its\n" +
+			"comments (comments=count(comments)): tally's Rollup, a per-event trigger that adds +1\n" +
+			"or -1 to the post, and a count() query on every read. Comments are created, edited\n" +
+			"and deleted at --rate over --counters posts that start with --existing comments each.",
 		Args: exactArgs(0, "no arguments"),
 	}
 	o := bench.Options{Project: stack.DefaultProject}
@@ -40,7 +44,9 @@ func benchCommand() *cobra.Command {
 	f.BoolVar(&o.Feed, "feed", false, "with --listeners, hold one listener on the counters' collection instead of one on each counter, as a feed page does")
 	f.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
 	f.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
-	f.StringVar(&o.Popularity, "popularity", bench.PopularityUniform, "how increments spread over the counters: uniform (each to a random counter), zipf (Zipf's law, s=1.1: a few hot, most quiet) or client (each client has a counter of its own)")
+	f.StringVar(&o.Popularity, "popularity", bench.PopularityUniform, "how increments spread over the counters: uniform (each to a random counter), zipf (Zipf's law, s=1.1: a few hot, most quiet), client (each client has a counter of its own) or hot (the first takes 90%, the rest share 10%)")
+	f.BoolVar(&o.Aggregate, "aggregate", false, "measure a count of documents (each post's comments) instead of counters; modes: "+strings.Join(bench.AggregateModes, ","))
+	f.IntVar(&o.Existing, "existing", 10, "with --aggregate: comments each post has before the load")
 	f.DurationVar(&o.Rest, "rest", 0, "each client rests a random time up to this after each answer")
 	f.BoolVar(&o.Listeners, "listeners", false, "hold a listener on every counter, as pages showing it do, and report the visible latency: an increment's answer to a listener seeing it in the total")
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
@@ -96,6 +102,12 @@ func benchCommand() *cobra.Command {
 		defer stop()
 		if *soak > 0 {
 			return runSoak(ctx, cmd, o, *soak, bars, *jsonPath, logs)
+		}
+		if o.Aggregate {
+			if !cmd.Flags().Changed("modes") {
+				o.Modes = bench.AggregateModes
+			}
+			return runAggregate(ctx, cmd, o, bars, *jsonPath)
 		}
 		rep, err := bench.Run(ctx, o)
 		if bars != nil {
@@ -155,6 +167,22 @@ func runSoak(ctx context.Context, cmd *cobra.Command, o bench.Options, d time.Du
 	}
 	if rep.Lost != 0 || rep.Extra != 0 || rep.ExactAfter == nil {
 		return fmt.Errorf("soak: totals are not the acknowledged increments: lost %d, extra %d", rep.Lost, rep.Extra)
+	}
+	return nil
+}
+
+// runAggregate runs bench --aggregate and prints its table.
+func runAggregate(ctx context.Context, cmd *cobra.Command, o bench.Options, bars *progress, jsonPath string) error {
+	rep, err := bench.RunAggregate(ctx, o)
+	if bars != nil {
+		bars.wait()
+	}
+	if err != nil {
+		return err
+	}
+	rep.WriteTable(cmd.OutOrStdout())
+	if jsonPath != "" {
+		return rep.WriteJSON(jsonPath)
 	}
 	return nil
 }

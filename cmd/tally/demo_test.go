@@ -101,14 +101,16 @@ func checkDemoHeaders(t *testing.T, page string) {
 }
 
 // TestDemoFeed runs the README's feed demo, TALLY_AUTH=firebase
-// TALLY_COUNTS='posts:likes,views' go run ./cmd/tally serve, and opens its
+// TALLY_COUNTS='posts:likes,views,comments=count(comments)' go run ./cmd/tally serve, and opens its
 // /demo in headless Chromium: a user signs in and sees the demo's posts,
 // each view counted on the post; a like shows at once, is counted on the
 // post, and moves it to the top of the feed, most liked first; after a
-// reload the page knows the user likes it, and each post has two views.
+// reload the page knows the user likes it, and each post has two views. A
+// comment shows in its post's count of comments at once, and is counted on
+// the post.
 func TestDemoFeed(t *testing.T) {
 	t.Parallel()
-	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views"}, "serve", "--port", "0")
+	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments)"}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
 	ctx := browsertest.New(t, 3*time.Minute)
 	page := r.functions + "/demo"
@@ -140,9 +142,14 @@ func TestDemoFeed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after a reload: %v", err)
 	}
+	comment := post("hello", "form") + `.elements.namedItem("text").value = "Hi", ` + post("hello", "form") + `.requestSubmit(), ` + post("hello", ".comments") + `.textContent`
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[string](comment)); err != nil || n != "1" {
+		t.Fatalf("right after Comment the post shows %q comments (%v), want 1", n, err)
+	}
 	for _, p := range demoPostIDs {
 		waitField(t, r.emulator, "posts/"+p, "likes", map[string]int64{"counts": 1}[p])
 		waitField(t, r.emulator, "posts/"+p, "views", 2)
+		waitField(t, r.emulator, "posts/"+p, "comments", map[string]int64{"hello": 1}[p])
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd); code != 0 {

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -83,6 +84,10 @@ type Options struct {
 	Modes         []string
 	Warmup        time.Duration // unmeasured load first, so that no mode runs on a cold emulator
 	ShardCacheTTL time.Duration // how long the modes' Increment caches a counter's parent; 0: its default
+	// Aggregate measures, instead of counters, a count of each parent's
+	// children (comments=count(comments) on posts): see RunAggregate.
+	Aggregate bool
+	Existing  int // with Aggregate: children each parent has before the load
 
 	Project      string
 	EmulatorHost string // an emulator already running, started with --functions_emulator at BridgePort
@@ -145,6 +150,8 @@ type OptionsJSON struct {
 	MaxDelayMS    float64 `json:"max_delay_ms"`
 	Prices        Prices  `json:"usd_per_100k"`
 	URL           string  `json:"url,omitempty"`
+	Aggregate     bool    `json:"aggregate,omitempty"`
+	Existing      int     `json:"existing,omitempty"` // with Aggregate: comments a post had before the load
 }
 
 func settleBound(o Options) time.Duration {
@@ -172,6 +179,8 @@ type env struct {
 	instances []*instance  // tally's Rollup instances
 	spec      instanceSpec // how they were started
 	reader    *firestore.Client
+	aggMu     sync.Mutex
+	agg       *aggRun // the aggregate run in progress, which the per-event trigger records its writes in
 }
 
 // Run starts the environment, runs each mode in turn and reports.
@@ -179,53 +188,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(o.Modes) == 0 {
 		o.Modes = AllModes
 	}
-	o.Instances = max(1, o.Instances)
-	if o.Prices == (Prices{}) {
-		o.Prices = StandardPrices
-	}
-	if o.Prices.Read < 0 || o.Prices.Write < 0 || o.Prices.Delete < 0 {
-		return nil, fmt.Errorf("bench: prices must not be negative: %+v", o.Prices)
-	}
-	if o.Popularity == "" {
-		o.Popularity = PopularityUniform
-	}
-	if _, err := newPicker(o.Popularity, max(1, o.Counters)); err != nil {
+	o, err := checkOptions(o)
+	if err != nil {
 		return nil, err
-	}
-	if o.Fields < 0 || o.Fields > 100 {
-		return nil, fmt.Errorf("bench: --fields %d: want 0 (a counter per document) to 100 counts on each", o.Fields)
-	}
-	if o.Counters < 1 || o.Workers < 1 {
-		return nil, fmt.Errorf("bench: want at least 1 counter and 1 client, not %d and %d", o.Counters, o.Workers)
-	}
-	if o.Shards < 0 || o.Shards > counting.MaxShards || o.Contention < 0 {
-		return nil, fmt.Errorf("bench: --shards %d: want 0 (new counters, which grow) to %d; --contention %g: want 0 (off) or more", o.Shards, counting.MaxShards, o.Contention)
-	}
-	switch o.Delivery {
-	case "":
-		o.Delivery = DeliveryEmulator
-	case DeliveryEmulator:
-	case DeliveryDirect:
-		if o.URL != "" {
-			return nil, fmt.Errorf("bench: direct delivery needs the in-process Increment, not --url")
-		}
-	default:
-		return nil, fmt.Errorf("bench: delivery %q: want %s or %s", o.Delivery, DeliveryEmulator, DeliveryDirect)
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	e, err := start(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	defer e.stop()
-	rep := &Report{Started: time.Now(), Options: OptionsJSON{
-		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
-		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
-		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
-		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices,
-	}}
+	rep := &Report{Started: time.Now(), Options: optionsJSON(o)}
 	if o.Warmup > 0 {
 		e.warmup(ctx)
 	}
@@ -248,6 +220,58 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// checkOptions checks o and fills in its defaults.
+func checkOptions(o Options) (Options, error) {
+	o.Instances = max(1, o.Instances)
+	if o.Prices == (Prices{}) {
+		o.Prices = StandardPrices
+	}
+	if o.Prices.Read < 0 || o.Prices.Write < 0 || o.Prices.Delete < 0 {
+		return o, fmt.Errorf("bench: prices must not be negative: %+v", o.Prices)
+	}
+	if o.Popularity == "" {
+		o.Popularity = PopularityUniform
+	}
+	if _, err := newPicker(o.Popularity, max(1, o.Counters)); err != nil {
+		return o, err
+	}
+	if o.Fields < 0 || o.Fields > 100 {
+		return o, fmt.Errorf("bench: --fields %d: want 0 (a counter per document) to 100 counts on each", o.Fields)
+	}
+	if o.Counters < 1 || o.Workers < 1 {
+		return o, fmt.Errorf("bench: want at least 1 counter and 1 client, not %d and %d", o.Counters, o.Workers)
+	}
+	if o.Shards < 0 || o.Shards > counting.MaxShards || o.Contention < 0 {
+		return o, fmt.Errorf("bench: --shards %d: want 0 (new counters, which grow) to %d; --contention %g: want 0 (off) or more", o.Shards, counting.MaxShards, o.Contention)
+	}
+	switch o.Delivery {
+	case "":
+		o.Delivery = DeliveryEmulator
+	case DeliveryEmulator:
+	case DeliveryDirect:
+		if o.URL != "" {
+			return o, fmt.Errorf("bench: direct delivery needs the in-process Increment, not --url")
+		}
+	default:
+		return o, fmt.Errorf("bench: delivery %q: want %s or %s", o.Delivery, DeliveryEmulator, DeliveryDirect)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, nil
+}
+
+// optionsJSON is the part of o a report records.
+func optionsJSON(o Options) OptionsJSON {
+	return OptionsJSON{
+		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
+		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
+		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
+		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices,
+		Aggregate: o.Aggregate, Existing: o.Existing,
+	}
+}
+
 func start(ctx context.Context, o Options) (_ *env, err error) {
 	e := &env{o: o, obs: newObserver(), bridges: map[string]*bridge.Bridge{},
 		clients: map[string]*firestore.Client{}, ops: map[string]*opcount.Ops{}}
@@ -267,7 +291,7 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 	}
 	faults := bridge.Faults{DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay}
 	router := bridge.Router{}
-	for _, m := range []string{ModeTally, ModeNaive} {
+	for _, m := range []string{ModeTally, ModeNaive, AggTrigger} {
 		// As Eventarc, more than the instances take: each tally instance
 		// holds at most MaxRequestsPerInstance at once, as Cloud Run does,
 		// and answers 429 past that; the bridge then retries.
@@ -296,7 +320,7 @@ func start(ctx context.Context, o Options) (_ *env, err error) {
 	if err := e.registerTriggers(ctx); err != nil {
 		return nil, err
 	}
-	for _, m := range append(AllModes, "reader") {
+	for _, m := range slices.Concat(AllModes, []string{AggTrigger, AggQuery, "reader"}) {
 		e.ops[m] = &opcount.Ops{}
 		if e.clients[m], err = opcount.Client(ctx, e.host, o.Project, e.ops[m]); err != nil {
 			return nil, err

@@ -15,6 +15,10 @@ const collPosts = "posts"
 // Options.Fields, that many counts on each document of posts.
 func tallyLayout(o Options) counting.Layout {
 	l := counting.Default()
+	if o.Aggregate {
+		l.Docs = aggregateDocs
+		return l
+	}
 	if o.Fields > 0 {
 		l.Docs = []counting.Docs{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
 	}

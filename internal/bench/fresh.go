@@ -13,8 +13,8 @@ import (
 // registerTriggers registers, with direct delivery none, the emulator's
 // triggers on the shards of the rolled-up modes.
 func (e *env) registerTriggers(ctx context.Context) error {
-	if e.o.Delivery != DeliveryEmulator {
-		return nil
+	if e.o.Delivery != DeliveryEmulator || e.o.Aggregate {
+		return nil // aggregates: each mode's own, once its children are made
 	}
 	naive := counting.Default()
 	naive.Collection = collNaive

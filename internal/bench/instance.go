@@ -80,6 +80,10 @@ type FoldWrite struct {
 	Counter string    `json:"counter"`
 	At      time.Time `json:"at"`
 	Total   int64     `json:"total"`
+	// Of an aggregate: the fold's read time, and the ranges of child ids
+	// whose parts it refolded at that time, [lo, hi) ("" hi: no end).
+	ReadAt time.Time   `json:"read_at,omitzero"`
+	Ranges [][2]string `json:"ranges,omitempty"`
 }
 
 // rollupInstance is the serving side of one instance.
@@ -184,6 +188,17 @@ func (in *rollupInstance) folded(f rollup.FoldInfo) {
 			key += "." + c.Field
 		}
 		in.folds = append(in.folds, FoldWrite{Counter: key, At: f.Updated, Total: f.Sum.Values[i]})
+	}
+	for name, v := range f.Aggregates {
+		n, ok := v.(int64)
+		if !ok {
+			continue // the bench keeps counts
+		}
+		fw := FoldWrite{Counter: in.layout.Path(f.Counter) + "." + name, At: f.Updated, Total: n, ReadAt: f.Sum.At}
+		for _, p := range f.Sum.Parts {
+			fw.Ranges = append(fw.Ranges, [2]string{p.Lo, p.Hi})
+		}
+		in.folds = append(in.folds, fw)
 	}
 	in.mu.Unlock()
 }

@@ -163,6 +163,7 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 			mux.Handle("/"+m+"/Rollup", cloudEventHandler(naiveRollup(c, lay, e.obs.added)))
 		}
 	}
+	mux.Handle("/"+AggTrigger+"/Rollup", cloudEventHandler(e.perEventTrigger(e.clients[AggTrigger])))
 	e.serve(l, mux)
 	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: counting.DefaultShardField,
 		Counts: counting.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath}

@@ -11,7 +11,12 @@ const (
 	PopularityUniform = "uniform" // each increment to a counter drawn at random
 	PopularityZipf    = "zipf"    // Zipf's law: a few counters take most increments, most are quiet
 	PopularityClient  = "client"  // each client increments a counter of its own
+	PopularityHot     = "hot"     // one counter takes HotShare of the load, the rest spread evenly over the others
 )
+
+// HotShare is the share of the load that PopularityHot gives its one hot
+// counter, the first.
+const HotShare = 0.9
 
 // ZipfS is the exponent of PopularityZipf: counter k (from 0) is drawn
 // with weight 1/(k+1)^ZipfS.
@@ -36,8 +41,17 @@ func newPicker(popularity string, n int) (picker, error) {
 		}, nil
 	case PopularityClient:
 		return func(client int, _ *rand.Rand) func() int { return func() int { return client % n } }, nil
+	case PopularityHot:
+		return func(_ int, r *rand.Rand) func() int {
+			return func() int {
+				if n == 1 || r.Float64() < HotShare {
+					return 0
+				}
+				return 1 + r.IntN(n-1)
+			}
+		}, nil
 	}
-	return nil, fmt.Errorf("bench: popularity %q: want %s, %s or %s", popularity, PopularityUniform, PopularityZipf, PopularityClient)
+	return nil, fmt.Errorf("bench: popularity %q: want %s, %s, %s or %s", popularity, PopularityUniform, PopularityZipf, PopularityClient, PopularityHot)
 }
 
 // roundRobin spreads increments evenly over n counters, in turn.

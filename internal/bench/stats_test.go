@@ -190,6 +190,13 @@ func TestPopularity(t *testing.T) {
 	if c := counts(PopularityClient, 1234); c[234] != draws {
 		t.Errorf("client: client 1234 of %d counters did not take counter 234 every time", n)
 	}
+	h := counts(PopularityHot, 0)
+	if s := share(h, 0, 1); s < .88 || s > .92 {
+		t.Errorf("hot: the first counter took %.3f of the increments, want about %.2f", s, HotShare)
+	}
+	if hi := slices.Max(h[1:]); hi > 30 {
+		t.Errorf("hot: one of the others took %d increments of %d, want about %d each", hi, draws, draws/10/n)
+	}
 	if _, err := newPicker("pareto", n); err == nil {
 		t.Error("an unknown popularity was taken")
 	}

@@ -12,6 +12,8 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/counting"
 )
 
 //go:embed demo.html
@@ -41,6 +43,10 @@ type demoFeed struct {
 	Collection string `json:"collection"`
 	Like       string `json:"like"`
 	View       string `json:"view,omitempty"`
+	// Comments is a count of the posts' children (comments=count(comments)),
+	// and Children their collection: signed-in users add to it.
+	Comments string `json:"comments,omitempty"`
+	Children string `json:"children,omitempty"`
 }
 
 // demoPosts are the posts the demo adds to an empty feed.
@@ -53,12 +59,18 @@ var demoPosts = []struct{ id, title string }{
 // feed is the first counted collection of top-level documents, if any.
 func (s *Stack) feed() *demoFeed {
 	for _, d := range s.o.Config.Layout.Docs {
-		if strings.Contains(d.Collection, "/") {
+		if strings.Contains(d.Collection, "/") || d.One() || len(d.Fields) == 0 {
 			continue
 		}
 		f := &demoFeed{Collection: d.Collection, Like: d.Fields[0]}
 		if len(d.Fields) > 1 {
 			f.View = d.Fields[1]
+		}
+		for _, a := range d.Aggregates {
+			if a.Op == counting.OpCount && !a.Root && len(a.Where) == 0 {
+				f.Comments, f.Children = a.Field, a.Child
+				break
+			}
 		}
 		return f
 	}
@@ -81,6 +93,9 @@ func (s *Stack) seed(ctx context.Context, f *demoFeed) (err error) {
 		data := map[string]any{"title": p.title, f.Like: 0, "created": firestore.ServerTimestamp}
 		if f.View != "" {
 			data[f.View] = 0
+		}
+		if f.Comments != "" {
+			data[f.Comments] = 0 // no comments yet, as a reconcile would find
 		}
 		if _, err := col.Doc(p.id).Create(ctx, data); err != nil && !isExists(err) {
 			return err

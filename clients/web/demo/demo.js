@@ -1,5 +1,6 @@
 // The page tally serve serves at /demo, on the web client: a feed of posts
-// whose likes and views are counted on the posts (TALLY_COUNTS), or one
+// whose likes and views are counted on the posts (TALLY_COUNTS), with their
+// count of comments where one is declared (comments=count(comments)), or one
 // counter of its own (/demo?counter=NAME). Bundled with the Firebase SDK
 // into internal/stack/demo/demo.js by `npm run demo`.
 import { initializeApp } from "firebase/app";
@@ -9,7 +10,7 @@ import {
 } from "firebase/auth";
 import { collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query } from "firebase/firestore";
 
-import { addTo, countRef, getTally, onCount, onVote, vote } from "../src/index.js";
+import { addChild, addTo, countRef, getTally, onCount, onVote, vote } from "../src/index.js";
 
 const $ = (id) => document.getElementById(id);
 const config = JSON.parse($("config").textContent);
@@ -70,13 +71,13 @@ function one(name) {
 }
 
 // feed lists the posts, most liked first, each with its likes and views.
-function feed({ collection: name, like: likes, view: views }) {
+function feed({ collection: name, like: likes, view: views, comments, children }) {
   $("feed").hidden = false;
   $("collection").textContent = name;
   const shown = new Map();
   onSnapshot(query(collection(db, name), orderBy(likes, "desc"), limit(20)), (snap) => {
     for (const d of snap.docs) {
-      if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, likes, views));
+      if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, likes, views, comments, children));
       const el = shown.get(d.id);
       el.querySelector("h2").textContent = d.get("title") ?? d.id;
       $("posts").append(el); // in the query's order
@@ -84,11 +85,26 @@ function feed({ collection: name, like: likes, view: views }) {
   }, problem);
 }
 
-function post(path, likes, views) {
+function post(path, likes, views, comments, children) {
   const el = document.createElement("article");
   el.dataset.id = path.split("/").pop();
   el.innerHTML = `<h2></h2><button class="like" aria-pressed="false">Like</button> <span class="likes">…</span> likes` +
-    (views ? ` · <span class="views">…</span> views` : "");
+    (views ? ` · <span class="views">…</span> views` : "") +
+    (comments ? ` · <span class="comments">…</span> comments` +
+      `<form class="comment" hidden><input name="text" placeholder="Say something" required maxlength="500"> <button>Comment</button></form>` : "");
+  if (comments) {
+    // A comment shows in the count at once, and once: addChild.
+    const counted = countRef(tally, path, comments);
+    onCount(counted, (n) => (el.querySelector(".comments").textContent = String(n)), problem);
+    const form = el.querySelector("form");
+    onAuthStateChanged(auth, (user) => (form.hidden = !user)); // the rules let signed-in users comment
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      const text = form.elements.namedItem("text");
+      addChild(counted, collection(db, `${path}/${children}`), { text: text.value, by: auth.currentUser?.uid ?? null }).catch(problem);
+      text.value = "";
+    };
+  }
   const liked = countRef(tally, path, likes);
   let on = false;
   onCount(liked, (n) => (el.querySelector(".likes").textContent = String(n)), problem);

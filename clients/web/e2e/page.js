@@ -5,9 +5,9 @@
 import { initializeApp } from "firebase/app";
 import { CustomProvider, initializeAppCheck } from "firebase/app-check";
 import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from "firebase/auth";
-import { connectFirestoreEmulator, doc, getFirestore, onSnapshot } from "firebase/firestore";
+import { collection, connectFirestoreEmulator, doc, getFirestore, onSnapshot } from "firebase/firestore";
 
-import { addTo, closeTally, countRef, getTally, onCount, onVote, vote } from "../src/index.js";
+import { addChild, addTo, closeTally, countRef, getTally, onCount, onVote, removeChild, vote } from "../src/index.js";
 
 const cfg = JSON.parse(document.getElementById("config").textContent);
 const app = initializeApp({ projectId: cfg.project, apiKey: "demo-api-key", appId: "1:123456789:web:0a1b2c" });
@@ -34,7 +34,16 @@ if (cfg.email && !auth.currentUser) await signInWithEmailAndPassword(auth, cfg.e
 const tally = getTally(app, { url: cfg.url, firestore: db, auth, appCheck });
 const ref = cfg.field ? countRef(tally, cfg.counter, cfg.field) : countRef(tally, cfg.counter);
 window.snapshots = 0; // of the count's document: as many reads (the SDK shares one listen target)
-onSnapshot(doc(db, ref.path), () => window.snapshots++);
+onSnapshot(doc(db, ref.path), (snap) => {
+  window.snapshots++;
+  window.stored = snap.data()?.[cfg.field || "total"]; // the count as the document holds it
+});
+// With config.children, the collection an aggregate counts: add and remove
+// children with the client's helpers.
+if (cfg.children) {
+  window.addChild = async () => (await addChild(ref, collection(db, `${ref.path}/${cfg.children}`), { text: "hi" })).id;
+  window.removeChild = (id) => removeChild(ref, doc(db, `${ref.path}/${cfg.children}/${id}`));
+}
 onCount(ref, (n) => {
   $("total").textContent = String(n);
   window.shown.push({ n, at: performance.now() });

@@ -11,7 +11,7 @@ import { micros } from "./times.js";
 
 /**
  * @typedef {import("./pending.js").Action} Action
- * @typedef {{value: number, asOf: *}} Base the snapshot a count is shown on
+ * @typedef {{value: number, asOf: *, parts?: *}} Base the snapshot a count is shown on: its value, as_of and _tally.parts
  */
 
 /**
@@ -176,10 +176,11 @@ async function keep(t, a) {
  * @param {Client} t
  * @param {{counter: string, field: string}} ref
  * @param {*} asOf
+ * @param {*} [parts] its document's _tally.parts
  */
-export function settle(t, ref, asOf) {
-  if (micros(asOf) === null) return;
-  const open = new Set(outstanding(mine(t, ref), asOf));
+export function settle(t, ref, asOf, parts) {
+  if (micros(asOf) === null && !parts) return;
+  const open = new Set(outstanding(mine(t, ref), asOf, parts));
   for (const a of mine(t, ref)) {
     if (a.done && !open.has(a)) {
       t.actions = t.actions.filter((b) => b !== a);

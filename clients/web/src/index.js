@@ -15,6 +15,7 @@ import { getAuth, onAuthStateChanged } from "firebase/auth";
 
 import { holds, pressedOn, shown, votedShown } from "./pending.js";
 import { act, closeClient, closed, mine, openClient, settle } from "./client.js";
+import { create, newChild, remove, sourceOf, writeChild } from "./children.js";
 
 /**
  * @typedef {import("../index").Tally} Tally
@@ -103,16 +104,16 @@ export function onCount(ref, nextValue, error) {
     if (held && (!base || !holds(actions))) {
       base = held;
       held = null;
-      settle(t, ref, base.asOf);
+      settle(t, ref, base.asOf, base.parts);
     }
     if (!base) return;
     t.bases.set(keyOf(ref), base);
-    const n = shown(base.value, base.asOf, mine(t, ref));
+    const n = shown(base.value, base.asOf, mine(t, ref), base.parts);
     if (n !== last) nextValue((last = n));
   };
   const stopSnapshots = onSnapshot(doc(t.db, ref.path), (snap) => {
     const d = snap.data() ?? {};
-    held = { value: Number(d[name] ?? 0), asOf: ref.field ? d._tally?.as_of : d.as_of };
+    held = { value: Number(d[name] ?? 0), asOf: ref.field ? d._tally?.as_of : d.as_of, parts: d._tally?.parts };
     render();
   }, error);
   t.renders.add(render);
@@ -204,6 +205,42 @@ export function vote(ref, on) {
     return Promise.resolve({ counter: ref.counter, changed: false });
   }
   return act(t, keyOf(ref), { counter: ref.counter, field: ref.field, vote: on, by: on ? 1 : -1 });
+}
+
+/**
+ * Adds a document with data to children, a collection that the aggregate
+ * ref counts (countRef(tally, "posts/p1", "comments"), collection(db,
+ * "posts/p1/comments")), with a server timestamp in options.stamp
+ * (default "createdAt"), and shows it in ref's count at once: the count
+ * adds options.by (default 1) until it holds the new document. Resolves
+ * with the new document's reference once written.
+ * @param {CountRef} ref
+ * @param {import("firebase/firestore").CollectionReference} children
+ * @param {Record<string, unknown>} data
+ * @param {{stamp?: string, by?: number}} [options]
+ * @returns {Promise<import("firebase/firestore").DocumentReference>}
+ */
+export async function addChild(ref, children, data, options = {}) {
+  const child = newChild(children);
+  const what = { counter: ref.counter, field: ref.field, by: options.by ?? 1, child: { source: sourceOf(ref.path, children), id: child.id } };
+  await writeChild(client(ref.tally), keyOf(ref), what, () => create(child, data, options.stamp ?? "createdAt"));
+  return child;
+}
+
+/**
+ * Deletes child, a document that the aggregate ref counts, and shows it
+ * gone from ref's count at once: the count adds options.by (default -1)
+ * until it no longer holds it. The delete is stamped first with a server
+ * timestamp in options.stamp (default "removedAt"), one more write.
+ * @param {CountRef} ref
+ * @param {import("firebase/firestore").DocumentReference} child
+ * @param {{stamp?: string, by?: number}} [options]
+ * @returns {Promise<void>}
+ */
+export function removeChild(ref, child, options = {}) {
+  if (!child.parent) throw new Error(`tally: ${child.path} is not in a collection`);
+  const what = { counter: ref.counter, field: ref.field, by: options.by ?? -1, child: { source: sourceOf(ref.path, child.parent), id: child.id } };
+  return writeChild(client(ref.tally), keyOf(ref), what, () => remove(child, options.stamp ?? "removedAt"));
 }
 
 /**

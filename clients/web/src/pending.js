@@ -9,6 +9,11 @@
 // answer (in flight, or a 504 or a lost connection, retried with the same
 // Idempotency-Key) may or may not be: the count is held until it is
 // answered.
+//
+// An aggregate of a document's children (comments=count(comments)) is kept
+// in parts, each folded at a read time of its own (_tally.parts.{source}.
+// r{lo}.at): a child the user wrote is part of the count exactly when the
+// part that holds its id has reached the write's commit time.
 
 import { micros } from "./times.js";
 
@@ -26,22 +31,45 @@ import { micros } from "./times.js";
  * @property {number} at         when it was pressed (milliseconds since the epoch)
  * @property {boolean} [kept]    written to the store
  * @property {boolean} [unsure]  sent once with no sure answer: it may have been applied
+ * @property {{source: string, id: string}} [child] a child written by the user, not sent to Increment: its collection (the aggregate's source) and id
  */
 
 /**
  * The actions a count whose snapshot is as of asOf does not hold yet:
- * those not answered, and those answered that committed after asOf.
+ * those not answered, and those answered that committed after asOf (for a
+ * child, after the time of its part in parts).
  * @param {Action[]} actions
  * @param {*} asOf the count's snapshot time
+ * @param {Record<string, Record<string, {at: *}>>} [parts] the document's _tally.parts
  * @returns {Action[]}
  */
-export function outstanding(actions, asOf) {
-  const at = micros(asOf);
+export function outstanding(actions, asOf, parts) {
+  const countAt = micros(asOf);
   return actions.filter((a) => {
     if (!a.done) return true;
     if (!a.committed) return false; // it changed nothing
+    const at = a.child ? partAt(parts, a.child.source, a.child.id) : countAt;
     return at === null || (micros(a.committed) ?? 0) > at;
   });
+}
+
+/**
+ * The time of the part of source that holds the child id: the part that
+ * starts last at or before it ("r" and where it starts, as _tally.parts
+ * keys them); null while there is none.
+ * @param {Record<string, Record<string, {at: *}>> | undefined} parts
+ * @param {string} source
+ * @param {string} id
+ * @returns {number | null}
+ */
+export function partAt(parts, source, id) {
+  /** @type {string | null} */
+  let lo = null;
+  for (const key of Object.keys(parts?.[source] ?? {})) {
+    const start = key.slice(1);
+    if (start <= id && (lo === null || start > lo)) lo = start;
+  }
+  return lo === null ? null : micros(parts?.[source]?.["r" + lo]?.at);
 }
 
 /**
@@ -50,10 +78,11 @@ export function outstanding(actions, asOf) {
  * @param {number} value the count, as a listener saw it
  * @param {*} asOf its snapshot time
  * @param {Action[]} actions this user's on this count
+ * @param {Record<string, Record<string, {at: *}>>} [parts] the document's _tally.parts
  * @returns {number}
  */
-export function shown(value, asOf, actions) {
-  return outstanding(actions, asOf).reduce((n, a) => n + a.by, value);
+export function shown(value, asOf, actions, parts) {
+  return outstanding(actions, asOf, parts).reduce((n, a) => n + a.by, value);
 }
 
 /**

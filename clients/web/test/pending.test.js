@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { holds, outstanding, pressedOn, shown, votedShown } from "../src/pending.js";
+import { holds, outstanding, partAt, pressedOn, shown, votedShown } from "../src/pending.js";
 import { micros } from "../src/times.js";
 
 const t = (s) => `2026-11-23T15:00:${s}Z`;
@@ -71,4 +71,24 @@ test("a first snapshot taken while actions are in flight is shown on the snapsho
   // One pressed before any snapshot: nothing is known until it is answered.
   assert.equal(pressedOn([first, { ...second, base: null }]), null);
   assert.equal(pressedOn([answered]), null);
+});
+
+test("a child is on top of the count until the part that holds its id reaches its commit", () => {
+  const parts = (lo, hi) => ({ comments: { r: { at: t(lo) }, rM: { at: t(hi) } } });
+  const comment = { key: "c1", counter: "posts/p1", field: "comments", by: 1, done: true, committed: t("05"), child: { source: "comments", id: "Qx7" } };
+  // Qx7 is in the part that starts at "M": only its time counts.
+  assert.equal(partAt(parts("09", "04"), "comments", "Qx7"), micros(t("04")));
+  assert.equal(shown(3, t("09"), [comment], parts("09", "04")), 4);
+  assert.equal(shown(4, t("01"), [comment], parts("01", "05")), 4);
+  // One before "M" is in the first part.
+  const early = { ...comment, child: { source: "comments", id: "A1" } };
+  assert.equal(shown(3, null, [early], parts("04", "09")), 4);
+  assert.equal(shown(4, null, [early], parts("05", "01")), 4);
+  // No parts yet, or none of its source: on top.
+  assert.equal(shown(3, t("09"), [comment], undefined), 4);
+  assert.equal(shown(3, t("09"), [comment], { reviews: { r: { at: t("09") } } }), 4);
+  // A deleted child: -1 until its part passes the delete.
+  const gone = { ...comment, by: -1 };
+  assert.equal(shown(4, null, [gone], parts("09", "04")), 3);
+  assert.deepEqual(outstanding([gone], null, parts("01", "06")), []);
 });
