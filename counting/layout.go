@@ -238,7 +238,8 @@ func (l Layout) Check(name, field string) (Count, error) {
 			return Count{}, fmt.Errorf("counter: %w", err)
 		}
 		if field != "" && field != FieldTotal {
-			return Count{}, fmt.Errorf("%w: counters here are %s/{id}.%s: give no field", ErrUndeclared, l.Collection, FieldTotal)
+			return Count{}, fmt.Errorf("%w: %s: a counter here is %s/{id}, whose one count is its %s; give its id alone",
+				ErrUndeclared, truncate(field), l.Collection, FieldTotal)
 		}
 		return Count{Field: FieldTotal, Shard: l.ShardField}, nil
 	}

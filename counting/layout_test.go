@@ -135,7 +135,7 @@ func TestGuideLayoutCheck(t *testing.T) {
 	if c, err := l.Check("likes", ""); err != nil || c != (Count{"total", "count"}) {
 		t.Errorf("Check = %+v, %v", c, err)
 	}
-	if _, err := l.Check("likes", "views"); err == nil || !strings.Contains(err.Error(), "give no field") {
+	if _, err := l.Check("likes", "views"); err == nil || !strings.Contains(err.Error(), "give its id alone") {
 		t.Errorf("Check with a field = %v", err)
 	}
 	if got := l.TriggerPatterns(); len(got) != 1 || got[0] != "counters/{counterId}/shards/{shardId}" {

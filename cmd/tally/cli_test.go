@@ -93,10 +93,13 @@ func TestCounterCommands(t *testing.T) {
 		{[]string{"reset", "likes"}, "shards set to 0", 0},
 		{[]string{"get", "likes"}, "likes 0", 0},
 		{[]string{"delete", "likes"}, "deleted likes", 0},
-		{[]string{"get", "likes"}, "does not exist", 1},
+		{[]string{"get", "likes"}, "there is no counter likes: 'tally create likes' makes one", 1},
+		{[]string{"incr", "typo"}, "there is no counter typo: 'tally create typo' makes one", 1},
+		{[]string{"sum", "typo"}, "there is no counter typo", 1}, // the incr made nothing
+		{[]string{"reconcile", "missing2"}, "tally reconcile: there is no counter missing2: 'tally create missing2' makes one", 1},
 		{[]string{"incr", "bad/id"}, "invalid counter id", 2},
 		{[]string{"get"}, "want one counter id", 2},
-		{[]string{"get", "likes", "views"}, "counters here are counters/{id}.total: give no field", 2},
+		{[]string{"get", "likes", "views"}, `"views": a counter here is counters/{id}, whose one count is its total; give its id alone`, 2},
 		{[]string{"reshard", "likes"}, "--shards is required", 2},
 		{[]string{"reconcile"}, "give a counter id, or --all", 2},
 	}
@@ -106,7 +109,7 @@ func TestCounterCommands(t *testing.T) {
 			t.Errorf("tally %s: exit %d, %q; want exit %d and %q", strings.Join(s.args, " "), code, out, s.code, s.want)
 		}
 	}
-	if out, _ := cli("reshard", "x", "--shards", "1"); !strings.Contains(out, "does not exist") {
+	if out, _ := cli("reshard", "x", "--shards", "1"); !strings.Contains(out, "there is no counter x") {
 		t.Errorf("reshard of a missing counter: %q", out)
 	}
 	cli("create", "r", "--shards", "3")
@@ -148,7 +151,8 @@ func TestCountsOnDocumentsCommands(t *testing.T) {
 		want string
 		code int
 	}{
-		{"create posts/p2", "does not exist", 1},
+		{"create posts/p2", "there is no document posts/p2: tally counts documents that the app has made", 1},
+		{"incr posts/p2 likes", "there is no document posts/p2", 1},
 		{"create posts/p1 --shards 3", "created posts/p1 with 3 shards", 0},
 		{"incr posts/p1 likes --by 4", "posts/p1 likes +4", 0},
 		{"incr posts/p1 views", "posts/p1 views +1", 0},

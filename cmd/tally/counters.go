@@ -73,12 +73,42 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 		c := counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards,
 			ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window, Timeout: s.timeout})
 		a := &admin{cfg: cfg, field: field, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
-		if err := act(ctx, a, c, id); err != nil && !errors.Is(err, context.Canceled) {
-			return explain(err, s.timeout)
+		err = act(ctx, a, c, id)
+		switch {
+		case err == nil || errors.Is(err, context.Canceled):
+			return nil
+		case errors.Is(err, counter.ErrNotFound) && id != "":
+			return missing(cfg.Layout, id)
 		}
-		return nil
+		return explain(err, s.timeout)
 	}
 	return cmd
+}
+
+// missing says, in one sentence, that there is no counter id, and how one
+// is made.
+func missing(l counting.Layout, id string) error {
+	if l.OnDocs() {
+		return fmt.Errorf("there is no document %s: tally counts documents that the app has made", id)
+	}
+	return fmt.Errorf("there is no counter %s: 'tally create %s' makes one", id, id)
+}
+
+// missingYet says that there is no counter id yet, for a watch that waits
+// for it.
+func missingYet(l counting.Layout, id string) string {
+	if l.OnDocs() {
+		return fmt.Sprintf("there is no document %s yet", id)
+	}
+	return fmt.Sprintf("there is no counter %s yet: 'tally create %s' makes one", id, id)
+}
+
+// mustExist is ErrNotFound if id does not exist: an admin's typo must not
+// make a counter (TALLY_AUTO_CREATE is for Increment's clients), and a
+// watch of nothing says so. One document read.
+func mustExist(ctx context.Context, c *counter.Client, id, field string) error {
+	_, err := c.Get(ctx, id, field)
+	return err
 }
 
 func counterCommands() []*cobra.Command {
@@ -107,6 +137,9 @@ func counterCommands() []*cobra.Command {
 					return usageError{err}
 				}
 				if err := a.checkCount(id); err != nil {
+					return err
+				}
+				if err := mustExist(ctx, c, id, a.field); err != nil {
 					return err
 				}
 				if err := c.Add(ctx, id, a.field, *by); err != nil {
@@ -142,9 +175,14 @@ func counterCommands() []*cobra.Command {
 				return nil
 			}
 		}),
-		counterCommand("watch ID [FIELD]", "Print a counter's total as it changes, until Ctrl-C", count, func(*cobra.Command) action {
+		counterCommand("watch ID [FIELD]", "Print a counter's total as it changes, until Ctrl-C", count, func(cmd *cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
 				if err := a.checkCount(id); err != nil {
+					return err
+				}
+				if err := mustExist(ctx, c, id, a.field); errors.Is(err, counter.ErrNotFound) {
+					fmt.Fprintf(a.stderr, "%s: %s; until then it reads 0\n", cmd.CommandPath(), missingYet(a.cfg.Layout, id))
+				} else if err != nil {
 					return err
 				}
 				for total, err := range c.WatchField(ctx, id, a.field) {

@@ -105,8 +105,8 @@ func TestReadmeServeAndSessions(t *testing.T) {
 
 	watch := exec.Command(os.Args[0], "watch", "likes")
 	watch.Env = childEnv([]string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr})
-	var watched syncBuffer
-	watch.Stdout = &watched
+	var watched, watchErr syncBuffer
+	watch.Stdout, watch.Stderr = &watched, &watchErr
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -150,6 +150,9 @@ func TestReadmeServeAndSessions(t *testing.T) {
 	}
 	if i := slices.Index(totals, "17"); i < 0 || !slices.Equal(totals[i:], []string{"17", "999", "17", "0"}) || totals[0] != "0" {
 		t.Errorf("watch printed %v; the README says 0, the totals on the way to 17, then 999, 17, 0", totals)
+	}
+	if want := "tally watch: there is no counter likes yet: 'tally create likes' makes one; until then it reads 0"; !strings.Contains(watchErr.String(), want) {
+		t.Errorf("watch, started before the counter was made, said %q; want %q", watchErr.String(), want)
 	}
 
 	check(readme(t, "quickstart"))
