@@ -1,0 +1,101 @@
+package rollup
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/tallycounters/tally/counting"
+)
+
+// reconcileMost is the most comments BenchmarkAggregateChange backfills
+// with a reconcile. The emulator scans all of a collection's documents for
+// each range aggregation (about 20 µs a document here), where Firestore
+// reads only the range's index entries: a reconcile of 1,000,000 comments
+// would run about 2,000 aggregations of about 20 s each on the emulator.
+const reconcileMost = 100_000
+
+// seedParts writes on the post name, already reconciled with no comments,
+// what a reconcile of its comments ids would: the parts, each of
+// counting.PartMax/2 ids in order (a partition of all ids that starts at
+// ""; a reconcile divides the line of ids evenly instead, which puts about
+// as many in each), as of now, and the count, comments=count(comments).
+// It keeps the shape of the part the first reconcile wrote.
+func seedParts(t testing.TB, client *firestore.Client, name string, ids []string) {
+	t.Helper()
+	ctx := context.Background()
+	at := time.Now().Truncate(time.Microsecond) // every comment was acknowledged before
+	snap, err := client.Doc(name).Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := firestore.FieldPath{counting.FieldBookkeeping, counting.FieldParts, "comments"}
+	first, err := snap.DataAtPath(append(slices.Clone(path), counting.PartKey("")))
+	shape, ok := first.(map[string]any)
+	if err != nil || !ok || shape["at"] == nil {
+		t.Fatalf("the reconcile of an empty post wrote no first part at %v: %v", path, snap.Data())
+	}
+	res, err := client.Doc(name).Collection("comments").NewAggregationQuery().WithCount("n").Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res["n"].(*firestorepb.Value); n.GetIntegerValue() != int64(len(ids)) {
+		t.Fatalf("the post has %v comments, want the %d made", n, len(ids))
+	}
+	ids = slices.Sorted(slices.Values(ids))
+	parts := map[string]any{}
+	for from := 0; from < len(ids); from += counting.PartMax / 2 {
+		lo := ""
+		if from > 0 {
+			lo = ids[from]
+		}
+		n := int64(min(counting.PartMax/2, len(ids)-from))
+		part := maps.Clone(shape)
+		part["at"], part["n"], part["v"] = at, n, map[string]any{"comments": n} // the part's value of the one aggregate, a count
+		parts[counting.PartKey(lo)] = part
+	}
+	if _, err := client.Doc(name).Update(ctx, []firestore.Update{
+		{FieldPath: path, Value: parts},
+		{Path: "comments", Value: int64(len(ids))},
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createChildren creates n documents in coll and returns their ids: with a
+// bulk writer per 50,000, as each keeps to 500 writes a second at first.
+func createChildren(t testing.TB, client *firestore.Client, coll *firestore.CollectionRef, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = coll.NewDoc().ID
+	}
+	writers := min(32, n/50_000+1)
+	errs := make(chan error, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			bw := client.BulkWriter(ctx)
+			defer bw.End()
+			for i := w; i < n; i += writers {
+				if _, err := bw.Create(coll.Doc(ids[i]), map[string]any{"text": "old"}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
