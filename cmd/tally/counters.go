@@ -78,37 +78,24 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 		case err == nil || errors.Is(err, context.Canceled):
 			return nil
 		case errors.Is(err, counter.ErrNotFound) && id != "":
-			return missing(cfg.Layout, id)
+			return missing(cfg.Layout, id, false)
 		}
 		return explain(err, s.timeout)
 	}
 	return cmd
 }
 
-// missing says, in one sentence, that there is no counter id, and how one
-// is made.
-func missing(l counting.Layout, id string) error {
-	if l.OnDocs() {
-		return fmt.Errorf("there is no document %s: tally counts documents that the app has made", id)
+// missing says, in one sentence, that there is no counter id (yet, for a
+// watch that waits for it), and how one is made.
+func missing(l counting.Layout, id string, yet bool) error {
+	when := ""
+	if yet {
+		when = " yet"
 	}
-	return fmt.Errorf("there is no counter %s: 'tally create %s' makes one", id, id)
-}
-
-// missingYet says that there is no counter id yet, for a watch that waits
-// for it.
-func missingYet(l counting.Layout, id string) string {
 	if l.OnDocs() {
-		return fmt.Sprintf("there is no document %s yet", id)
+		return fmt.Errorf("there is no document %s%s: tally counts documents that the app has made", id, when)
 	}
-	return fmt.Sprintf("there is no counter %s yet: 'tally create %s' makes one", id, id)
-}
-
-// mustExist is ErrNotFound if id does not exist: an admin's typo must not
-// make a counter (TALLY_AUTO_CREATE is for Increment's clients), and a
-// watch of nothing says so. One document read.
-func mustExist(ctx context.Context, c *counter.Client, id, field string) error {
-	_, err := c.Get(ctx, id, field)
-	return err
+	return fmt.Errorf("there is no counter %s%s: 'tally create %s' makes one", id, when, id)
 }
 
 func counterCommands() []*cobra.Command {
@@ -139,7 +126,9 @@ func counterCommands() []*cobra.Command {
 				if err := a.checkCount(id); err != nil {
 					return err
 				}
-				if err := mustExist(ctx, c, id, a.field); err != nil {
+				// A read first: an admin's typo must not make a counter
+				// (TALLY_AUTO_CREATE is for Increment's clients).
+				if _, err := c.Get(ctx, id, a.field); err != nil {
 					return err
 				}
 				if err := c.Add(ctx, id, a.field, *by); err != nil {
@@ -180,8 +169,8 @@ func counterCommands() []*cobra.Command {
 				if err := a.checkCount(id); err != nil {
 					return err
 				}
-				if err := mustExist(ctx, c, id, a.field); errors.Is(err, counter.ErrNotFound) {
-					fmt.Fprintf(a.stderr, "%s: %s; until then it reads 0\n", cmd.CommandPath(), missingYet(a.cfg.Layout, id))
+				if _, err := c.Get(ctx, id, a.field); errors.Is(err, counter.ErrNotFound) {
+					fmt.Fprintf(a.stderr, "%s: %v; until then it reads 0\n", cmd.CommandPath(), missing(a.cfg.Layout, id, true))
 				} else if err != nil {
 					return err
 				}

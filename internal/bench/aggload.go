@@ -9,8 +9,6 @@ import (
 
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
-	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/tallycounters/tally/internal/eventarc"
 )
@@ -107,8 +105,8 @@ func (e *env) sendChange(run *aggRun, postID string, ch change) {
 // one more write of its post.
 func (e *env) perEventTrigger(c *firestore.Client) func(context.Context, event.Event) error {
 	return func(ctx context.Context, ev event.Event) error {
-		var data firestoredata.DocumentEventData
-		if proto.Unmarshal(ev.Data(), &data) != nil {
+		data, rel, ok := written(ev)
+		if !ok {
 			return nil
 		}
 		delta := 0
@@ -118,11 +116,6 @@ func (e *env) perEventTrigger(c *firestore.Client) func(context.Context, event.E
 		case data.GetValue() == nil && data.GetOldValue() != nil:
 			delta = -1
 		}
-		name := data.GetValue().GetName()
-		if name == "" {
-			name = data.GetOldValue().GetName()
-		}
-		_, rel, _ := strings.Cut(name, "/documents/")
 		parts := strings.Split(rel, "/") // {coll}/{post}/comments/{comment}
 		if delta == 0 || len(parts) != 4 {
 			return nil

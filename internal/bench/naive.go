@@ -19,15 +19,10 @@ import (
 // reported to record.
 func naiveRollup(client *firestore.Client, l counting.Layout, record func(path string, at time.Time, delta int64)) func(context.Context, event.Event) error {
 	return func(ctx context.Context, e event.Event) error {
-		var data firestoredata.DocumentEventData
-		if proto.Unmarshal(e.Data(), &data) != nil {
+		data, rel, ok := written(e)
+		if !ok {
 			return nil
 		}
-		name := data.GetValue().GetName()
-		if name == "" {
-			name = data.GetOldValue().GetName()
-		}
-		_, rel, _ := strings.Cut(name, "/documents/")
 		id, _, _, err := l.ParseShardPath(rel)
 		if err != nil {
 			return nil
@@ -41,4 +36,20 @@ func naiveRollup(client *firestore.Client, l counting.Layout, record func(path s
 		record(l.Collection+"/"+id, wr.UpdateTime, delta)
 		return nil
 	}
+}
+
+// written is a Firestore write event's data and the written document's
+// path from the database's root; ok is false for an event that is not one.
+// The bench's stand-ins for apps' triggers read events with it.
+func written(e event.Event) (data *firestoredata.DocumentEventData, rel string, ok bool) {
+	data = &firestoredata.DocumentEventData{}
+	if proto.Unmarshal(e.Data(), data) != nil {
+		return nil, "", false
+	}
+	name := data.GetValue().GetName()
+	if name == "" {
+		name = data.GetOldValue().GetName()
+	}
+	_, rel, ok = strings.Cut(name, "/documents/")
+	return data, rel, ok
 }

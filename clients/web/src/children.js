@@ -4,7 +4,7 @@
 // is its commit time; the count holds the child once the part of the
 // collection that holds the child's id is folded at or after it.
 
-import { deleteDoc, doc, getDoc, getDocFromCache, serverTimestamp, setDoc, updateDoc } from "firebase/firestore";
+import { deleteDoc, getDoc, getDocFromCache, serverTimestamp, setDoc, updateDoc } from "firebase/firestore";
 
 import { changed, closed, closedError } from "./client.js";
 
@@ -93,10 +93,3 @@ export function sourceOf(path, children) {
   return children.parent?.path === path ? children.id : `/${children.path}`;
 }
 
-/**
- * A new document of children.
- * @param {import("firebase/firestore").CollectionReference} children
- */
-export function newChild(children) {
-  return doc(children);
-}

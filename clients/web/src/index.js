@@ -15,7 +15,7 @@ import { getAuth, onAuthStateChanged } from "firebase/auth";
 
 import { holds, pressedOn, shown, votedShown } from "./pending.js";
 import { act, closeClient, closed, mine, openClient, settle } from "./client.js";
-import { create, newChild, remove, sourceOf, writeChild } from "./children.js";
+import { create, remove, sourceOf, writeChild } from "./children.js";
 
 /**
  * @typedef {import("../index").Tally} Tally
@@ -221,7 +221,7 @@ export function vote(ref, on) {
  * @returns {Promise<import("firebase/firestore").DocumentReference>}
  */
 export async function addChild(ref, children, data, options = {}) {
-  const child = newChild(children);
+  const child = doc(children);
   const what = { counter: ref.counter, field: ref.field, by: options.by ?? 1, child: { source: sourceOf(ref.path, children), id: child.id } };
   await writeChild(client(ref.tally), keyOf(ref), what, () => create(child, data, options.stamp ?? "createdAt"));
   return child;
