@@ -5,7 +5,9 @@
 # on request, an hourly job that reconciles every counter.
 #
 # Safe to run again: what exists is left as it is, and the functions are
-# redeployed with the same settings. --dry-run prints every command instead.
+# redeployed with the same settings. --dry-run prints every command instead;
+# --delete removes what it made (deploy/delete.sh). Prerequisites, Firebase
+# Auth, App Check and what to check after: docs/deploy.md.
 set -euo pipefail
 
 usage() {
@@ -45,9 +47,14 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
   --shards-collection NAME  subcollection of shards under each counted document (default shards)
   --window DURATION         each counter's total is written at most once per window (default 1s)
   --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
-                            see README, "Running it in production")
+                            see docs/deploy.md)
   --runtime RUNTIME         Cloud Functions runtime (default go126)
   --no-monitoring           skip the log-based metrics and the fold-lag alert
+  --delete                  remove what this script made: the functions, Rollup's
+                            triggers, the reconcile job, the metrics and alert, the
+                            service accounts and their roles; the data, the database,
+                            the rules and the APIs stay. Give the flags of the deploy
+                            (--project, --region, --database-location, --counts)
   --dry-run                 print the commands, run nothing
 
 Flags take their value as the next argument or after '=' (--project=p).
@@ -58,7 +65,7 @@ project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
 auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate=""
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100
-counts="" shards_collection="shards"
+counts="" shards_collection="shards" delete=false
 
 need() { # need FLAG VALUE: the flag's value must be there
 	if [ -z "${2-}" ]; then
@@ -73,7 +80,7 @@ while [ $# -gt 0 ]; do
 		shift
 		set -- "$flag" "$value" "$@"
 		case "$flag" in
-		--public | --votes-only | --app-check | --signed-in-reads | --reconcile-schedule | --no-monitoring | --dry-run | --help)
+		--public | --votes-only | --app-check | --signed-in-reads | --reconcile-schedule | --no-monitoring | --delete | --dry-run | --help)
 			echo "deploy: $flag takes no value" >&2
 			exit 2
 			;;
@@ -103,6 +110,7 @@ while [ $# -gt 0 ]; do
 	--signed-in-reads) signed_in_reads=true; shift ;;
 	--reconcile-schedule) reconcile=true; shift ;;
 	--no-monitoring) monitoring=false; shift ;;
+	--delete) delete=true; shift ;;
 	--dry-run) dry_run=true; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "deploy: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -242,6 +250,12 @@ if [ -n "$user_rate" ]; then
 	env_vars="$env_vars~~TALLY_PUBLIC_USER_RATE=$user_rate"
 fi
 
+if [ "$delete" = true ]; then
+	# shellcheck source=delete.sh
+	source deploy/delete.sh
+	exit 0
+fi
+
 echo "# APIs"
 apis=(cloudfunctions.googleapis.com run.googleapis.com cloudbuild.googleapis.com
 	artifactregistry.googleapis.com eventarc.googleapis.com pubsub.googleapis.com
@@ -282,7 +296,7 @@ run gcloud functions deploy tally-increment --gen2 --project="$project" --region
 	--memory=256Mi --cpu=1 --concurrency=80 --timeout=30s
 
 echo "# Rollup: every write to a shard. Any number of instances keeps each parent"
-echo "# at one write per window; each holds up to 1000 events (see README: production)."
+echo "# at one write per window; each holds up to 1000 events (see docs/deploy.md)."
 run gcloud functions deploy tally-rollup --gen2 --project="$project" --region="$region" \
 	--runtime="$runtime" --source=. --entry-point=Rollup \
 	--trigger-location="$location" \
@@ -339,6 +353,11 @@ fi
 run "${rules[@]}"
 
 if [ "$monitoring" = true ]; then
+	if [ "$dry_run" = false ] && ! gcloud alpha --help >/dev/null 2>&1; then
+		echo "deploy: the fold-lag alert needs gcloud's alpha commands: 'gcloud components install alpha'" \
+			"(the Debian package google-cloud-cli has them), or deploy with --no-monitoring" >&2
+		exit 2
+	fi
 	echo "# Monitoring: fold lag (a distribution) and failed folds, from Rollup's log lines;"
 	echo "# an alert when the fold lag's 99th percentile stays over 30 s for 5 minutes."
 	lag_config="$PWD/deploy/monitoring/fold-lag.yaml"

@@ -96,6 +96,8 @@ func TestCounterCommands(t *testing.T) {
 		{[]string{"get", "likes"}, "there is no counter likes: 'tally create likes' makes one", 1},
 		{[]string{"incr", "typo"}, "there is no counter typo: 'tally create typo' makes one", 1},
 		{[]string{"sum", "typo"}, "there is no counter typo", 1}, // the incr made nothing
+		{[]string{"reset", "typo"}, "tally reset: there is no counter typo: 'tally create typo' makes one", 1},
+		{[]string{"delete", "typo"}, "tally delete: there is no counter typo: 'tally create typo' makes one", 1},
 		{[]string{"reconcile", "missing2"}, "tally reconcile: there is no counter missing2: 'tally create missing2' makes one", 1},
 		{[]string{"incr", "bad/id"}, "invalid counter id", 2},
 		{[]string{"get"}, "want one counter id", 2},

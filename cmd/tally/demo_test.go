@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,12 +18,13 @@ import (
 
 // TestDemoInABrowser runs TALLY_AUTH=firebase go run ./cmd/tally serve
 // (on a free port) and opens its /demo?counter=demo-likes in a headless
-// Chromium: a user signs in against the Auth emulator serve started, likes,
-// sees the total reach 1, reloads, is still signed in, sees the button
-// pressed (from their vote document), and likes again without the total
-// moving. The page is served with a
-// Content-Security-Policy that allows its own script and style only, and the
-// browser enforces it.
+// Chromium: signed out, the Like button is disabled and says to sign in; a
+// user signs in against the Auth emulator serve started, likes, sees the
+// total reach 1 and the button pressed and labelled Liked, reloads, is
+// still signed in, sees the button pressed (from their vote document), and
+// a second press takes the like back, as in the feed. The page is served
+// with a Content-Security-Policy that allows its own script and style
+// only, and the browser enforces it.
 func TestDemoInABrowser(t *testing.T) {
 	t.Parallel()
 	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase"}, "serve", "--port", "0")
@@ -35,10 +38,14 @@ func TestDemoInABrowser(t *testing.T) {
 	checkDemoHeaders(t, page)
 	id := func(s string) chromedp.ID { return chromedp.ID(s) }
 	err := chromedp.Do(ctx,
+		chromedp.Navigate(page),
+		waitJS(`document.getElementById("like").disabled && document.getElementById("like").textContent === "Sign in to like"`),
 		signIn(page),
-		chromedp.WaitVisible(id("like")),
+		waitJS(`!document.getElementById("like").disabled`),
 		chromedp.Click(id("like")),
-		waitText("total", "1"),                  // at once, before Increment answers
+		waitText("total", "1"), // at once, before Increment answers
+		waitText("total-noun", "like"),
+		waitText("like", "Liked"),
 		waitText("result", "Your like counts."), // once it has
 	)
 	if err != nil {
@@ -49,20 +56,18 @@ func TestDemoInABrowser(t *testing.T) {
 	}
 	err = chromedp.Do(ctx,
 		chromedp.Reload(),
-		chromedp.WaitVisible(id("like")), // still signed in
+		waitJS(`!document.getElementById("like").disabled`),                               // still signed in
 		waitJS(`document.getElementById("like").getAttribute("aria-pressed") === "true"`), // and the page knows the like is theirs
 		chromedp.Click(id("like")),
-		waitText("result", "Your like was already counted."),
-		chromedp.Sleep(2*time.Second), // a fold window and more: had it counted, the total would show it
+		waitText("total", "0"), // at once
+		waitText("like", "Like"),
+		waitText("result", "Your like is taken back."),
 	)
 	if err != nil {
-		t.Fatalf("reload and like again: %v", err)
+		t.Fatalf("reload and press again: %v", err)
 	}
-	if total, _ := chromedp.Run(ctx, chromedp.Text(id("total"))); total != "1" {
-		t.Errorf("after liking again the page shows %q likes, want 1", total)
-	}
-	if got := shardSum(t, r.emulator, "demo-likes"); got != 1 {
-		t.Errorf("the shards hold %d, want 1", got)
+	if got := shardSum(t, r.emulator, "demo-likes"); got != 0 {
+		t.Errorf("the shards hold %d after the like was taken back, want 0", got)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd); code != 0 {
@@ -107,7 +112,10 @@ func checkDemoHeaders(t *testing.T, page string) {
 // post, and moves it to the top of the feed, most liked first; after a
 // reload the page knows the user likes it, and each post has two views. A
 // comment shows in its post's count of comments at once, and is counted on
-// the post.
+// the post. Signed out, the Like buttons are disabled and say to sign in; a
+// second press takes a like back. The signed-in feed is photographed at a
+// phone's width and a desktop's (into TALLY_SCREENSHOTS, if set: the
+// README's picture), and fits both without scrolling sideways.
 func TestDemoFeed(t *testing.T) {
 	t.Parallel()
 	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments)"}, "serve", "--port", "0")
@@ -123,6 +131,9 @@ func TestDemoFeed(t *testing.T) {
 		return waitJS(fmt.Sprintf(`[...document.querySelectorAll("article .views")].map((e) => e.textContent).join() === %q`, want))
 	}
 	err := chromedp.Do(ctx,
+		chromedp.Navigate(page),
+		waitJS(`[...document.querySelectorAll("article .like")].map((b) => b.disabled + " " + b.textContent).join() === `+
+			`"true Sign in to like,true Sign in to like,true Sign in to like"`),
 		signIn(page),
 		chromedp.WaitVisible(id("signed-in")),
 		views("1,1,1"),
@@ -130,9 +141,10 @@ func TestDemoFeed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sign in and see the posts: %v\n%s", err, stderr)
 	}
-	after, err := chromedp.Run(ctx, chromedp.Evaluate[string](post("counts", ".like")+`.click(), `+post("counts", ".likes")+`.textContent + " " + `+post("counts", ".like")+`.ariaPressed`))
-	if err != nil || after != "1 true" {
-		t.Fatalf("right after Like the post shows %q (%v), want 1 like, pressed", after, err)
+	after, err := chromedp.Run(ctx, chromedp.Evaluate[string](post("counts", ".like")+`.click(), `+post("counts", ".likes")+`.textContent + " " + `+post("counts", ".likes-noun")+`.textContent + " " + `+
+		post("counts", ".like")+`.ariaPressed + " " + `+post("counts", ".like")+`.textContent`))
+	if err != nil || after != "1 like true Liked" {
+		t.Fatalf("right after Like the post shows %q (%v), want 1 like, pressed and labelled Liked", after, err)
 	}
 	if err := chromedp.Do(ctx, waitJS(`document.querySelector("article").dataset.id === "counts"`)); err != nil {
 		t.Fatalf("the liked post does not move to the top: %v", err)
@@ -146,14 +158,50 @@ func TestDemoFeed(t *testing.T) {
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[string](comment)); err != nil || n != "1" {
 		t.Fatalf("right after Comment the post shows %q comments (%v), want 1", n, err)
 	}
+	screenshots(t, ctx)
 	for _, p := range demoPostIDs {
 		waitField(t, r.emulator, "posts/"+p, "likes", map[string]int64{"counts": 1}[p])
+	}
+	again, err := chromedp.Run(ctx, chromedp.Evaluate[string](post("counts", ".like")+`.click(), `+post("counts", ".likes")+
+		`.textContent + " " + `+post("counts", ".like")+`.ariaPressed + " " + `+post("counts", ".like")+`.textContent`))
+	if err != nil || again != "0 false Like" {
+		t.Fatalf("right after a second press the post shows %q (%v), want 0 likes, not pressed, labelled Like", again, err)
+	}
+	for _, p := range demoPostIDs {
+		waitField(t, r.emulator, "posts/"+p, "likes", 0)
 		waitField(t, r.emulator, "posts/"+p, "views", 2)
 		waitField(t, r.emulator, "posts/"+p, "comments", map[string]int64{"hello": 1}[p])
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd); code != 0 {
 		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+}
+
+// screenshots photographs the page at 390 and 1,280 CSS pixels wide, once
+// nothing waits to be sent, and checks that it fits each width.
+func screenshots(t *testing.T, ctx context.Context) {
+	t.Helper()
+	dir := os.Getenv("TALLY_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	for _, width := range []int64{1280, 390} {
+		err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900), waitJS(`!document.querySelector("[data-pending]")`))
+		if err != nil {
+			t.Fatalf("at %d px: %v", width, err)
+		}
+		if wide, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); wide > int(width) {
+			t.Errorf("at %d px the page is %d px wide: it scrolls sideways", width, wide)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("a screenshot at %d px: %v", width, err)
+		}
+		name := filepath.Join(dir, fmt.Sprintf("demo-%d.png", width))
+		if err := os.WriteFile(name, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@
 //	tally config   print the configuration in force
 //	tally rules    print or publish the Firestore security rules
 //	tally serve    run the emulator, the functions and the event bridge
+//	tally token    sign in on the local Auth emulator and print an ID token
 //	tally bench    measure tally against the baselines
 //
 // Every command reads the same TALLY_* environment as the functions, and its
@@ -74,7 +75,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		c.GroupID = "counters"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{serveCommand(), benchCommand(), configCommand(), rulesCommand()} {
+	for _, c := range []*cobra.Command{serveCommand(), tokenCommand(), benchCommand(), configCommand(), rulesCommand()} {
 		c.GroupID = "local"
 		root.AddCommand(c)
 	}

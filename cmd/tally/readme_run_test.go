@@ -64,16 +64,26 @@ var readmeRuns = map[string]readmeRun{
 	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5 --public --auth firebase --votes-only --app-check --counter-pattern 'post-[0-9]+-likes' --cors-origins https://app.example": {run: runDeployDryRun},
 	"URL=https://us-central1-PROJECT.cloudfunctions.net/tally-increment":                                                                                                                                          {elsewhere: "needs a deployed function"},
 	`curl -s -X POST "$URL" -H "Authorization: Bearer $(gcloud auth print-identity-token)" -H 'Content-Type: application/json' -d '{"counter":"likes"}'`:                                                          {elsewhere: "needs a deployed function"},
-	"go run ./cmd/tally get likes --project PROJECT": {elsewhere: "needs a Google Cloud project; the CLI session runs tally get on the emulator"},
+	"go run ./cmd/tally get likes --project PROJECT":                                                                               {elsewhere: "needs a Google Cloud project; the CLI session runs tally get on the emulator"},
+	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5 --delete":                                    {run: runDeployDryRun},
+	"cd examples/like-button && npm ci && npm start":                                                                               {elsewhere: "TestStarterApp runs npm ci, then what npm start runs: npm run build, then serve --app public with TALLY_AUTH=firebase, and drives the app"},
+	"firebase projects:addfirebase PROJECT":                                                                                        {elsewhere: "needs a Google Cloud project"},
+	"firebase apps:create web tally-web --project PROJECT":                                                                         {elsewhere: "needs a Google Cloud project"},
+	"firebase apps:sdkconfig web APP_ID --project PROJECT":                                                                         {elsewhere: "needs a Google Cloud project"},
+	"gcloud services enable identitytoolkit.googleapis.com --project PROJECT":                                                      {run: runGcloudParse},
+	"gcloud services enable recaptchaenterprise.googleapis.com firebaseappcheck.googleapis.com --project PROJECT":                  {run: runGcloudParse},
+	"gcloud recaptcha keys create --display-name=tally-web --web --domains=app.example --integration-type=score --project PROJECT": {run: runGcloudParse},
+	`curl -s -X PATCH -H "Authorization: Bearer $(gcloud auth print-access-token)" -H "X-Goog-User-Project: PROJECT" -H 'Content-Type: application/json' 'https://identitytoolkit.googleapis.com/admin/v2/projects/PROJECT/config?updateMask=signIn.email.enabled' -d '{"signIn":{"email":{"enabled":true}}}'`: {elsewhere: "needs a Google Cloud project"},
+	`curl -s -X PATCH -H "Authorization: Bearer $(gcloud auth print-access-token)" -H "X-Goog-User-Project: PROJECT" -H 'Content-Type: application/json' 'https://firebaseappcheck.googleapis.com/v1/projects/PROJECT/apps/APP_ID/recaptchaEnterpriseConfig?updateMask=siteKey' -d '{"siteKey":"SITE_KEY"}'`:   {elsewhere: "needs a Google Cloud project"},
 }
 
 // commandPrefixes start the README's command lines; other lines of its
 // code blocks are output, code or queries.
-var commandPrefixes = []string{"go ", "tally ", "apt-get ", "command ", "deploy/", "curl ", "URL=", "TALLY_", "npm ", "gcloud "}
+var commandPrefixes = []string{"go ", "tally ", "apt-get ", "command ", "deploy/", "curl ", "URL=", "TALLY_", "npm ", "gcloud ", "firebase ", "cd "}
 
 // outputMarkers precede the README's blocks of output, and of sessions
 // that other tests run line by line.
-var outputMarkers = []string{"web client", "serve banner", "quickstart", "cli session", "counts session", "deploy", "bench table", "soak table", "go example"}
+var outputMarkers = []string{"web client", "serve banner", "auth banner", "quickstart", "cli session", "counts session", "deploy", "bench table", "soak table", "go example"}
 
 // readmeCommands lists the commands in the fenced blocks of the README
 // and of docs/.
@@ -83,7 +93,7 @@ func readmeCommands(t *testing.T) []string {
 	var out []string
 	lines := strings.Split(string(b), "\n")
 	for i := 0; i < len(lines); i++ {
-		fence, ok := strings.CutPrefix(lines[i], "```")
+		fence, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "```") // a block in a list is indented
 		if !ok {
 			continue
 		}
@@ -93,7 +103,7 @@ func readmeCommands(t *testing.T) []string {
 				skip = true
 			}
 		}
-		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+		for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "```"); i++ {
 			line := lines[i]
 			for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
 				i++
@@ -212,7 +222,11 @@ func runInstall(t *testing.T, line string) {
 func runDeployDryRun(t *testing.T, line string) {
 	cmd := exec.Command("bash", "-c", line+" --dry-run")
 	cmd.Dir = "../.."
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "gcloud functions deploy tally-increment") {
+	want := "gcloud functions deploy tally-increment"
+	if strings.HasSuffix(line, " --delete") {
+		want = "gcloud functions delete tally-increment"
+	}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), want) {
 		t.Errorf("%s --dry-run: %v\n%s", line, err, out)
 	}
 }
@@ -324,5 +338,21 @@ func runInstallLine(t *testing.T, line string) {
 		case strings.HasPrefix(line, "command") && wantsNPM == hasNPM:
 			t.Errorf("with npm installed: %v, %q asked apt-get for %q", hasNPM, line, asked)
 		}
+	}
+}
+
+// runGcloudParse gives a gcloud command of the docs to the installed
+// gcloud, with no account and offline: it must take the arguments, and
+// stop only for want of an account.
+func runGcloudParse(t *testing.T, line string) {
+	if _, err := exec.LookPath("gcloud"); err != nil {
+		t.Fatal("gcloud is not installed: install the Google Cloud CLI (Debian package google-cloud-cli)")
+	}
+	cmd := exec.Command("bash", "-c", strings.ReplaceAll(line, "PROJECT", "demo-proj")) // a valid project id
+	cmd.Env = append(os.Environ(), "CLOUDSDK_CONFIG="+t.TempDir(), "CLOUDSDK_CORE_DISABLE_PROMPTS=1",
+		"CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK=1", "CLOUDSDK_CORE_ACCOUNT=")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "You do not currently have an active account selected") {
+		t.Errorf("gcloud does not take %s:\n%s", line, out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/emulator"
@@ -47,6 +47,7 @@ func serveCommand() *cobra.Command {
 	bridgePort := f.Int("bridge-port", 0, "port of the event bridge the emulator posts to (default: a free one)")
 	data := f.String("data", "", "keep the emulator's data in `DIR` across runs")
 	verbose := f.BoolP("verbose", "v", false, "show the emulator's own output")
+	app := f.String("app", "", "serve the web app in `DIR` at / beside the functions (it reads "+stack.LocalConfigPath+" to find the emulators)")
 	hot := f.Float64("contention", 0, "put a stand-in for Firestore's contention between the functions and the emulator: past this many writes a second to one document, their writes wait, then fail ABORTED (0: off)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
@@ -57,7 +58,12 @@ func serveCommand() *cobra.Command {
 		o := stack.Options{
 			Config: cfg, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
 			DataDir: *data, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
-			AuthHost: os.Getenv(authemu.EnvHost), Contention: *hot,
+			AuthHost: os.Getenv(authemu.EnvHost), Contention: *hot, AppDir: *app,
+		}
+		if *app != "" {
+			if st, err := os.Stat(filepath.Join(*app, "index.html")); err != nil || st.IsDir() {
+				return usagef("--app %s: no index.html there; give the directory of the app's built files", *app)
+			}
 		}
 		if *verbose {
 			o.EmulatorOutput = stderr
@@ -81,7 +87,7 @@ func serveCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		printReady(stdout, st, o)
+		printReady(ctx, stdout, st, o)
 		var failed error
 		select {
 		case <-ctx.Done():
@@ -116,7 +122,7 @@ func checkExternal(host, data string) error {
 	return nil
 }
 
-func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
+func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Options) {
 	if s.Emulator != nil {
 		rules := "deploy/firestore.rules"
 		if s.Config().Layout.OnDocs() {
@@ -145,20 +151,44 @@ func printReady(w io.Writer, s *stack.Stack, o stack.Options) {
 	fmt.Fprintf(w, "tally: functions at %s/Increment, %s/Rollup and %s/Reconcile; Ctrl-C stops everything\n",
 		s.FunctionsURL, s.FunctionsURL, s.FunctionsURL)
 	fmt.Fprintf(w, "tally: a like button at %s/demo\n", s.FunctionsURL)
+	if o.AppDir != "" {
+		fmt.Fprintf(w, "tally: your app, from %s, at %s/\n", o.AppDir, s.FunctionsURL)
+	}
 	fmt.Fprintf(w, "tally: pages of %s may call the functions; any other page gets 403 (TALLY_CORS_ORIGINS allows more)\n",
 		strings.Join(s.Origins, " and "))
 	fmt.Fprintf(w, "%s=%s\n", EnvEmulator, s.EmulatorHost)
-	l := s.Config().Layout
-	doc, field, body := l.Collection+"/likes", counting.FieldTotal, `{"counter":"likes"}`
-	if l.OnDocs() {
-		// The first declared count, on a document the app would have made.
-		doc = strings.ReplaceAll(l.Docs[0].Collection, "*", "u1") + "/p1"
-		field = l.Docs[0].Fields[0]
+	printExample(ctx, w, s)
+}
+
+// printExample prints commands that increment a count and read it back,
+// as printed: with a token from 'tally token' where Increment takes
+// signed-in users only, and on a document that exists (made first by the
+// commands where there is none yet).
+func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
+	doc, field, exists, err := s.Example(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "tally: no example to show: %v\n", err)
+		return
+	}
+	c := s.Config()
+	docURL := fmt.Sprintf("http://%s/v1/projects/%s/databases/%s/documents/%s", s.EmulatorHost, c.Project, c.Database, doc)
+	if !exists {
+		fmt.Fprintf(w, "curl -s -o /dev/null -w '%%{http_code}\\n' -X PATCH -H 'Authorization: Bearer owner' '%s' -d '{\"fields\":{}}'   # your app makes %s; this makes one\n", docURL, doc)
+	}
+	body := `{"counter":"likes"}`
+	if c.Layout.OnDocs() {
 		body = fmt.Sprintf(`{"counter":%q,"field":%q}`, doc, field)
 	}
-	fmt.Fprintf(w, "curl -s -X POST %s/Increment -H 'Content-Type: application/json' -d '%s'\n", s.FunctionsURL, body)
-	fmt.Fprintf(w, "curl -s -H 'Authorization: Bearer owner' 'http://%s/v1/projects/%s/databases/%s/documents/%s?mask.fieldPaths=%s'\n",
-		s.EmulatorHost, s.Config().Project, s.Config().Database, doc, field)
+	signedIn := ""
+	if s.AuthHost != "" {
+		fmt.Fprintf(w, "%s=%s\n", authemu.EnvHost, s.AuthHost)
+		fmt.Fprintf(w, "TOKEN=$(%s=%s go run ./cmd/tally token you@example.com)\n", authemu.EnvHost, s.AuthHost)
+		signedIn = ` -H "Authorization: Bearer $TOKEN"`
+	}
+	if !c.Layout.OnDocs() || !c.Layout.IsAggregate(doc, field) {
+		fmt.Fprintf(w, "curl -s -X POST %s/Increment%s -H 'Content-Type: application/json' -d '%s'\n", s.FunctionsURL, signedIn, body)
+	}
+	fmt.Fprintf(w, "curl -s -H 'Authorization: Bearer owner' '%s?mask.fieldPaths=%s'\n", docURL, field)
 }
 
 func envInt(key string, def int) int {

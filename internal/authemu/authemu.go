@@ -217,18 +217,43 @@ type User struct {
 // SignUp creates a user with email and password on the emulator at host
 // and returns its ID token, as a web app's sign-up would.
 func SignUp(host, email, password string) (User, error) {
+	return account(host, "signUp", email, password)
+}
+
+// SignIn signs the user with email and password in on the emulator at
+// host, creating it first if there is none, and returns its ID token.
+func SignIn(host, email, password string) (User, error) {
+	u, err := account(host, "signUp", email, password)
+	if errors.Is(err, errEmailExists) {
+		u, err = account(host, "signInWithPassword", email, password)
+	}
+	return u, err
+}
+
+var errEmailExists = errors.New("EMAIL_EXISTS")
+
+// account calls the Identity Toolkit method (signUp, signInWithPassword)
+// of the emulator at host for email and password.
+func account(host, method, email, password string) (User, error) {
 	body, _ := json.Marshal(map[string]any{"email": email, "password": password, "returnSecureToken": true})
-	resp, err := http.Post("http://"+host+"/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key",
+	resp, err := http.Post("http://"+host+"/identitytoolkit.googleapis.com/v1/accounts:"+method+"?key=fake-api-key",
 		"application/json", bytes.NewReader(body))
 	if err != nil {
-		return User{}, fmt.Errorf("authemu: sign up: %w", err)
+		return User{}, fmt.Errorf("authemu: sign in %s: %w", email, err)
 	}
 	defer resp.Body.Close()
 	var out struct {
 		LocalID, Email, IDToken string
+		Error                   struct{ Message string }
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.IDToken == "" {
-		return User{}, fmt.Errorf("authemu: sign up %s: %s %v", email, resp.Status, err)
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	switch {
+	case strings.HasPrefix(out.Error.Message, errEmailExists.Error()):
+		return User{}, errEmailExists
+	case out.Error.Message != "":
+		return User{}, fmt.Errorf("authemu: sign in %s: %s", email, out.Error.Message)
+	case err != nil || resp.StatusCode != http.StatusOK || out.IDToken == "":
+		return User{}, fmt.Errorf("authemu: sign in %s: %s %v", email, resp.Status, err)
 	}
 	return User{UID: out.LocalID, Email: out.Email, IDToken: out.IDToken}, nil
 }

@@ -1,16 +1,21 @@
 // Package npmci installs the npm packages a directory of the repository
-// pins (its package-lock.json) with "npm ci", once, however many test
-// processes ask at the same time: the Firebase CLI in tools/firebase, the
-// web client's build and test tools in clients/web.
+// pins (its package-lock.json) with "npm ci", once per machine, however
+// many test processes or clones ask at the same time: the Firebase CLI in
+// tools/firebase, the web client's build and test tools in clients/web.
 package npmci
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -18,14 +23,21 @@ import (
 // ErrNoNPM means npm is not on the PATH.
 var ErrNoNPM = errors.New("npm is not on the PATH")
 
-// Install runs "npm ci" in dir, to install what (for the log), unless
-// dir/node_modules/want exists already, and says whether it did. Callers in any number of processes install once:
-// each takes an exclusive lock on dir/.install.lock first, and finds want
-// there once the one that installed it lets go. It tells log what it does,
-// as it takes a minute or so.
+// progressEvery is how often a running install says how far it has got.
+var progressEvery = 15 * time.Second
+
+// Install makes dir/node_modules/want present, and says whether it
+// installed anything. The packages dir pins are installed with "npm ci"
+// once per machine, into the user's cache directory under a name made
+// from dir's package.json and package-lock.json, and dir/node_modules is
+// a link to them there: a second clone of the repository finds them
+// installed. Without a cache directory, or beside a node_modules of
+// dir's own, they are installed in dir. Callers in any number of
+// processes install once: each takes an exclusive lock first, and finds
+// want there once the one that installed it lets go. It tells log what it
+// does, and how far it has got, as it takes minutes on a slow link.
 func Install(dir, want, what string, log io.Writer) (installed bool, err error) {
-	path := filepath.Join(dir, "node_modules", want)
-	if exists(path) {
+	if exists(filepath.Join(dir, "node_modules", want)) {
 		return false, nil
 	}
 	npm, err := exec.LookPath("npm")
@@ -37,19 +49,134 @@ func Install(dir, want, what string, log io.Writer) (installed bool, err error) 
 		return false, fmt.Errorf("npm ci in %s: lock %s: %w", dir, lock.Path(), err)
 	}
 	defer lock.Unlock()
-	if exists(path) {
+	if exists(filepath.Join(dir, "node_modules", want)) {
 		return false, nil // installed while this caller waited
 	}
-	fmt.Fprintf(log, "tally: installing %s pinned in %s, once: npm ci --prefix %s\n", what, dir, dir)
+	modules := filepath.Join(dir, "node_modules")
+	if fi, err := os.Lstat(modules); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		os.Remove(modules) // a link to packages no longer there: the cache was cleared
+	}
+	cache, err := cacheFor(dir)
+	if _, statErr := os.Lstat(modules); err != nil || statErr == nil {
+		return true, npmCI(npm, dir, want, what, log) // in place, as before the cache
+	}
+	if installed, err = installShared(npm, dir, cache, want, what, log); err != nil {
+		return false, err
+	}
+	if err := os.Symlink(filepath.Join(cache, "node_modules"), modules); err != nil {
+		return false, fmt.Errorf("link %s to the packages in %s: %w", dir, cache, err)
+	}
+	if !installed {
+		fmt.Fprintf(log, "tally: %s pinned in %s: installed already, in %s\n", what, dir, cache)
+	}
+	return installed, nil
+}
+
+// cacheFor is where the packages dir pins are kept for the machine.
+func cacheFor(dir string) (string, error) {
+	root, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, name := range []string{"package.json", "package-lock.json", ".npmrc"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
+		h.Write(b)
+	}
+	abs, _ := filepath.Abs(dir)
+	return filepath.Join(root, "tally", "npm", filepath.Base(abs)+"-"+hex.EncodeToString(h.Sum(nil))[:16]), nil
+}
+
+// installShared installs the packages of dir into cache, unless they are
+// there, under a lock of the cache's own (clones of the repository share
+// it).
+func installShared(npm, dir, cache, want, what string, log io.Writer) (bool, error) {
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return false, err
+	}
+	lock := flock.New(filepath.Join(cache, ".install.lock"))
+	if err := lock.Lock(); err != nil {
+		return false, fmt.Errorf("npm ci in %s: lock %s: %w", cache, lock.Path(), err)
+	}
+	defer lock.Unlock()
+	if exists(filepath.Join(cache, "node_modules", want)) {
+		return false, nil
+	}
+	for _, name := range []string{"package.json", "package-lock.json", ".npmrc"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) && name == ".npmrc" {
+			continue
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(cache, name), b, 0o644)
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return true, npmCI(npm, cache, want, what+" pinned in "+dir+", once for this machine,", log)
+}
+
+// npmCI runs npm ci in dir, saying what it installs and, every
+// progressEvery, how much it has written.
+func npmCI(npm, dir, want, what string, w io.Writer) error {
+	log := &lockedWriter{w: w} // npm's output and the progress lines interleave
+	fmt.Fprintf(log, "tally: installing %s: npm ci --prefix %s\n", what, dir)
 	cmd := exec.Command(npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
-		return false, fmt.Errorf("npm ci --prefix %s: %w", dir, err)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("npm ci --prefix %s: %w", dir, err)
 	}
-	if !exists(path) {
-		return false, fmt.Errorf("npm ci --prefix %s left no %s", dir, path)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	start := time.Now()
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("npm ci --prefix %s: %w", dir, err)
+			}
+			if path := filepath.Join(dir, "node_modules", want); !exists(path) {
+				return fmt.Errorf("npm ci --prefix %s left no %s", dir, path)
+			}
+			fmt.Fprintf(log, "tally: installed %s in %s (%d MB)\n", want, time.Since(start).Round(time.Second), size(filepath.Join(dir, "node_modules"))>>20)
+			return nil
+		case <-tick.C:
+			fmt.Fprintf(log, "tally: still installing, %s so far: %d MB written\n", time.Since(start).Round(time.Second), size(filepath.Join(dir, "node_modules"))>>20)
+		}
 	}
-	return true, nil
+}
+
+// lockedWriter writes to w from one goroutine at a time.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// size is the bytes of the files under dir.
+func size(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // Dir is the repository's directory rel (such as tools/firebase), found

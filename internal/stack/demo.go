@@ -116,11 +116,7 @@ func (s *Stack) demo(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "use GET", http.StatusMethodNotAllowed)
 		return
 	}
-	cfg := demoConfig{
-		AuthHost: s.AuthHost, FirestoreHost: s.EmulatorHost, Project: s.o.Config.Project,
-		Database: s.o.Config.Database, Collection: s.o.Config.Layout.Collection, Feed: s.feed(),
-	}
-	_, cfg.Voters, _ = s.o.Config.Layout.Subcollections()
+	cfg := s.pageConfig()
 	if cfg.Feed != nil && !r.URL.Query().Has("counter") {
 		if err := s.seed(r.Context(), cfg.Feed); err != nil {
 			http.Error(w, "the demo's posts: "+err.Error(), http.StatusServiceUnavailable)
@@ -147,6 +143,16 @@ func demoJS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Write(demoScript)
+}
+
+// pageConfig is what a page of the stack needs to reach it.
+func (s *Stack) pageConfig() demoConfig {
+	cfg := demoConfig{
+		AuthHost: s.AuthHost, FirestoreHost: s.EmulatorHost, Project: s.o.Config.Project,
+		Database: s.o.Config.Database, Collection: s.o.Config.Layout.Collection, Feed: s.feed(),
+	}
+	_, cfg.Voters, _ = s.o.Config.Layout.Subcollections()
+	return cfg
 }
 
 // demoPageData is what the page's template is given.

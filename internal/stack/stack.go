@@ -64,6 +64,10 @@ type Options struct {
 	// functions and the emulator: past this many writes a second to one
 	// document, their writes wait, then fail ABORTED, as on Firestore.
 	Contention float64
+	// AppDir, if set, is a directory of a web app's files, served at / on
+	// the functions' port (the functions keep their paths): the app and
+	// Increment share an origin.
+	AppDir string
 }
 
 // Stack is a running local tally.
@@ -177,9 +181,14 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", s.Functions.Handler())
+	if o.AppDir != "" {
+		mux.Handle("/", withApp(o.AppDir, s.Functions.Handler()))
+	} else {
+		mux.Handle("/", s.Functions.Handler())
+	}
 	mux.HandleFunc("/demo", s.demo)
 	mux.HandleFunc("/demo.js", demoJS)
+	mux.HandleFunc(LocalConfigPath, s.localConfig)
 	s.serve(fl, s.gate(mux))
 	if s.Settled, err = s.settle(ctx); err != nil {
 		return nil, err

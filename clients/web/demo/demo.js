@@ -22,34 +22,100 @@ const auth = getAuth(app);
 if (config.authHost) connectAuthEmulator(auth, `http://${config.authHost}`, { disableWarnings: true });
 const tally = getTally(app, { url: "/Increment", collection: config.collection, voters: config.voters, firestore: db, auth });
 
-const problem = (e) => ($("problem").textContent = `Refused: ${e.message}`);
+// say tells the person what went wrong, in words rather than the API's.
+function say(e) {
+  $("problem").textContent = plain(e);
+}
+
+function plain(e) {
+  if (e?.code === "tally/refused") {
+    if (e.status === 401) return "Please sign in again: your sign-in has run out.";
+    if (e.status === 403) return "This page may not change counts here.";
+    if (e.status === 404) return "This post is gone.";
+    return `That did not count: ${e.message}`;
+  }
+  if (e?.code === "permission-denied") return "You may not do that here.";
+  if (e?.code === "unavailable") return "The server cannot be reached just now; the page will catch up once it can.";
+  return `Something went wrong: ${e?.message ?? e}`;
+}
+
+// plural writes "1 like", "2 likes".
+const plural = (n, one, many) => (n === 1 ? one : many);
 
 // Likes are votes, one per signed-in user; without sign-in, steps of one.
+// One gesture: a press likes, a second press takes the like back.
 function like(ref, on) {
   $("problem").textContent = "";
   return config.authHost ? vote(ref, on) : addTo(ref, on ? 1 : -1);
 }
 
+// pending shows a like that is not yet answered: sending, or kept on this
+// device until the browser is back online.
+function pending(button, note, promise) {
+  button.dataset.pending = "true";
+  const show = () => {
+    if (button.dataset.pending !== "true") return;
+    note.textContent = navigator.onLine ? "Sending…" : "Offline: your like is saved on this device and will be sent when you are back online.";
+    note.classList.toggle("waiting", !navigator.onLine);
+  };
+  show();
+  addEventListener("online", show);
+  addEventListener("offline", show);
+  const done = () => {
+    delete button.dataset.pending;
+    note.classList.remove("waiting");
+    removeEventListener("online", show);
+    removeEventListener("offline", show);
+  };
+  return promise.finally(done);
+}
+
 // Sign-in: the Auth emulator takes any email, and a password of 6 or more.
 $("signin-form").hidden = !config.authHost;
-$("signin").onclick = async () => {
+$("signin-form").onsubmit = async (ev) => {
+  ev.preventDefault();
   const email = $("email").value, password = $("password").value;
+  $("problem").textContent = "";
   try {
     await signInWithEmailAndPassword(auth, email, password).catch(() => createUserWithEmailAndPassword(auth, email, password));
   } catch (e) {
-    $("problem").textContent = `Sign-in failed: ${e.code ?? e.message}`;
+    $("problem").textContent = e.code === "auth/weak-password" ? "The password needs 6 characters or more."
+      : e.code === "auth/invalid-email" ? "That email address is not valid."
+      : e.code === "auth/wrong-password" || e.code === "auth/invalid-credential" ? "That password is not this account's."
+      : `Sign-in failed: ${e.code ?? e.message}`;
   }
 };
 $("signout").onclick = () => signOut(auth);
+// signedOut holds the buttons that need a user, each with its label.
+const needUser = new Set();
+let user = null;
 const signedIn = new Promise((resolve) => {
-  onAuthStateChanged(auth, (user) => {
-    $("signin-form").hidden = !config.authHost || !!user;
-    $("signed-in").hidden = !user;
-    $("who").textContent = user?.email ?? "";
-    $("voting").hidden = config.authHost && !user; // likes are votes: signed in only
-    if (user || !config.authHost) resolve();
+  onAuthStateChanged(auth, (u) => {
+    user = u;
+    $("signin-form").hidden = !config.authHost || !!u;
+    $("signed-in").hidden = !u;
+    $("who").textContent = u?.email ?? "";
+    for (const b of needUser) label(b);
+    if (u || !config.authHost) resolve();
   });
 });
+
+// label sets a like button's label and state from its aria-pressed and
+// whether anyone is signed in.
+function label(button) {
+  const out = config.authHost && !user;
+  button.disabled = out;
+  button.textContent = out ? "Sign in to like" : button.getAttribute("aria-pressed") === "true" ? "Liked" : "Like";
+}
+
+function likeButton(button) {
+  needUser.add(button);
+  label(button);
+  return (on) => {
+    button.setAttribute("aria-pressed", String(on));
+    label(button);
+  };
+}
 
 const params = new URLSearchParams(location.search);
 if (config.feed && !params.has("counter")) feed(config.feed);
@@ -60,14 +126,25 @@ function one(name) {
   $("one").hidden = false;
   $("counter").textContent = name;
   const ref = countRef(tally, name);
-  onCount(ref, (n) => ($("total").textContent = String(n)), problem);
-  if (config.authHost) onVote(ref, (v) => $("like").setAttribute("aria-pressed", String(v)));
-  const say = (on) => (a) => {
-    if (on) $("result").textContent = a.changed ? "Your like counts." : "Your like was already counted.";
-    else $("result").textContent = a.changed ? "Your like is taken back." : "You had no like to take back.";
+  const button = $("like"), note = $("result");
+  const press = likeButton(button);
+  onCount(ref, (n) => {
+    $("total").textContent = String(n);
+    $("total-noun").textContent = plural(n, "like", "likes");
+  }, say);
+  if (config.authHost) onVote(ref, press);
+  button.onclick = () => {
+    const on = button.getAttribute("aria-pressed") !== "true";
+    press(on);
+    pending(button, note, like(ref, on)).then((a) => {
+      note.textContent = on ? (a.changed ? "Your like counts." : "Your like was already counted.")
+        : (a.changed ? "Your like is taken back." : "You had no like to take back.");
+    }, (e) => {
+      press(!on);
+      note.textContent = "";
+      say(e);
+    });
   };
-  $("like").onclick = () => like(ref, true).then(say(true), problem);
-  $("unlike").onclick = () => like(ref, false).then(say(false), problem);
 }
 
 // feed lists the posts, most liked first, each with its likes and views.
@@ -82,38 +159,53 @@ function feed({ collection: name, like: likes, view: views, comments, children }
       el.querySelector("h2").textContent = d.get("title") ?? d.id;
       $("posts").append(el); // in the query's order
     }
-  }, problem);
+  }, say);
 }
 
 function post(path, likes, views, comments, children) {
   const el = document.createElement("article");
+  el.className = "card";
   el.dataset.id = path.split("/").pop();
-  el.innerHTML = `<h2></h2><button class="like" aria-pressed="false">Like</button> <span class="likes">…</span> likes` +
-    (views ? ` · <span class="views">…</span> views` : "") +
-    (comments ? ` · <span class="comments">…</span> comments` +
-      `<form class="comment" hidden><input name="text" placeholder="Say something" required maxlength="500"> <button>Comment</button></form>` : "");
+  const stat = (cls, noun) => `<span><b class="${cls}">…</b> <span class="${cls}-noun">${noun}</span></span>`;
+  el.innerHTML = `<h2></h2><div class="actions"><button class="like" aria-pressed="false">Like</button>` +
+    `<span class="stats">${[stat("likes", "likes"), views && stat("views", "views"), comments && stat("comments", "comments")].filter(Boolean).join(" · ")}</span></div>` +
+    `<p class="note" aria-live="polite"></p>` +
+    (comments ? `<form class="comment" hidden><input name="text" placeholder="Write a comment" aria-label="Your comment" required maxlength="500"><button>Comment</button></form>` : "");
+  const show = (cls, one, many) => (n) => {
+    el.querySelector(`.${cls}`).textContent = String(n);
+    el.querySelector(`.${cls}-noun`).textContent = plural(n, one, many);
+  };
   if (comments) {
     // A comment shows in the count at once, and once: addChild.
     const counted = countRef(tally, path, comments);
-    onCount(counted, (n) => (el.querySelector(".comments").textContent = String(n)), problem);
+    onCount(counted, show("comments", "comment", "comments"), say);
     const form = el.querySelector("form");
-    onAuthStateChanged(auth, (user) => (form.hidden = !user)); // the rules let signed-in users comment
+    onAuthStateChanged(auth, (u) => (form.hidden = !u)); // the rules let signed-in users comment
     form.onsubmit = (e) => {
       e.preventDefault();
       const text = form.elements.namedItem("text");
-      addChild(counted, collection(db, `${path}/${children}`), { text: text.value, by: auth.currentUser?.uid ?? null }).catch(problem);
+      addChild(counted, collection(db, `${path}/${children}`), { text: text.value, by: auth.currentUser?.uid ?? null }).catch(say);
       text.value = "";
     };
   }
   const liked = countRef(tally, path, likes);
-  let on = false;
-  onCount(liked, (n) => (el.querySelector(".likes").textContent = String(n)), problem);
-  if (config.authHost) onVote(liked, (v) => el.querySelector(".like").setAttribute("aria-pressed", String(on = v)));
-  el.querySelector(".like").onclick = () => like(liked, !on).catch(problem);
+  const button = el.querySelector(".like"), note = el.querySelector(".note");
+  const press = likeButton(button);
+  onCount(liked, show("likes", "like", "likes"), say);
+  if (config.authHost) onVote(liked, press);
+  button.onclick = () => {
+    const on = button.getAttribute("aria-pressed") !== "true";
+    press(on);
+    pending(button, note, like(liked, on)).then(() => (note.textContent = ""), (e) => {
+      press(!on);
+      note.textContent = "";
+      say(e);
+    });
+  };
   if (views) {
     const viewed = countRef(tally, path, views);
-    onCount(viewed, (n) => (el.querySelector(".views").textContent = String(n)), problem);
-    signedIn.then(() => addTo(viewed, 1)).catch(problem);
+    onCount(viewed, show("views", "view", "views"), say);
+    signedIn.then(() => addTo(viewed, 1)).catch(say);
   }
   return el;
 }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tallycounters/tally/internal/browsertest"
+)
+
+// starterDir is the starter app: a page on the web client, run against
+// serve with npm start.
+var starterDir = filepath.Join("..", "..", "examples", "like-button")
+
+// TestStarterApp installs and builds the starter app as its README says
+// (npm ci, then what npm start runs: its build, then serve --app public
+// with sign-in on), and drives it in headless Chromium: signed out, the
+// button says to sign in; signed in, a press shows the like at once and
+// counts it once on the shards; a second press takes it back.
+func TestStarterApp(t *testing.T) {
+	t.Parallel()
+	var pkg struct{ Scripts map[string]string }
+	b, err := os.ReadFile(filepath.Join(starterDir, "package.json"))
+	if err != nil || json.Unmarshal(b, &pkg) != nil {
+		t.Fatalf("the starter's package.json: %v", err)
+	}
+	const serveArgs = "TALLY_AUTH=firebase go run ../../cmd/tally serve --app public"
+	if want := "npm run build && " + serveArgs; pkg.Scripts["start"] != want {
+		t.Fatalf("npm start runs %q; this test runs %q", pkg.Scripts["start"], want)
+	}
+	for _, step := range [][]string{{"ci", "--no-audit", "--no-fund"}, {"run", "build"}} {
+		if testing.Short() {
+			t.Skip("needs npm and Chromium: left out by -short")
+		}
+		cmd := exec.Command("npm", step...)
+		cmd.Dir = starterDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm %s in %s: %v\n%s", strings.Join(step, " "), starterDir, err, out)
+		}
+	}
+	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase"}, "serve", "--port", "0", "--app", filepath.Join(starterDir, "public"))
+	r := waitReady(t, out, stderr)
+	if !strings.Contains(strings.Join(r.lines, "\n"), "tally: your app, from ") {
+		t.Errorf("serve does not say where the app is:\n%s", strings.Join(r.lines, "\n"))
+	}
+	ctx := browsertest.New(t, 3*time.Minute)
+	const counter = "post-1-likes" // examples/like-button/src/config.js
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(r.functions+"/"),
+		waitJS(`document.getElementById("like").disabled && document.getElementById("like").textContent === "Sign in to like"`),
+		chromedp.SendKeys(chromedp.ID("email"), "ada@example.com"),
+		chromedp.SendKeys(chromedp.ID("password"), "secret-password"),
+		chromedp.Click("#signin button"),
+		waitJS(`!document.getElementById("like").disabled`),
+		chromedp.Click(chromedp.ID("like")),
+		waitText("count", "1"), // at once
+		waitText("noun", "like"),
+		waitText("like", "Liked"),
+	)
+	if err != nil {
+		t.Fatalf("sign in and like: %v\n%s", err, stderr)
+	}
+	waitShards(t, r.emulator, counter, 1)
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.ID("like")), waitText("count", "0"), waitText("like", "Like"))
+	if err != nil {
+		t.Fatalf("press again: %v", err)
+	}
+	waitShards(t, r.emulator, counter, 0)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd); code != 0 {
+		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+}
+
+// waitShards waits until the counter's shards hold want: at most a minute,
+// a liveness bound.
+func waitShards(t *testing.T, emulator, counter string, want int64) {
+	t.Helper()
+	var got int64
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got = shardSum(t, emulator, counter); got == want {
+			return
+		}
+	}
+	t.Fatalf("the shards of %s hold %d, want %d", counter, got, want)
+}

@@ -1,0 +1,15 @@
+// Where the app finds Firebase and tally in production: fill these in from
+// docs/web.md ("From the starter app to production"). On the local stack
+// (tally serve --app), the app reads the same from /__/tally/local.json
+// instead, and talks to the emulators.
+export const production = {
+  // firebase apps:sdkconfig web APP_ID --project PROJECT
+  firebaseConfig: { apiKey: "API_KEY", authDomain: "PROJECT.firebaseapp.com", projectId: "PROJECT", appId: "APP_ID" },
+  // gcloud recaptcha keys create ... (the key's id), registered with App Check
+  siteKey: "SITE_KEY",
+  // the deployed Increment (deploy/deploy.sh prints it)
+  url: "https://us-central1-PROJECT.cloudfunctions.net/tally-increment",
+};
+
+// The counter the button counts: one per thing liked, such as a post.
+export const counter = "post-1-likes";

@@ -1,0 +1,84 @@
+// A like button on tally: the count, read from one document and listened
+// to; the user's own like shown at once, counted once, kept while offline;
+// a second press takes it back. Signed-in users only, as a public
+// deployment wants (--auth firebase --votes-only).
+import { initializeApp } from "firebase/app";
+import { initializeAppCheck, ReCaptchaEnterpriseProvider } from "firebase/app-check";
+import {
+  connectAuthEmulator, createUserWithEmailAndPassword, getAuth, onAuthStateChanged,
+  signInWithEmailAndPassword, signOut,
+} from "firebase/auth";
+import { connectFirestoreEmulator, getFirestore } from "firebase/firestore";
+import { countRef, getTally, onCount, onVote, vote } from "@tallycounters/web";
+
+import { counter, production } from "./config.js";
+
+const $ = (id) => document.getElementById(id);
+
+// local is the local stack's settings when tally serve serves this page.
+async function local() {
+  if (!["127.0.0.1", "localhost"].includes(location.hostname)) return null;
+  const resp = await fetch("/__/tally/local.json");
+  return resp.ok ? resp.json() : null;
+}
+
+const stack = await local();
+const app = initializeApp(stack ? { projectId: stack.project, apiKey: "demo-api-key" } : production.firebaseConfig);
+const db = getFirestore(app);
+const auth = getAuth(app);
+let appCheck;
+if (stack) {
+  const [host, port] = stack.firestoreHost.split(":");
+  connectFirestoreEmulator(db, host, Number(port));
+  connectAuthEmulator(auth, `http://${stack.authHost}`, { disableWarnings: true });
+} else {
+  appCheck = initializeAppCheck(app, { provider: new ReCaptchaEnterpriseProvider(production.siteKey), isTokenAutoRefreshEnabled: true });
+}
+const tally = getTally(app, { url: stack ? stack.url : production.url, firestore: db, auth, appCheck });
+
+const likes = countRef(tally, counter);
+const button = $("like");
+let user = null;
+
+function show() {
+  const liked = button.getAttribute("aria-pressed") === "true";
+  button.disabled = !user;
+  button.textContent = !user ? "Sign in to like" : liked ? "Liked" : "Like";
+}
+
+onCount(likes, (n) => {
+  $("count").textContent = String(n);
+  $("noun").textContent = n === 1 ? "like" : "likes";
+}, (e) => ($("message").textContent = `The count cannot be read: ${e.message}`));
+onVote(likes, (liked) => {
+  button.setAttribute("aria-pressed", String(liked));
+  show();
+});
+button.onclick = () => {
+  const on = button.getAttribute("aria-pressed") !== "true";
+  button.setAttribute("aria-pressed", String(on)); // at once; the count shows it too
+  show();
+  $("message").textContent = navigator.onLine ? "" : "Offline: your like is kept, and sent when you are back.";
+  vote(likes, on).then(
+    () => ($("message").textContent = ""),
+    (e) => ($("message").textContent = e.status === 401 ? "Please sign in again." : `That did not count: ${e.message}`),
+  );
+};
+
+onAuthStateChanged(auth, (u) => {
+  user = u;
+  $("signin").hidden = !!u;
+  $("signedin").hidden = !u;
+  $("who").textContent = u?.email ?? "";
+  show();
+});
+$("signin").onsubmit = async (e) => {
+  e.preventDefault();
+  const email = $("email").value, password = $("password").value;
+  try {
+    await signInWithEmailAndPassword(auth, email, password).catch(() => createUserWithEmailAndPassword(auth, email, password));
+  } catch (err) {
+    $("message").textContent = `Sign-in failed: ${err.code ?? err.message}`;
+  }
+};
+$("signout").onclick = () => signOut(auth);
