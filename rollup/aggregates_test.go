@@ -113,8 +113,10 @@ func changeCost(t testing.TB, existing, added int) cost {
 	}
 	// The emulator scans the whole collection for a part's aggregation
 	// (about 20 s at 1,000,000 comments), where Firestore reads the part's
-	// index entries only: a handler may wait past the default hold.
+	// index entries only: a fold may take past its bound, and a handler
+	// wait past the default hold.
 	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Window: 50 * time.Millisecond, Hold: 10 * time.Minute})
+	h.tracker.foldBound = 10 * time.Minute
 	for i := range added {
 		if i == 1 {
 			ops.Reset() // the first event reads the post: this instance did not know it

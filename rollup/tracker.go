@@ -30,6 +30,7 @@ type tracker struct {
 	confirmBatch int
 	log          *slog.Logger
 	onFold       func(FoldInfo)
+	foldBound    time.Duration // bounds one fold's reads and write; a test on a slow emulator raises it
 
 	mu         sync.Mutex
 	counters   map[string]*tracked
@@ -120,6 +121,9 @@ func (c *tracked) counting() int {
 
 // newTracker returns a tracker folding with s on the clock now, whose
 // followers read the parent at least every confirmEvery (0: five windows).
+// foldBound bounds one fold: within the deployed function's 60 s timeout.
+const foldBound = 30 * time.Second
+
 func newTracker(s store, now func() time.Time, grow GrowPolicy, confirmEvery time.Duration, log *slog.Logger) *tracker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -128,7 +132,7 @@ func newTracker(s store, now func() time.Time, grow GrowPolicy, confirmEvery tim
 		confirmEvery = 5 * max(s.Window(), 100*time.Millisecond)
 	}
 	return &tracker{store: s, now: now, window: s.Window(), grow: grow, confirmEvery: confirmEvery, confirmBatch: DefaultConfirmBatch,
-		log: log, counters: map[string]*tracked{}}
+		log: log, foldBound: foldBound, counters: map[string]*tracked{}}
 }
 
 // Wait returns once a fold covering h is on the parent, or with ctx's error.
@@ -226,7 +230,7 @@ func (t *tracker) run(c *tracked) {
 				continue
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), t.foldBound)
 		err := t.take(ctx, c, next)
 		cancel()
 		if err == nil {

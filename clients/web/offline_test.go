@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/tallycounters/tally/internal/browsertest"
@@ -132,7 +130,7 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 	// answers are in: those are not the new press.)
 	offline := func(off bool) {
 		for _, tab := range []context.Context{tabA, tabB} {
-			setOffline(t, tab, off)
+			browsertest.SetOffline(t, tab, off)
 		}
 	}
 	offline(true)
@@ -162,22 +160,6 @@ func newKeys(keys []string, n int) []string {
 	return fresh
 }
 
-// setOffline puts the tab's network offline, or back online, as the
-// browser's own offline mode does: navigator.onLine follows.
-func setOffline(t *testing.T, tab context.Context, off bool) {
-	t.Helper()
-	if _, err := chromedp.Call(tab, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	rules := []*network.Conditions{{Offline: off}}
-	if _, err := chromedp.Call(tab, emulateByRule, byRule{Offline: off, MatchedNetworkConditions: rules}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(tab, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: off, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // checkRise checks that each tab's number only rose, to last, and never
 // went past it.
 func checkRise(t *testing.T, tabs map[string]context.Context, last int64) {
@@ -196,12 +178,3 @@ func checkRise(t *testing.T, tabs map[string]context.Context, last int64) {
 		}
 	}
 }
-
-// byRule are the parameters of Network.emulateNetworkConditionsByRule as
-// this Chromium takes them: offline is a parameter of its own.
-type byRule struct {
-	Offline                  bool                  `json:"offline"`
-	MatchedNetworkConditions []*network.Conditions `json:"matchedNetworkConditions"`
-}
-
-var emulateByRule = cdp.Command[byRule, network.EmulateNetworkConditionsByRuleResult]{Method: network.CommandEmulateNetworkConditionsByRule}

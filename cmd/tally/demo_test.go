@@ -22,7 +22,9 @@ import (
 // user signs in against the Auth emulator serve started, likes, sees the
 // total reach 1 and the button pressed and labelled Liked, reloads, is
 // still signed in, sees the button pressed (from their vote document), and
-// a second press takes the like back, as in the feed. The page is served
+// a second press takes the like back, as in the feed. A press offline shows
+// at once and says it waits to be sent, and is counted once the browser is
+// back online. The page is served
 // with a Content-Security-Policy that allows its own script and style
 // only, and the browser enforces it.
 func TestDemoInABrowser(t *testing.T) {
@@ -68,6 +70,25 @@ func TestDemoInABrowser(t *testing.T) {
 	}
 	if got := shardSum(t, r.emulator, "demo-likes"); got != 0 {
 		t.Errorf("the shards hold %d after the like was taken back, want 0", got)
+	}
+	// Offline, a press shows at once, and the page says the like waits to
+	// be sent; back online, it is sent, and counted.
+	browsertest.SetOffline(t, ctx, true)
+	err = chromedp.Do(ctx,
+		chromedp.Click(id("like")),
+		waitText("total", "1"),
+		waitJS(`document.getElementById("like").dataset.pending === "true" && `+
+			`document.getElementById("result").textContent.startsWith("Offline: your like is saved on this device")`),
+	)
+	if err != nil {
+		t.Fatalf("a press offline: %v", err)
+	}
+	browsertest.SetOffline(t, ctx, false)
+	if err := chromedp.Do(ctx, waitText("result", "Your like counts."), waitJS(`!document.getElementById("like").dataset.pending`)); err != nil {
+		t.Fatalf("back online: %v", err)
+	}
+	if got := shardSum(t, r.emulator, "demo-likes"); got != 1 {
+		t.Errorf("the shards hold %d after the like pressed offline was sent, want 1", got)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd); code != 0 {

@@ -60,7 +60,7 @@ func Locate() (string, error) {
 // into dir/node_modules with "npm ci", unless it is there already, and says
 // whether it did: once, however many processes ask at the same time.
 func Install(dir string, log io.Writer) (installed bool, err error) {
-	installed, err = npmci.Install(dir, filepath.Join(".bin", "firebase"), "the Firebase CLI, for its Auth emulator,", log)
+	installed, err = npmci.Install(dir, filepath.Join(".bin", "firebase"), "the Firebase CLI (for its Auth emulator)", log)
 	if err != nil && !errors.Is(err, npmci.ErrNoNPM) {
 		err = fmt.Errorf("install the Firebase CLI: %w", err)
 	}

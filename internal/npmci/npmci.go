@@ -58,7 +58,7 @@ func Install(dir, want, what string, log io.Writer) (installed bool, err error) 
 	}
 	cache, err := cacheFor(dir)
 	if _, statErr := os.Lstat(modules); err != nil || statErr == nil {
-		return true, npmCI(npm, dir, want, what, log) // in place, as before the cache
+		return true, npmCI(npm, dir, want, what+" pinned in "+dir, log) // in place, as before the cache
 	}
 	if installed, err = installShared(npm, dir, cache, want, what, log); err != nil {
 		return false, err
@@ -118,7 +118,7 @@ func installShared(npm, dir, cache, want, what string, log io.Writer) (bool, err
 			return false, err
 		}
 	}
-	return true, npmCI(npm, cache, want, what+" pinned in "+dir+", once for this machine,", log)
+	return true, npmCI(npm, cache, want, what+" pinned in "+dir+", once for this machine", log)
 }
 
 // npmCI runs npm ci in dir, saying what it installs and, every
@@ -145,7 +145,7 @@ func npmCI(npm, dir, want, what string, w io.Writer) error {
 			if path := filepath.Join(dir, "node_modules", want); !exists(path) {
 				return fmt.Errorf("npm ci --prefix %s left no %s", dir, path)
 			}
-			fmt.Fprintf(log, "tally: installed %s in %s (%d MB)\n", want, time.Since(start).Round(time.Second), size(filepath.Join(dir, "node_modules"))>>20)
+			fmt.Fprintf(log, "tally: installed in %s: %d MB in %s\n", time.Since(start).Round(time.Second), size(filepath.Join(dir, "node_modules"))>>20, dir)
 			return nil
 		case <-tick.C:
 			fmt.Fprintf(log, "tally: still installing, %s so far: %d MB written\n", time.Since(start).Round(time.Second), size(filepath.Join(dir, "node_modules"))>>20)
