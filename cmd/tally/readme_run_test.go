@@ -345,6 +345,7 @@ func runInstallLine(t *testing.T, line string) {
 // gcloud, with no account and offline: it must take the arguments, and
 // stop only for want of an account.
 func runGcloudParse(t *testing.T, line string) {
+	emulatortest.Without(t, "gcloud")
 	if _, err := exec.LookPath("gcloud"); err != nil {
 		t.Fatal("gcloud is not installed: install the Google Cloud CLI (Debian package google-cloud-cli)")
 	}
