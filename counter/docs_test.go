@@ -3,6 +3,7 @@ package counter_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/firestore"
@@ -109,7 +110,7 @@ func TestReconcileAllAggregates(t *testing.T) {
 	id := emulatortest.ID(t) // collections of the test's own: --all reads whole collection groups
 	l := counting.Default()
 	var err error
-	if l.Docs, err = counting.ParseCounts("p" + id + ":comments=count(comments);s" + id + "/site:users=count(/u" + id + ")"); err != nil {
+	if l.Docs, err = counting.ParseCounts("p" + id + ":comments=count(comments),stars=avg(comments.stars);s" + id + "/site:users=count(/u" + id + ")"); err != nil {
 		t.Fatal(err)
 	}
 	c := counter.New(fs, counter.Options{Layout: l, ShardCacheTTL: cacheTTL, Window: window})
@@ -125,7 +126,7 @@ func TestReconcileAllAggregates(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i < 2 {
-			if _, err := post.Collection("comments").NewDoc().Create(ctx, map[string]any{"text": "hi"}); err != nil {
+			if _, err := post.Collection("comments").NewDoc().Create(ctx, map[string]any{"text": "hi", "stars": i + 1}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -151,5 +152,16 @@ func TestReconcileAllAggregates(t *testing.T) {
 		if got, err := c.Get(ctx, w.doc, w.field); err != nil || got != w.want {
 			t.Errorf("%s.%s = %d, %v after reconcile, want %d", w.doc, w.field, got, err, w.want)
 		}
+	}
+	// Aggregate reads any aggregate as the rollup keeps it: an average of
+	// stars 1 and 2 is 1.5; a field that is no aggregate is refused.
+	if got, err := c.Aggregate(ctx, "p"+id+"/post", "stars"); err != nil || got != 1.5 {
+		t.Errorf("Aggregate stars = %v, %v; want 1.5", got, err)
+	}
+	if got, err := c.Aggregate(ctx, "p"+id+"/post", "comments"); err != nil || got != int64(2) {
+		t.Errorf("Aggregate comments = %v (%T), %v; want 2", got, got, err)
+	}
+	if _, err := c.Aggregate(ctx, "p"+id+"/post", "title"); err == nil || !strings.Contains(err.Error(), "not a declared aggregate") {
+		t.Errorf("Aggregate of a field that is no aggregate: %v; want it refused", err)
 	}
 }
