@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestBannerCommands runs the commands serve prints, as printed, in one
+// shell: with sign-in on, they get a token from 'tally token' first; with
+// counts declared, they name a document that exists (a demo post), or
+// make one first where none does. The increment must count, and the read
+// must show it.
+func TestBannerCommands(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		env    []string
+		doc    string // the document the commands count on
+		readme string // the README's block of these commands, if any
+	}{
+		{"signed in", []string{"TALLY_AUTH=firebase"}, "counters/likes", ""},
+		{"signed in, on a demo post", []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments)"}, "posts/counts", "auth banner"},
+		{"on a document the commands make", []string{"TALLY_COUNTS=shops/*/products:stock"}, "shops/u1/products/p1", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cmd, out, stderr := start(t, c.env, "serve", "--port", "0")
+			r := waitReady(t, out, stderr)
+			var lines []string
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if later := r.later.String(); strings.Contains(later, "mask.fieldPaths=") {
+					lines = strings.Split(strings.TrimSpace(later), "\n")
+					break
+				}
+			}
+			script := strings.Join(lines, "\n")
+			if c.readme != "" {
+				if got, want := normalize(script), normalize(readme(t, c.readme)); got != want {
+					t.Errorf("serve printed:\n%s\nthe README says:\n%s", got, want)
+				}
+			}
+			if !strings.Contains(script, "/documents/"+c.doc+"?") {
+				t.Fatalf("serve's commands are not on %s:\n%s", c.doc, script)
+			}
+			// The tally the commands run is this test's binary.
+			script = strings.ReplaceAll(script, "go run ./cmd/tally", "TALLY_TEST_MAIN=1 "+os.Args[0])
+			b, _ := exec.Command("bash", "-c", script).CombinedOutput()
+			if !strings.Contains(string(b), `"changed":true`) {
+				t.Fatalf("serve's commands did not count:\n%s\ngave:\n%s", script, b)
+			}
+			read := lines[len(lines)-1]
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				b, _ = exec.Command("bash", "-c", read).CombinedOutput()
+				if strings.Contains(string(b), `"integerValue": "1"`) {
+					break // folded: the read shows the count the commands made
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("serve's read never showed the increment:\n%s\ngave:\n%s", read, b)
+				}
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			waitExit(t, cmd)
+		})
+	}
+}
