@@ -149,6 +149,24 @@ func validCollection(d Docs, subs []string) error {
 	return nil
 }
 
+// Holds reports whether the document at path is one d declares: in its
+// collection ('*' for any document id), or, for one document, that one.
+func (d Docs) Holds(path string) bool {
+	if d.One() {
+		return d.Collection == path
+	}
+	pat, segs := strings.Split(d.Collection, "/"), strings.Split(path, "/")
+	if len(segs) != len(pat)+1 {
+		return false
+	}
+	for i, p := range pat {
+		if p != "*" && p != segs[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // match finds the declaration whose collection holds the document at path.
 func (l Layout) match(path string) (Docs, error) {
 	segs := strings.Split(path, "/")
@@ -160,26 +178,8 @@ func (l Layout) match(path string) (Docs, error) {
 			return Docs{}, fmt.Errorf("document %s: %w", truncate(path), err)
 		}
 	}
-	coll := segs[:len(segs)-1]
 	for _, d := range l.Docs {
-		if d.One() {
-			if d.Collection == path {
-				return d, nil
-			}
-			continue
-		}
-		pat := strings.Split(d.Collection, "/")
-		if len(pat) != len(coll) {
-			continue
-		}
-		ok := true
-		for i, p := range pat {
-			if p != "*" && p != coll[i] {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if d.Holds(path) {
 			return d, nil
 		}
 	}

@@ -140,6 +140,7 @@ if [ -z "$tally_bin" ]; then
 	build_dir=$(mktemp -d)
 	trap 'rm -rf "$build_dir"' EXIT
 	tally_bin=$build_dir/tally
+	echo "# Building tally, which checks the values below (the first time, a minute or two)" >&2
 	go build -o "$tally_bin" ./cmd/tally
 fi
 

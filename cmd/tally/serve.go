@@ -165,6 +165,9 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 // signed-in users only, and on a document that exists (made first by the
 // commands where there is none yet).
 func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
+	if err := s.SeedDemo(ctx); err != nil {
+		fmt.Fprintf(w, "tally: the demo's posts: %v\n", err)
+	}
 	doc, field, exists, err := s.Example(ctx)
 	if err != nil {
 		fmt.Fprintf(w, "tally: no example to show: %v\n", err)

@@ -70,15 +70,12 @@ func RunAggregate(ctx context.Context, o Options) (*AggregateReport, error) {
 	if o.Fields != 0 || o.Shards != 0 || o.Burst || o.URL != "" || o.Listeners || o.Contention != 0 {
 		return nil, fmt.Errorf("bench: --aggregate takes none of --fields, --shards, --burst, --url, --listeners and --contention")
 	}
-	o, err := checkOptions(o)
-	if err != nil {
-		return nil, err
-	}
-	e, err := start(ctx, o)
+	e, err := begin(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	defer e.stop()
+	o = e.o // checked, its defaults filled in
 	rep := &AggregateReport{Started: time.Now(), Options: optionsJSON(o)}
 	for _, m := range o.Modes {
 		r, err := e.runAggregate(ctx, m)

@@ -183,20 +183,26 @@ type env struct {
 	agg       *aggRun // the aggregate run in progress, which the per-event trigger records its writes in
 }
 
+// begin checks o and starts the environment a run measures in.
+func begin(ctx context.Context, o Options) (*env, error) {
+	o, err := checkOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, o)
+}
+
 // Run starts the environment, runs each mode in turn and reports.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(o.Modes) == 0 {
 		o.Modes = AllModes
 	}
-	o, err := checkOptions(o)
-	if err != nil {
-		return nil, err
-	}
-	e, err := start(ctx, o)
+	e, err := begin(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	defer e.stop()
+	o = e.o // checked, its defaults filled in
 	rep := &Report{Started: time.Now(), Options: optionsJSON(o)}
 	if o.Warmup > 0 {
 		e.warmup(ctx)

@@ -37,88 +37,92 @@ var progressEvery = 15 * time.Second
 // want there once the one that installed it lets go. It tells log what it
 // does, and how far it has got, as it takes minutes on a slow link.
 func Install(dir, want, what string, log io.Writer) (installed bool, err error) {
-	if exists(filepath.Join(dir, "node_modules", want)) {
+	modules := filepath.Join(dir, "node_modules")
+	have := func() bool { return exists(filepath.Join(modules, want)) }
+	if have() {
 		return false, nil
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		return false, ErrNoNPM
 	}
+	_, err = locked(dir, have, func() error {
+		if fi, err := os.Lstat(modules); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			os.Remove(modules) // a link to packages no longer there: the cache was cleared
+		}
+		pins, err := pinned(dir)
+		root, rootErr := os.UserCacheDir()
+		if _, statErr := os.Lstat(modules); err != nil || rootErr != nil || statErr == nil {
+			installed = true
+			return npmCI(npm, dir, want, what+" pinned in "+dir, log) // in place, as before the cache
+		}
+		cache := filepath.Join(root, "tally", "npm", pins.name)
+		installed, err = locked(cache, func() bool { return exists(filepath.Join(cache, "node_modules", want)) }, func() error {
+			for name, b := range pins.files {
+				if err := os.WriteFile(filepath.Join(cache, name), b, 0o644); err != nil {
+					return err
+				}
+			}
+			return npmCI(npm, cache, want, what+" pinned in "+dir+", once for this machine", log)
+		})
+		if err != nil {
+			return err
+		}
+		if err := os.Symlink(filepath.Join(cache, "node_modules"), modules); err != nil {
+			return fmt.Errorf("link %s to the packages in %s: %w", dir, cache, err)
+		}
+		if !installed {
+			fmt.Fprintf(log, "tally: %s pinned in %s: installed already, in %s\n", what, dir, cache)
+		}
+		return nil
+	})
+	return installed && err == nil, err
+}
+
+// locked runs install under an exclusive lock on dir/.install.lock (dir
+// made if need be), unless done already, before or once the lock is
+// taken: callers in any number of processes run it once. It reports
+// whether it ran install.
+func locked(dir string, done func() bool, install func() error) (bool, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
 	lock := flock.New(filepath.Join(dir, ".install.lock"))
 	if err := lock.Lock(); err != nil {
 		return false, fmt.Errorf("npm ci in %s: lock %s: %w", dir, lock.Path(), err)
 	}
 	defer lock.Unlock()
-	if exists(filepath.Join(dir, "node_modules", want)) {
+	if done() {
 		return false, nil // installed while this caller waited
 	}
-	modules := filepath.Join(dir, "node_modules")
-	if fi, err := os.Lstat(modules); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		os.Remove(modules) // a link to packages no longer there: the cache was cleared
-	}
-	cache, err := cacheFor(dir)
-	if _, statErr := os.Lstat(modules); err != nil || statErr == nil {
-		return true, npmCI(npm, dir, want, what+" pinned in "+dir, log) // in place, as before the cache
-	}
-	if installed, err = installShared(npm, dir, cache, want, what, log); err != nil {
-		return false, err
-	}
-	if err := os.Symlink(filepath.Join(cache, "node_modules"), modules); err != nil {
-		return false, fmt.Errorf("link %s to the packages in %s: %w", dir, cache, err)
-	}
-	if !installed {
-		fmt.Fprintf(log, "tally: %s pinned in %s: installed already, in %s\n", what, dir, cache)
-	}
-	return installed, nil
+	return true, install()
 }
 
-// cacheFor is where the packages dir pins are kept for the machine.
-func cacheFor(dir string) (string, error) {
-	root, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
+// pins are the files of a directory that pin its packages, and the name
+// of the cache directory for them: dir's own, and a hash of the files.
+type pins struct {
+	name  string
+	files map[string][]byte
+}
+
+func pinned(dir string) (pins, error) {
+	p := pins{files: map[string][]byte{}}
 	h := sha256.New()
-	for _, name := range []string{"package.json", "package-lock.json", ".npmrc"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", name, len(b))
-		h.Write(b)
-	}
-	abs, _ := filepath.Abs(dir)
-	return filepath.Join(root, "tally", "npm", filepath.Base(abs)+"-"+hex.EncodeToString(h.Sum(nil))[:16]), nil
-}
-
-// installShared installs the packages of dir into cache, unless they are
-// there, under a lock of the cache's own (clones of the repository share
-// it).
-func installShared(npm, dir, cache, want, what string, log io.Writer) (bool, error) {
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return false, err
-	}
-	lock := flock.New(filepath.Join(cache, ".install.lock"))
-	if err := lock.Lock(); err != nil {
-		return false, fmt.Errorf("npm ci in %s: lock %s: %w", cache, lock.Path(), err)
-	}
-	defer lock.Unlock()
-	if exists(filepath.Join(cache, "node_modules", want)) {
-		return false, nil
-	}
 	for _, name := range []string{"package.json", "package-lock.json", ".npmrc"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) && name == ".npmrc" {
 			continue
 		}
-		if err == nil {
-			err = os.WriteFile(filepath.Join(cache, name), b, 0o644)
-		}
 		if err != nil {
-			return false, err
+			return pins{}, err
 		}
+		p.files[name] = b
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
+		h.Write(b)
 	}
-	return true, npmCI(npm, cache, want, what+" pinned in "+dir+", once for this machine", log)
+	abs, _ := filepath.Abs(dir)
+	p.name = filepath.Base(abs) + "-" + hex.EncodeToString(h.Sum(nil))[:16]
+	return p, nil
 }
 
 // npmCI runs npm ci in dir, saying what it installs and, every

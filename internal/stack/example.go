@@ -8,21 +8,27 @@ import (
 	"github.com/tallycounters/tally/counting"
 )
 
+// SeedDemo adds the demo's posts to the feed's collection if it is empty,
+// as the demo page does on its first view: serve does it as it starts, so
+// that its banner can name one.
+func (s *Stack) SeedDemo(ctx context.Context) error {
+	if f := s.feed(); f != nil {
+		return s.seed(ctx, f)
+	}
+	return nil
+}
+
 // Example is a count the banner's commands can increment and read: on the
 // guide layout, the counter likes (which an increment makes); with counts
 // declared, the first plain count on an existing document of its
-// collection, after the demo has added its posts to an empty feed. Exists
-// is false where no such document exists yet: the banner makes one first,
-// as the app would. Field is "" where only aggregates are declared.
+// collection (one of the demo's posts, after SeedDemo), or, where only
+// aggregates are declared, the first aggregate, which is read only.
+// Exists is false where no such document exists yet: the banner makes one
+// first, as the app would.
 func (s *Stack) Example(ctx context.Context) (doc, field string, exists bool, err error) {
 	l := s.o.Config.Layout
 	if !l.OnDocs() {
 		return l.Path("likes"), counting.FieldTotal, true, nil
-	}
-	if f := s.feed(); f != nil {
-		if err := s.seed(ctx, f); err != nil {
-			return "", "", false, err
-		}
 	}
 	d := l.Docs[0]
 	for _, c := range l.Docs {
@@ -50,29 +56,9 @@ func (s *Stack) Example(ctx context.Context) (doc, field string, exists bool, er
 		return "", "", false, err
 	}
 	for _, snap := range snaps {
-		if name := strings.TrimPrefix(snap.Ref.Path, s.docsPrefix()); in(d.Collection, name) {
+		if _, name, _ := strings.Cut(snap.Ref.Path, "/documents/"); d.Holds(name) {
 			return name, field, true, nil
 		}
 	}
 	return strings.ReplaceAll(d.Collection, "*", "u1") + "/p1", field, false, nil
-}
-
-// docsPrefix is what a document's full path starts with, before its name.
-func (s *Stack) docsPrefix() string {
-	return "projects/" + s.o.Config.Project + "/databases/" + s.o.Config.Database + "/documents/"
-}
-
-// in reports whether the document name is one of the collection pattern's
-// ('*' for any document id).
-func in(pattern, name string) bool {
-	want, got := strings.Split(pattern, "/"), strings.Split(name, "/")
-	if len(got) != len(want)+1 {
-		return false
-	}
-	for i, w := range want {
-		if w != "*" && w != got[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -86,7 +86,8 @@ $("signin-form").onsubmit = async (ev) => {
   }
 };
 $("signout").onclick = () => signOut(auth);
-// signedOut holds the buttons that need a user, each with its label.
+// needUser holds the like buttons, which need a signed-in user: label()
+// sets each one's state whenever that changes.
 const needUser = new Set();
 let user = null;
 const signedIn = new Promise((resolve) => {
