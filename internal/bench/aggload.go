@@ -43,7 +43,9 @@ func (e *env) changer(run *aggRun) incrementFunc {
 			ch.child, ch.delta = ref.ID, 1
 			wr, err = ref.Create(ctx, map[string]any{"text": "a comment", "n": 1})
 		case op < .75:
-			wr, err = comments.Doc(id).Update(ctx, []firestore.Update{{Path: "text", Value: "an edited comment"}})
+			// The edit's time makes every edit a change: a write that changes
+			// nothing has no event, and the settle waits for one per change.
+			wr, err = comments.Doc(id).Update(ctx, []firestore.Update{{Path: "text", Value: "an edited comment"}, {Path: "edited", Value: firestore.ServerTimestamp}})
 		default:
 			ch.delta = -1
 			wr, err = comments.Doc(id).Delete(ctx)

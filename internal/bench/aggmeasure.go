@@ -13,10 +13,12 @@ import (
 )
 
 // settleAggregate waits, after the load that ended at end, for the mode's
-// counts: until every event is answered and, for tally, every post holds
-// its true count; at most settleBound. It says when that was, and whether
-// the bound cut it short. The query keeps nothing to wait for.
-func (e *env) settleAggregate(ctx context.Context, run *aggRun, end time.Time) (time.Time, bool) {
+// counts: until its bridge has received events, want in all (one for each
+// change: the emulator posts them a while after the write), and answered
+// every one, and, for tally, every post holds its true count; at most
+// settleBound. It says when that was, and whether the bound cut it short.
+// The query keeps nothing to wait for.
+func (e *env) settleAggregate(ctx context.Context, run *aggRun, end time.Time, want int64) (time.Time, bool) {
 	if run.mode == AggQuery {
 		return end, false
 	}
@@ -29,7 +31,7 @@ func (e *env) settleAggregate(ctx context.Context, run *aggRun, end time.Time) (
 	}
 	for {
 		e.report(run.mode+" settle", time.Since(end), settleBound(e.o), "", false)
-		done := b.Idle()
+		done := b.Stats().Received >= want && b.Idle()
 		if done && run.mode == AggTally {
 			got, err := e.postCounts(wctx, run)
 			run.mu.Lock()

@@ -176,7 +176,7 @@ func (e *env) runAggregate(ctx context.Context, m string) (AggregateResult, erro
 	if len(res.Acks) == 0 {
 		return r, fmt.Errorf("no change was acknowledged (%d failed)", res.Errors)
 	}
-	settled, bounded := e.settleAggregate(ctx, run, res.End)
+	settled, bounded := e.settleAggregate(ctx, run, res.End, before.Received+int64(len(res.Acks)))
 	r.SettleWait, r.SettleBounded = ms(max(0, settled.Sub(res.End))), bounded
 	if err := e.measureAggregate(ctx, &r, run, res, settled); err != nil {
 		return r, err
