@@ -148,7 +148,7 @@ func (e *env) runAggregate(ctx context.Context, m string) (AggregateResult, erro
 	e.aggMu.Lock()
 	e.agg = run
 	e.aggMu.Unlock()
-	pick, err := newPicker(o.Popularity, len(run.ids))
+	pick, err := newPicker(o.Popularity, len(run.ids), 1)
 	if err != nil {
 		return r, err
 	}

@@ -238,7 +238,7 @@ func checkOptions(o Options) (Options, error) {
 	if o.Popularity == "" {
 		o.Popularity = PopularityUniform
 	}
-	if _, err := newPicker(o.Popularity, max(1, o.Counters)); err != nil {
+	if _, err := newPicker(o.Popularity, max(1, o.Counters), 1); err != nil {
 		return o, err
 	}
 	if o.Fields < 0 || o.Fields > 100 {

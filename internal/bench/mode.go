@@ -67,7 +67,7 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 		}
 		defer lis.stop()
 	}
-	pick, err := newPicker(o.Popularity, len(ids))
+	pick, err := newPicker(o.Popularity, len(ids), max(1, e.fieldsOf(m)))
 	if err != nil {
 		return ModeResult{}, err
 	}

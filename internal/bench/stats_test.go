@@ -148,7 +148,7 @@ func TestVisibleLatency(t *testing.T) {
 func TestPopularity(t *testing.T) {
 	const n, draws = 1000, 100_000
 	counts := func(popularity string, client int) []int {
-		p, err := newPicker(popularity, n)
+		p, err := newPicker(popularity, n, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,8 +197,22 @@ func TestPopularity(t *testing.T) {
 	if hi := slices.Max(h[1:]); hi > 30 {
 		t.Errorf("hot: one of the others took %d increments of %d, want about %d each", hi, draws, draws/10/n)
 	}
-	if _, err := newPicker("pareto", n); err == nil {
+	if _, err := newPicker("pareto", n, 1); err == nil {
 		t.Error("an unknown popularity was taken")
+	}
+	// Three documents of two counts each: every document once, then
+	// every document's second count.
+	turns, err := newPicker(PopularityTurns, 6, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := turns(0, nil)
+	got := make([]int, 7)
+	for i := range got {
+		got[i] = next()
+	}
+	if want := []int{0, 2, 4, 1, 3, 5, 0}; !slices.Equal(got, want) {
+		t.Errorf("turns gave %v, want %v", got, want)
 	}
 	rr := roundRobin(3)(0, nil)
 	if got := []int{rr(), rr(), rr(), rr()}; !slices.Equal(got, []int{0, 1, 2, 0}) {
