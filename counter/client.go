@@ -55,6 +55,12 @@ type Options struct {
 	// a query, a transaction, a fold (with its wait for the window), and
 	// 500 documents of a bulk write.
 	Timeout time.Duration
+	// RefuseMissing makes Add and Increment of a counter that does not
+	// exist fail with ErrNotFound and create nothing. By default they
+	// create it with DefaultShards, as Increment does with
+	// TALLY_AUTO_CREATE. (On documents, a missing document is always
+	// refused.)
+	RefuseMissing bool
 }
 
 // Client administers counters in one Firestore database.
@@ -86,7 +92,7 @@ func New(fs *firestore.Client, o Options) *Client {
 	return &Client{
 		fs:       fs,
 		layout:   o.Layout,
-		writer:   counting.NewAdder(fs, counting.AdderConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: true, CacheTTL: o.ShardCacheTTL}),
+		writer:   counting.NewAdder(fs, counting.AdderConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: !o.RefuseMissing, CacheTTL: o.ShardCacheTTL}),
 		folder:   counting.NewFolder(fs, o.Layout, o.Window),
 		cacheTTL: o.ShardCacheTTL,
 		shards:   o.DefaultShards,
@@ -204,7 +210,7 @@ func (c *Client) Increment(ctx context.Context, id string, by int64) error {
 
 // Add adds by to the count field of id, as Increment does: field is ""
 // in the guide layout, a declared count on documents, whose document must
-// exist (else ErrNotFound).
+// exist (else ErrNotFound, as for a missing counter with RefuseMissing).
 func (c *Client) Add(ctx context.Context, id, field string, by int64) error {
 	k, err := c.layout.Check(id, field)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/counting"
@@ -64,6 +66,36 @@ func TestIncrementTotalSum(t *testing.T) {
 	waitTotal(t, c, id, 35)
 	if err := c.Increment(ctx, "no/slash", 1); err == nil {
 		t.Error("Increment took an invalid id")
+	}
+}
+
+// TestIncrementOfMissing: by default an increment makes a missing counter,
+// as Increment does with TALLY_AUTO_CREATE; with RefuseMissing it fails
+// with ErrNotFound and writes nothing.
+func TestIncrementOfMissing(t *testing.T) {
+	emulatortest.Require(t)
+	ctx := context.Background()
+	fs := emulatortest.Client(t)
+	refusing := counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL, Window: window, RefuseMissing: true})
+	id := emulatortest.ID(t)
+	if err := refusing.Increment(ctx, id, 1); !errors.Is(err, counter.ErrNotFound) {
+		t.Errorf("Increment of a missing counter with RefuseMissing: %v, want ErrNotFound", err)
+	}
+	if _, err := counting.Default().Counter(fs, id).Get(ctx); status.Code(err) != codes.NotFound {
+		t.Errorf("the refused increment left a parent: %v", err)
+	}
+	if n, err := counting.Default().Shards(fs, id, "").Documents(ctx).GetAll(); err != nil || len(n) != 0 {
+		t.Errorf("the refused increment left %d shards, %v", len(n), err)
+	}
+	c, _ := newClient(t)
+	if err := c.Increment(ctx, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := refusing.Increment(ctx, id, 1); err != nil {
+		t.Errorf("Increment with RefuseMissing of the counter made since: %v", err)
+	}
+	if sum, err := c.Sum(ctx, id); err != nil || sum != 2 {
+		t.Errorf("Sum = %d, %v; want 2", sum, err)
 	}
 }
 

@@ -119,11 +119,11 @@ func (c *tracked) counting() int {
 	return n
 }
 
-// newTracker returns a tracker folding with s on the clock now, whose
-// followers read the parent at least every confirmEvery (0: five windows).
 // foldBound bounds one fold: within the deployed function's 60 s timeout.
 const foldBound = 30 * time.Second
 
+// newTracker returns a tracker folding with s on the clock now, whose
+// followers read the parent at least every confirmEvery (0: five windows).
 func newTracker(s store, now func() time.Time, grow GrowPolicy, confirmEvery time.Duration, log *slog.Logger) *tracker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -70,8 +70,10 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 			return err
 		}
 		defer fs.Close()
+		// An admin's typo must not make a counter: TALLY_AUTO_CREATE is
+		// for Increment's clients.
 		c := counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards,
-			ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window, Timeout: s.timeout})
+			ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window, Timeout: s.timeout, RefuseMissing: true})
 		a := &admin{cfg: cfg, field: field, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 		err = act(ctx, a, c, id)
 		switch {
@@ -124,11 +126,6 @@ func counterCommands() []*cobra.Command {
 					return usageError{err}
 				}
 				if err := a.checkCount(id); err != nil {
-					return err
-				}
-				// A read first: an admin's typo must not make a counter
-				// (TALLY_AUTO_CREATE is for Increment's clients).
-				if _, err := c.Get(ctx, id, a.field); err != nil {
 					return err
 				}
 				if err := c.Add(ctx, id, a.field, *by); err != nil {

@@ -78,7 +78,7 @@ func drive(ctx context.Context, counters []string, l load, d time.Duration,
 		limit = rate.Limit(l.rate)
 	}
 	if l.pick == nil {
-		l.pick = roundRobin(len(counters))
+		l.pick = inTurns(len(counters), 1)
 	}
 	lim := rate.NewLimiter(limit, l.workers)
 	ctx, cancel := context.WithTimeout(ctx, d)

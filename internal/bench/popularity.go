@@ -76,11 +76,3 @@ func inTurns(n, per int) picker {
 		}
 	}
 }
-
-// roundRobin spreads increments evenly over n counters, in turn.
-func roundRobin(n int) picker {
-	var next atomic.Int64
-	return func(int, *rand.Rand) func() int {
-		return func() int { return int(next.Add(1)-1) % n }
-	}
-}

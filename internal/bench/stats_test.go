@@ -214,9 +214,9 @@ func TestPopularity(t *testing.T) {
 	if want := []int{0, 2, 4, 1, 3, 5, 0}; !slices.Equal(got, want) {
 		t.Errorf("turns gave %v, want %v", got, want)
 	}
-	rr := roundRobin(3)(0, nil)
+	rr := inTurns(3, 1)(0, nil)
 	if got := []int{rr(), rr(), rr(), rr()}; !slices.Equal(got, []int{0, 1, 2, 0}) {
-		t.Errorf("round robin gave %v", got)
+		t.Errorf("turns of one count a document gave %v", got)
 	}
 }
 

@@ -16,8 +16,11 @@ const LocalConfigPath = "/__/tally/local.json"
 
 // withApp serves the files of the app in dir (Options.AppDir) to GET and
 // HEAD requests of a path that names one (index.html for a directory), and
-// everything else with next: the functions.
+// everything else with next: the functions. With no dir, it is next.
 func withApp(dir string, next http.Handler) http.Handler {
+	if dir == "" {
+		return next
+	}
 	files := http.FileServer(http.Dir(dir))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {

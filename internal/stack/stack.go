@@ -181,11 +181,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	if o.AppDir != "" {
-		mux.Handle("/", withApp(o.AppDir, s.Functions.Handler()))
-	} else {
-		mux.Handle("/", s.Functions.Handler())
-	}
+	mux.Handle("/", withApp(o.AppDir, s.Functions.Handler()))
 	mux.HandleFunc("/demo", s.demo)
 	mux.HandleFunc("/demo.js", demoJS)
 	mux.HandleFunc(LocalConfigPath, s.localConfig)
