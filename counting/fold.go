@@ -55,6 +55,7 @@ func NewFolder(client *firestore.Client, l Layout, window time.Duration) *Folder
 // counts.
 type Sum struct {
 	At     time.Time  // the read time
+	Life   string     // the life of the counted document whose shards were summed ("" in the guide layout)
 	Values []int64    // each count's sum, in Counts order; nil: the counts are not summed
 	Shards []int64    // shard documents summed for each count: those that hold its field
 	Parts  []PartFold // parts of aggregated sources refolded at At
@@ -108,8 +109,8 @@ func sumOf(res firestore.AggregationResult, s *Sum, i int) error {
 	return nil
 }
 
-func newSum(at time.Time, counts int) Sum {
-	return Sum{At: Precise(at), Values: make([]int64, counts), Shards: make([]int64, counts)}
+func newSum(at time.Time, life string, counts int) Sum {
+	return Sum{At: Precise(at), Life: life, Values: make([]int64, counts), Shards: make([]int64, counts)}
 }
 
 // SumNow sums the shards of id's given life now, at a read time no
@@ -139,7 +140,7 @@ func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Tim
 	if Precise(at).Before(notBefore) {
 		return f.sumAt(ctx, id, life, notBefore)
 	}
-	s := newSum(at, len(counts))
+	s := newSum(at, life, len(counts))
 	if err := sumOf(res, &s, 0); err != nil {
 		return Sum{}, fmt.Errorf("counting: sum of %s: %w", id, err)
 	}
@@ -151,7 +152,7 @@ func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Tim
 
 // sumAt sums every count of the shards of id's life at the read time at.
 func (f *Folder) sumAt(ctx context.Context, id, life string, at time.Time) (Sum, error) {
-	s := newSum(at, len(f.layout.Counts(id)))
+	s := newSum(at, life, len(f.layout.Counts(id)))
 	if err := f.sumRest(ctx, id, life, &s, 0); err != nil {
 		return Sum{}, err
 	}

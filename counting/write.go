@@ -55,6 +55,8 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	switch {
 	case p.Exists && misfit:
 		return fold, p, ErrStale // parts were split since p was read: fold them again
+	case p.Exists && counts && s.Life != p.Life:
+		return fold, p, ErrStale // a sum of another life's shards: the document was created again since
 	case p.Exists && !counts && len(applied) == 0:
 		return fold, p, nil // a later fold is there already
 	case p.Exists && s.At.Before(p.Written.Add(f.window)) && p.Now(time.Now()).Before(p.Written.Add(f.window)):

@@ -70,7 +70,7 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 	}
 	switch {
 	case !counts:
-		s = counting.Sum{At: counting.Precise(at)}
+		s = counting.Sum{At: counting.Precise(at), Life: p.Life}
 	case !fromEvent:
 		s, err = t.store.SumNow(ctx, c.id, p.Life, at)
 	}
@@ -121,7 +121,10 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 				return nil // deleted since: a sum from before must not bring it back
 			case idle:
 				return nil // the write that made it stale covered every event held
-			case fromEvent && !p.Whole(t.store.Layout(), t.defaults(), s.At):
+			case s.Values != nil && s.Life != p.Life, fromEvent && !p.Whole(t.store.Layout(), t.defaults(), s.At):
+				// The document was created again since (its shards are
+				// another life's), or the event's counts are no longer the
+				// whole counts: sum the shards of the life it has.
 				parts := s.Parts
 				if s, err = t.store.SumNow(ctx, c.id, p.Life, p.Anchor); err != nil {
 					return err

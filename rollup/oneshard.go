@@ -44,7 +44,7 @@ func (t *tracker) eventSum(c *tracked, p counting.Parent, now time.Time) (counti
 	if best == nil || t.sharing() && now.Sub(best.at) > t.window/2 {
 		return counting.Sum{}, false
 	}
-	s := counting.Sum{At: best.at, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
+	s := counting.Sum{At: best.at, Life: best.life, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
 	for i, held := range best.one.Held {
 		if held {
 			s.Shards[i] = 1

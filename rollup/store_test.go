@@ -127,7 +127,7 @@ func (s *fakeStore) comment() Hint {
 	return Hint{Counter: "c", Child: &counting.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
 }
 
-func (s *fakeStore) SumNow(_ context.Context, id, life string, notBefore time.Time) (counting.Sum, error) {
+func (s *fakeStore) SumNow(_ context.Context, _, life string, notBefore time.Time) (counting.Sum, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sums++
@@ -143,7 +143,7 @@ func (s *fakeStore) SumNow(_ context.Context, id, life string, notBefore time.Ti
 	for i := range ones {
 		ones[i] = 1
 	}
-	return counting.Sum{At: at, Values: slices.Clone(s.shards), Shards: ones}, nil
+	return counting.Sum{At: at, Life: life, Values: slices.Clone(s.shards), Shards: ones}, nil
 }
 
 func (s *fakeStore) Write(_ context.Context, id string, p counting.Parent, sum counting.Sum, grow int) (counting.Outcome, counting.Parent, error) {
@@ -163,6 +163,8 @@ func (s *fakeStore) Write(_ context.Context, id string, p counting.Parent, sum c
 		}
 	}
 	switch {
+	case p.Exists && counts && sum.Life != p.Life:
+		return out, p, counting.ErrStale
 	case p.Exists && !counts && part == nil:
 		return out, p, nil
 	case p.Exists && sum.At.Before(p.Written.Add(s.window)) && p.Now(s.clock.now()).Before(p.Written.Add(s.window)):

@@ -8,8 +8,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/google/uuid"
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
@@ -112,4 +114,52 @@ func Request(ctx context.Context, url string, e event.Event) (*http.Request, err
 		h.Set("ce-"+k, fmt.Sprint(v))
 	}
 	return req, nil
+}
+
+// Snapshot is the document as snap read it, as an event carries it: its
+// fields, and its create and update times. A document snap found missing
+// is nil.
+func Snapshot(snap *firestore.DocumentSnapshot) *Doc {
+	if snap == nil || !snap.Exists() {
+		return nil
+	}
+	_, path, _ := strings.Cut(snap.Ref.Path, "/documents/")
+	fields := map[string]*firestoredata.Value{}
+	for k, v := range snap.Data() {
+		fields[k] = value(v)
+	}
+	return &Doc{Path: path, Fields: fields, Created: snap.CreateTime, Updated: snap.UpdateTime}
+}
+
+// value is v, as the firestore package reads a field, as an event's value.
+func value(v any) *firestoredata.Value {
+	switch x := v.(type) {
+	case nil:
+		return &firestoredata.Value{ValueType: &firestoredata.Value_NullValue{}}
+	case bool:
+		return &firestoredata.Value{ValueType: &firestoredata.Value_BooleanValue{BooleanValue: x}}
+	case int64:
+		return &firestoredata.Value{ValueType: &firestoredata.Value_IntegerValue{IntegerValue: x}}
+	case float64:
+		return &firestoredata.Value{ValueType: &firestoredata.Value_DoubleValue{DoubleValue: x}}
+	case string:
+		return &firestoredata.Value{ValueType: &firestoredata.Value_StringValue{StringValue: x}}
+	case time.Time:
+		return &firestoredata.Value{ValueType: &firestoredata.Value_TimestampValue{TimestampValue: timestamppb.New(x)}}
+	case []byte:
+		return &firestoredata.Value{ValueType: &firestoredata.Value_BytesValue{BytesValue: x}}
+	case map[string]any:
+		m := &firestoredata.MapValue{Fields: map[string]*firestoredata.Value{}}
+		for k, e := range x {
+			m.Fields[k] = value(e)
+		}
+		return &firestoredata.Value{ValueType: &firestoredata.Value_MapValue{MapValue: m}}
+	case []any:
+		a := &firestoredata.ArrayValue{}
+		for _, e := range x {
+			a.Values = append(a.Values, value(e))
+		}
+		return &firestoredata.Value{ValueType: &firestoredata.Value_ArrayValue{ArrayValue: a}}
+	}
+	return &firestoredata.Value{ValueType: &firestoredata.Value_StringValue{StringValue: fmt.Sprint(v)}}
 }

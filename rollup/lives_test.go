@@ -1,0 +1,84 @@
+package rollup
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/eventarc"
+)
+
+// TestCreatedAgainHoldsNothingOfItsEarlierLife drives, step by step, the
+// order of things that once gave a post created again its earlier likes:
+// a Rollup instance folds the post's 4 likes and so knows it (it leads);
+// the app deletes the post; an Increment instance whose cache still holds
+// the post adds 5 likes to its earlier life's shard; the app creates the
+// post again with likes 0; the same stale Increment adds a view to that
+// shard, whose event carries its counts (9 likes, 1 view) and reaches the
+// instance that knows the post as it was. Its fold on that view fails,
+// reads the post as it is, and must not write the earlier life's counts
+// onto it: the post keeps likes 0 and counts no view.
+func TestCreatedAgainHoldsNothingOfItsEarlierLife(t *testing.T) {
+	ctx := context.Background()
+	client, l, name := newPost(t, "posts:likes,views")
+	stale := counting.NewAdder(client, counting.AdderConfig{Layout: l, CacheTTL: time.Hour})
+	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: testWindow})
+	likes, views := counting.Count{Field: "likes", Shard: "likes"}, counting.Count{Field: "views", Shard: "views"}
+	add := func(c counting.Count) {
+		t.Helper()
+		if _, _, err := stale.Add(ctx, name, c, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// deliver hands Rollup the event of shard 0's last write, as Eventarc
+	// would, built from the shard as the emulator holds it.
+	first := emulatortest.Life(t, l, client, name)
+	deliver := func() {
+		t.Helper()
+		snap, err := l.Shard(client, name, first, 0).Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Handle(ctx, eventarc.Written(emulatortest.Project, "(default)", nil, eventarc.Snapshot(snap))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post := func() map[string]any {
+		t.Helper()
+		snap, err := client.Doc(name).Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap.Data()
+	}
+
+	for range 4 {
+		add(likes)
+	}
+	deliver()
+	if got := post()["likes"]; got != int64(4) {
+		t.Fatalf("likes = %v before the delete, want 4", got)
+	}
+	if _, err := client.Doc(name).Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		add(likes) // the stale cache still holds the post's earlier life
+	}
+	if _, err := client.Doc(name).Create(ctx, map[string]any{"title": "again", "likes": int64(0)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * testWindow) // past the window: the instance that knew the post folds on its old view
+	add(views)
+	deliver()
+
+	got := post()
+	if got["likes"] != int64(0) || got["views"] != nil && got["views"] != int64(0) {
+		t.Errorf("the post created again: likes %v, views %v; want likes 0 and no view, nothing of its earlier life", got["likes"], got["views"])
+	}
+	if bk, _ := got[counting.FieldBookkeeping].(map[string]any); bk != nil && bk[counting.FieldLife] == first {
+		t.Errorf("_tally.life = %v, the earlier life's", bk[counting.FieldLife])
+	}
+}
