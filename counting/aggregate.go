@@ -113,7 +113,7 @@ func validChild(a Aggregate) error {
 		return fmt.Errorf("the collection /%s is a document path, not a collection's", a.Child)
 	}
 	for _, s := range segs {
-		if err := ValidID(s); err != nil {
+		if err := ValidName(s); err != nil {
 			return fmt.Errorf("the collection %q: segment %q: %w", a.Child, s, err)
 		}
 	}

@@ -139,7 +139,7 @@ func validCollection(d Docs, subs []string) error {
 		if i%2 == 1 && s == "*" && !d.One() {
 			continue
 		}
-		if err := ValidID(s); err != nil {
+		if err := ValidName(s); err != nil {
 			return fmt.Errorf("counting: counts on %q: segment %q: %w", d.Collection, s, err)
 		}
 		if i%2 == 0 && slices.Contains(subs, s) {
@@ -172,6 +172,9 @@ func (l Layout) match(path string) (Docs, error) {
 	segs := strings.Split(path, "/")
 	if len(segs)%2 == 1 {
 		return Docs{}, fmt.Errorf("%w: %s is not a document path (collection/id)", ErrUndeclared, truncate(path))
+	}
+	if len(path) > MaxPathLength {
+		return Docs{}, fmt.Errorf("document %s: %w: its path is longer than %d bytes", truncate(path), ErrInvalidID, MaxPathLength)
 	}
 	for _, s := range segs {
 		if err := ValidID(s); err != nil {

@@ -26,9 +26,11 @@ const (
 	FieldLegacy       = "rollup"         // per-shard bookkeeping of tally before 2; folds delete it
 	FieldResharding   = "resharding"     // set while a counter shrinks to one shard, until its other shards are moved
 	FieldParentSeen   = "parent_version" // on shard 0 of a counter on one shard: the counted document's update time Increment read
-	MaxIDLength       = 128
-	MaxShards         = 10000 // bound on num_shards
-	DefaultShards     = 1     // shards of a new counter, and of a counted document without num_shards, until the rollup grows it
+	MaxIDLength       = 1500             // Firestore's bound on a document id, in bytes
+	MaxNameLength     = 128              // bound on a configured collection's name
+	MaxPathLength     = 4096             // bound on a counted document's path: Firestore's 6 KiB per document name, less room for tally's own under it
+	MaxShards         = 10000            // bound on num_shards
+	DefaultShards     = 1                // shards of a new counter, and of a counted document without num_shards, until the rollup grows it
 )
 
 // Layout says where counters live. Use Default, or set Docs for counts on
@@ -84,7 +86,7 @@ func (l Layout) Subcollections() (shards, voters, keys string) {
 // Validate reports whether the layout names a usable collection and field,
 // and distinct subcollections.
 func (l Layout) Validate() error {
-	if err := ValidID(l.Collection); err != nil {
+	if err := ValidName(l.Collection); err != nil {
 		return fmt.Errorf("counting: collection %q: %w", l.Collection, err)
 	}
 	if l.ShardField == "" || strings.ContainsAny(l.ShardField, ".`") {
@@ -92,7 +94,7 @@ func (l Layout) Validate() error {
 	}
 	s, v, k := l.Subcollections()
 	for _, n := range []string{s, v, k} {
-		if err := ValidID(n); err != nil {
+		if err := ValidName(n); err != nil {
 			return fmt.Errorf("counting: subcollection %q: %w", n, err)
 		}
 	}
@@ -137,12 +139,13 @@ func (l Layout) Voter(c *firestore.Client, name, life, field, uid string) *fires
 	return l.home(c, name, life).Collection(l.votersName()).Doc(l.VoterID(field, uid))
 }
 
-// VoterID is the id of user uid's vote document on the count field.
+// VoterID is the id of user uid's vote document on the count field: the
+// user's key (UserKey) in the guide layout, field:key on documents.
 func (l Layout) VoterID(field, uid string) string {
 	if l.OnDocs() {
-		return field + ":" + uid
+		return field + ":" + UserKey(uid)
 	}
-	return uid
+	return UserKey(uid)
 }
 
 // Key is the record of an idempotency key on the named counter, in the
@@ -158,7 +161,7 @@ const LimitsSuffix = "_limits"
 // Limits is the document that holds how often user uid has incremented
 // lately, for the public limits: outside the counters, as it spans them.
 func (l Layout) Limits(c *firestore.Client, uid string) *firestore.DocumentRef {
-	return c.Collection(l.Collection + LimitsSuffix).Doc(uid)
+	return c.Collection(l.Collection + LimitsSuffix).Doc(UserKey(uid))
 }
 
 // ParseShardPath splits a document path relative to the database root,
@@ -273,9 +276,11 @@ var ErrAggregate = errors.New("an aggregate, not a count")
 // ErrInvalidID is wrapped by every error ValidID returns.
 var ErrInvalidID = errors.New("invalid counter id")
 
-// ValidID reports whether id may name a counter: 1 to 128 bytes of ASCII
-// letters, digits, '_', '-' and '.'; not "." or "..", and not of the
-// form __name__, which Firestore reserves.
+// ValidID reports whether id may name a document, as Firestore's rule for
+// document ids has it: 1 to 1,500 bytes of UTF-8 with no '/', not "." or
+// "..", and not of the form __name__, which Firestore reserves. A counter
+// of the guide layout, a counted document and a child of an aggregated
+// collection may each have any such id.
 func ValidID(id string) error {
 	switch {
 	case id == "":
@@ -284,22 +289,71 @@ func ValidID(id string) error {
 		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidID, MaxIDLength)
 	case id == "." || id == "..":
 		return fmt.Errorf("%w: %q is reserved", ErrInvalidID, id)
-	case len(id) >= 4 && strings.HasPrefix(id, "__") && strings.HasSuffix(id, "__"):
+	case reserved(id):
 		return fmt.Errorf("%w: ids of the form __name__ are reserved by Firestore", ErrInvalidID)
+	case !utf8.ValidString(id):
+		i := invalidUTF8(id)
+		return fmt.Errorf("%w: byte 0x%02x at byte %d is not UTF-8", ErrInvalidID, id[i], i)
+	case strings.Contains(id, "/"):
+		return fmt.Errorf("%w: '/' at byte %d; an id is one segment of a path", ErrInvalidID, strings.Index(id, "/"))
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
+	return nil
+}
+
+// reserved reports whether id is of the form __name__.
+func reserved(id string) bool {
+	return len(id) >= 4 && strings.HasPrefix(id, "__") && strings.HasSuffix(id, "__")
+}
+
+// invalidUTF8 is the index of the first byte of s that is not UTF-8.
+func invalidUTF8(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return i
+			}
+		}
+	}
+	return len(s)
+}
+
+// ValidName reports whether name may name a collection of the
+// configuration (the collection of counters, tally's subcollections, a
+// counted or aggregated collection): 1 to 128 bytes of ASCII letters,
+// digits, '_', '-' and '.', not "." or "..", and not of the form
+// __name__. Such names go into security rules, Eventarc path patterns and
+// shell commands as they are.
+func ValidName(name string) error {
+	if err := ValidID(name); err != nil {
+		return err
+	}
+	if len(name) > MaxNameLength {
+		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidID, MaxNameLength)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
 		if ok {
 			continue
 		}
-		what := fmt.Sprintf("byte 0x%02x", c)
-		if r, size := utf8.DecodeRuneInString(id[i:]); r != utf8.RuneError || size > 1 {
-			what = fmt.Sprintf("character %q", r)
-		}
-		return fmt.Errorf("%w: %s at byte %d; use ASCII letters, digits, '_', '-' and '.'", ErrInvalidID, what, i)
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return fmt.Errorf("%w: character %q at byte %d; a collection's name takes ASCII letters, digits, '_', '-' and '.'", ErrInvalidID, r, i)
 	}
 	return nil
+}
+
+// UserKey is a user's uid as it names a document of tally's (a vote, a
+// user's limits): '%' and '/' percent-encoded, so that every uid names
+// one document and no two uids the same one. A uid that would still not
+// be an id (".", "..", __name__) has its first character encoded too.
+// Security rules compute it as uid.replace('%', '%25').replace('/', '%2F'),
+// and the web client as userKey.
+func UserKey(uid string) string {
+	k := strings.NewReplacer("%", "%25", "/", "%2F").Replace(uid)
+	if k == "." || k == ".." || reserved(k) {
+		k = fmt.Sprintf("%%%02X", k[0]) + k[1:]
+	}
+	return k
 }
 
 func truncate(s string) string {

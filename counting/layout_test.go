@@ -6,16 +6,76 @@ import (
 	"time"
 )
 
+// TestValidID: any id Firestore takes for a document names a counter, a
+// counted document or a child: emails, spaces, ':', '+', '%', accents,
+// emoji, 1,500 bytes; what Firestore refuses is refused, saying why.
 func TestValidID(t *testing.T) {
-	for _, ok := range []string{"likes", "a.b-c_D9", strings.Repeat("x", 128), "..."} {
+	for _, ok := range []string{"likes", "a.b-c_D9", "alice@example.com", "a b", "x:y", "a+b", "100%", "%41", "caf\u00e9",
+		"\U0001F600", strings.Repeat("x", 1500), "...", "_x_", "__x", " "} {
 		if err := ValidID(ok); err != nil {
 			t.Errorf("ValidID(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", ".", "..", "a/b", "a b", "café", strings.Repeat("x", 129), "__x__"} {
-		if ValidID(bad) == nil {
-			t.Errorf("ValidID(%q) accepted", bad)
+	for bad, want := range map[string]string{
+		"":                        "empty",
+		".":                       "reserved",
+		"..":                      "reserved",
+		"a/b":                     "'/' at byte 1",
+		strings.Repeat("x", 1501): "longer than 1500 bytes",
+		"__x__":                   "__name__",
+		"____":                    "__name__",
+		"a\xffb":                  "byte 0xff at byte 1 is not UTF-8",
+	} {
+		err := ValidID(bad)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidID(%q) = %v; want it to say %s", bad, err, want)
 		}
+	}
+}
+
+// TestValidName: a configured collection's name is plain, as it goes
+// into rules, trigger patterns and shell commands; the error names a
+// character as itself, not as a byte of it.
+func TestValidName(t *testing.T) {
+	for _, ok := range []string{"counters", "a.b-c_D9", strings.Repeat("x", 128)} {
+		if err := ValidName(ok); err != nil {
+			t.Errorf("ValidName(%q) = %v", ok, err)
+		}
+	}
+	for bad, want := range map[string]string{
+		"a b":                    "character ' ' at byte 1",
+		"caf\u00e9":              "character '\u00e9' at byte 3",
+		"\u65e5\u672c":           "character '\u65e5' at byte 0",
+		strings.Repeat("x", 129): "longer than 128 bytes",
+		"a/b":                    "'/'",
+	} {
+		err := ValidName(bad)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidName(%q) = %v; want it to say %s", bad, err, want)
+		}
+	}
+}
+
+// TestUserKey: every uid names one document of its own: '/' and '%' are
+// encoded, and so is the first character of a uid that would still not
+// be an id.
+func TestUserKey(t *testing.T) {
+	seen := map[string]string{}
+	for uid, want := range map[string]string{
+		"alice": "alice", "a/b": "a%2Fb", "a%2Fb": "a%252Fb", "100%": "100%25", ".": "%2E", "..": "%2E.",
+		"__x__": "%5F_x__", "a:b": "a:b", "caf\u00e9": "caf\u00e9",
+	} {
+		got := UserKey(uid)
+		if got != want {
+			t.Errorf("UserKey(%q) = %q, want %q", uid, got, want)
+		}
+		if err := ValidID(got); err != nil {
+			t.Errorf("UserKey(%q) = %q: %v", uid, got, err)
+		}
+		if other, ok := seen[got]; ok {
+			t.Errorf("UserKey(%q) = UserKey(%q) = %q", uid, other, got)
+		}
+		seen[got] = uid
 	}
 }
 
@@ -24,26 +84,13 @@ func TestParseShardPath(t *testing.T) {
 	if id, life, n, err := l.ParseShardPath("tallies/likes/shards/12"); err != nil || id != "likes" || life != "" || n != 12 {
 		t.Errorf("= %q, %q, %d, %v", id, life, n, err)
 	}
+	if id, _, _, err := l.ParseShardPath("tallies/alice@example.com/shards/0"); err != nil || id != "alice@example.com" {
+		t.Errorf("= %q, %v", id, err)
+	}
 	for _, bad := range []string{"counters/likes/shards/1", "tallies/likes/shards/01", "tallies/likes/shards/-1", "tallies//shards/1", "tallies/likes",
 		"tallies/likes/lives/1732000000000000/shards/1"} {
 		if _, _, _, err := l.ParseShardPath(bad); err == nil {
 			t.Errorf("ParseShardPath(%q) accepted", bad)
-		}
-	}
-}
-
-// TestValidIDNamesCharacters: the error names a non-ASCII character as
-// itself, not as the first byte of its UTF-8 encoding.
-func TestValidIDNamesCharacters(t *testing.T) {
-	for id, want := range map[string]string{
-		"caf\u00e9":    "character '\u00e9' at byte 3",
-		"a\xffb":       "byte 0xff at byte 1",
-		"a b":          "character ' ' at byte 1",
-		"\u65e5\u672c": "character '\u65e5' at byte 0",
-	} {
-		err := ValidID(id)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ValidID(%q) = %v; want it to say %s", id, err, want)
 		}
 	}
 }
@@ -93,7 +140,10 @@ func TestDocsLayout(t *testing.T) {
 		{"posts/p1", "", "give the field to count on posts/p1: one of likes, views"},
 		{"comments/c1", "likes", "counts are declared on posts (likes, views); users/*/posts (likes)"},
 		{"posts", "likes", "not a document path"},
-		{"posts/p 1", "likes", "invalid counter id"},
+		{"posts/p 1", "likes", "likes"},
+		{"posts/a@b.c", "likes", "likes"},
+		{"posts/a/b", "likes", "not a document path"},
+		{"posts/" + strings.Repeat("x", 1501), "likes", "longer than 1500 bytes"},
 	} {
 		got, err := l.Check(c.name, c.field)
 		if err != nil {

@@ -23,7 +23,7 @@ type RulesOptions struct {
 func Rules(o RulesOptions) (string, error) {
 	src := rulesSource
 	if o.Collection != "" && o.Collection != counting.DefaultCollection {
-		if err := counting.ValidID(o.Collection); err != nil {
+		if err := counting.ValidName(o.Collection); err != nil {
 			return "", fmt.Errorf("deploy: collection %q: %w", o.Collection, err)
 		}
 		src = replaceOnce(src, "match /counters/{counterId}", "match /"+o.Collection+"/{counterId}")

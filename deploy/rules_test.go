@@ -136,9 +136,11 @@ func TestRules(t *testing.T) {
 			// nobody's.
 			owner.do("PATCH", "counters/likes/voters/alice", `{"fields":{}}`)
 			owner.do("PATCH", "counters/likes/voters/bob", `{"fields":{}}`)
+			owner.do("PATCH", "counters/likes/voters/a%252Fb", `{"fields":{}}`)
 			owner.do("PATCH", "counters/likes/keys/k1", `{"fields":{"response":{"stringValue":"{}"}}}`)
 			owner.do("PATCH", "counters_limits/alice", `{"fields":{}}`)
 			alice := rest{t, base, userToken(rulesProject, "alice")}
+			slash := rest{t, base, userToken(rulesProject, "a/b")}
 			anon := rest{t, base, ""}
 			for _, c := range []struct {
 				who          string
@@ -148,6 +150,8 @@ func TestRules(t *testing.T) {
 			}{
 				{"alice", alice, "GET", "counters/likes/voters/alice", http.StatusOK},
 				{"alice", alice, "GET", "counters/likes/voters/bob", http.StatusForbidden},
+				{"a/b", slash, "GET", "counters/likes/voters/a%252Fb", http.StatusOK},
+				{"alice", alice, "GET", "counters/likes/voters/a%252Fb", http.StatusForbidden},
 				{"unauthenticated", anon, "GET", "counters/likes/voters/alice", http.StatusForbidden},
 				{"alice", alice, "PATCH", "counters/likes/voters/alice", http.StatusForbidden},
 				{"alice", alice, "DELETE", "counters/likes/voters/alice", http.StatusForbidden},

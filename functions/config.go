@@ -108,7 +108,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		Database: env(EnvDatabase, "(default)"),
 		Layout:   counting.Layout{Collection: env(EnvCollection, counting.DefaultCollection), ShardField: env(EnvShardField, counting.DefaultShardField)},
 	}
-	if err := counting.ValidID(cfg.Layout.Collection); err != nil {
+	if err := counting.ValidName(cfg.Layout.Collection); err != nil {
 		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvCollection, cfg.Layout.Collection, err)
 	}
 	if err := cfg.Layout.Validate(); err != nil {

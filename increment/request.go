@@ -16,8 +16,9 @@ import (
 	"github.com/tallycounters/tally/counting"
 )
 
-// maxBody bounds a request body; a valid one is far smaller.
-const maxBody = 4 << 10
+// maxBody bounds a request body: a valid one names one document, whose
+// path Firestore bounds at 6 KiB, escaped as JSON.
+const maxBody = 16 << 10
 
 // Request is one increment asked for: by to counter (and, for counts on
 // documents, its count field), or, with Vote, the caller's vote added

@@ -3,6 +3,7 @@ package rollup
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -72,8 +73,8 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if err != nil {
 		return Hint{}, err
 	}
-	if s := e.Subject(); s != "" && s != "documents/"+path {
-		return Hint{}, fmt.Errorf("%w: subject %q does not name %s", ErrMalformed, s, path)
+	if path, err = matchSubject(path, e.Subject()); err != nil {
+		return Hint{}, err
 	}
 	id, life, shard, err := d.Layout.ParseShardPath(path)
 	parent, child, isChild := d.Layout.ParentOf(path)
@@ -144,6 +145,39 @@ func (d Decoder) relative(name string) (string, error) {
 			ErrForeign, path, project, database, d.Project, want)
 	}
 	return path, nil
+}
+
+// matchSubject checks that the event's subject, if it has one, names the
+// document at path, the path of the event's document name, and returns
+// the path with each id as Firestore has it. Either may spell the path
+// percent-encoded (alice%40example.com) and the other not: a path whose
+// ids decode to the other's is the same path, in the spelling that is
+// not encoded. With no subject, the name is taken as it is.
+func matchSubject(path, subject string) (string, error) {
+	if subject == "" || subject == "documents/"+path {
+		return path, nil
+	}
+	named, _ := strings.CutPrefix(subject, "documents/")
+	if p, ok := unescapePath(named); ok && p == path {
+		return path, nil // the subject is encoded
+	}
+	if p, ok := unescapePath(path); ok && p == named {
+		return named, nil // the name is encoded
+	}
+	return "", fmt.Errorf("%w: subject %q does not name %s", ErrMalformed, subject, path)
+}
+
+// unescapePath decodes each id of a percent-encoded path.
+func unescapePath(path string) (string, bool) {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		u, err := url.PathUnescape(s)
+		if err != nil || strings.Contains(u, "/") {
+			return "", false
+		}
+		segs[i] = u
+	}
+	return strings.Join(segs, "/"), true
 }
 
 // changedAt is when the write happened: the update_time of the value it

@@ -16,6 +16,7 @@ import { getAuth, onAuthStateChanged } from "firebase/auth";
 import { holds, pressedOn, shown, votedShown } from "./pending.js";
 import { act, closeClient, closed, mine, openClient, settle } from "./client.js";
 import { create, remove, sourceOf, writeChild } from "./children.js";
+import { userKey } from "./keys.js";
 
 /**
  * @typedef {import("../index").Tally} Tally
@@ -154,7 +155,7 @@ export function onVote(ref, nextVoted, error) {
     stored = false;
     render();
     if (!user || life === null) return;
-    const id = ref.field ? `${ref.field}:${user.uid}` : user.uid;
+    const id = ref.field ? `${ref.field}:${userKey(user.uid)}` : userKey(user.uid);
     const home = ref.field ? `${ref.path}/lives/${life}` : ref.path;
     stopVote = onSnapshot(doc(t.db, `${home}/${t.voters}/${id}`), (snap) => {
       stored = snap.exists();
