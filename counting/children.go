@@ -98,3 +98,10 @@ func (l Layout) IsAggregate(name, field string) bool {
 	}
 	return false
 }
+
+// Valued reports whether the aggregates of the document at name sum or
+// average over the collection src: its parts then keep their children's
+// records, and a child's event is folded by reading the child.
+func (l Layout) Valued(name, src string) bool {
+	return valued(l.Aggregates(name), src)
+}

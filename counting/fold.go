@@ -75,6 +75,12 @@ type Outcome struct {
 	// read and after the write (see AggregateValues).
 	AggregatesBefore map[string]any `json:"aggregates_before,omitempty"`
 	Aggregates       map[string]any `json:"aggregates,omitempty"`
+	// Children: of valued sources, each child asked for whose value the
+	// document's aggregates now hold, with the read time of that value.
+	Children []Child `json:"-"`
+	// Failed: aggregates that could not be folded, for good; they keep
+	// their values, and the rest was written.
+	Failed []Failure `json:"-"`
 }
 
 // Read gets the counted document as it is now.

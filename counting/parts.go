@@ -32,8 +32,12 @@ const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 type Part struct {
 	At time.Time
 	N  int64            // children in the part
-	V  map[string]any   // each aggregate's value over the part (a sum's int64 or float64; an avg's sum)
-	C  map[string]int64 // an average's count of the children whose field is a number
+	V  map[string]any   // each aggregate's value over the part: a count's int64; a sum's, or an average's sum, as Firestore's sum() gives it
+	C  map[string]int64 // a sum's or an average's count of the children whose field is a number
+	// X: beside a sum whose value does not say it exactly (a double, or
+	// integers past int64), the exact sum (total.exact), so that the parts
+	// add up as Firestore's sum() over them all would.
+	X map[string]map[string]any
 }
 
 // PartKey is the map key of the part that starts at lo.
@@ -143,38 +147,39 @@ func (p Parent) CoversChild(source, child string, t time.Time) bool {
 	return ok && !t.After(p.Parts[source][key].At)
 }
 
-// AggregateValues are the aggregates' values over parts: a count's
-// int64; a sum's int64, or float64 once any part's is; an average's
-// float64, or nil over no children.
+// AggregateValues are the aggregates' values over parts, as Firestore's
+// own aggregations over the children give them: a count's int64; a sum's
+// int64, or float64 once a child's value is a double or the integers'
+// sum is past int64 (NaN and the infinities as IEEE 754 has them); an
+// average's float64, or nil over no numbers.
 func AggregateValues(aggs []Aggregate, parts map[string]Parts) map[string]any {
 	out := make(map[string]any, len(aggs))
 	for _, a := range aggs {
-		var n, c int64
-		var f float64
-		float := false
-		for _, part := range parts[a.Source()] {
-			switch v := part.V[a.Field].(type) {
-			case int64:
+		if a.Op == OpCount {
+			var n int64
+			for _, part := range parts[a.Source()] {
+				v, _ := part.V[a.Field].(int64)
 				n += v
-				f += float64(v)
-			case float64:
-				float = true
-				f += v
 			}
-			c += part.C[a.Field]
-		}
-		switch {
-		case a.Op == OpAvg && c == 0:
-			out[a.Field] = nil
-		case a.Op == OpAvg:
-			out[a.Field] = f / float64(c)
-		case float:
-			out[a.Field] = f
-		default:
 			out[a.Field] = n
+			continue
+		}
+		var t total
+		for _, part := range parts[a.Source()] {
+			t.merge(part.total(a.Field))
+		}
+		if a.Op == OpAvg {
+			out[a.Field] = t.avg()
+		} else {
+			out[a.Field] = t.sum()
 		}
 	}
 	return out
+}
+
+// total is the part's sum of the aggregate field's numbers.
+func (part Part) total(field string) total {
+	return totalFrom(part.V[field], part.X[field], part.C[field])
 }
 
 // partsFrom reads _tally.parts from a counted document's bookkeeping;
@@ -208,6 +213,15 @@ func partsFrom(book map[string]any) map[string]Parts {
 			for f, x := range cs {
 				part.C[f], _ = x.(int64)
 			}
+			xs, _ := em["x"].(map[string]any)
+			for f, x := range xs {
+				if m, ok := x.(map[string]any); ok {
+					if part.X == nil {
+						part.X = map[string]map[string]any{}
+					}
+					part.X[f] = m
+				}
+			}
 			ps[key] = part
 		}
 		if _, ok := ps[PartKey("")]; ok { // a partition starts at ""; without it, none is kept
@@ -223,6 +237,9 @@ func (part Part) stored() map[string]any {
 	if len(part.C) > 0 {
 		m["c"] = part.C
 	}
+	if len(part.X) > 0 {
+		m["x"] = part.X
+	}
 	return m
 }
 
@@ -232,6 +249,20 @@ type PartFold struct {
 	Source string
 	Lo, Hi string
 	Parts  Parts
+	// Same: a part of a valued source whose document, and the counted
+	// document, hold every child asked for already; nothing to write.
+	Same bool
+	// Children: of a valued source, each child asked for, with the read
+	// time of the value the part holds of it.
+	Children []Child
+	// Scanned: of a valued source, every child of the range was read.
+	Scanned bool
+	// Failed: aggregates that could not be aggregated, for good; their
+	// values are kept as they were.
+	Failed []Failure
+	// docs: the part documents of a valued source to write, before the
+	// counted document.
+	docs []partWrite
 }
 
 // fits reports whether the fold's range is still one part of ps (or ps
@@ -255,6 +286,9 @@ func mergeParts(parts map[string]Parts, folds []PartFold) (out map[string]Parts,
 		out[src] = maps.Clone(ps)
 	}
 	for _, pf := range folds {
+		if pf.Same {
+			continue
+		}
 		same, newer := pf.fits(out[pf.Source])
 		misfit = misfit || !same
 		if !same || !newer {

@@ -48,6 +48,9 @@ func (s Sum) zero() bool {
 // that hold something: an app's document that is gone stays gone.
 func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int) (Outcome, Parent, error) {
 	fold := Outcome{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards, AggregatesBefore: p.Aggregates}
+	for _, pf := range s.Parts {
+		fold.Failed = append(fold.Failed, pf.Failed...)
+	}
 	ref := f.layout.Counter(f.client, id)
 	docs := f.layout.OnDocs()
 	counts := s.Values != nil && (!p.Exists || p.AsOf.Before(s.At))
@@ -58,6 +61,11 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	case p.Exists && counts && s.Life != p.Life:
 		return fold, p, ErrStale // a sum of another life's shards: the document was created again since
 	case p.Exists && !counts && len(applied) == 0:
+		for _, pf := range s.Parts {
+			if pf.Same {
+				fold.Children = append(fold.Children, pf.Children...)
+			}
+		}
 		return fold, p, nil // a later fold is there already
 	case p.Exists && s.At.Before(p.Written.Add(f.window)) && p.Now(time.Now()).Before(p.Written.Add(f.window)):
 		return fold, p, fmt.Errorf("counting: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
@@ -75,6 +83,9 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 		if some {
 			return fold, p, fmt.Errorf("counting: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
 		}
+	}
+	if err := f.writeParts(ctx, applied); err != nil {
+		return fold, p, err
 	}
 	var wr *firestore.WriteResult
 	var err error
@@ -101,6 +112,9 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 		return fold, p, fmt.Errorf("counting: write fold of %s: %w", id, err)
 	}
 	fold.Wrote, fold.Updated, fold.Parts = true, wr.UpdateTime, len(applied)
+	for _, pf := range applied {
+		fold.Children = append(fold.Children, pf.Children...)
+	}
 	if len(applied) > 0 {
 		fold.Aggregates = AggregateValues(f.layout.Aggregates(id), parts)
 	}
@@ -181,4 +195,63 @@ func (f *Folder) anyShard(ctx context.Context, id, life string) (bool, error) {
 		return false, fmt.Errorf("counting: list the shards of %s: %w", id, err)
 	}
 	return len(refs) > 0, nil
+}
+
+// writeParts writes the part documents of the folds applied, each on the
+// condition that it is as the fold read it: ErrStale if one is not (another
+// fold wrote it since). They are written before the counted document, so
+// that its parts are never of records not yet kept; a part document newer
+// than what the counted document holds of it is what the next fold goes on
+// from.
+func (f *Folder) writeParts(ctx context.Context, applied []PartFold) error {
+	var writes []partWrite
+	for _, pf := range applied {
+		writes = append(writes, pf.docs...)
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	one := func(w partWrite) (*firestore.WriteResult, error) {
+		if w.exists {
+			return w.ref.Update(ctx, w.updates(), firestore.LastUpdateTime(w.updated))
+		}
+		return w.ref.Create(ctx, w.data)
+	}
+	var errs []error
+	if len(writes) == 1 {
+		_, err := one(writes[0])
+		errs = append(errs, err)
+	} else {
+		bw := f.client.BulkWriter(ctx)
+		jobs := make([]*firestore.BulkWriterJob, 0, len(writes))
+		for _, w := range writes {
+			var j *firestore.BulkWriterJob
+			var err error
+			if w.exists {
+				j, err = bw.Update(w.ref, w.updates(), firestore.LastUpdateTime(w.updated))
+			} else {
+				j, err = bw.Create(w.ref, w.data)
+			}
+			if err != nil {
+				bw.End()
+				return fmt.Errorf("counting: write a part: %w", err)
+			}
+			jobs = append(jobs, j)
+		}
+		bw.End()
+		for _, j := range jobs {
+			_, err := j.Results()
+			errs = append(errs, err)
+		}
+	}
+	for _, err := range errs {
+		switch status.Code(err) {
+		case codes.OK:
+		case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
+			return ErrStale
+		default:
+			return fmt.Errorf("counting: write a part: %w", err)
+		}
+	}
+	return nil
 }

@@ -160,6 +160,16 @@ func (t *tracker) finish(c *tracked, at time.Time, s counting.Sum, wrote countin
 	if wrote.Wrote {
 		c.mine = wrote.Updated
 	}
+	for _, ch := range wrote.Children {
+		if c.childAt == nil {
+			c.childAt = map[childKey]time.Time{}
+		}
+		c.childAt[childKey{ch.Source, ch.ID}] = ch.At
+	}
+	for _, fl := range wrote.Failed {
+		t.log.Error("rollup: cannot fold an aggregate: Firestore refuses its query; it keeps its value, and the document's other counts are written",
+			"counter", c.id, "aggregate", fl.Field, "error", fl.Err.Error())
+	}
 	covered, oldest := c.coveredBy()
 	info := FoldInfo{Outcome: wrote, Covered: covered}
 	if wrote.Wrote && covered > 0 {
@@ -174,11 +184,18 @@ func (t *tracker) finish(c *tracked, at time.Time, s counting.Sum, wrote countin
 // parent does not cover: the children of aggregated collections, and
 // whether the counts too. t.mu is held.
 func (t *tracker) wanted(c *tracked) (children []counting.Child, counts bool) {
+	at := map[childKey]int{}
 	for _, w := range c.waiting {
 		switch {
 		case c.known && c.covers(w):
 		case w.child != nil:
-			children = append(children, *w.child)
+			k := childKey{w.child.Source, w.child.ID}
+			if i, ok := at[k]; ok {
+				children[i].At = maxTime(children[i].At, w.at)
+				continue
+			}
+			at[k] = len(children)
+			children = append(children, counting.Child{Source: k.source, ID: k.id, At: w.at})
 		default:
 			counts = true
 		}

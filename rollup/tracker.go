@@ -87,7 +87,15 @@ type tracked struct {
 	wake    chan struct{}
 	base    counting.Sum // growth is measured from this snapshot
 	used    time.Time
+	// childAt: of the children of valued sources (a sum or an average is
+	// declared over them) that events asked for, the read time of the
+	// value the document's aggregates hold, as this instance's folds
+	// found it; cleared when no event is held.
+	childAt map[childKey]time.Time
 }
+
+// childKey names a child of an aggregated source.
+type childKey struct{ source, id string }
 
 type waiter struct {
 	ctx  context.Context
@@ -97,15 +105,27 @@ type waiter struct {
 	// child: the child of an aggregated collection the event is of; nil
 	// for a shard's event
 	child *counting.Child
-	done  chan error
+	// valued: the child's collection has a sum or an average declared
+	// over it, whose fold reads the child
+	valued bool
+	done   chan error
 }
 
-// covers reports whether the parent as c knows it holds w's write.
+// covers reports whether the parent as c knows it holds w's write: for a
+// child, its part's counts aggregated at or after it, and, of a valued
+// source, the child's value read at or after it.
 func (c *tracked) covers(w *waiter) bool {
-	if w.child != nil {
-		return c.p.CoversChild(w.child.Source, w.child.ID, w.at)
+	if w.child == nil {
+		return c.p.Covers(w.at)
 	}
-	return c.p.Covers(w.at)
+	if !c.p.CoversChild(w.child.Source, w.child.ID, w.at) {
+		return false
+	}
+	if !w.valued || !c.p.Exists {
+		return true // a document that is gone holds nothing, and needs nothing folded
+	}
+	at, ok := c.childAt[childKey{w.child.Source, w.child.ID}]
+	return ok && !at.Before(w.at)
 }
 
 // counting is how many of c's waiters are of shards. t.mu is held.
@@ -167,6 +187,9 @@ func (t *tracker) Wait(ctx context.Context, h Hint) error {
 func (t *tracker) hold(ctx context.Context, h Hint) (*tracked, *waiter) {
 	c := t.counter(h.Counter)
 	w := &waiter{ctx: ctx, at: h.At, life: h.Life, one: h.One, child: h.Child, done: make(chan error, 1)}
+	if h.Child != nil {
+		w.valued = t.store.Layout().Valued(h.Counter, h.Child.Source)
+	}
 	if c.known && c.covers(w) {
 		return c, nil
 	}
@@ -237,6 +260,17 @@ func (t *tracker) run(c *tracked) {
 			backoff = minBackoff
 			continue
 		}
+		if counting.Permanent(err) {
+			// No retry can cure it (a document Firestore refuses to take,
+			// say): answer the events held rather than have the platform
+			// send them again without end, and say so.
+			t.log.Error("rollup: cannot fold: Firestore refuses it for good; the events held are answered", "counter", c.id, "error", err.Error())
+			t.mu.Lock()
+			c.known, c.pause = false, t.now().Add(t.window)
+			t.answer(c, maxWaiterTime(c), nil)
+			t.mu.Unlock()
+			continue
+		}
 		t.log.Warn("rollup: fold failed, will try again", "counter", c.id, "error", err.Error())
 		t.mu.Lock()
 		c.known = false
@@ -260,4 +294,16 @@ func (t *tracker) settle(c *tracked) {
 	}
 	clear(c.waiting[len(kept):])
 	c.waiting = kept
+	if len(kept) == 0 {
+		c.childAt = nil
+	}
+}
+
+// maxWaiterTime is the time of c's latest event held. t.mu is held.
+func maxWaiterTime(c *tracked) time.Time {
+	var m time.Time
+	for _, w := range c.waiting {
+		m = maxTime(m, w.at)
+	}
+	return m
 }

@@ -162,6 +162,9 @@ func settled(t *testing.T, doc *firestore.DocumentRef, want map[string]any) map[
 			if f, isFloat := got.(float64); isFloat {
 				got = fmt.Sprintf("%.9f", f)
 			}
+			if f, isFloat := v.(float64); isFloat {
+				v = fmt.Sprintf("%.9f", f)
+			}
 			ok = ok && got == v
 		}
 		if ok {

@@ -52,7 +52,7 @@ func startFromEnv(t *testing.T, paths emulator.Paths) (*Stack, *firestore.Client
 		t.Fatal(err)
 	}
 	cfg.Project = emulatortest.Project
-	s, err := Start(context.Background(), Options{Config: cfg, Emulator: paths})
+	s, err := Start(context.Background(), Options{Config: cfg, Emulator: paths, Logs: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}

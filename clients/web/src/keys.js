@@ -14,3 +14,23 @@ export function userKey(uid) {
   }
   return k;
 }
+
+/**
+ * Compares two document ids as Firestore orders them, by their UTF-8
+ * bytes, which is the order of their code points (not of JavaScript's
+ * UTF-16 units, which differs past U+FFFF).
+ * @param {string} a
+ * @param {string} b
+ * @returns {number} below 0, 0 or above 0
+ */
+export function compareIDs(a, b) {
+  const x = a[Symbol.iterator]();
+  const y = b[Symbol.iterator]();
+  for (;;) {
+    const p = x.next();
+    const q = y.next();
+    if (p.done || q.done) return (p.done ? 0 : 1) - (q.done ? 0 : 1);
+    const d = /** @type {number} */ (p.value.codePointAt(0)) - /** @type {number} */ (q.value.codePointAt(0));
+    if (d !== 0) return d;
+  }
+}

@@ -15,6 +15,7 @@
 // r{lo}.at): a child the user wrote is part of the count exactly when the
 // part that holds its id has reached the write's commit time.
 
+import { compareIDs } from "./keys.js";
 import { micros } from "./times.js";
 
 /**
@@ -67,7 +68,7 @@ export function partAt(parts, source, id) {
   let lo = null;
   for (const key of Object.keys(parts?.[source] ?? {})) {
     const start = key.slice(1);
-    if (start <= id && (lo === null || start > lo)) lo = start;
+    if (compareIDs(start, id) <= 0 && (lo === null || compareIDs(start, lo) > 0)) lo = start;
   }
   return lo === null ? null : micros(parts?.[source]?.["r" + lo]?.at);
 }
