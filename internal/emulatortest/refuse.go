@@ -1,0 +1,59 @@
+package emulatortest
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/grpc"
+
+	"github.com/tallycounters/tally/internal/fsrpc"
+)
+
+// Refusing returns a client of the emulator in FIRESTORE_EMULATOR_HOST
+// whose aggregation queries are answered with refuse's error where it
+// gives one, as Firestore refuses a query it cannot run (one that needs an
+// index it lacks: FAILED_PRECONDITION), closed when the test ends.
+// Everything else reaches the emulator as it is.
+func Refusing(t testing.TB, refuse func(*firestorepb.StructuredQuery) error) *firestore.Client {
+	t.Helper()
+	Require(t)
+	intercept := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		s, err := streamer(ctx, desc, cc, method, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return &refusingStream{ClientStream: s, refuse: refuse}, nil
+	}
+	c, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, firestore.DefaultDatabaseID,
+		[]grpc.DialOption{grpc.WithChainStreamInterceptor(intercept)})
+	if err != nil {
+		t.Fatalf("emulatortest: client: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// refusingStream answers an aggregation query that refuse refuses with
+// its error, in place of the emulator's answer.
+type refusingStream struct {
+	grpc.ClientStream
+	refuse func(*firestorepb.StructuredQuery) error
+	err    error
+}
+
+func (s *refusingStream) SendMsg(m any) error {
+	if r, ok := m.(*firestorepb.RunAggregationQueryRequest); ok {
+		s.err = s.refuse(r.GetStructuredAggregationQuery().GetStructuredQuery())
+	}
+	return s.ClientStream.SendMsg(m)
+}
+
+func (s *refusingStream) RecvMsg(m any) error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.ClientStream.RecvMsg(m)
+}
