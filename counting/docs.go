@@ -219,6 +219,50 @@ func (l Layout) TriggerPatterns() []string {
 	return append(out, l.ChildPatterns()...)
 }
 
+// Event types of the Firestore triggers Rollup takes.
+const (
+	EventWritten = "google.cloud.firestore.document.v1.written"
+	EventCreated = "google.cloud.firestore.document.v1.created"
+)
+
+// Trigger is one Eventarc trigger of Rollup: an event type and a path
+// pattern.
+type Trigger struct {
+	Type    string
+	Pattern string
+}
+
+// Triggers are the Eventarc triggers Rollup takes events from: a write
+// to a shard of each collection with counts, to a child of each
+// aggregated collection (TriggerPatterns), and, on documents, the
+// creation of a counted document (CreatedPatterns), whose counts tally
+// then gives it at once.
+func (l Layout) Triggers() []Trigger {
+	var out []Trigger
+	for _, p := range l.TriggerPatterns() {
+		out = append(out, Trigger{Type: EventWritten, Pattern: p})
+	}
+	for _, p := range l.CreatedPatterns() {
+		out = append(out, Trigger{Type: EventCreated, Pattern: p})
+	}
+	return out
+}
+
+// CreatedPatterns are the Eventarc path patterns of the counted
+// documents, whose creation Rollup is told of: none in the guide layout,
+// where tally makes its parents itself.
+func (l Layout) CreatedPatterns() []string {
+	var out []string
+	for _, d := range l.Docs {
+		if d.One() {
+			out = append(out, d.Collection)
+		} else {
+			out = append(out, eventarcPattern(d.Collection+"/*"))
+		}
+	}
+	return out
+}
+
 // eventarcPattern writes a path with '*' for any id as an Eventarc path
 // pattern: each '*' a wildcard of its own, {doc0}, {doc1}...
 func eventarcPattern(path string) string {

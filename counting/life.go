@@ -95,3 +95,12 @@ func (l Layout) CurrentLife(ctx context.Context, c *firestore.Client, name strin
 	}
 	return l.LifeOf(snap.CreateTime), nil
 }
+
+// OfLife reports whether tally's bookkeeping in a counted document's data
+// is of the given life, the document's: it is, or it names none (the
+// guide layout, or a fold's before lives were kept); a document copied
+// whole from another holds the other's.
+func (l Layout) OfLife(data map[string]any, life string) bool {
+	written, ok := l.bookkeeping(data)[FieldLife].(string)
+	return !ok || written == life
+}

@@ -1,6 +1,7 @@
 package counting
 
 import (
+	"maps"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -15,6 +16,7 @@ type Parent struct {
 	Written    time.Time // tally's last write of the counts: the window runs from it
 	AsOf       time.Time // the snapshot the counts sum; zero if absent or not a timestamp
 	Totals     []int64   // each count's value, in Counts order; 0 if absent or not an integer
+	Present    []bool    // whether the document holds each count's field at all
 	NumShards  int       // 0 if absent or unreadable
 	Legacy     bool      // holds the bookkeeping of tally before snapshot folds
 	Resharding bool      // shrinking to one shard: shard 0 is not yet the whole count
@@ -53,9 +55,19 @@ func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned 
 	data := snap.Data()
 	p.Exists, p.Life = true, l.LifeOf(snap.CreateTime)
 	p.Updated, p.OneSince = snap.UpdateTime, snap.UpdateTime
+	if !l.OfLife(data, p.Life) {
+		// tally's bookkeeping of another life (a document copied whole,
+		// or restored): this one's counts were never folded.
+		data = maps.Clone(data)
+		delete(data, FieldBookkeeping)
+	}
 	p.Written = l.Written(data, snap.UpdateTime)
 	p.AsOf = l.AsOf(data)
 	p.Totals = l.CountValues(data, l.Counts(id))
+	for _, c := range l.Counts(id) {
+		_, ok := data[c.Field]
+		p.Present = append(p.Present, ok)
+	}
 	p.NumShards, _ = l.NumShards(data)
 	if !l.OnDocs() {
 		_, p.Legacy = data[FieldLegacy]
@@ -81,4 +93,26 @@ func (p Parent) Now(local time.Time) time.Time {
 // Covers reports whether the parent's counts hold a write made at t.
 func (p Parent) Covers(t time.Time) bool {
 	return !p.AsOf.IsZero() && !t.After(p.AsOf)
+}
+
+// holds reports whether the document holds count i's field, as far as p
+// knows: a Parent that was not read (told by an event) is taken to.
+func (p Parent) holds(i int) bool { return i >= len(p.Present) || p.Present[i] }
+
+// Created reports whether p, what a fold knows of the document name,
+// answers the creation of its given life at t: the document was read at
+// or after t and is gone, or is another life (created again since); or it
+// is that life, and its counts are folded as of t or later, and every
+// aggregated source has its parts.
+func (p Parent) Created(life string, t time.Time, l Layout, name string) bool {
+	if p.Seen {
+		return false // told by an event, not read: whether it was folded is not known
+	}
+	if !p.Exists || p.Life != life {
+		return !p.Anchor.Before(t)
+	}
+	if len(l.Counts(name)) > 0 && (p.AsOf.IsZero() || p.AsOf.Before(t)) {
+		return false
+	}
+	return len(l.Unfolded(name, p)) == 0
 }

@@ -99,6 +99,16 @@ type partWrite struct {
 	data    map[string]any
 }
 
+// writes are what replaces d with the part document of [lo, hi) of src
+// with records recs, read at at: none for a part with no children and no
+// document yet, which a fold reads whole at no more cost than a document.
+func (d partDoc) writes(src, lo, hi string, fields []string, recs []record, at time.Time) []partWrite {
+	if len(recs) == 0 && !d.exists {
+		return nil
+	}
+	return []partWrite{d.write(src, lo, hi, fields, recs, at)}
+}
+
 // write is the part document of [lo, hi) of src with records recs, read
 // at at, to replace d.
 func (d partDoc) write(src, lo, hi string, fields []string, recs []record, at time.Time) partWrite {

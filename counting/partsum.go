@@ -95,6 +95,18 @@ func (f *Folder) AllParts(id string, p Parent) []Child {
 	return out
 }
 
+// Unfolded names the start of each aggregated source of the document name
+// that p holds no part of: what its first fold aggregates from scratch.
+func (l Layout) Unfolded(name string, p Parent) []Child {
+	var out []Child
+	for _, src := range sources(l.Aggregates(name)) {
+		if len(p.Parts[src]) == 0 {
+			out = append(out, Child{Source: src, Whole: true})
+		}
+	}
+	return out
+}
+
 // foldPart aggregates the part [lo, hi) of a source with counts only,
 // splitting it if it is too big; old are the source's parts as the
 // document holds them.

@@ -137,7 +137,7 @@ func (f *Folder) splitRecords(ctx context.Context, tx *firestore.Transaction, pf
 		part := n
 		addSums(&part, aggs, pf.Source, fields, recs)
 		pf.Parts = Parts{PartKey(pf.Lo): part}
-		pf.docs = []partWrite{doc.write(pf.Source, pf.Lo, pf.Hi, fields, recs, at)}
+		pf.docs = doc.writes(pf.Source, pf.Lo, pf.Hi, fields, recs, at)
 		return nil
 	}
 	pf.Parts = Parts{}
@@ -158,7 +158,7 @@ func (f *Folder) splitRecords(ctx context.Context, tx *firestore.Transaction, pf
 				return err
 			}
 		}
-		pf.docs = append(pf.docs, d.write(pf.Source, c.lo, hi, fields, c.recs, at))
+		pf.docs = append(pf.docs, d.writes(pf.Source, c.lo, hi, fields, c.recs, at)...)
 	}
 	return nil
 }
@@ -242,7 +242,7 @@ func (f *Folder) scanPart(ctx context.Context, tx *firestore.Transaction, pf *Pa
 				return err
 			}
 		}
-		pf.docs = append(pf.docs, d.write(src, c.lo, hi, fields, c.recs, at))
+		pf.docs = append(pf.docs, d.writes(src, c.lo, hi, fields, c.recs, at)...)
 	}
 	pf.Scanned = true
 	return nil

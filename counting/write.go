@@ -123,6 +123,7 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	next.Seen, next.Anchor, next.AnchorAt = false, wr.UpdateTime, time.Now()
 	if counts {
 		next.AsOf, next.Totals, next.NumShards = s.At, f.totals(id, p, s), fold.NumShards
+		next.Present = nil // every count is there now: a field no shard held was written 0
 		next.Legacy = false
 		if fold.Grew || next.OneSince.IsZero() { // the write changed nothing of p's shards but their number, if it grew
 			next.OneSince = wr.UpdateTime
@@ -140,8 +141,8 @@ func (f *Folder) countUpdates(id string, p Parent, s Sum, counts bool) []firesto
 	docs := f.layout.OnDocs()
 	var updates []firestore.Update
 	for i, c := range f.layout.Counts(id) {
-		if docs && s.Shards[i] == 0 {
-			continue // no shard holds it: the app's value stays
+		if docs && s.Shards[i] == 0 && p.holds(i) {
+			continue // no shard holds it: the app's value stays (0 is written where there is none)
 		}
 		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{c.Field}, Value: s.Values[i]})
 	}
@@ -180,7 +181,7 @@ func (f *Folder) totals(id string, p Parent, s Sum) []int64 {
 		totals = make([]int64, len(counts))
 	}
 	for i := range counts {
-		if !f.layout.OnDocs() || s.Shards[i] > 0 {
+		if !f.layout.OnDocs() || s.Shards[i] > 0 || !p.holds(i) {
 			totals[i] = s.Values[i]
 		}
 	}

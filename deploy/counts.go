@@ -40,7 +40,9 @@ func CountsRules(l counting.Layout, signedInReads bool) (string, error) {
 	b.WriteString("service cloud.firestore {\n  match /databases/{database}/documents {\n")
 	b.WriteString(snippet)
 	b.WriteString("\n    // Example: the app's own rules for its counted collections. Counts\n")
-	b.WriteString("    // are read with the document; a client writes everything else.\n")
+	b.WriteString("    // are read with the document. A signed-in user creates a document\n")
+	b.WriteString("    // as its owner (owner: their uid), and only its owner edits or\n")
+	b.WriteString("    // deletes it; nobody writes a count or an aggregate.\n")
 	for _, d := range l.Docs {
 		zeros := make([]string, len(d.Fields))
 		for i, f := range d.Fields {
@@ -51,22 +53,32 @@ func CountsRules(l counting.Layout, signedInReads bool) (string, error) {
 		if len(d.Aggregates) > 0 {
 			aggs := make([]string, len(d.Aggregates))
 			for i, a := range d.Aggregates {
-				aggs[i] = "'" + a.Field + "'"
+				zero := "0"
+				if a.Op == counting.OpAvg {
+					zero = "null"
+				}
+				aggs[i] = fmt.Sprintf("'%s': %s", a.Field, zero)
 			}
-			keeps = " && tallyKeeps([" + strings.Join(aggs, ", ") + "])"
+			keeps = " && tallyKeeps({" + strings.Join(aggs, ", ") + "})"
 		}
-		path := d.Collection
-		if !d.One() {
-			path = matchPath(d.Collection)
+		if d.One() {
+			// One document of aggregates, such as a site's count of
+			// users: the app makes it, on its own account; no client
+			// writes it.
+			fmt.Fprintf(&b, "    match /%s {\n", d.Collection)
+			fmt.Fprintf(&b, "      allow read: if %s;\n", read)
+			b.WriteString("      allow write: if false;\n    }\n")
+			continue
 		}
+		path := matchPath(d.Collection)
 		fmt.Fprintf(&b, "    match /%s {\n", path)
 		fmt.Fprintf(&b, "      allow read: if %s;\n", read)
-		fmt.Fprintf(&b, "      allow create: if request.auth != null && tallyCreate(%s)%s;\n", z, keeps)
-		fmt.Fprintf(&b, "      allow update: if request.auth != null && tallyUpdate(%s)%s;\n", z, keeps)
-		b.WriteString("      allow delete: if request.auth != null;\n    }\n")
-		if !d.One() {
-			writeChildRules(&b, path, d.Aggregates, read)
-		}
+		fmt.Fprintf(&b, "      allow create: if request.auth != null && request.resource.data.owner == request.auth.uid\n")
+		fmt.Fprintf(&b, "        && tallyCreate(%s)%s;\n", z, keeps)
+		fmt.Fprintf(&b, "      allow update: if request.auth != null && resource.data.owner == request.auth.uid\n")
+		fmt.Fprintf(&b, "        && request.resource.data.owner == resource.data.owner && tallyUpdate(%s)%s;\n", z, keeps)
+		b.WriteString("      allow delete: if request.auth != null && resource.data.owner == request.auth.uid;\n    }\n")
+		writeChildRules(&b, path, d.Aggregates, read)
 	}
 	b.WriteString("  }\n}\n")
 	return b.String(), nil
@@ -86,8 +98,9 @@ func matchPath(collection string) string {
 
 // writeChildRules writes, as an example of the app's own, a match for each
 // collection under the counted documents at path that an aggregate counts:
-// anyone may read its documents, and signed-in users may write them. Only
-// tally's Rollup writes the aggregates they make.
+// anyone may read its documents; a signed-in user creates one as its
+// owner, and only its owner edits or deletes it. Only tally's Rollup
+// writes the aggregates they make.
 func writeChildRules(b *strings.Builder, path string, aggs []counting.Aggregate, read string) {
 	var done []string
 	for _, a := range aggs {
@@ -97,6 +110,9 @@ func writeChildRules(b *strings.Builder, path string, aggs []counting.Aggregate,
 		done = append(done, a.Child)
 		fmt.Fprintf(b, "    match /%s/%s/{child} {\n", path, a.Child)
 		fmt.Fprintf(b, "      allow read: if %s;\n", read)
-		b.WriteString("      allow create, update, delete: if request.auth != null;\n    }\n")
+		b.WriteString("      allow create: if request.auth != null && request.resource.data.owner == request.auth.uid;\n")
+		b.WriteString("      allow update: if request.auth != null && resource.data.owner == request.auth.uid\n")
+		b.WriteString("        && request.resource.data.owner == resource.data.owner;\n")
+		b.WriteString("      allow delete: if request.auth != null && resource.data.owner == request.auth.uid;\n    }\n")
 	}
 }

@@ -17,13 +17,14 @@ import (
 func TestCountsRules(t *testing.T) {
 	base, owner := countsRulesEmulator(t, "posts:likes,views;users/*/posts:likes")
 	for _, w := range []struct{ path, body string }{
-		{"posts/p1", `{"fields":{"title":{"stringValue":"hello"},"likes":{"integerValue":"5"},"views":{"integerValue":"9"},"_tally":{"mapValue":{"fields":{"num_shards":{"integerValue":"2"}}}}}}`},
+		{"posts/p1", `{"fields":{"title":{"stringValue":"hello"},"owner":{"stringValue":"alice"},"likes":{"integerValue":"5"},"views":{"integerValue":"9"},"_tally":{"mapValue":{"fields":{"num_shards":{"integerValue":"2"}}}}}}`},
+		{"posts/b1", `{"fields":{"title":{"stringValue":"bob's"},"owner":{"stringValue":"bob"}}}`},
 		{"posts/p1/lives/1/shards/0", `{"fields":{"likes":{"integerValue":"5"}}}`},
 		{"posts/p1/lives/1/voters/likes:alice", `{"fields":{}}`},
 		{"posts/p1/lives/1/voters/likes:bob", `{"fields":{}}`},
 		{"posts/p1/lives/1/voters/likes:a%252Fb", `{"fields":{}}`},
 		{"posts/p1/keys/k1", `{"fields":{"response":{"stringValue":"{}"}}}`},
-		{"users/u1/posts/p2", `{"fields":{"title":{"stringValue":"mine"},"likes":{"integerValue":"1"}}}`},
+		{"users/u1/posts/p2", `{"fields":{"title":{"stringValue":"mine"},"owner":{"stringValue":"alice"},"likes":{"integerValue":"1"}}}`},
 	} {
 		if code := owner.do("PATCH", w.path, w.body); code != http.StatusOK {
 			t.Fatalf("owner write of %s: %d", w.path, code)
@@ -44,11 +45,17 @@ func TestCountsRules(t *testing.T) {
 		{"anyone", anon, "GET", "posts/p1", "", http.StatusOK},
 		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusOK},
 		{"alice", alice, "PATCH", "users/u1/posts/p2?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusOK},
-		{"alice", alice, "POST", "posts?documentId=p3", `{"fields":{"title":{"stringValue":"new"},"likes":{"integerValue":"0"}}}`, http.StatusOK},
-		{"alice", alice, "POST", "posts?documentId=p4", `{"fields":{"title":{"stringValue":"new"}}}`, http.StatusOK},
+		{"alice", alice, "POST", "posts?documentId=p3", `{"fields":{"title":{"stringValue":"new"},"owner":{"stringValue":"alice"},"likes":{"integerValue":"0"}}}`, http.StatusOK},
+		{"alice", alice, "POST", "posts?documentId=p4", `{"fields":{"title":{"stringValue":"new"},"owner":{"stringValue":"alice"}}}`, http.StatusOK},
+		{"alice", alice, "POST", "posts?documentId=p7", `{"fields":{"title":{"stringValue":"as bob"},"owner":{"stringValue":"bob"}}}`, http.StatusForbidden},
+		{"alice", alice, "POST", "posts?documentId=p8", `{"fields":{"title":{"stringValue":"no owner"}}}`, http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/b1?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"not hers"}}}`, http.StatusForbidden},
+		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=owner", `{"fields":{"owner":{"stringValue":"bob"}}}`, http.StatusForbidden},
+		{"alice", alice, "DELETE", "posts/b1", "", http.StatusForbidden},
+		{"alice", alice, "DELETE", "posts/p4", "", http.StatusOK},
 		{"anyone", anon, "PATCH", "posts/p1?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"x"}}}`, http.StatusForbidden},
-		{"alice", alice, "POST", "posts?documentId=p5", `{"fields":{"likes":{"integerValue":"1000"}}}`, http.StatusForbidden},
-		{"alice", alice, "POST", "posts?documentId=p6", `{"fields":{"_tally":{"mapValue":{}}}}`, http.StatusForbidden},
+		{"alice", alice, "POST", "posts?documentId=p5", `{"fields":{"owner":{"stringValue":"alice"},"likes":{"integerValue":"1000"}}}`, http.StatusForbidden},
+		{"alice", alice, "POST", "posts?documentId=p6", `{"fields":{"owner":{"stringValue":"alice"},"_tally":{"mapValue":{}}}}`, http.StatusForbidden},
 		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=likes", `{"fields":{"likes":{"integerValue":"1000"}}}`, http.StatusForbidden},
 		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=views", `{"fields":{}}`, http.StatusForbidden},
 		{"alice", alice, "PATCH", "posts/p1?updateMask.fieldPaths=_tally.as_of", `{"fields":{"_tally":{"mapValue":{"fields":{"as_of":{"integerValue":"1"}}}}}}`, http.StatusForbidden},
@@ -90,29 +97,40 @@ func TestCountsRules(t *testing.T) {
 	}
 }
 
-// TestAggregateRules: a client can neither create a post with its
-// aggregates set nor change them, nor those of the one document of
-// aggregates; it edits everything else.
+// TestAggregateRules: a client creates a post with its aggregates absent
+// or at their zero, never set otherwise, and never changes them; it edits
+// and deletes its own posts and comments only; no client writes the one
+// document of aggregates.
 func TestAggregateRules(t *testing.T) {
 	base, owner := countsRulesEmulator(t, "posts:likes,comments=count(comments),stars=avg(comments.stars);stats/site:users=count(/users)")
 	for _, path := range []string{"posts/a1", "stats/site"} {
-		if code := owner.do("PATCH", path, `{"fields":{"title":{"stringValue":"hello"},"comments":{"integerValue":"5"},"users":{"integerValue":"2"}}}`); code != http.StatusOK {
+		if code := owner.do("PATCH", path, `{"fields":{"title":{"stringValue":"hello"},"owner":{"stringValue":"alice"},"comments":{"integerValue":"5"},"users":{"integerValue":"2"}}}`); code != http.StatusOK {
 			t.Fatalf("owner write of %s: %d", path, code)
 		}
+	}
+	if code := owner.do("PATCH", "posts/a1/comments/c1", `{"fields":{"text":{"stringValue":"bob's"},"owner":{"stringValue":"bob"}}}`); code != http.StatusOK {
+		t.Fatalf("owner write of a comment: %d", code)
 	}
 	alice := rest{t, base, userToken(rulesProject, "alice")}
 	for _, c := range []struct {
 		method, path, body string
 		want               int
 	}{
-		{"POST", "posts?documentId=a2", `{"fields":{"title":{"stringValue":"new"}}}`, http.StatusOK},
+		{"POST", "posts?documentId=a2", `{"fields":{"title":{"stringValue":"new"},"owner":{"stringValue":"alice"}}}`, http.StatusOK},
 		{"PATCH", "posts/a1?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusOK},
-		{"PATCH", "stats/site?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusOK},
-		{"POST", "posts?documentId=a3", `{"fields":{"comments":{"integerValue":"0"}}}`, http.StatusForbidden},
-		{"POST", "posts?documentId=a4", `{"fields":{"stars":{"nullValue":null}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=a3", `{"fields":{"owner":{"stringValue":"alice"},"comments":{"integerValue":"0"},"stars":{"nullValue":null}}}`, http.StatusOK},
+		{"POST", "posts?documentId=a4", `{"fields":{"owner":{"stringValue":"alice"},"comments":{"integerValue":"5"}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=a5", `{"fields":{"owner":{"stringValue":"alice"},"stars":{"integerValue":"4"}}}`, http.StatusForbidden},
 		{"PATCH", "posts/a1?updateMask.fieldPaths=comments", `{"fields":{"comments":{"integerValue":"1000"}}}`, http.StatusForbidden},
 		{"PATCH", "posts/a1?updateMask.fieldPaths=comments", `{"fields":{}}`, http.StatusForbidden},
+		{"POST", "posts/a1/comments?documentId=c2", `{"fields":{"text":{"stringValue":"hi"},"owner":{"stringValue":"alice"}}}`, http.StatusOK},
+		{"POST", "posts/a1/comments?documentId=c3", `{"fields":{"text":{"stringValue":"as bob"},"owner":{"stringValue":"bob"}}}`, http.StatusForbidden},
+		{"PATCH", "posts/a1/comments/c1?updateMask.fieldPaths=text", `{"fields":{"text":{"stringValue":"not hers"}}}`, http.StatusForbidden},
+		{"DELETE", "posts/a1/comments/c1", "", http.StatusForbidden},
+		{"DELETE", "posts/a1/comments/c2", "", http.StatusOK},
+		{"PATCH", "stats/site?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusForbidden},
 		{"PATCH", "stats/site?updateMask.fieldPaths=users", `{"fields":{"users":{"integerValue":"1000"}}}`, http.StatusForbidden},
+		{"DELETE", "stats/site", "", http.StatusForbidden},
 	} {
 		if code := alice.do(c.method, c.path, c.body); code != c.want {
 			t.Errorf("alice %s %s %s: %d, want %d", c.method, c.path, c.body, code, c.want)

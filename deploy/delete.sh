@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2154
 # Sourced by deploy.sh --delete, with its flags parsed and its helpers
-# (run, exists, the service accounts, the trigger patterns) defined: removes
+# (run, exists, trigger_name, the service accounts, the trigger patterns) defined: removes
 # what deploy.sh creates, in the reverse order, each only if it exists (a
 # dry run prints every command). It leaves the data (counters, shards,
 # votes, your documents' counts), the database, the published security
@@ -32,11 +32,11 @@ echo "# Rollup's further Eventarc triggers, then the functions"
 triggers=()
 if [ "$dry_run" = true ]; then
 	for i in "${!patterns[@]}"; do
-		[ "$i" -eq 0 ] || triggers+=("tally-rollup-$i")
+		[ "$i" -eq 0 ] || triggers+=("$(trigger_name "$i")")
 	done
 else
 	mapfile -t triggers < <(gcloud eventarc triggers list --location="$location" --project="$project" \
-		--filter="name~/triggers/tally-rollup-[0-9]+$" --format='value(name.basename())' 2>/dev/null)
+		--filter="name~/triggers/tally-rollup-(created-)?[0-9]+$" --format='value(name.basename())' 2>/dev/null)
 fi
 for trigger in "${triggers[@]}"; do
 	run gcloud eventarc triggers delete "$trigger" --location="$location" --project="$project" --quiet

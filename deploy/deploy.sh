@@ -167,7 +167,9 @@ check_config() {
 		echo "deploy: fix the value above; nothing was deployed" >&2
 		exit 2
 	fi
-	# One Rollup trigger per counted or aggregated collection, as the functions read them.
+	# One Rollup trigger per counted or aggregated collection, as the functions
+	# read them: writes of shards and children, then (on documents) creations of
+	# counted documents, each a pattern followed by "created".
 	mapfile -t patterns < <("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= "$tally_bin" config --triggers)
 }
 check_config
@@ -186,6 +188,19 @@ deploy: note: for a like button, add --votes-only: each signed-in user's like th
   counts once, and no plain step (however limited) moves the counter.
 EOF
 fi
+
+# trigger_name names Rollup's Eventarc trigger of patterns[i]: tally-rollup-i
+# for writes, tally-rollup-created-i for creations (a trigger's event type
+# cannot change, so the name says it).
+trigger_name() {
+	local pattern kind
+	read -r pattern kind <<<"${patterns[$1]}"
+	if [ "$kind" = created ]; then
+		echo "tally-rollup-created-$1"
+	else
+		echo "tally-rollup-$1"
+	fi
+}
 
 # quote prints one argument so that a shell reads it back unchanged.
 quote() {
@@ -309,20 +324,24 @@ run gcloud functions deploy tally-rollup --gen2 --project="$project" --region="$
 	--max-instances="$rollup_max" --concurrency=1000 --cpu=1 --memory=256Mi --timeout=60s
 run gcloud functions add-invoker-policy-binding tally-rollup --project="$project" --region="$region" \
 	--member="serviceAccount:$trigger_sa"
-# A function has one trigger: each further counted collection gets an
-# Eventarc trigger of its own on the same Rollup service.
+# A function has one trigger: each further counted collection, and each
+# collection of counted documents (for their creation, which gives a new
+# document its counts at once), gets an Eventarc trigger of its own on the
+# same Rollup service.
 for i in "${!patterns[@]}"; do
 	[ "$i" -eq 0 ] && continue
-	trigger="tally-rollup-$i"
+	read -r pattern kind <<<"${patterns[$i]}"
+	event=google.cloud.firestore.document.v1.${kind:-written}
+	trigger=$(trigger_name "$i")
 	if exists gcloud eventarc triggers describe "$trigger" --location="$location" --project="$project"; then
 		run gcloud eventarc triggers update "$trigger" --location="$location" --project="$project" \
-			--event-filters-path-pattern="document=${patterns[$i]}"
+			--event-filters-path-pattern="document=$pattern"
 	else
 		run gcloud eventarc triggers create "$trigger" --location="$location" --project="$project" \
 			--destination-run-service=tally-rollup --destination-run-region="$region" \
-			--event-filters=type=google.cloud.firestore.document.v1.written \
+			--event-filters=type="$event" \
 			--event-filters="database=$database" \
-			--event-filters-path-pattern="document=${patterns[$i]}" \
+			--event-filters-path-pattern="document=$pattern" \
 			--event-data-content-type=application/protobuf \
 			--service-account="$trigger_sa"
 	fi

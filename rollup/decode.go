@@ -76,6 +76,9 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if path, err = matchSubject(path, e.Subject()); err != nil {
 		return Hint{}, err
 	}
+	if e.Type() == counting.EventCreated {
+		return d.created(e, path, after, received)
+	}
 	id, life, shard, err := d.Layout.ParseShardPath(path)
 	parent, child, isChild := d.Layout.ParentOf(path)
 	if err != nil && !isChild {
@@ -85,13 +88,8 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if err != nil {
 		return Hint{}, err
 	}
-	skew := d.MaxSkew
-	if skew <= 0 {
-		skew = DefaultMaxSkew
-	}
-	if latest := received.Add(skew); at.After(latest) || e.Time().After(latest) {
-		return Hint{}, fmt.Errorf("%w: dated %s, received %s", ErrFuture,
-			maxTime(at, e.Time()).Format(time.RFC3339Nano), received.Format(time.RFC3339Nano))
+	if err := d.notAhead(e, at, received); err != nil {
+		return Hint{}, err
 	}
 	if isChild {
 		return Hint{EventID: e.ID(), Counter: parent, Child: &child, At: at}, nil
@@ -103,6 +101,39 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 		h.One = d.oneShard(id, after)
 	}
 	return h, nil
+}
+
+// created reads the creation of a counted document: a hint that the
+// document, in the life its creation began, has no counts yet.
+func (d Decoder) created(e event.Event, path string, after *firestoredata.Document, received time.Time) (Hint, error) {
+	if !d.Layout.OnDocs() || !d.Layout.Matches(path) {
+		return Hint{}, fmt.Errorf("%w: %s is no counted document", ErrForeign, path)
+	}
+	if after == nil || after.GetCreateTime() == nil {
+		return Hint{}, fmt.Errorf("%w: the creation of %s carries no document with a create time", ErrMalformed, path)
+	}
+	at, err := changedAt(e, after, nil, received)
+	if err != nil {
+		return Hint{}, err
+	}
+	if err := d.notAhead(e, at, received); err != nil {
+		return Hint{}, err
+	}
+	return Hint{EventID: e.ID(), Counter: path, Life: d.Layout.LifeOf(after.GetCreateTime().AsTime()), Created: true, At: at}, nil
+}
+
+// notAhead refuses an event dated further ahead of its arrival than the
+// skew allowed.
+func (d Decoder) notAhead(e event.Event, at, received time.Time) error {
+	skew := d.MaxSkew
+	if skew <= 0 {
+		skew = DefaultMaxSkew
+	}
+	if latest := received.Add(skew); at.After(latest) || e.Time().After(latest) {
+		return fmt.Errorf("%w: dated %s, received %s", ErrFuture,
+			maxTime(at, e.Time()).Format(time.RFC3339Nano), received.Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // oneShard reads what a write to shard 0 tells of the counts, should the

@@ -137,3 +137,36 @@ func TestDecodeLife(t *testing.T) {
 		t.Errorf("a shard outside every life: %v; want %v", err, ErrForeign)
 	}
 }
+
+// TestDecodeCreated: the creation of a counted document is a hint for it,
+// in the life its creation began, dated at its creation; the creation of
+// any other document is no hint of tally's.
+func TestDecodeCreated(t *testing.T) {
+	var l counting.Layout
+	var err error
+	if l.Docs, err = counting.ParseCounts("posts:likes,comments=count(comments);stats/site:users=count(/users)"); err != nil {
+		t.Fatal(err)
+	}
+	created := func(path string) (Hint, error) {
+		e := eventarc.Written("demo", "(default)", nil, shard(path, 1, t1))
+		e.SetType(counting.EventCreated)
+		e.SetTime(t1)
+		return Decoder{Layout: l}.Decode(e, received)
+	}
+	for _, path := range []string{"posts/a b@c", "stats/site"} {
+		got, err := created(path)
+		if err != nil || !got.Created || got.Counter != path || got.Life != l.LifeOf(t1) || !got.At.Equal(t1) {
+			t.Errorf("the creation of %s: %+v, %v", path, got, err)
+		}
+	}
+	for _, path := range []string{"posts/p1/comments/c1", "stats/other", "users/u1", "posts/p1/lives/1/shards/0"} {
+		if got, err := created(path); !errors.Is(err, ErrForeign) {
+			t.Errorf("the creation of %s: %+v, %v; want %v", path, got, err, ErrForeign)
+		}
+	}
+	guide := eventarc.Written("demo", "(default)", nil, shard("counters/likes", 1, t1))
+	guide.SetType(counting.EventCreated)
+	if _, err := (Decoder{Layout: counting.Default()}).Decode(guide, received); !errors.Is(err, ErrForeign) {
+		t.Errorf("a creation in the guide layout: %v; want %v", err, ErrForeign)
+	}
+}

@@ -68,14 +68,20 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 		s, fromEvent = eventSum()
 		t.mu.Unlock()
 	}
-	switch {
+	partsAt := at
+	switch zero, ok := t.createdSum(c, p); {
 	case !counts:
 		s = counting.Sum{At: counting.Precise(at), Life: p.Life}
+	case ok && !fromEvent:
+		s = zero
 	case !fromEvent:
 		s, err = t.store.SumNow(ctx, c.id, p.Life, at)
+		partsAt = s.At
+	default:
+		partsAt = s.At
 	}
 	if err == nil && len(children) > 0 {
-		s.Parts, err = t.store.SumParts(ctx, c.id, p, children, s.At)
+		s.Parts, err = t.store.SumParts(ctx, c.id, p, children, partsAt)
 	}
 	if errors.Is(err, counting.ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
@@ -121,10 +127,11 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 				return nil // deleted since: a sum from before must not bring it back
 			case idle:
 				return nil // the write that made it stale covered every event held
-			case s.Values != nil && s.Life != p.Life, fromEvent && !p.Whole(t.store.Layout(), t.defaults(), s.At):
-				// The document was created again since (its shards are
-				// another life's), or the event's counts are no longer the
-				// whole counts: sum the shards of the life it has.
+			case p.Life != s.Life:
+				return nil // created again since: its shards and parts are another life's; plan again on it
+			case fromEvent && !p.Whole(t.store.Layout(), t.defaults(), s.At):
+				// The event's counts are no longer the whole counts: sum
+				// the shards.
 				parts := s.Parts
 				if s, err = t.store.SumNow(ctx, c.id, p.Life, p.Anchor); err != nil {
 					return err
@@ -135,6 +142,35 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 		}
 		return t.finish(c, at, s, wrote, next, err)
 	}
+}
+
+// createdSum is the counts of a document just created, with no read: 0
+// each, as of its creation. No shard of a life is written at or before
+// the life begins (an increment learns the life by reading the document
+// after it was created), so that sum is exact. It is taken only when the
+// events held that want counts are all of the creation of p's life, and p
+// holds none yet. t.mu is not held.
+func (t *tracker) createdSum(c *tracked, p counting.Parent) (counting.Sum, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !p.Exists || !p.AsOf.IsZero() {
+		return counting.Sum{}, false
+	}
+	var at time.Time
+	for _, w := range c.waiting {
+		switch {
+		case c.known && c.covers(w), w.child != nil:
+		case !w.created || w.life != p.Life:
+			return counting.Sum{}, false // an increment's event, or another life's creation
+		default:
+			at = maxTime(at, w.at)
+		}
+	}
+	if at.IsZero() {
+		return counting.Sum{}, false
+	}
+	n := len(t.store.Layout().Counts(c.id))
+	return counting.Sum{At: counting.Precise(at), Life: p.Life, Values: make([]int64, n), Shards: make([]int64, n)}, true
 }
 
 // finish records what the write of a fold did, and answers the waiters it
@@ -188,6 +224,15 @@ func (t *tracker) wanted(c *tracked) (children []counting.Child, counts bool) {
 	for _, w := range c.waiting {
 		switch {
 		case c.known && c.covers(w):
+		case w.created:
+			counts = counts || len(c.layout.Counts(c.id)) > 0
+			for _, u := range c.layout.Unfolded(c.id, c.p) {
+				k := childKey{u.Source, ""}
+				if _, ok := at[k]; !ok {
+					at[k] = len(children)
+					children = append(children, u)
+				}
+			}
 		case w.child != nil:
 			k := childKey{w.child.Source, w.child.ID}
 			if i, ok := at[k]; ok {

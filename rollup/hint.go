@@ -23,9 +23,15 @@ type Hint struct {
 	// Child is set for a write to a child of an aggregated collection:
 	// the aggregates of Counter over Child's part changed at At.
 	Child *counting.Child
+	// Created is set for the creation of the counted document Counter, at
+	// At, in Life: it has no counts until a fold gives it every one.
+	Created bool
 }
 
 func (h Hint) String() string {
+	if h.Created {
+		return fmt.Sprintf("%s created@%s", h.Counter, h.At.Format(time.RFC3339Nano))
+	}
 	if h.Child != nil {
 		return fmt.Sprintf("%s/%s/%s@%s", h.Counter, h.Child.Source, h.Child.ID, h.At.Format(time.RFC3339Nano))
 	}

@@ -77,6 +77,7 @@ const (
 // tracked is one counter as this instance sees it.
 type tracked struct {
 	id      string
+	layout  counting.Layout
 	p       counting.Parent
 	known   bool      // p was read, or written by us
 	mine    time.Time // update_time of this instance's last fold of the counter
@@ -108,13 +109,19 @@ type waiter struct {
 	// valued: the child's collection has a sum or an average declared
 	// over it, whose fold reads the child
 	valued bool
-	done   chan error
+	// created: the event is the creation of the counted document, in
+	// life: it wants every count and aggregate on it
+	created bool
+	done    chan error
 }
 
 // covers reports whether the parent as c knows it holds w's write: for a
 // child, its part's counts aggregated at or after it, and, of a valued
 // source, the child's value read at or after it.
 func (c *tracked) covers(w *waiter) bool {
+	if w.created {
+		return c.p.Created(w.life, w.at, c.layout, c.id)
+	}
 	if w.child == nil {
 		return c.p.Covers(w.at)
 	}
@@ -186,7 +193,7 @@ func (t *tracker) Wait(ctx context.Context, h Hint) error {
 // shard tells of the parent replaces an older view. t.mu is held.
 func (t *tracker) hold(ctx context.Context, h Hint) (*tracked, *waiter) {
 	c := t.counter(h.Counter)
-	w := &waiter{ctx: ctx, at: h.At, life: h.Life, one: h.One, child: h.Child, done: make(chan error, 1)}
+	w := &waiter{ctx: ctx, at: h.At, life: h.Life, one: h.One, child: h.Child, created: h.Created, done: make(chan error, 1)}
 	if h.Child != nil {
 		w.valued = t.store.Layout().Valued(h.Counter, h.Child.Source)
 	}
@@ -208,7 +215,7 @@ func (t *tracker) counter(id string) *tracked {
 		if len(t.counters) >= rememberCounters {
 			t.forget()
 		}
-		c = &tracked{id: id, wake: make(chan struct{}, 1)}
+		c = &tracked{id: id, layout: t.store.Layout(), wake: make(chan struct{}, 1)}
 		t.counters[id] = c
 	}
 	c.used = t.now()

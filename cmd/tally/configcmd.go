@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -24,15 +25,19 @@ func configCommand() *cobra.Command {
 	s := configFlags(cmd)
 	cmd.Flags().BoolVar(&s.json, "json", false, "print one JSON object")
 	check := cmd.Flags().Bool("check", false, "only check the configuration")
-	triggers := cmd.Flags().Bool("triggers", false, "print the path pattern of each Rollup trigger, one per line, for deploy.sh")
+	triggers := cmd.Flags().Bool("triggers", false, "print the path pattern of each Rollup trigger, one per line, for deploy.sh: of writes, or, followed by 'created', of creations")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
 		if err != nil || *check {
 			return err
 		}
 		if *triggers {
-			for _, p := range cfg.Layout.TriggerPatterns() {
-				fmt.Fprintln(cmd.OutOrStdout(), p)
+			for _, tr := range cfg.Layout.Triggers() {
+				if tr.Type == counting.EventCreated {
+					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "created")
+				} else {
+					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern)
+				}
 			}
 			return nil
 		}

@@ -22,11 +22,13 @@ func countsOf(t *testing.T, line string) string {
 }
 
 // runConfigTriggers: the declaration of aggregates the docs show is taken,
-// and its triggers are its shards' and its children's.
+// and its triggers are its shards' and its children's writes, and its
+// counted documents' creations.
 func runConfigTriggers(t *testing.T, line string) {
 	out, stderr, code := tallyOut(t, []string{"TALLY_COUNTS=" + countsOf(t, line)}, "config", "--triggers")
-	want := []string{"posts/{doc0}/lives/{life}/shards/{shardId}", "posts/{doc0}/comments/{child}", "products/{doc0}/reviews/{child}", "users/{child}"}
-	if code != 0 || strings.Fields(out) == nil || strings.Join(strings.Fields(out), " ") != strings.Join(want, " ") {
+	want := []string{"posts/{doc0}/lives/{life}/shards/{shardId}", "posts/{doc0}/comments/{child}", "products/{doc0}/reviews/{child}", "users/{child}",
+		"posts/{doc0} created", "products/{doc0} created", "stats/site created"}
+	if code != 0 || strings.Fields(out) == nil || strings.Join(strings.Fields(out), " ") != strings.Join(strings.Fields(strings.Join(want, " ")), " ") {
 		t.Errorf("%s: exit %d\n%s%s\nwant the triggers %v", line, code, out, stderr, want)
 	}
 }

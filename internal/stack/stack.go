@@ -277,13 +277,14 @@ func (s *Stack) newFunctions(ctx context.Context) (*functions.Set, error) {
 	return functions.New(ctx, s.o.Config, s.o.Logs)
 }
 
-// register has the emulator deliver every write to a shard to the bridge:
-// one trigger per counted collection, as deploy.sh sets up in the cloud.
+// register has the emulator deliver to the bridge every write to a shard
+// or an aggregated child, and every creation of a counted document: the
+// triggers deploy.sh sets up in the cloud.
 func (s *Stack) register(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
-	for i, pattern := range s.o.Config.Layout.TriggerPatterns() {
-		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Database: s.o.Config.Database, Pattern: pattern}
+	for i, tr := range s.o.Config.Layout.Triggers() {
+		t := emulator.Trigger{EventType: tr.Type, Database: s.o.Config.Database, Pattern: tr.Pattern}
 		key := TriggerKey
 		if i > 0 {
 			key = fmt.Sprintf("%s-%d", TriggerKey, i)

@@ -181,11 +181,11 @@ function post(path, likes, views, comments, children) {
     const counted = countRef(tally, path, comments);
     onCount(counted, show("comments", "comment", "comments"), say);
     const form = el.querySelector("form");
-    onAuthStateChanged(auth, (u) => (form.hidden = !u)); // the rules let signed-in users comment
+    onAuthStateChanged(auth, (u) => (form.hidden = !u)); // the rules let signed-in users comment, as its owner
     form.onsubmit = (e) => {
       e.preventDefault();
       const text = form.elements.namedItem("text");
-      addChild(counted, collection(db, `${path}/${children}`), { text: text.value, by: auth.currentUser?.uid ?? null }).catch(say);
+      addChild(counted, collection(db, `${path}/${children}`), { text: text.value, owner: auth.currentUser?.uid ?? null }).catch(say);
       text.value = "";
     };
   }

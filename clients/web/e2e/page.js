@@ -41,7 +41,7 @@ onSnapshot(doc(db, ref.path), (snap) => {
 // With config.children, the collection an aggregate counts: add and remove
 // children with the client's helpers.
 if (cfg.children) {
-  window.addChild = async () => (await addChild(ref, collection(db, `${ref.path}/${cfg.children}`), { text: "hi" })).id;
+  window.addChild = async () => (await addChild(ref, collection(db, `${ref.path}/${cfg.children}`), { text: "hi", owner: auth.currentUser?.uid })).id;
   window.removeChild = (id) => removeChild(ref, doc(db, `${ref.path}/${cfg.children}/${id}`));
 }
 onCount(ref, (n) => {
