@@ -258,6 +258,11 @@ func (c *Client) read(ctx context.Context, id, field string) (any, error) {
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
 	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
+	if status.Code(err) == codes.NotFound && !c.layout.OnDocs() {
+		// Shards with no parent yet (as Google's samples make them): the
+		// total is their sum until a fold makes the parent.
+		return c.SumOf(ctx, id, "")
+	}
 	if status.Code(err) == codes.NotFound {
 		return nil, fmt.Errorf("counter: %s of %s: %w", field, id, ErrNotFound)
 	}

@@ -54,18 +54,34 @@ func (c *Client) exists(ctx context.Context, id string) error {
 }
 
 // life is the life of id's counted document, under which its shards are
-// ("" in the guide layout): ErrNotFound if it does not exist.
+// ("" in the guide layout): ErrNotFound if it does not exist. In the
+// guide layout a counter exists if its parent does, or only its shards
+// (as Google's samples make them).
 func (c *Client) life(ctx context.Context, id string) (string, error) {
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
 	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
 	if status.Code(err) == codes.NotFound {
-		return "", ErrNotFound
+		if c.layout.OnDocs() {
+			return "", ErrNotFound
+		}
+		if some, err := c.layout.AnyShard(ctx, c.fs, id, ""); err != nil || !some {
+			return "", cmpOr(err, ErrNotFound)
+		}
+		return "", nil
 	}
 	if err != nil {
 		return "", err
 	}
 	return c.layout.LifeOf(snap.CreateTime), nil
+}
+
+// cmpOr is err, or def if err is nil.
+func cmpOr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
 }
 
 // shardRefs lists the shard documents of id's life.

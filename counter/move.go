@@ -12,6 +12,26 @@ import (
 // writes, and a commit takes at most 500.
 const moveChunk = 200
 
+// presentShards is one past the highest-numbered shard of id's life, 0
+// if it has none: one read.
+func (c *Client) presentShards(ctx context.Context, id, life string) (int, error) {
+	ctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	// Shard ids are numbers, ordered as strings: read them all, as ids
+	// only, and take the highest number.
+	refs, err := c.layout.Shards(c.fs, id, life).DocumentRefs(ctx).GetAll()
+	if err != nil {
+		return 0, fmt.Errorf("list shards of %s: %w", id, err)
+	}
+	most := 0
+	for _, ref := range refs {
+		if n, err := strconv.Atoi(ref.ID); err == nil && strconv.Itoa(n) == ref.ID && n+1 > most {
+			most = n + 1
+		}
+	}
+	return most, nil
+}
+
 // extraShards lists the shards of id's life numbered keep or more.
 func (c *Client) extraShards(ctx context.Context, id, life string, keep int) ([]int, error) {
 	refs, err := c.shardRefs(ctx, id, life)

@@ -40,27 +40,51 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 		return 0, err
 	}
 	parent := c.layout.Counter(c.fs, id)
+	// A counter of the guide layout whose shards have no parent (as
+	// Google's samples make them) gets one, holding num_shards.
+	life, err := c.life(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
+	}
+	// Shards there are, where num_shards does not say: one past the
+	// highest, as increments spread over them.
+	present := 0
+	if known, err := c.knowsShards(ctx, id); err != nil {
+		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
+	} else if !known {
+		if present, err = c.presentShards(ctx, id, life); err != nil {
+			return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
+		}
+	}
 	tctx, cancel := c.bound(ctx, 1)
 	defer cancel()
-	var life string
 	err = c.fs.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		snap, err := tx.Get(parent)
-		if status.Code(err) == codes.NotFound {
+		exists := err == nil
+		switch {
+		case status.Code(err) == codes.NotFound && c.layout.OnDocs():
 			return ErrNotFound
-		}
-		if err != nil {
+		case status.Code(err) == codes.NotFound:
+		case err != nil:
 			return err
 		}
-		life = c.layout.LifeOf(snap.CreateTime)
-		if old, err = c.layout.NumShards(snap.Data()); err != nil {
-			return err
+		if exists {
+			if old, err = c.layout.NumShards(snap.Data()); err != nil {
+				return err
+			}
 		}
-		if old == 0 && c.layout.OnDocs() {
-			old = c.shards // what Increment uses on a document without num_shards
+		if old == 0 {
+			old = max(present, c.shards) // what Increment uses on a counter without num_shards
 		}
 		guard := any(firestore.Delete)
 		if n == 1 && old > 1 {
 			guard = firestore.ServerTimestamp // shard 0 is not yet the whole count: see counting.Layout.OneShard
+		}
+		if !exists {
+			if n == 1 && old > 1 {
+				return tx.Create(parent, map[string]any{counting.FieldNumShards: int64(n), counting.FieldResharding: firestore.ServerTimestamp})
+			}
+			return tx.Create(parent, map[string]any{counting.FieldNumShards: int64(n)})
 		}
 		return tx.Update(parent, []firestore.Update{
 			{FieldPath: c.layout.NumShardsPath(), Value: int64(n)},
@@ -106,4 +130,19 @@ func (c *Client) endResharding(ctx context.Context, id string) error {
 		return fmt.Errorf("counter: reshard %s: shards moved, but %s is still set: %w", id, counting.FieldResharding, err)
 	}
 	return nil
+}
+
+// knowsShards reports whether id's counted document says its num_shards.
+func (c *Client) knowsShards(ctx context.Context, id string) (bool, error) {
+	ctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
+	if status.Code(err) == codes.NotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	n, err := c.layout.NumShards(snap.Data())
+	return n > 0, err
 }

@@ -11,7 +11,9 @@ import (
 )
 
 // Watch streams id's total from a realtime listener on the parent: the
-// current value first, then each change. A missing counter reads as 0. It
+// current value first, then each change. A missing counter reads as 0, or,
+// in the guide layout, as its shards' sum where it has shards and no
+// parent yet. It
 // ends when ctx does (without an error) or when the listener fails for
 // good; a stream the server ends is opened again. With a Timeout, it also
 // ends when the first value takes longer than that.
@@ -48,8 +50,19 @@ func (c *Client) WatchField(ctx context.Context, id, field string) iter.Seq2[int
 			}
 			answered()
 			var total int64
-			if snap.Exists() {
+			switch {
+			case snap.Exists():
 				total, _ = snap.Data()[k.Field].(int64)
+			case !c.layout.OnDocs():
+				// No parent yet: its shards' sum, if it has shards (as
+				// Google's samples make them), until a fold makes it.
+				if total, err = c.SumOf(lctx, id, ""); errors.Is(err, ErrNotFound) {
+					total, err = 0, nil
+				}
+				if err != nil {
+					yield(0, fmt.Errorf("counter: watch %s: %w", id, err))
+					return
+				}
 			}
 			if total == last && !first {
 				continue // another field changed

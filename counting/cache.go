@@ -148,7 +148,19 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			return parent{}, fmt.Errorf("counting: read counter %s: %w", id, err)
 		}
 		if !s.creatable(id) {
-			return parent{}, fmt.Errorf("counting: counter %s: %w", id, ErrNoCounter)
+			if s.layout.OnDocs() {
+				return parent{}, fmt.Errorf("counting: counter %s: %w", id, ErrNoCounter)
+			}
+			// Shards with no parent, as Google's samples make them, are a
+			// counter of the default shards until a fold makes its parent.
+			some, err := s.layout.AnyShard(ctx, s.client, id, "")
+			if err != nil {
+				return parent{}, err
+			}
+			if !some {
+				return parent{}, fmt.Errorf("counting: counter %s: %w", id, ErrNoCounter)
+			}
+			return parent{n: s.defaults}, nil
 		}
 		wr, err := ref.Create(ctx, map[string]any{FieldNumShards: int64(s.defaults), FieldTotal: int64(0)})
 		if err == nil {

@@ -202,9 +202,19 @@ func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
 			return Outcome{}, err
 		}
 		if !p.Exists {
-			return Outcome{}, fmt.Errorf("counting: fold %s: %w", id, ErrNoCounter)
+			// In the guide layout, shards with no parent (as Google's
+			// samples make them) are a counter: the fold makes its parent.
+			some := false
+			if !f.layout.OnDocs() {
+				if some, err = f.anyShard(ctx, id, ""); err != nil {
+					return Outcome{}, err
+				}
+			}
+			if !some {
+				return Outcome{}, fmt.Errorf("counting: fold %s: %w", id, ErrNoCounter)
+			}
 		}
-		if wait := p.Written.Add(f.window).Sub(p.Anchor); wait > 0 {
+		if wait := p.Written.Add(f.window).Sub(p.Anchor); p.Exists && wait > 0 {
 			if err := gax.Sleep(ctx, wait+time.Millisecond); err != nil {
 				return Outcome{}, fmt.Errorf("counting: fold %s: %w", id, err)
 			}

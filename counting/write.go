@@ -191,9 +191,17 @@ func (f *Folder) totals(id string, p Parent, s Sum) []int64 {
 // anyShard reports whether id has a shard document at all in the given
 // life, whatever it holds.
 func (f *Folder) anyShard(ctx context.Context, id, life string) (bool, error) {
-	refs, err := f.layout.Shards(f.client, id, life).Limit(1).Documents(ctx).GetAll()
+	return f.layout.AnyShard(ctx, f.client, id, life)
+}
+
+// AnyShard reports whether the counter name has a shard document at all
+// in the given life, whatever it holds: one read. In the guide layout, a
+// counter whose parent does not exist but whose shards do (as Google's
+// samples make them) is a counter.
+func (l Layout) AnyShard(ctx context.Context, c *firestore.Client, name, life string) (bool, error) {
+	refs, err := l.Shards(c, name, life).Select().Limit(1).Documents(ctx).GetAll()
 	if err != nil {
-		return false, fmt.Errorf("counting: list the shards of %s: %w", id, err)
+		return false, fmt.Errorf("counting: list the shards of %s: %w", name, err)
 	}
 	return len(refs) > 0, nil
 }

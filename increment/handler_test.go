@@ -210,7 +210,7 @@ func TestIncrementBadRequestsWriteNothing(t *testing.T) {
 		{http.MethodPost, "/", `{"counter":"` + id + `/shards/1"}`, nil, 400},
 		{http.MethodPost, "/", `{"counter":"` + id + `"`, nil, 400},
 		{http.MethodPost, "/", `{"counter":"` + id + `"}`, map[string]string{"Content-Type": "text/plain"}, 415},
-		{http.MethodPost, "/", `{"counter":"` + id + `","pad":"` + strings.Repeat("x", 5000) + `"}`, nil, 413},
+		{http.MethodPost, "/", `{"counter":"` + id + `","pad":"` + strings.Repeat("x", maxBody) + `"}`, nil, 413},
 		{http.MethodOptions, "/?counter=" + id, "", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}, 403},
 		// The query string is as strict as the body: an unlike sent there
 		// with no sign-in, a key the body refuses, a key in other case.
