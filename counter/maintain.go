@@ -129,25 +129,35 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]counting.Drift, er
 	return ds, nil
 }
 
+// ErrSomeFailed is wrapped by the error of ReconcileAll when it could not
+// fold some counters, after folding all the others; report was told which,
+// and why.
+var ErrSomeFailed = errors.New("some counters could not be folded")
+
 // ReconcileAll reconciles every counter, calling report for each count,
-// and returns the first error after trying them all. On documents it goes
+// and for each counter it could not fold, with why. One that cannot be
+// folded stops nothing: it goes on with the others, and then returns an
+// error wrapping ErrSomeFailed that says how many. On documents it goes
 // through every document of the counted collections, and removes the
-// shards, votes and keys of counted documents that no longer exist.
+// shards, votes and keys of counted documents that no longer exist. An
+// error that is not ErrSomeFailed means the counters could not be listed,
+// or, in a context that ended, not all were tried.
 func (c *Client) ReconcileAll(ctx context.Context, report func(counting.Drift, error)) error {
 	names, err := c.names(ctx)
 	if err != nil {
 		return err
 	}
-	var first error
-	for _, name := range names {
+	failed := 0
+	for i, name := range names {
+		if ctx.Err() != nil {
+			return fmt.Errorf("counter: reconcile: %d of %d counters not tried: %w", len(names)-i, len(names), ctx.Err())
+		}
 		ds, err := c.Reconcile(ctx, name)
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted meanwhile, or a document without a parent
 		}
-		if err != nil && first == nil {
-			first = err
-		}
 		if err != nil {
+			failed++
 			report(counting.Drift{Counter: name}, err)
 			continue
 		}
@@ -155,12 +165,14 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(counting.Drift, e
 			report(d, nil)
 		}
 	}
-	if c.layout.OnDocs() {
-		if err := c.removeOrphans(ctx); err != nil && first == nil {
-			first = err
-		}
+	var errs []error
+	if failed > 0 {
+		errs = append(errs, fmt.Errorf("counter: %d of %d counters: %w", failed, len(names), ErrSomeFailed))
 	}
-	return first
+	if c.layout.OnDocs() {
+		errs = append(errs, c.removeOrphans(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // names lists every counter: the parents of the collection of counters,

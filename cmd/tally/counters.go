@@ -234,11 +234,11 @@ func reconcileCommand() *cobra.Command {
 		return nil
 	}
 	return counterCommand("reconcile ID | --all", "Fold a counter now and report how far its total had drifted", upToOne, func(cmd *cobra.Command) action {
-		all := cmd.Flags().Bool("all", false, "reconcile every counter")
+		all := cmd.Flags().Bool("all", false, "reconcile every counter; one that cannot be folded is reported, and the others are folded all the same (exit status 1 if any was not)")
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
 			report := func(d counting.Drift, err error) {
 				if err != nil {
-					a.print(map[string]any{"counter": d.Counter, "error": err.Error()}, "%v", err)
+					a.print(map[string]any{"counter": d.Counter, "error": err.Error()}, "%s: not folded: %v", d.Counter, err)
 					return
 				}
 				repaired := ""

@@ -55,3 +55,42 @@ func TestGuideSampleCounter(t *testing.T) {
 		}
 	}
 }
+
+// TestReconcileAllFinishes: reconcile --all folds every post but one that
+// Firestore refuses to fold for good (too big to take its counts), says
+// which and why, and exits 1 once it is done.
+func TestReconcileAllFinishes(t *testing.T) {
+	t.Parallel()
+	emulatortest.Require(t)
+	e, err := emulatortest.Start(emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	fs := emulatortest.ClientAt(t, e.Host(), "demo-sample")
+	ctx := context.Background()
+	// A document's size: its name's (its length, plus 17), each field's
+	// name and value (each its length plus 1), plus 32 bytes. This one is
+	// 30 bytes within Firestore's 1 MiB, and tally's fields take more.
+	huge := "posts/huge"
+	body := strings.Repeat("x", 1_000_000)
+	more := strings.Repeat("x", 1<<20-30-(len(huge)+17)-(5+len(body)+1)-(5+1)-32)
+	if _, err := fs.Doc(huge).Create(ctx, map[string]any{"body": body, "more": more}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"posts/a", "posts/b"} {
+		if _, err := fs.Doc(p).Create(ctx, map[string]any{"body": "short"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + e.Host(), "GOOGLE_CLOUD_PROJECT=demo-sample", "TALLY_COUNTS=posts:likes"}
+	out, code := cliWith(t, env, "reconcile", "--all")
+	for _, want := range []string{"posts/a likes: total 0", "posts/b likes: total 0", "posts/huge: not folded:", "maximum entity size", "1 of 3 counters"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("reconcile --all: exit %d\n%s\nwant %q", code, out, want)
+		}
+	}
+	if code != 1 {
+		t.Errorf("reconcile --all: exit %d, want 1", code)
+	}
+}

@@ -22,8 +22,10 @@ import (
 	"github.com/tallycounters/tally/internal/stack"
 )
 
-// stopTimeout bounds serve's draining: events in flight, the last folds
-// and the export.
+// stopTimeout bounds serve's draining: events in flight, then the last
+// folds. The export that follows has a bound of its own
+// (stack.ExportTimeout), so that the data is saved whatever the draining
+// left undone.
 const stopTimeout = time.Minute
 
 func serveCommand() *cobra.Command {
@@ -91,7 +93,11 @@ func serveCommand() *cobra.Command {
 		var failed error
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(stderr, "tally serve: stopping: answering the events in flight, folding every counter, then saving")
+			saving := ""
+			if o.DataDir != "" {
+				saving = ", then saving the data in " + o.DataDir
+			}
+			fmt.Fprintf(stderr, "tally serve: stopping: answering the events in flight and folding every counter%s\n", saving)
 		case <-st.Done():
 			failed = fmt.Errorf("the Firestore emulator exited unexpectedly: %v", st.Emulator.Err())
 		}
@@ -99,6 +105,12 @@ func serveCommand() *cobra.Command {
 		defer cancel()
 		if err := st.Stop(sctx); err != nil && failed == nil && !errors.Is(err, context.Canceled) {
 			failed = err
+		}
+		if st.Saved {
+			fmt.Fprintf(stderr, "tally serve: the data is saved in %s\n", o.DataDir)
+		}
+		if failed == nil {
+			fmt.Fprintln(stderr, "tally serve: stopped")
 		}
 		return failed
 	}
@@ -148,6 +160,9 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 		fmt.Fprintf(w, "tally: using the Firebase Auth emulator at %s (%s)\n", s.AuthHost, authemu.EnvHost)
 	}
 	fmt.Fprintf(w, "tally: %d counter(s) brought up to date\n", s.Settled)
+	for _, u := range s.Unsettled {
+		fmt.Fprintf(w, "tally: %s could not be folded, and is left as it is: %v\n", u.Counter, u.Err)
+	}
 	fmt.Fprintf(w, "tally: functions at %s/Increment, %s/Rollup and %s/Reconcile; Ctrl-C stops everything\n",
 		s.FunctionsURL, s.FunctionsURL, s.FunctionsURL)
 	fmt.Fprintf(w, "tally: a like button at %s/demo\n", s.FunctionsURL)

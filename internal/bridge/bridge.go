@@ -250,6 +250,10 @@ func (b *Bridge) Wait(ctx context.Context) error {
 // Idle reports whether every event received so far is delivered or dropped.
 func (b *Bridge) Idle() bool { return b.pending.Load() == 0 }
 
+// Pending is how many deliveries are not finished: events not yet
+// answered, duplicates included.
+func (b *Bridge) Pending() int64 { return b.pending.Load() }
+
 // Stats returns the counts so far.
 func (b *Bridge) Stats() Stats {
 	return Stats{

@@ -80,10 +80,14 @@ type Stack struct {
 	Functions    *functions.Set
 	Rules        string // the rules file the emulator enforces; "" for an external emulator
 	Settled      int    // counters whose totals Start brought up to date
-	AuthHost     string // FIREBASE_AUTH_EMULATOR_HOST; "" without sign-in
-	Auth         *authemu.Emulator
-	Contention   *contention.Proxy // the functions reach the emulator through it, if set
-	Origins      []string          // the stack's own, whose pages may call the functions
+	// Unsettled are the counters Start could not fold, each with why: it
+	// starts all the same, and their events or a reconcile fold them.
+	Unsettled  []Unsettled
+	Saved      bool   // Stop exported the data to Options.DataDir
+	AuthHost   string // FIREBASE_AUTH_EMULATOR_HOST; "" without sign-in
+	Auth       *authemu.Emulator
+	Contention *contention.Proxy // the functions reach the emulator through it, if set
+	Origins    []string          // the stack's own, whose pages may call the functions
 
 	o        Options
 	admin    *counter.Client
@@ -186,7 +190,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	mux.HandleFunc("/demo.js", demoJS)
 	mux.HandleFunc(LocalConfigPath, s.localConfig)
 	s.serve(fl, s.gate(mux))
-	if s.Settled, err = s.settle(ctx); err != nil {
+	if s.Settled, s.Unsettled, err = s.settle(ctx); err != nil {
 		return nil, err
 	}
 	if o.ExternalHost != "" {
@@ -296,22 +300,35 @@ func (s *Stack) register(ctx context.Context) error {
 	return nil
 }
 
+// Unsettled is a counter the stack could not fold, and why.
+type Unsettled struct {
+	Counter string
+	Err     error
+}
+
 // settle folds every counter, so that each total is its shards' sum however
-// the last run ended, and says how many there were.
-func (s *Stack) settle(ctx context.Context) (int, error) {
+// the last run ended, and says how many it folded and which it could not,
+// and why: one that cannot be folded stops nothing. It fails only if the
+// counters cannot be listed.
+func (s *Stack) settle(ctx context.Context) (int, []Unsettled, error) {
 	n := 0
+	var failed []Unsettled
 	err := s.admin.ReconcileAll(ctx, func(d counting.Drift, err error) {
-		n++
-		if err != nil {
+		switch {
+		case err != nil:
+			failed = append(failed, Unsettled{Counter: d.Counter, Err: err})
 			s.o.Logger.Error("stack: fold failed", "counter", d.Counter, "error", err.Error())
-		} else if d.Drift != 0 {
+		case d.Drift != 0:
+			n++
 			s.o.Logger.Info("stack: brought a total up to date", "counter", d.Counter, "total", d.Total, "sum", d.Sum)
+		default:
+			n++
 		}
 	})
-	if err != nil {
-		return n, fmt.Errorf("stack: bring totals up to date: %w", err)
+	if err != nil && !errors.Is(err, counter.ErrSomeFailed) {
+		return n, failed, fmt.Errorf("stack: bring totals up to date: %w", err)
 	}
-	return n, nil
+	return n, failed, nil
 }
 
 // serve serves h on l with the local servers' timeouts.
@@ -346,29 +363,55 @@ func (s *Stack) Done() <-chan struct{} {
 	return s.Emulator.Done()
 }
 
-// Stop drains, then saves, then stops: new increments are refused, every
-// event the bridge holds is answered (each by a fold), every counter is
-// folded (which covers writes whose events the emulator had not handed
-// over), the data is exported when DataDir is set, and then the servers and
-// the emulator stop. ctx bounds the draining.
+// ExportTimeout bounds the export of the data when the stack stops, on
+// top of the draining's bound: the data is saved however long events
+// take.
+const ExportTimeout = 2 * time.Minute
+
+// Stop drains, then saves, then stops: new increments are refused, the
+// events the bridge holds are answered (each by a fold), for at most half
+// of ctx's time, every counter is folded (which covers writes whose events
+// the emulator had not handed over), for the rest of it, the data is
+// exported when DataDir is set, whatever the draining left undone (within
+// ExportTimeout of its own), and then the servers and the emulator stop.
+// Its error says what was left: events not answered, counters not
+// folded; what the data holds is right all the same, and a start folds
+// every counter again.
 func (s *Stack) Stop(ctx context.Context) error {
 	s.draining.Store(true)
 	var errs []error
-	if err := s.Bridge.Wait(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("stack: events still in flight: %w", err))
+	drain, cancel := context.WithTimeout(ctx, half(ctx))
+	if err := s.Bridge.Wait(drain); err != nil {
+		errs = append(errs, fmt.Errorf("stack: %d event(s) left unanswered: %w", s.Bridge.Pending(), err))
 	}
+	cancel()
 	if s.emulatorUp() {
-		if _, err := s.settle(ctx); err != nil {
+		if _, failed, err := s.settle(ctx); err != nil {
 			errs = append(errs, err)
+		} else if len(failed) > 0 {
+			errs = append(errs, fmt.Errorf("stack: %d counter(s) not folded, first %s: %w", len(failed), failed[0].Counter, failed[0].Err))
 		}
 		if s.Emulator != nil && s.o.DataDir != "" {
-			if err := s.Emulator.Export(ctx, s.o.Config.Project, s.o.DataDir); err != nil {
+			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ExportTimeout)
+			if err := s.Emulator.Export(ectx, s.o.Config.Project, s.o.DataDir); err != nil {
 				errs = append(errs, err)
+			} else {
+				s.Saved = true
 			}
+			cancel()
 		}
 	}
 	errs = append(errs, s.shutdown())
 	return errors.Join(errs...)
+}
+
+// half is half the time left before ctx's deadline, or a minute if it has
+// none.
+func half(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl) / 2
+	}
+	return time.Minute
 }
 
 // emulatorUp reports whether the emulator answers.

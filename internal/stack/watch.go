@@ -38,7 +38,7 @@ func (s *Stack) comeBack() {
 		s.o.Logger.Error("stack: the emulator is back, but its trigger could not be registered", "emulator", s.EmulatorHost, "error", err.Error())
 		return
 	}
-	n, err := s.settle(ctx)
+	n, _, err := s.settle(ctx)
 	if err != nil {
 		s.o.Logger.Error("stack: the emulator is back, but its totals could not be brought up to date", "error", err.Error())
 		return
