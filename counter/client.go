@@ -61,6 +61,10 @@ type Options struct {
 	// TALLY_AUTO_CREATE. (On documents, a missing document is always
 	// refused.)
 	RefuseMissing bool
+	// Progress, if set, hears how far a long operation has got (the moves
+	// of a reshard or a reconcile, the writes of a reset or a delete), at
+	// most once every ProgressEvery: a line for a person.
+	Progress func(string)
 }
 
 // Client administers counters in one Firestore database.
@@ -73,6 +77,8 @@ type Client struct {
 	timeout  time.Duration
 	shards   int // Options.DefaultShards
 	window   time.Duration
+	report   func(string)  // Options.Progress
+	every    time.Duration // between two reports of progress: ProgressEvery
 }
 
 // New returns a Client using fs.
@@ -98,6 +104,8 @@ func New(fs *firestore.Client, o Options) *Client {
 		shards:   o.DefaultShards,
 		timeout:  o.Timeout,
 		window:   o.Window,
+		report:   o.Progress,
+		every:    ProgressEvery,
 	}
 }
 
@@ -192,7 +200,7 @@ func (c *Client) createShards(ctx context.Context, id, life string, from, to int
 	for _, k := range c.layout.Counts(id) {
 		zero[k.Shard] = int64(0)
 	}
-	err := c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
+	err := c.bulk(ctx, id, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
 		return bw.Create(ref, zero)
 	})
 	if err != nil {

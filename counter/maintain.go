@@ -33,7 +33,7 @@ func (c *Client) Reset(ctx context.Context, id string) error {
 		zero[k.Shard] = int64(0)
 		fields = append(fields, firestore.FieldPath{k.Shard})
 	}
-	err = c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
+	err = c.bulk(ctx, id, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
 		return bw.Set(ref, zero, firestore.Merge(fields...))
 	})
 	if err != nil {
@@ -88,7 +88,7 @@ func cmpOr(err, def error) error {
 func (c *Client) shardRefs(ctx context.Context, id, life string) ([]*firestore.DocumentRef, error) {
 	ctx, cancel := c.bound(ctx, listBatches)
 	defer cancel()
-	return c.layout.Shards(c.fs, id, life).DocumentRefs(ctx).GetAll()
+	return refsOf(ctx, c.layout.Shards(c.fs, id, life))
 }
 
 // Reconcile folds id now, so that each of its counts is its shards' sum,
@@ -312,12 +312,12 @@ func (c *Client) removeLife(ctx context.Context, id, life string) error {
 	shards, voters, keys := c.layout.Subcollections()
 	for _, sub := range []string{shards, voters, keys} {
 		lctx, cancel := c.bound(ctx, listBatches)
-		refs, err := c.layout.Shards(c.fs, id, life).Parent.Collection(sub).DocumentRefs(lctx).GetAll()
+		refs, err := refsOf(lctx, c.layout.Shards(c.fs, id, life).Parent.Collection(sub))
 		cancel()
 		if err != nil {
 			return fmt.Errorf("counter: delete %s: list %s: %w", id, sub, err)
 		}
-		err = c.bulk(ctx, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
+		err = c.bulk(ctx, id, refs, func(bw *firestore.BulkWriter, ref *firestore.DocumentRef) (*firestore.BulkWriterJob, error) {
 			return bw.Delete(ref)
 		})
 		if err != nil {
@@ -327,11 +327,34 @@ func (c *Client) removeLife(ctx context.Context, id, life string) error {
 	return nil
 }
 
-// bulk applies op to every ref through one BulkWriter and returns the first
-// failure. An AlreadyExists failure (of a create) counts as done.
-func (c *Client) bulk(ctx context.Context, refs []*firestore.DocumentRef,
+// bulkChunk is how many documents a bulk operation writes within one
+// call's Timeout.
+const bulkChunk = 500
+
+// bulk applies op to every ref, of id, bulkChunk at a time through a
+// BulkWriter, reporting its progress, and returns the first failure, saying how far
+// it got. An AlreadyExists failure (of a create) counts as done. Each op
+// is one that may be applied again (a delete, a set, a create), so that
+// the same command run again finishes what a failure left.
+func (c *Client) bulk(ctx context.Context, id string, refs []*firestore.DocumentRef,
 	op func(*firestore.BulkWriter, *firestore.DocumentRef) (*firestore.BulkWriterJob, error)) error {
-	ctx, cancel := c.bound(ctx, len(refs)/500+1)
+	progress := c.progress(id)
+	for done := 0; done < len(refs); {
+		chunk := refs[done:min(done+bulkChunk, len(refs))]
+		if err := c.bulkChunk(ctx, chunk, op); err != nil {
+			return fmt.Errorf("%d of %d documents written (run it again to write the rest): %w", done, len(refs), err)
+		}
+		done += len(chunk)
+		progress("%d of %d documents written", done, len(refs))
+	}
+	return nil
+}
+
+// bulkChunk applies op to each of refs through one BulkWriter, within one
+// call's Timeout.
+func (c *Client) bulkChunk(ctx context.Context, refs []*firestore.DocumentRef,
+	op func(*firestore.BulkWriter, *firestore.DocumentRef) (*firestore.BulkWriterJob, error)) error {
+	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
 	bw := c.fs.BulkWriter(ctx)
 	jobs := make([]*firestore.BulkWriterJob, 0, len(refs))
@@ -350,4 +373,22 @@ func (c *Client) bulk(ctx context.Context, refs []*firestore.DocumentRef,
 		}
 	}
 	return nil
+}
+
+// refsOf lists the documents of coll with a query for their names only:
+// one read each, as listing them is, and far quicker on the emulator than
+// listing documents, which looks for missing ones too (about 16 s for
+// 10,000 shards, against 0.4 s). Documents that are missing but have
+// subcollections (a life of a counted document) are listed with
+// DocumentRefs instead.
+func refsOf(ctx context.Context, coll *firestore.CollectionRef) ([]*firestore.DocumentRef, error) {
+	snaps, err := coll.Select().Documents(ctx).GetAll()
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]*firestore.DocumentRef, len(snaps))
+	for i, s := range snaps {
+		refs[i] = s.Ref
+	}
+	return refs, nil
 }

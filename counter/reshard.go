@@ -33,8 +33,10 @@ func (c *Client) WithShardCacheTTL(d time.Duration) *Client {
 // Sum nor Total changes. Shrinking to one shard marks the counter
 // (resharding) until the moves are done, so that the rollup does not take
 // shard 0 for the whole count before it is. An increment that still lands
-// on a removed shard re-creates it; Reconcile moves it. wait, if set, hears
-// how long Reshard waits and why.
+// on a removed shard re-creates it; Reconcile moves it. Every sum of the
+// shards is the same at every step, so a reshard cut off (Ctrl-C, a
+// failure) leaves the counts exact; the same reshard run again finishes
+// it. wait, if set, hears how long Reshard waits and why.
 func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.Duration, string)) (old int, err error) {
 	if err := c.check(id, n); err != nil {
 		return 0, err
@@ -94,18 +96,23 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 	if err != nil {
 		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
 	}
-	if n >= old {
+	if n > old {
 		return old, c.createShards(ctx, id, life, old, n)
 	}
-	pause := c.cacheTTL + reshardMargin
-	if wait != nil {
-		wait(pause, fmt.Sprintf("until every Increment instance has seen num_shards %d (its cache of num_shards lasts %v)", n, c.cacheTTL))
+	if n < old {
+		pause := c.cacheTTL + reshardMargin
+		if wait != nil {
+			wait(pause, fmt.Sprintf("until every Increment instance has seen num_shards %d (its cache of num_shards lasts %v)", n, c.cacheTTL))
+		}
+		select {
+		case <-ctx.Done():
+			return old, fmt.Errorf("counter: reshard %s: num_shards is %d, shards not yet moved (run it again to move them): %w", id, n, ctx.Err())
+		case <-time.After(pause):
+		}
 	}
-	select {
-	case <-ctx.Done():
-		return old, fmt.Errorf("counter: reshard %s: num_shards is %d, shards not yet moved: %w", id, n, ctx.Err())
-	case <-time.After(pause):
-	}
+	// Shrinking, or a reshard to the number it has already, which moves
+	// what an interrupted one left: shards past n, and the mark of a
+	// shrink to one shard.
 	extra, err := c.extraShards(ctx, id, life, n)
 	if err != nil {
 		return old, err

@@ -73,7 +73,8 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 		// An admin's typo must not make a counter: TALLY_AUTO_CREATE is
 		// for Increment's clients.
 		c := counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards,
-			ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window, Timeout: s.timeout, RefuseMissing: true})
+			ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window, Timeout: s.timeout, RefuseMissing: true,
+			Progress: func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), line) }})
 		a := &admin{cfg: cfg, field: field, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 		err = act(ctx, a, c, id)
 		switch {
@@ -219,6 +220,10 @@ func reshardCommand(args cobra.PositionalArgs) *cobra.Command {
 			})
 			if err != nil {
 				return err
+			}
+			if old == *shards {
+				a.print(map[string]any{"counter": id, "from": old, "to": *shards}, "%s: on %d shard(s) already", id, old)
+				return nil
 			}
 			a.print(map[string]any{"counter": id, "from": old, "to": *shards}, "%s: %d -> %d shards", id, old, *shards)
 			return nil

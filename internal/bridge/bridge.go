@@ -1,13 +1,15 @@
 // Package bridge carries the Firestore emulator's trigger events to a
 // CloudEvent function the way Eventarc does in production: the raw protobuf
-// body, every ce-* attribute, concurrent delivery, and retries with backoff
-// when the function answers with an error.
+// body, every ce-* attribute, concurrent delivery, retries with backoff
+// when the function answers with an error (not when it refuses the event,
+// with a 4xx), and no event past Eventarc's size limit.
 package bridge
 
 import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -26,7 +28,11 @@ type Options struct {
 	MinBackoff  time.Duration // first retry delay; default 100ms
 	MaxBackoff  time.Duration // retry delay cap; default 5s
 	MaxInFlight int           // concurrent deliveries; default 1000, Cloud Run's highest concurrency
-	Faults      Faults        // injected for tests and benchmarks
+	// MaxEventBytes is the largest event Eventarc delivers (its
+	// protobuf); a larger one is refused, as Eventarc would not deliver
+	// it. Default DefaultMaxEventBytes.
+	MaxEventBytes int
+	Faults        Faults // injected for tests and benchmarks
 
 	// OnReceive, if set, sees each event's raw body as it arrives.
 	OnReceive func(body []byte, at time.Time)
@@ -45,10 +51,15 @@ type Stats struct {
 	Received   int64 // events from the emulator
 	Deliveries int64 // attempts, duplicates included
 	Failures   int64 // attempts the function answered with an error
-	Dropped    int64 // events given up after MaxAttempts
+	Dropped    int64 // events given up: after MaxAttempts, or refused by the function (a 4xx)
+	Refused    int64 // events over MaxEventBytes, refused at once
 	Duplicated int64 // extra copies injected
 	Delayed    int64 // events held back
 }
+
+// DefaultMaxEventBytes is the largest event Eventarc delivers: 512 KiB,
+// as the Rollup function takes (rollup.MaxEventBytes).
+const DefaultMaxEventBytes = 512 << 10
 
 // RequestTimeout bounds one delivery, as the deployed function's timeout
 // (60 s) bounds a request in production, and a little more: the function
@@ -62,7 +73,7 @@ type Bridge struct {
 	pending atomic.Int64             // deliveries not yet finished
 	targets atomic.Pointer[[]string] // if set, each delivery goes to a random one of these instead of o.Target
 
-	received, deliveries, failures, dropped, duplicated, delayed atomic.Int64
+	received, deliveries, failures, dropped, duplicated, delayed, refused atomic.Int64
 }
 
 // New returns a bridge delivering to o.Target.
@@ -92,6 +103,9 @@ func New(o Options) *Bridge {
 	if o.Faults.MaxDelay <= 0 {
 		o.Faults.MaxDelay = 2 * time.Second
 	}
+	if o.MaxEventBytes <= 0 {
+		o.MaxEventBytes = DefaultMaxEventBytes
+	}
 	return &Bridge{o: o, sem: make(chan struct{}, o.MaxInFlight)}
 }
 
@@ -109,13 +123,25 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 16<<20))
-	if err != nil {
+	// The emulator sends the protobuf in base64: a third more bytes.
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(base64.StdEncoding.EncodedLen(b.o.MaxEventBytes))+2))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+	case err != nil:
 		http.Error(w, "reading body failed", http.StatusBadRequest)
 		return
 	}
+	body := DecodeBody(raw)
+	if tooBig != nil || len(body) > b.o.MaxEventBytes {
+		b.refused.Add(1)
+		b.o.Logger.Error("bridge: refusing an event over Eventarc's limit, which it would not deliver", "event_id", r.Header.Get("ce-id"),
+			"subject", r.Header.Get("ce-subject"), "limit_bytes", b.o.MaxEventBytes)
+		http.Error(w, "an event is at most 512 KiB", http.StatusRequestEntityTooLarge)
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
-	b.Send(r.Header, DecodeBody(raw))
+	b.Send(r.Header, body)
 }
 
 // Send delivers one event, given as its binary-mode headers and raw body, as
@@ -186,6 +212,12 @@ func (b *Bridge) deliver(e event, delay time.Duration) {
 			return
 		}
 		b.failures.Add(1)
+		if err == nil && final(status) {
+			// The function refused the event itself: no retry changes that.
+			b.dropped.Add(1)
+			b.o.Logger.Error("bridge: dropping event: the function refused it", "event_id", e.id, "status", status)
+			return
+		}
 		if attempt == b.o.MaxAttempts {
 			b.dropped.Add(1)
 			b.o.Logger.Error("bridge: dropping event", "event_id", e.id, "attempts", attempt, "status", status, "error", errString(err))
@@ -195,6 +227,13 @@ func (b *Bridge) deliver(e event, delay time.Duration) {
 		time.Sleep(backoff/2 + rand.N(backoff/2+1))
 		backoff = min(2*backoff, b.o.MaxBackoff)
 	}
+}
+
+// final reports whether a function's answer refuses an event for good, so
+// that it is not sent again: a 4xx, but for a timeout (408) and too many
+// requests (429), which a retry may get past.
+func final(status int) bool {
+	return status/100 == 4 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
 }
 
 func (b *Bridge) post(e event) (int, error) {
@@ -258,6 +297,6 @@ func (b *Bridge) Pending() int64 { return b.pending.Load() }
 func (b *Bridge) Stats() Stats {
 	return Stats{
 		Received: b.received.Load(), Deliveries: b.deliveries.Load(), Failures: b.failures.Load(),
-		Dropped: b.dropped.Load(), Duplicated: b.duplicated.Load(), Delayed: b.delayed.Load(),
+		Dropped: b.dropped.Load(), Duplicated: b.duplicated.Load(), Delayed: b.delayed.Load(), Refused: b.refused.Load(),
 	}
 }

@@ -103,3 +103,44 @@ func TestBridgeFaults(t *testing.T) {
 		t.Errorf("%d calls, stats %+v; want every event twice, all delayed", calls.Load(), st)
 	}
 }
+
+// TestBridgeRefusesWhatEventarcWould: an event past Eventarc's size limit
+// is refused (413) and never delivered; an event the function refuses
+// with a 4xx is dropped at once, not retried, while a 503 and a 429 are
+// retried.
+func TestBridgeRefusesWhatEventarcWould(t *testing.T) {
+	var calls sync.Map // status asked for -> deliveries
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status := map[string]int{"ok": 204, "bad": 400, "gone": 413, "busy": 503, "slow": 429}[r.Header.Get("ce-subject")]
+		n, _ := calls.LoadOrStore(r.Header.Get("ce-subject"), new(atomic.Int64))
+		if n.(*atomic.Int64).Add(1) > 2 {
+			status = 204
+		}
+		w.WriteHeader(status)
+	}))
+	defer fn.Close()
+	b := New(Options{Target: fn.URL, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, MaxEventBytes: 1000})
+	big := emulatorPost(make([]byte, 1001))
+	w := httptest.NewRecorder()
+	b.ServeHTTP(w, big)
+	if w.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("an event of 1,001 bytes past a limit of 1,000: %d, want 413", w.Code)
+	}
+	for _, subject := range []string{"ok", "bad", "gone", "busy", "slow"} {
+		r := emulatorPost([]byte{1})
+		r.Header.Set("ce-subject", subject)
+		b.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	if err := b.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for subject, want := range map[string]int64{"ok": 1, "bad": 1, "gone": 1, "busy": 3, "slow": 3} {
+		n, _ := calls.Load(subject)
+		if got := n.(*atomic.Int64).Load(); got != want {
+			t.Errorf("%s: delivered %d times, want %d", subject, got, want)
+		}
+	}
+	if st := b.Stats(); st.Refused != 1 || st.Received != 5 || st.Dropped != 2 {
+		t.Errorf("stats = %+v; want 1 refused, 5 received, 2 dropped", st)
+	}
+}

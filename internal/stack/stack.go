@@ -29,6 +29,7 @@ import (
 	"github.com/tallycounters/tally/internal/contention"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/httpjson"
+	"github.com/tallycounters/tally/rollup"
 )
 
 // TriggerKey names the Rollup trigger registered with the emulator; those
@@ -156,6 +157,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if bo.Logger == nil {
 		bo.Logger = o.Logger
 	}
+	bo.MaxEventBytes = rollup.MaxEventBytes // what Rollup takes, as Eventarc delivers it
 	s.Bridge = bridge.New(bo)
 	s.serve(bl, s.Bridge)
 
