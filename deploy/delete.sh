@@ -4,7 +4,7 @@
 # what deploy.sh creates, in the reverse order, each only if it exists (a
 # dry run prints every command). It leaves the data (counters, shards,
 # votes, your documents' counts), the database, the published security
-# rules, the TTL policies and the enabled APIs, which other things may use.
+# rules, the TTL policies, the indexes and the enabled APIs, which other things may use.
 
 echo "# Removing tally from $project ($region); the data, the database, the rules and the APIs stay"
 

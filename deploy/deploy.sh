@@ -171,6 +171,8 @@ check_config() {
 	# read them: writes of shards and children, then (on documents) creations of
 	# counted documents, each a pattern followed by "created".
 	mapfile -t patterns < <("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= "$tally_bin" config --triggers)
+	# The indexes the declared counts need (tally indexes), a line each.
+	mapfile -t indexes < <("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= "$tally_bin" indexes --lines)
 }
 check_config
 if [ "$public" = true ] && [ "$auth" != firebase ]; then
@@ -345,6 +347,30 @@ for i in "${!patterns[@]}"; do
 			--event-data-content-type=application/protobuf \
 			--service-account="$trigger_sa"
 	fi
+done
+
+if [ ${#indexes[@]} -gt 0 ]; then
+	echo "# Indexes (tally indexes): a composite index for each count with filters on two"
+	echo "# fields or more, and none on tally's bookkeeping of parts, which no query reads"
+fi
+for line in "${indexes[@]}"; do
+	read -r kind group rest <<<"$line"
+	case $kind in
+	composite)
+		config=()
+		read -r scope rest <<<"$rest"
+		for field in $rest; do
+			config+=(--field-config="field-path=$field,order=ascending")
+		done
+		run gcloud firestore indexes composite create --collection-group="$group" --query-scope="$scope" \
+			"${config[@]}" --database="$database" --project="$project" --async ||
+			echo "# (that index exists already)"
+		;;
+	exempt)
+		run gcloud firestore indexes fields update "$rest" --collection-group="$group" --disable-indexes \
+			--database="$database" --project="$project" --async
+		;;
+	esac
 done
 
 echo "# Idempotency keys: Firestore deletes each record once its expires_at has passed"

@@ -84,6 +84,8 @@ var variants = map[string][]string{
 	"counts on documents": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
 		"--counts", "posts:likes,views;users/*/posts:likes;polls/*/options:votes", "--shards-collection", "tally_shards",
 		"--public", "--auth", "firebase", "--votes-only"},
+	"aggregates": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
+		"--counts", `posts:likes,comments=count(comments),shown=count(comments where hidden == false and lang == "en"),score=sum(comments.score);stats/site:users=count(/users)`},
 	"delete, counts on documents": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
 		"--counts", "posts:likes,views;users/*/posts:likes;polls/*/options:votes", "--reconcile-schedule", "--delete"},
 	"flags with =": {"--project=demo-proj", "--region=asia-northeast1", "--database-location=asia-northeast1",

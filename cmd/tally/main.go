@@ -75,7 +75,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		c.GroupID = "counters"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{serveCommand(), tokenCommand(), benchCommand(), configCommand(), rulesCommand()} {
+	for _, c := range []*cobra.Command{serveCommand(), tokenCommand(), benchCommand(), configCommand(), rulesCommand(), indexesCommand()} {
 		c.GroupID = "local"
 		root.AddCommand(c)
 	}

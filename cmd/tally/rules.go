@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -49,6 +50,42 @@ func rulesCommand() *cobra.Command {
 		} else {
 			fmt.Fprintf(cmd.OutOrStdout(), "%s already serves these rules\n", deploy.ReleaseName(cfg.Project, cfg.Database))
 		}
+		return nil
+	}
+	return cmd
+}
+
+// indexesCommand prints the indexes the declared counts need.
+func indexesCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "indexes",
+		Short: "Print the Firestore indexes the declared counts need, as firestore.indexes.json",
+		Long: "indexes prints, in the format of firestore.indexes.json (the Firebase CLI's\n" +
+			"'firebase deploy --only firestore:indexes' and 'gcloud firestore indexes' take it),\n" +
+			"the composite indexes tally's queries need (a count with filters on two fields or\n" +
+			"more) and the fields of tally's bookkeeping that are kept out of the indexes.\n" +
+			"deploy.sh creates them; --lines prints them as it reads them.",
+		Args: exactArgs(0, "no arguments"),
+	}
+	s := configFlags(cmd)
+	lines := cmd.Flags().Bool("lines", false, "print one line each, 'composite GROUP SCOPE FIELD...' or 'exempt GROUP FIELD', for deploy.sh")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cfg, err := s.config()
+		if err != nil {
+			return err
+		}
+		f := deploy.Indexes(cfg.Layout)
+		if *lines {
+			for _, l := range f.Lines() {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
+			}
+			return nil
+		}
+		b, err := json.MarshalIndent(f, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
 		return nil
 	}
 	return cmd
