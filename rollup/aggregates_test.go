@@ -22,35 +22,62 @@ import (
 // the budget, 3 reads and 3 writes a comment in all, holds even where
 // Rollup reads the post again before each fold.)
 func TestAggregatePartsBoundTheCost(t *testing.T) {
-	c := changeCost(t, 3000, 6)
+	c := changeCost(t, countOnly, 3000, 6)
 	t.Logf("per new comment, on a post of %d in %d parts: %.2f reads and %.2f writes by Rollup", c.existing, c.parts, c.reads, c.writes)
 	if c.reads > 2 || c.writes > 1 {
 		t.Errorf("per new comment: %.2f reads and %.2f writes by Rollup; want at most 2 (an aggregation of one part, a read of the post) and 1", c.reads, c.writes)
 	}
 }
 
+// TestEveryFormBoundsTheCost: with every aggregate form declared over a
+// post's comments past a part, a new comment's event reads its part's
+// records, the comment itself, and its part's count and filtered count,
+// and writes the part's records and the post: 4 reads and 2 writes by
+// Rollup, whatever the post's size, and each form equals Firestore's own.
+func TestEveryFormBoundsTheCost(t *testing.T) {
+	c := changeCost(t, allForms, 1500, 6)
+	t.Logf("per new comment, on a post of %d in %d parts: %.2f reads and %.2f writes by Rollup", c.existing, c.parts, c.reads, c.writes)
+	if c.reads > 4 || c.writes > 2 {
+		t.Errorf("per new comment: %.2f reads and %.2f writes by Rollup; want at most 4 and 2", c.reads, c.writes)
+	}
+}
+
+// The declarations the cost is measured for: a count of comments, and
+// every form.
+const countOnly = "posts:comments=count(comments)"
+
 // BenchmarkAggregateChange reports what Rollup reads and writes for each
 // new comment of a post that has TALLY_BENCH_CHILDREN comments already
-// (a list; default 10,1000), after a backfill, whose reads it reports too.
-// Past reconcileMost comments the backfill is seedParts instead.
+// (a list; default 10,1000), after a backfill, whose reads it reports too,
+// with a count of comments declared (count) and with every form (all).
+// Past reconcileMost comments the backfill of a count is seedParts instead.
 func BenchmarkAggregateChange(b *testing.B) {
 	sizes := cmpOr(os.Getenv("TALLY_BENCH_CHILDREN"), "10,1000")
-	for _, size := range strings.Split(sizes, ",") {
-		n, err := strconv.Atoi(size)
-		if err != nil {
-			b.Fatalf("TALLY_BENCH_CHILDREN=%s: %v", sizes, err)
-		}
-		b.Run(size, func(b *testing.B) {
-			for b.Loop() {
-				c := changeCost(b, n, 6)
-				b.ReportMetric(c.reads, "reads/change")
-				b.ReportMetric(c.writes, "writes/change")
-				b.ReportMetric(float64(c.parts), "parts")
-				if !c.seeded {
-					b.ReportMetric(float64(c.backfill), "backfill-reads")
-				}
+	for _, forms := range []struct{ name, spec string }{{"count", countOnly}, {"all", allForms}} {
+		for _, size := range strings.Split(sizes, ",") {
+			n, err := strconv.Atoi(size)
+			if err != nil {
+				b.Fatalf("TALLY_BENCH_CHILDREN=%s: %v", sizes, err)
 			}
-		})
+			if forms.spec == allForms && n > reconcileMost {
+				continue // no seeding of records: a backfill reads every comment
+			}
+			b.Run(forms.name+"/"+size, func(b *testing.B) {
+				for b.Loop() {
+					reportCost(b, changeCost(b, forms.spec, n, 6))
+				}
+			})
+		}
+	}
+}
+
+// reportCost reports c's figures on b.
+func reportCost(b *testing.B, c cost) {
+	b.ReportMetric(c.reads, "reads/change")
+	b.ReportMetric(c.writes, "writes/change")
+	b.ReportMetric(float64(c.parts), "parts")
+	if !c.seeded {
+		b.ReportMetric(float64(c.backfill), "backfill-reads")
 	}
 }
 
@@ -69,13 +96,14 @@ type cost struct {
 	reads, writes   float64
 }
 
-// changeCost creates a post with existing comments, backfills its count
-// with a reconcile, then adds added comments one at a time, each one's
-// event handled by a Rollup whose Firestore operations are counted, and
-// checks the count at the end.
-func changeCost(t testing.TB, existing, added int) cost {
+// changeCost creates a post with existing comments, with the aggregates
+// spec declares, backfills them with a reconcile, then adds added
+// comments one at a time, each one's event handled by a Rollup whose
+// Firestore operations are counted, and checks the aggregates at the end
+// against Firestore's own.
+func changeCost(t testing.TB, spec string, existing, added int) cost {
 	ctx := context.Background()
-	client, l, name := newPost(t, "posts:comments=count(comments)")
+	client, l, name := newPost(t, spec)
 	comments := client.Doc(name).Collection("comments")
 	ops := &opcount.Ops{}
 	counted, err := opcount.Client(ctx, os.Getenv("FIRESTORE_EMULATOR_HOST"), emulatortest.Project, ops)
@@ -84,7 +112,7 @@ func changeCost(t testing.TB, existing, added int) cost {
 	}
 	defer counted.Close()
 	folder := counting.NewFolder(counted, l, 50*time.Millisecond)
-	seeded := existing > reconcileMost
+	seeded := existing > reconcileMost && spec == countOnly
 	if seeded { // the reconcile of the empty post, whose parts seedParts replaces
 		if _, err := folder.Reconcile(ctx, name); err != nil {
 			t.Fatal(err)
@@ -122,7 +150,7 @@ func changeCost(t testing.TB, existing, added int) cost {
 			ops.Reset() // the first event reads the post: this instance did not know it
 		}
 		ref := comments.NewDoc()
-		wr, err := ref.Create(ctx, map[string]any{"text": "new"})
+		wr, err := ref.Create(ctx, comment(ref.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,6 +170,9 @@ func changeCost(t testing.TB, existing, added int) cost {
 	}
 	if snap.Data()["title"] != "hello" {
 		t.Errorf("the post's title is gone: %v", snap.Data())
+	}
+	if spec == allForms {
+		check(t, client, name, comments.Query, "after the new comments")
 	}
 	return c
 }

@@ -121,7 +121,7 @@ func createAll(ctx context.Context, client *firestore.Client, coll *firestore.Co
 			jobs := make([]*firestore.BulkWriterJob, len(chunk))
 			for i, id := range chunk {
 				var err error
-				if jobs[i], err = bw.Create(coll.Doc(id), map[string]any{"text": "old"}); err != nil {
+				if jobs[i], err = bw.Create(coll.Doc(id), comment(id)); err != nil {
 					return err
 				}
 			}
@@ -135,4 +135,15 @@ func createAll(ctx context.Context, client *firestore.Client, coll *firestore.Co
 		ids = failed
 	}
 	return nil
+}
+
+// comment is what a comment of the cost tests holds: a text, and values
+// for every aggregate form (allForms) to count, filter, sum and average,
+// taken from its id.
+func comment(id string) map[string]any {
+	c := map[string]any{"text": "old", "hidden": id[0]%3 == 0, "score": int64(id[1] % 7)}
+	if id[2]%5 != 0 {
+		c["stars"] = int64(1 + id[2]%5)
+	}
+	return c
 }

@@ -115,7 +115,7 @@ func TestAggregatesEqualFirestores(t *testing.T) {
 }
 
 // check fails unless the post's aggregates are Firestore's own over q.
-func check(t *testing.T, client *firestore.Client, name string, q firestore.Query, when string) {
+func check(t testing.TB, client *firestore.Client, name string, q firestore.Query, when string) {
 	t.Helper()
 	ctx := context.Background()
 	res, err := q.NewAggregationQuery().WithCount("n").WithSum("score", "s").Get(ctx)

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/deploy"
 	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/stack"
 )
@@ -61,4 +63,19 @@ func runAggregatesServe(t *testing.T, line string) {
 		}
 	}
 	t.Errorf("the post = %v a minute after its 5 comments, 2 hidden; want comments 5, shown 3", got)
+}
+
+// runIndexes: the indexes the docs' declaration needs are a composite index
+// of the filtered count's two fields, and no index on tally's bookkeeping
+// of parts, in the format of firestore.indexes.json.
+func runIndexes(t *testing.T, line string) {
+	out, stderr, code := tallyOut(t, []string{"TALLY_COUNTS=" + countsOf(t, line)}, "indexes")
+	var f deploy.IndexFile
+	if err := json.Unmarshal([]byte(out), &f); code != 0 || err != nil {
+		t.Fatalf("%s: exit %d, %v\n%s%s", line, code, err, out, stderr)
+	}
+	want := []string{"composite comments collection hidden lang", "exempt posts _tally.parts", "exempt parts records"}
+	if got := f.Lines(); strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("%s: %v, want %v", line, got, want)
+	}
 }
