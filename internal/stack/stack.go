@@ -372,7 +372,7 @@ const ExportTimeout = 2 * time.Minute
 
 // Stop drains, then saves, then stops: new increments are refused, the
 // events the bridge holds are answered (each by a fold), for at most half
-// of ctx's time, every counter is folded (which covers writes whose events
+// of ctx's time and MaxDrain, every counter is folded (which covers writes whose events
 // the emulator had not handed over), for the rest of it, the data is
 // exported when DataDir is set, whatever the draining left undone (within
 // ExportTimeout of its own), and then the servers and the emulator stop.
@@ -382,7 +382,7 @@ const ExportTimeout = 2 * time.Minute
 func (s *Stack) Stop(ctx context.Context) error {
 	s.draining.Store(true)
 	var errs []error
-	drain, cancel := context.WithTimeout(ctx, half(ctx))
+	drain, cancel := context.WithTimeout(ctx, drainTime(ctx))
 	if err := s.Bridge.Wait(drain); err != nil {
 		errs = append(errs, fmt.Errorf("stack: %d event(s) left unanswered: %w", s.Bridge.Pending(), err))
 	}
@@ -407,13 +407,19 @@ func (s *Stack) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// half is half the time left before ctx's deadline, or a minute if it has
-// none.
-func half(ctx context.Context) time.Duration {
+// MaxDrain bounds the wait for the events in flight when the stack
+// stops: an event is answered within milliseconds, once a fold covers it,
+// and one left unanswered costs nothing that the next start does not put
+// right, as it folds every counter.
+const MaxDrain = 10 * time.Second
+
+// drainTime is what Stop gives the events in flight: half the time left
+// before ctx's deadline, at most MaxDrain.
+func drainTime(ctx context.Context) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {
-		return time.Until(dl) / 2
+		return min(time.Until(dl)/2, MaxDrain)
 	}
-	return time.Minute
+	return MaxDrain
 }
 
 // emulatorUp reports whether the emulator answers.

@@ -51,7 +51,9 @@ func TestStopSavesWhateverEventsDo(t *testing.T) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 	defer cancel()
+	began := time.Now()
 	err = s.Stop(sctx)
+	t.Logf("Stop with 4 s for the events and the folds took %v: %v", time.Since(began).Round(time.Millisecond), err)
 	if err == nil || !strings.Contains(err.Error(), "left unanswered") {
 		t.Errorf("Stop = %v; want it to say an event was left unanswered", err)
 	}
