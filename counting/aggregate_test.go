@@ -37,6 +37,14 @@ func TestParseAggregates(t *testing.T) {
 	if p, c, ok := l.ParentOf("users/u1"); !ok || p != "stats/site" || c != (Child{Source: "/users", ID: "u1"}) {
 		t.Errorf("ParentOf(user) = %q, %+v, %v", p, c, ok)
 	}
+	for _, id := range []string{"alice@example.com", "a b", "x:y", "a+b", "100%", "caf\u00e9", "\U0001F600", strings.Repeat("z", MaxIDLength)} {
+		if p, c, ok := l.ParentOf("users/" + id); !ok || p != "stats/site" || c.ID != id {
+			t.Errorf("ParentOf(users/%s) = %q, %+v, %v; want every id Firestore takes", id, p, c, ok)
+		}
+		if p, c, ok := l.ParentOf("posts/" + id + "/comments/" + id); !ok || p != "posts/"+id || c.ID != id {
+			t.Errorf("ParentOf(a comment %s) = %q, %+v, %v", id, p, c, ok)
+		}
+	}
 	if _, _, ok := l.ParentOf("posts/p1/likes/c1"); ok {
 		t.Error("ParentOf took a collection nothing aggregates")
 	}
