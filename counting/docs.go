@@ -17,6 +17,7 @@ type Docs struct {
 	Collection string
 	Fields     []string
 	Aggregates []Aggregate
+	Windows    []Window
 }
 
 // One reports whether d declares one document rather than a collection's.
@@ -49,6 +50,12 @@ func ParseCounts(s string) ([]Docs, error) {
 		for _, f := range splitOutsideQuotes(fields, ",") {
 			switch f = strings.TrimSpace(f); {
 			case f == "":
+			case isWindow(f):
+				w, err := parseWindow(f)
+				if err != nil {
+					return nil, fmt.Errorf("counting: counts on %q: %w", d.Collection, err)
+				}
+				d.Windows = append(d.Windows, w)
 			case strings.Contains(f, "="):
 				a, err := parseAggregate(f)
 				if err != nil {
@@ -75,6 +82,9 @@ func FormatCounts(docs []Docs) string {
 		for _, a := range d.Aggregates {
 			fields = append(fields, a.String())
 		}
+		for _, w := range d.Windows {
+			fields = append(fields, w.String())
+		}
 		parts[i] = d.Collection + ":" + strings.Join(fields, ",")
 	}
 	return strings.Join(parts, ";")
@@ -94,14 +104,20 @@ func validDocs(docs []Docs, subs ...string) error {
 			return fmt.Errorf("counting: counts on %q are declared twice: list its fields in one entry", d.Collection)
 		}
 		seen[d.Collection] = true
-		if len(d.Fields)+len(d.Aggregates) == 0 {
+		if len(d.Fields)+len(d.Aggregates)+len(d.Windows) == 0 {
 			return fmt.Errorf("counting: counts on %q: no fields", d.Collection)
+		}
+		if err := validWindows(d); err != nil {
+			return err
 		}
 		if d.One() && len(d.Fields) > 0 {
 			return fmt.Errorf("counting: counts on the one document %q: it takes aggregates only (%s=count(/collection)); counts are declared on a collection", d.Collection, d.Fields[0])
 		}
 		fields := map[string]bool{}
 		names := slices.Clone(d.Fields)
+		for _, w := range d.Windows {
+			names = append(names, w.Field)
+		}
 		for _, a := range d.Aggregates {
 			names = append(names, a.Field)
 			if !a.Root && (slices.Contains(subs, a.Child) || a.Child == LivesCollection) {
@@ -303,4 +319,60 @@ func (l Layout) CollectionGroups() []string {
 		}
 	}
 	return out
+}
+
+// validWindows checks d's windows: each per or over window of one of its
+// counts (not of an aggregate: see below), each trend of its counts and
+// aggregates.
+func validWindows(d Docs) error {
+	if GuideWindows(d) {
+		return nil // windows of the guide layout's counters (see Layout.Windows)
+	}
+	for _, w := range d.Windows {
+		for _, c := range w.Counts() {
+			switch {
+			case slices.Contains(d.Fields, c):
+			case slices.ContainsFunc(d.Aggregates, func(a Aggregate) bool { return a.Field == c }) && w.Kind == KindTrend:
+			case slices.ContainsFunc(d.Aggregates, func(a Aggregate) bool { return a.Field == c }):
+				// An aggregate at a past instant would need every part of
+				// its collection aggregated again at that instant (a read
+				// per 1,000 children, and every child of a sum), where a
+				// count needs one read.
+				return fmt.Errorf("counting: counts on %q: %s: %s is an aggregate, which is kept in total only; "+
+					"count by time what is incremented (declare a count, and increment it beside the children), or trend it", d.Collection, w, c)
+			default:
+				return fmt.Errorf("counting: counts on %q: %s: %s is not a count of %s (declare it: %s:%s,...)", d.Collection, w, c, d.Collection, d.Collection, c)
+			}
+		}
+	}
+	return nil
+}
+
+// GuideWindows reports whether d declares windows of the guide layout's
+// counters: of their total, and nothing else (counters:today=total per day).
+func GuideWindows(d Docs) bool {
+	if len(d.Fields)+len(d.Aggregates) > 0 || len(d.Windows) == 0 || strings.Contains(d.Collection, "/") {
+		return false
+	}
+	for _, w := range d.Windows {
+		for _, c := range w.Counts() {
+			if c != FieldTotal {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// WindowsOf are the windows the counter name holds: those of the guide
+// layout's counters (Layout.Windows), or of its declaration on documents.
+func (l Layout) WindowsOf(name string) []Window {
+	if !l.OnDocs() {
+		return l.Windows
+	}
+	d, err := l.match(name)
+	if err != nil {
+		return nil
+	}
+	return d.Windows
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"cloud.google.com/go/firestore"
@@ -39,6 +40,11 @@ type Layout struct {
 	Collection string // guide layout: top-level collection of counters
 	ShardField string // guide layout: integer field of each shard
 	Docs       []Docs // counts on the app's documents; none: the guide layout
+	// Windows of the guide layout's counters, of their total (on documents,
+	// each Docs has its own).
+	Windows []Window
+	// Zone is the time zone of windows' buckets (TALLY_TIME_ZONE); nil is UTC.
+	Zone *time.Location
 
 	ShardsName string // subcollection of shards under each counted document; "" is "shards"
 	VotersName string // subcollection of votes; "" is "voters"

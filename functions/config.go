@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // the functions run where no zoneinfo may be: TALLY_TIME_ZONE needs its own
 
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/increment"
@@ -25,6 +26,7 @@ const (
 	EnvCollection    = "TALLY_COLLECTION"        // default "counters"
 	EnvShardField    = "TALLY_SHARD_FIELD"       // default "count"
 	EnvCounts        = "TALLY_COUNTS"            // counts on the app's documents: "posts:likes,views;users/*/posts:likes"
+	EnvTimeZone      = "TALLY_TIME_ZONE"         // the time zone of windows' buckets, an IANA name; default UTC
 	EnvShards        = "TALLY_SHARDS_COLLECTION" // subcollection of shards under each counted document; default "shards"
 	EnvVoters        = "TALLY_VOTERS_COLLECTION" // default "voters"
 	EnvKeys          = "TALLY_KEYS_COLLECTION"   // default "keys"
@@ -117,6 +119,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	var err error
 	if cfg.Layout.Docs, err = counting.ParseCounts(env(EnvCounts, "")); err != nil {
 		return Config{}, fmt.Errorf("config: %s: %w", EnvCounts, err)
+	}
+	if err := guideWindows(&cfg.Layout); err != nil {
+		return Config{}, fmt.Errorf("config: %s: %w", EnvCounts, err)
+	}
+	if cfg.Layout.Zone, err = time.LoadLocation(env(EnvTimeZone, "UTC")); err != nil {
+		return Config{}, fmt.Errorf("config: %s=%q is not a time zone of the IANA database (Europe/Paris, America/New_York, UTC): %v", EnvTimeZone, getenv(EnvTimeZone), err)
 	}
 	cfg.Layout.ShardsName = env(EnvShards, counting.ShardsCollection)
 	cfg.Layout.VotersName = env(EnvVoters, counting.VotersCollection)
@@ -286,7 +294,8 @@ func (c Config) Vars() []Var {
 		{EnvDatabase, c.Database},
 		{EnvCollection, c.Layout.Collection},
 		{EnvShardField, c.Layout.ShardField},
-		{EnvCounts, counting.FormatCounts(c.Layout.Docs)},
+		{EnvCounts, countsOf(c.Layout)},
+		{EnvTimeZone, zoneOf(c.Layout)},
 		{EnvShards, shards},
 		{EnvVoters, voters},
 		{EnvKeys, keys},
@@ -320,4 +329,41 @@ func patternSource(re *regexp.Regexp) string {
 		return ""
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(re.String(), "^(?:"), ")$")
+}
+
+// guideWindows takes, from TALLY_COUNTS, the windows of the guide layout's
+// counters (counters:today=total per day), which keep the guide layout:
+// an entry of windows of the total alone, on the collection of counters.
+func guideWindows(l *counting.Layout) error {
+	if len(l.Docs) != 1 || !counting.GuideWindows(l.Docs[0]) {
+		for _, d := range l.Docs {
+			if counting.GuideWindows(d) {
+				return fmt.Errorf("windows of %s's total are of the guide layout, whose counters are %s/{id}: "+
+					"declare them alone, as %s:today=total per day", d.Collection, l.Collection, l.Collection)
+			}
+		}
+		return nil
+	}
+	if l.Docs[0].Collection != l.Collection {
+		return fmt.Errorf("windows of %s's total: the counters are %s/{id} (%s); declare %s:...", l.Docs[0].Collection, l.Collection, EnvCollection, l.Collection)
+	}
+	l.Windows, l.Docs = l.Docs[0].Windows, nil
+	return nil
+}
+
+// countsOf writes TALLY_COUNTS as it reads: the counts on documents, or
+// the windows of the guide layout's counters.
+func countsOf(l counting.Layout) string {
+	if len(l.Windows) > 0 {
+		return counting.FormatCounts([]counting.Docs{{Collection: l.Collection, Windows: l.Windows}})
+	}
+	return counting.FormatCounts(l.Docs)
+}
+
+// zoneOf is TALLY_TIME_ZONE as it reads.
+func zoneOf(l counting.Layout) string {
+	if l.Zone == nil {
+		return "UTC"
+	}
+	return l.Zone.String()
 }
