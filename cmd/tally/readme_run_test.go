@@ -39,6 +39,7 @@ var readmeRuns = map[string]readmeRun{
 	"TALLY_COUNTS='posts:likes,views,comments=count(comments),shown=count(comments where hidden == false)' go run ./cmd/tally serve": {run: runAggregatesServe},
 	"TALLY_COUNTS='posts:likes,views,comments=count(comments),shown=count(comments where hidden == false),score=sum(comments.score);products:reviews=count(reviews),stars=avg(reviews.stars);stats/site:users=count(/users)' go run ./cmd/tally config --triggers": {run: runConfigTriggers},
 	`TALLY_COUNTS='posts:likes,comments=count(comments),shown=count(comments where hidden == false and lang == "en"),score=sum(comments.score)' go run ./cmd/tally indexes`:                                                                                        {run: runIndexes},
+	"TALLY_BENCH_CHILDREN=1001,10000,100000 go test -run '^$' -bench BenchmarkAggregateChange -benchtime 1x -timeout 90m ./rollup":                                                                                                                                 {elsewhere: "rollup TestAggregatePartsBoundTheCost and TestEveryFormBoundsTheCost measure the same on 3,000 and 1,500 comments, and .ci/run runs each benchmark once"},
 	"go install ./cmd/tally": {run: runInstall},
 	"tally -h":               {run: runTally},
 	"go test -run '^$' -fuzz '^FuzzParseRequest$' -fuzztime 5m ./increment":                                                                                        {elsewhere: ".ci/run runs it for 20 s"},
