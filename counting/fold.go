@@ -59,6 +59,13 @@ type Sum struct {
 	Values []int64    // each count's sum, in Counts order; nil: the counts are not summed
 	Shards []int64    // shard documents summed for each count: those that hold its field
 	Parts  []PartFold // parts of aggregated sources refolded at At
+	// Window, if set, is the instant windows move to: the start of a
+	// bucket, where At is a microsecond before it (the boundary job's
+	// fold); zero: At.
+	Window time.Time
+	// Boundaries are the counts read at starts of buckets since the
+	// document was last folded (ReadBoundaries).
+	Boundaries []Boundary
 }
 
 // Outcome says what one fold did.
@@ -222,6 +229,9 @@ func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
 		}
 		s, err := f.sumAt(ctx, id, p.Life, p.Anchor)
 		if err != nil {
+			return Outcome{}, err
+		}
+		if err := f.ReadBoundaries(ctx, id, p, &s, time.Now()); err != nil {
 			return Outcome{}, err
 		}
 		if s.Parts, err = f.SumParts(ctx, id, p, f.AllParts(id, p), s.At); err != nil {

@@ -33,6 +33,12 @@ type Parent struct {
 	Parts map[string]Parts
 	// Aggregates: each aggregate field's value as read; nil if none
 	Aggregates map[string]any
+	// Windows: each per and over window's state; Trends: each trend's
+	// field (log2 of its score at the landmark); NextBoundary: the next
+	// start of a bucket at which a window changes with no increment.
+	Windows      map[string]WindowState
+	Trends       map[string]float64
+	NextBoundary time.Time
 
 	// The server's clock had passed Anchor by the local time AnchorAt
 	// (which carries a monotonic reading): Now derives from it.
@@ -74,6 +80,16 @@ func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned 
 	}
 	p.Resharding = l.Resharding(data)
 	p.Parts = partsFrom(l.bookkeeping(data))
+	p.Windows = windowStates(l.bookkeeping(data))
+	p.NextBoundary, _ = l.bookkeeping(data)[FieldNextBoundary].(time.Time)
+	for _, w := range l.WindowsOf(id) {
+		if v, ok := data[w.Field].(float64); ok && w.Kind == KindTrend {
+			if p.Trends == nil {
+				p.Trends = map[string]float64{}
+			}
+			p.Trends[w.Field] = v
+		}
+	}
 	for _, a := range l.Aggregates(id) {
 		if p.Aggregates == nil {
 			p.Aggregates = map[string]any{}

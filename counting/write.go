@@ -87,11 +87,17 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	if err := f.writeParts(ctx, applied); err != nil {
 		return fold, p, err
 	}
+	var aggregates map[string]any
+	if len(applied) > 0 {
+		aggregates = AggregateValues(f.layout.Aggregates(id), parts)
+	}
+	times, moved := f.timeUpdates(id, p, s, counts, aggregates)
 	var wr *firestore.WriteResult
 	var err error
 	if p.Exists {
 		updates := f.countUpdates(id, p, s, counts)
 		updates = append(updates, f.partUpdates(id, parts, applied)...)
+		updates = append(updates, times...)
 		if docs {
 			updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp},
 				firestore.Update{FieldPath: f.layout.LifePath(), Value: p.Life})
@@ -102,7 +108,9 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 		}
 		wr, err = ref.Update(ctx, updates, firestore.LastUpdateTime(p.Updated))
 	} else {
-		wr, err = ref.Create(ctx, map[string]any{FieldTotal: s.Values[0], FieldAsOf: s.At})
+		data := map[string]any{FieldTotal: s.Values[0], FieldAsOf: s.At}
+		setPaths(data, times)
+		wr, err = ref.Create(ctx, data)
 	}
 	switch status.Code(err) {
 	case codes.OK:
@@ -115,10 +123,9 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	for _, pf := range applied {
 		fold.Children = append(fold.Children, pf.Children...)
 	}
-	if len(applied) > 0 {
-		fold.Aggregates = AggregateValues(f.layout.Aggregates(id), parts)
-	}
+	fold.Aggregates = aggregates
 	next := p
+	moved.apply(&next)
 	next.Exists, next.Updated, next.Written, next.Parts = true, wr.UpdateTime, wr.UpdateTime, parts
 	next.Seen, next.Anchor, next.AnchorAt = false, wr.UpdateTime, time.Now()
 	if counts {

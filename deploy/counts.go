@@ -50,16 +50,23 @@ func CountsRules(l counting.Layout, signedInReads bool) (string, error) {
 		}
 		z := "{" + strings.Join(zeros, ", ") + "}"
 		keeps := ""
-		if len(d.Aggregates) > 0 {
-			aggs := make([]string, len(d.Aggregates))
-			for i, a := range d.Aggregates {
+		if len(d.Aggregates)+len(d.Windows) > 0 {
+			var kept []string
+			for _, a := range d.Aggregates {
 				zero := "0"
 				if a.Op == counting.OpAvg {
 					zero = "null"
 				}
-				aggs[i] = fmt.Sprintf("'%s': %s", a.Field, zero)
+				kept = append(kept, fmt.Sprintf("'%s': %s", a.Field, zero))
 			}
-			keeps = " && tallyKeeps({" + strings.Join(aggs, ", ") + "})"
+			for _, w := range d.Windows {
+				zero := "0"
+				if w.Kind == counting.KindTrend {
+					zero = "null"
+				}
+				kept = append(kept, fmt.Sprintf("'%s': %s", w.Field, zero))
+			}
+			keeps = " && tallyKeeps({" + strings.Join(kept, ", ") + "})"
 		}
 		if d.One() {
 			// One document of aggregates, such as a site's count of

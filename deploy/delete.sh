@@ -8,9 +8,15 @@
 
 echo "# Removing tally from $project ($region); the data, the database, the rules and the APIs stay"
 
-if [ "$dry_run" = true ] || exists gcloud scheduler jobs describe tally-reconcile --location="$region" --project="$project"; then
-	run gcloud scheduler jobs delete tally-reconcile --location="$region" --project="$project" --quiet
+jobs=(tally-reconcile)
+if [ -n "$boundaries" ] || [ "$dry_run" = false ]; then
+	jobs+=(tally-boundaries)
 fi
+for job in "${jobs[@]}"; do
+	if [ "$dry_run" = true ] || exists gcloud scheduler jobs describe "$job" --location="$region" --project="$project"; then
+		run gcloud scheduler jobs delete "$job" --location="$region" --project="$project" --quiet
+	fi
+done
 
 echo "# Monitoring"
 alert="tally: fold lag over 30 s"

@@ -44,6 +44,8 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
                             documents, 'posts:comments=count(comments)': one Rollup trigger
                             per collection counted or aggregated, and your rules keep
                             tally's part (tally rules)
+  --time-zone ZONE          the time zone of the buckets of counts by time (per day, over 7
+                            days), an IANA name (default UTC); the boundary job runs in it
   --shards-collection NAME  subcollection of shards under each counted document (default shards)
   --window DURATION         each counter's total is written at most once per window (default 1s)
   --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
@@ -65,7 +67,7 @@ project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
 auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate=""
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100
-counts="" shards_collection="shards" delete=false
+counts="" shards_collection="shards" delete=false time_zone=UTC
 
 need() { # need FLAG VALUE: the flag's value must be there
 	if [ -z "${2-}" ]; then
@@ -100,6 +102,7 @@ while [ $# -gt 0 ]; do
 	--collection) need "$1" "${2-}"; collection=$2; shift 2 ;;
 	--shard-field) need "$1" "${2-}"; shard_field=$2; shift 2 ;;
 	--counts) need "$1" "${2-}"; counts=$2; shift 2 ;;
+	--time-zone) need "$1" "${2-}"; time_zone=$2; shift 2 ;;
 	--shards-collection) need "$1" "${2-}"; shards_collection=$2; shift 2 ;;
 	--window) need "$1" "${2-}"; window=$2; shift 2 ;;
 	--runtime) need "$1" "${2-}"; runtime=$2; shift 2 ;;
@@ -157,7 +160,7 @@ check_config() {
 	done
 	tally_env=(env "${clean[@]}" GOOGLE_CLOUD_PROJECT="$project" TALLY_DATABASE="$database"
 		TALLY_COLLECTION="$collection" TALLY_SHARD_FIELD="$shard_field" TALLY_ROLLUP_WINDOW="$window"
-		TALLY_COUNTS="$counts" TALLY_SHARDS_COLLECTION="$shards_collection")
+		TALLY_COUNTS="$counts" TALLY_SHARDS_COLLECTION="$shards_collection" TALLY_TIME_ZONE="$time_zone")
 	if ! "${tally_env[@]}" \
 		TALLY_CORS_ORIGINS="$cors" TALLY_AUTH="$auth" TALLY_PUBLIC="$public" \
 		TALLY_COUNTER_PATTERN="$counter_pattern" TALLY_PUBLIC_MAX_STEP="$public_max_step" \
@@ -173,6 +176,8 @@ check_config() {
 	mapfile -t patterns < <("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= "$tally_bin" config --triggers)
 	# The indexes the declared counts need (tally indexes), a line each.
 	mapfile -t indexes < <("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= "$tally_bin" indexes --lines)
+	# With counts by time, the schedule of the boundary job: "CRON TIME_ZONE".
+	boundaries=$("${tally_env[@]}" FIRESTORE_EMULATOR_HOST= "$tally_bin" config --boundaries)
 }
 check_config
 if [ "$public" = true ] && [ "$auth" != firebase ]; then
@@ -241,7 +246,7 @@ if [ "$shards_collection" != shards ]; then
 	env_vars="$env_vars~~TALLY_SHARDS_COLLECTION=$shards_collection"
 fi
 if [ -n "$counts" ]; then
-	env_vars="$env_vars~~TALLY_COUNTS=$counts"
+	env_vars="$env_vars~~TALLY_COUNTS=$counts~~TALLY_TIME_ZONE=$time_zone"
 fi
 if [ -n "$cors" ]; then
 	env_vars="$env_vars~~TALLY_CORS_ORIGINS=$cors"
@@ -370,6 +375,22 @@ for line in "${indexes[@]}"; do
 		run gcloud firestore indexes fields update "$rest" --collection-group="$group" --disable-indexes \
 			--database="$database" --project="$project" --async
 		;;
+	field)
+		# A single-field index of collection group scope: gcloud has no
+		# flag for it, Firestore's admin API takes it.
+		read -r field rest <<<"$rest"
+		field_indexes=""
+		for scope in $rest; do
+			scope=${scope//-/_}
+			field_indexes+="${field_indexes:+,}{\"queryScope\":\"${scope^^}\",\"fields\":[{\"fieldPath\":\"$field\",\"order\":\"ASCENDING\"}]}"
+		done
+		url="https://firestore.googleapis.com/v1/projects/$project/databases/$database/collectionGroups/$group/fields/$field?updateMask=indexConfig"
+		echo "curl -sf -X PATCH -H \"Authorization: Bearer \$(gcloud auth print-access-token)\" $(quote "$url") -d $(quote "{\"indexConfig\":{\"indexes\":[$field_indexes]}}")"
+		if [ "$dry_run" = false ]; then
+			curl -sf -X PATCH -H "Authorization: Bearer $(gcloud auth print-access-token)" -H 'Content-Type: application/json' \
+				"$url" -d "{\"indexConfig\":{\"indexes\":[$field_indexes]}}" >/dev/null
+		fi
+		;;
 	esac
 done
 
@@ -435,8 +456,8 @@ if [ "$monitoring" = true ]; then
 	fi
 fi
 
-if [ "$reconcile" = true ]; then
-	echo "# Reconcile, hourly"
+if [ "$reconcile" = true ] || [ -n "$boundaries" ]; then
+	echo "# Reconcile, hourly (with --reconcile-schedule), and the boundary job of counts by time"
 	ensure_sa tally-scheduler "tally reconcile job: invokes Reconcile"
 	run gcloud functions deploy tally-reconcile --gen2 --project="$project" --region="$region" \
 		--runtime="$runtime" --source=. --entry-point=Reconcile --trigger-http --no-allow-unauthenticated \
@@ -445,13 +466,28 @@ if [ "$reconcile" = true ]; then
 	run gcloud functions add-invoker-policy-binding tally-reconcile --project="$project" --region="$region" \
 		--member="serviceAccount:$scheduler_sa"
 	url="https://$region-$project.cloudfunctions.net/tally-reconcile"
-	verb=create
-	if exists gcloud scheduler jobs describe tally-reconcile --location="$region" --project="$project"; then
-		verb=update
+	if [ "$reconcile" = true ]; then
+		verb=create
+		if exists gcloud scheduler jobs describe tally-reconcile --location="$region" --project="$project"; then
+			verb=update
+		fi
+		run gcloud scheduler jobs "$verb" http tally-reconcile --project="$project" --location="$region" \
+			--schedule="0 * * * *" --uri="$url" --http-method=POST \
+			--oidc-service-account-email="$scheduler_sa" --oidc-token-audience="$url"
 	fi
-	run gcloud scheduler jobs "$verb" http tally-reconcile --project="$project" --location="$region" \
-		--schedule="0 * * * *" --uri="$url" --http-method=POST \
-		--oidc-service-account-email="$scheduler_sa" --oidc-token-audience="$url"
+	if [ -n "$boundaries" ]; then
+		# At each start of a bucket of the smallest unit of the windows, in their
+		# time zone: the documents folded in the bucket that ended get their
+		# windows moved (see docs/windows.md).
+		read -r cron_1 cron_2 cron_3 cron_4 cron_5 zone <<<"$boundaries"
+		verb=create
+		if exists gcloud scheduler jobs describe tally-boundaries --location="$region" --project="$project"; then
+			verb=update
+		fi
+		run gcloud scheduler jobs "$verb" http tally-boundaries --project="$project" --location="$region" \
+			--schedule="$cron_1 $cron_2 $cron_3 $cron_4 $cron_5" --time-zone="$zone" --uri="$url?windows" --http-method=POST \
+			--attempt-deadline=540s --oidc-service-account-email="$scheduler_sa" --oidc-token-audience="$url"
+	fi
 fi
 
 if [ "$dry_run" = false ]; then

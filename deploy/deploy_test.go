@@ -84,6 +84,8 @@ var variants = map[string][]string{
 	"counts on documents": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
 		"--counts", "posts:likes,views;users/*/posts:likes;polls/*/options:votes", "--shards-collection", "tally_shards",
 		"--public", "--auth", "firebase", "--votes-only"},
+	"counts by time": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5", "--time-zone", "Europe/Paris",
+		"--counts", `posts:views,likes,views_today=views per day,views_7d=views over 7 days,hot=trend(likes + views/10, 6h);users/*/posts:likes,likes_hour=likes per hour`},
 	"aggregates": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
 		"--counts", `posts:likes,comments=count(comments),shown=count(comments where hidden == false and lang == "en"),score=sum(comments.score);stats/site:users=count(/users)`},
 	"delete, counts on documents": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",

@@ -30,11 +30,18 @@ type IndexField struct {
 	Order     string `json:"order"`
 }
 
-// FieldOverride sets the single-field indexes of one field: none, here.
+// FieldOverride sets the single-field indexes of one field: none, or
+// those listed.
 type FieldOverride struct {
-	CollectionGroup string `json:"collectionGroup"`
-	FieldPath       string `json:"fieldPath"`
-	Indexes         []any  `json:"indexes"`
+	CollectionGroup string       `json:"collectionGroup"`
+	FieldPath       string       `json:"fieldPath"`
+	Indexes         []FieldIndex `json:"indexes"`
+}
+
+// FieldIndex is one single-field index of a FieldOverride.
+type FieldIndex struct {
+	Order      string `json:"order"`
+	QueryScope string `json:"queryScope"`
 }
 
 // Indexes are the indexes the declared counts need on Firestore. Every
@@ -52,11 +59,26 @@ func Indexes(l counting.Layout) IndexFile {
 	f := IndexFile{Indexes: []Index{}, FieldOverrides: []FieldOverride{}}
 	valued := false
 	for _, d := range l.Docs {
+		if len(d.Windows) > 0 {
+			// The boundary job finds the documents due with a query on
+			// next_boundary (counting.Folder.Due): of a collection under
+			// others (users/*/posts), a collection group query, which needs
+			// its index of that scope. A window's series, which no query
+			// reads, is kept out.
+			g := lastID(d.Collection, d.One())
+			if strings.Contains(d.Collection, "/") && !d.One() {
+				f.FieldOverrides = appendOnce(f.FieldOverrides, FieldOverride{CollectionGroup: g,
+					FieldPath: counting.FieldBookkeeping + "." + counting.FieldNextBoundary, Indexes: []FieldIndex{
+						{Order: "ASCENDING", QueryScope: "COLLECTION"}, {Order: "ASCENDING", QueryScope: "COLLECTION_GROUP"}}})
+			}
+			f.FieldOverrides = appendOnce(f.FieldOverrides, FieldOverride{CollectionGroup: g,
+				FieldPath: counting.FieldBookkeeping + "." + counting.FieldWindows, Indexes: []FieldIndex{}})
+		}
 		if len(d.Aggregates) == 0 {
 			continue
 		}
 		f.FieldOverrides = appendOnce(f.FieldOverrides, FieldOverride{CollectionGroup: lastID(d.Collection, d.One()),
-			FieldPath: counting.FieldBookkeeping + "." + counting.FieldParts, Indexes: []any{}})
+			FieldPath: counting.FieldBookkeeping + "." + counting.FieldParts, Indexes: []FieldIndex{}})
 		for _, a := range d.Aggregates {
 			valued = valued || a.Op != counting.OpCount
 			if len(a.Where) < 2 {
@@ -77,13 +99,14 @@ func Indexes(l counting.Layout) IndexFile {
 		}
 	}
 	if valued {
-		f.FieldOverrides = append(f.FieldOverrides, FieldOverride{CollectionGroup: counting.PartsCollection, FieldPath: "records", Indexes: []any{}})
+		f.FieldOverrides = append(f.FieldOverrides, FieldOverride{CollectionGroup: counting.PartsCollection, FieldPath: "records", Indexes: []FieldIndex{}})
 	}
 	return f
 }
 
 // Lines are f as deploy.sh reads it, a line each: "composite GROUP SCOPE
-// FIELD..." and "exempt GROUP FIELDPATH".
+// FIELD...", "exempt GROUP FIELDPATH", and "field GROUP FIELDPATH SCOPE..."
+// (ascending indexes of those scopes).
 func (f IndexFile) Lines() []string {
 	var out []string
 	for _, ix := range f.Indexes {
@@ -94,7 +117,15 @@ func (f IndexFile) Lines() []string {
 		out = append(out, fmt.Sprintf("composite %s %s %s", ix.CollectionGroup, strings.ToLower(ix.QueryScope), strings.Join(fields, " ")))
 	}
 	for _, o := range f.FieldOverrides {
-		out = append(out, fmt.Sprintf("exempt %s %s", o.CollectionGroup, o.FieldPath))
+		if len(o.Indexes) == 0 {
+			out = append(out, fmt.Sprintf("exempt %s %s", o.CollectionGroup, o.FieldPath))
+			continue
+		}
+		scopes := make([]string, len(o.Indexes))
+		for i, x := range o.Indexes {
+			scopes[i] = strings.ReplaceAll(strings.ToLower(x.QueryScope), "_", "-")
+		}
+		out = append(out, fmt.Sprintf("field %s %s %s", o.CollectionGroup, o.FieldPath, strings.Join(scopes, " ")))
 	}
 	return out
 }

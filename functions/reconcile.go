@@ -3,6 +3,7 @@ package functions
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/counting"
@@ -17,7 +18,9 @@ type ReconcileReport struct {
 }
 
 // reconcileHandler is the Reconcile HTTP function, for a scheduler: a POST
-// reconciles every counter, logs each drift, and answers with a report.
+// reconciles every counter, logs each drift, and answers with a report; a
+// POST to ?windows is the boundary job (counter.Client.MoveWindows), which
+// a scheduler runs at each start of a bucket of the windows declared.
 func reconcileHandler(c *counter.Client, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Origin") != "" { // a web page's request: the scheduler sends no Origin
@@ -27,6 +30,10 @@ func reconcileHandler(c *counter.Client, log *slog.Logger) http.Handler {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			httpjson.WriteError(w, counting.Errorf(counting.MethodNotAllowed, "use POST"))
+			return
+		}
+		if r.URL.Query().Has("windows") {
+			moveWindows(w, r, c, log)
 			return
 		}
 		rep := ReconcileReport{Repaired: []counting.Drift{}}
@@ -47,4 +54,17 @@ func reconcileHandler(c *counter.Client, log *slog.Logger) http.Handler {
 		}
 		httpjson.Write(w, code, rep)
 	})
+}
+
+// moveWindows answers a POST to ?windows: the boundary job, now.
+func moveWindows(w http.ResponseWriter, r *http.Request, c *counter.Client, log *slog.Logger) {
+	rep, err := c.MoveWindows(r.Context(), time.Now(), func(id string, err error) {
+		log.Error("reconcile: could not move the windows of a counter at a boundary", "counter", id, "error", err.Error())
+	})
+	code := http.StatusOK
+	if err != nil || rep.Errors > 0 {
+		code = http.StatusInternalServerError // the scheduler retries, within the retention
+	}
+	log.Info("reconcile: windows moved at a boundary", "due", rep.Due, "moved", rep.Moved, "errors", rep.Errors, "took_ms", rep.TookMS)
+	httpjson.Write(w, code, rep)
 }

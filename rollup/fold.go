@@ -80,6 +80,9 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 	default:
 		partsAt = s.At
 	}
+	if err == nil && s.Values != nil {
+		err = t.store.ReadBoundaries(ctx, c.id, p, &s, t.now())
+	}
 	if err == nil && len(children) > 0 {
 		s.Parts, err = t.store.SumParts(ctx, c.id, p, children, partsAt)
 	}

@@ -119,6 +119,11 @@ func (s *fakeStore) SumParts(_ context.Context, _ string, _ counting.Parent, chi
 	return []counting.PartFold{{Source: "comments", Parts: counting.Parts{counting.PartKey(""): part}}}, nil
 }
 
+// ReadBoundaries reads nothing: the fake keeps no windows.
+func (s *fakeStore) ReadBoundaries(context.Context, string, counting.Parent, *counting.Sum, time.Time) error {
+	return nil
+}
+
 // comment adds a child to "comments" and returns its event's hint.
 func (s *fakeStore) comment() Hint {
 	s.mu.Lock()

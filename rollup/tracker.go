@@ -46,6 +46,7 @@ type store interface {
 	Read(ctx context.Context, id string) (counting.Parent, error)
 	SumNow(ctx context.Context, id, life string, notBefore time.Time) (counting.Sum, error)
 	SumParts(ctx context.Context, id string, p counting.Parent, children []counting.Child, at time.Time) ([]counting.PartFold, error)
+	ReadBoundaries(ctx context.Context, id string, p counting.Parent, s *counting.Sum, now time.Time) error
 	Write(ctx context.Context, id string, p counting.Parent, s counting.Sum, grow int) (counting.Outcome, counting.Parent, error)
 }
 
@@ -200,7 +201,8 @@ func (t *tracker) hold(ctx context.Context, h Hint) (*tracked, *waiter) {
 	if c.known && c.covers(w) {
 		return c, nil
 	}
-	if h.One != nil && !h.One.Seen.IsZero() && h.One.Seen.Before(h.At) && (!c.known || c.p.Updated.Before(h.One.Seen)) {
+	if h.One != nil && !h.One.Seen.IsZero() && h.One.Seen.Before(h.At) && (!c.known || c.p.Updated.Before(h.One.Seen)) &&
+		len(t.store.Layout().WindowsOf(h.Counter)) == 0 { // windows move on what the document holds: read it
 		c.p, c.known = counting.SeenAt(h.Life, h.One.Seen, h.At, t.now()), true // newer than this instance knew: no need to read it
 	}
 	c.waiting = append(c.waiting, w)

@@ -25,11 +25,22 @@ func configCommand() *cobra.Command {
 	s := configFlags(cmd)
 	cmd.Flags().BoolVar(&s.json, "json", false, "print one JSON object")
 	check := cmd.Flags().Bool("check", false, "only check the configuration")
+	boundaries := cmd.Flags().Bool("boundaries", false, "print the schedule of the boundary job of the windows declared, 'CRON TIME_ZONE', for deploy.sh; nothing if none is")
 	triggers := cmd.Flags().Bool("triggers", false, "print the path pattern of each Rollup trigger, one per line, for deploy.sh: of writes, or, followed by 'created', of creations")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
 		if err != nil || *check {
 			return err
+		}
+		if *boundaries {
+			if u := cfg.Layout.SmallestUnit(); u != "" {
+				zone := "UTC"
+				if cfg.Layout.Zone != nil {
+					zone = cfg.Layout.Zone.String()
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), u.Cron(), zone)
+			}
+			return nil
 		}
 		if *triggers {
 			for _, tr := range cfg.Layout.Triggers() {

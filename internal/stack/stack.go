@@ -97,6 +97,8 @@ type Stack struct {
 	seeded   atomic.Bool   // the demo's feed has posts
 	watching chan struct{} // closed to stop watching an external emulator
 	watched  chan struct{} // closed when the watch has stopped
+	moving   chan struct{} // closed to stop the boundary job
+	moved    chan struct{} // closed when it has stopped
 }
 
 // Timeouts of the local servers: a client must send its headers within
@@ -198,6 +200,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if o.ExternalHost != "" {
 		s.watching, s.watched = make(chan struct{}), make(chan struct{})
 		go s.watch()
+	}
+	if unit := o.Config.Layout.SmallestUnit(); unit != "" {
+		s.moving, s.moved = make(chan struct{}), make(chan struct{})
+		go s.moveWindows(unit, s.moving, s.moved)
 	}
 	return s, nil
 }
@@ -440,6 +446,11 @@ func (s *Stack) shutdown() error {
 		close(s.watching)
 		<-s.watched
 		s.watching = nil
+	}
+	if s.moving != nil {
+		close(s.moving)
+		<-s.moved
+		s.moving = nil
 	}
 	for _, sv := range s.servers {
 		sv.Close()
