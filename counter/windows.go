@@ -11,10 +11,10 @@ import (
 
 // MoveReport is what a run of the boundary job did.
 type MoveReport struct {
-	Due    int           `json:"due"`    // documents whose next_boundary had passed
-	Moved  int           `json:"moved"`  // of them, folded at the boundary (the others were folded since it)
-	Errors int           `json:"errors"` // of them, not moved: see the log
-	TookMS int64         `json:"took_ms"`
+	Due    int   `json:"due"`    // documents whose next_boundary had passed
+	Moved  int   `json:"moved"`  // of them, folded at the boundary (the others were folded since it)
+	Errors int   `json:"errors"` // of them, not moved: see the log
+	TookMS int64 `json:"took_ms"`
 }
 
 // moveWorkers is how many documents the boundary job moves at once.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -78,4 +79,42 @@ func runIndexes(t *testing.T, line string) {
 	if got := f.Lines(); strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("%s: %v, want %v", line, got, want)
 	}
+}
+
+// runWindowsServe runs serve as the docs start it with counts by time,
+// on a free port, and views a post twice: its views today, in the last 7
+// days, and its trend follow.
+func runWindowsServe(t *testing.T, line string) {
+	zone, _, _ := strings.Cut(strings.TrimPrefix(line[strings.Index(line, "TALLY_TIME_ZONE="):], "TALLY_TIME_ZONE="), " ")
+	_, out, stderr := start(t, []string{"TALLY_COUNTS=" + countsOf(t, line), "TALLY_TIME_ZONE=" + zone, "GOOGLE_CLOUD_PROJECT="}, "serve", "--port", "0")
+	r := waitReady(t, out, stderr)
+	fs := emulatortest.ClientAt(t, r.emulator, stack.DefaultProject)
+	ctx := context.Background()
+	post := fs.Collection("posts").Doc(emulatortest.ID(t))
+	if _, err := post.Create(ctx, map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		resp, err := http.Post(r.functions+"/Increment", "application/json", strings.NewReader(`{"counter":"posts/`+post.ID+`","field":"views"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("a view: %s", resp.Status)
+		}
+	}
+	var got map[string]any
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) { // a liveness bound
+		snap, err := post.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = snap.Data(); got["views"] == int64(2) && got["views_today"] == int64(2) && got["views_7d"] == int64(2) {
+			if hot, ok := got["hot"].(float64); ok && hot > 0 {
+				return
+			}
+		}
+	}
+	t.Errorf("the post = %v a minute after 2 views; want views, views_today and views_7d 2, and hot", got)
 }

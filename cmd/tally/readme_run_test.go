@@ -40,6 +40,7 @@ var readmeRuns = map[string]readmeRun{
 	"TALLY_COUNTS='posts:likes,views,comments=count(comments),shown=count(comments where hidden == false),score=sum(comments.score);products:reviews=count(reviews),stars=avg(reviews.stars);stats/site:users=count(/users)' go run ./cmd/tally config --triggers": {run: runConfigTriggers},
 	`TALLY_COUNTS='posts:likes,comments=count(comments),shown=count(comments where hidden == false and lang == "en"),score=sum(comments.score)' go run ./cmd/tally indexes`:                                                                                        {run: runIndexes},
 	"TALLY_BENCH_CHILDREN=1001,10000,100000 go test -run '^$' -bench BenchmarkAggregateChange -benchtime 1x -timeout 90m ./rollup":                                                                                                                                 {elsewhere: "rollup TestAggregatePartsBoundTheCost and TestEveryFormBoundsTheCost measure the same on 3,000 and 1,500 comments, and .ci/run runs each benchmark once"},
+	"TALLY_COUNTS='posts:likes,views,views_today=views per day,views_7d=views over 7 days,hot=trend(likes + views/10, 6h)' TALLY_TIME_ZONE=Europe/Paris go run ./cmd/tally serve": {run: runWindowsServe},
 	"go install ./cmd/tally": {run: runInstall},
 	"tally -h":               {run: runTally},
 	"go test -run '^$' -fuzz '^FuzzParseRequest$' -fuzztime 5m ./increment":                                                                                        {elsewhere: ".ci/run runs it for 20 s"},
