@@ -2,6 +2,8 @@ package increment
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -25,6 +27,7 @@ type Op struct {
 	Key     string        // scoped id of the idempotency key's record; "" for none
 	TTL     time.Duration // how long the key's record answers retries
 	Limits  Limits        // on Voter, for a plain step: past one, the answer is 429 and nothing is written
+	Once    counting.Unit // if set, the step counts at most once for Voter in each bucket of this unit
 }
 
 // Fields of a key's record.
@@ -37,8 +40,11 @@ const (
 // asked is what op asks, as a key's record keeps it: the counter and count
 // are the record's place already.
 func (op Op) asked() string {
-	if op.Vote != nil {
+	switch {
+	case op.Vote != nil:
 		return fmt.Sprintf("vote:%t", *op.Vote)
+	case op.Once != "":
+		return fmt.Sprintf("by:%d,once:%s", op.By, op.Once)
 	}
 	return fmt.Sprintf("by:%d", op.By)
 }
@@ -72,9 +78,18 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 		return nil, time.Time{}, err
 	}
 	kind := opKey
-	if op.Vote != nil {
+	if op.Vote != nil || op.Once != "" {
 		kind = opVote
 	}
+	if op.Once != "" {
+		// A bucket is the commit's, which is known only once it commits:
+		// the step marks every bucket its commit may fall in, and commits
+		// within onceSpan, or not at all.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, onceSpan)
+		defer cancel()
+	}
+	onceAt := time.Now()
 	shard := rand.IntN(n)
 	var replace time.Time // update_time of an expired record to replace
 	for attempt := 0; attempt < 3; attempt++ {
@@ -89,6 +104,14 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 			if op.Key != "" {
 				if err := w.putKey(tx, op, life, body, replace); err != nil {
 					return err
+				}
+			}
+			if op.Once != "" {
+				for _, b := range onceBuckets(op.Once, onceAt, w.layout.Zone) {
+					if err := tx.Create(w.onceMark(op, life, b), map[string]any{
+						counting.FieldExpiresAt: op.Once.Next(b, w.layout.Zone).Add(onceSpan)}); err != nil {
+						return err
+					}
 				}
 			}
 			if op.Vote != nil {
@@ -139,10 +162,11 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 				continue
 			}
 		}
-		if op.Vote == nil {
+		if op.Vote == nil && op.Once == "" {
 			return nil, time.Time{}, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
 		}
-		// The vote was already counted, or not there to take back.
+		// The vote was already counted, or not there to take back; or the
+		// user's step of this bucket was.
 		unchanged := respond(-1, false)
 		if op.Key == "" {
 			return unchanged, time.Time{}, nil
@@ -204,4 +228,28 @@ func (w *Writer) keptAnswer(ctx context.Context, op Op, life string) (kept []byt
 		return []byte(body), snap.UpdateTime, time.Time{}, nil
 	}
 	return nil, time.Time{}, snap.UpdateTime, nil
+}
+
+// onceSpan bounds the commit of a step counted once per user per bucket:
+// it marks every bucket from its start to onceSpan later, so that, however
+// late in that span it commits, its bucket is marked; near a bucket's end,
+// the next bucket is marked too, and a step of the same user early in it
+// is not counted.
+const onceSpan = 5 * time.Second
+
+// onceBuckets are the starts of the buckets of u from at to onceSpan later.
+func onceBuckets(u counting.Unit, at time.Time, loc *time.Location) []time.Time {
+	var out []time.Time
+	for b := u.Start(at, loc); !b.After(at.Add(onceSpan)); b = u.Next(b, loc) {
+		out = append(out, b)
+	}
+	return out
+}
+
+// onceMark is the record that op's user stepped op's count in the bucket
+// that starts at b: one of the keys' records, whose TTL removes it once
+// the bucket is over.
+func (w *Writer) onceMark(op Op, life string, b time.Time) *firestore.DocumentRef {
+	sum := sha256.Sum256([]byte("once\x00" + op.Voter + "\x00" + op.Count.Field + "\x00" + string(op.Once) + "\x00" + counting.BucketKey(b)))
+	return w.layout.Key(w.client, op.Counter, life, "once-"+hex.EncodeToString(sum[:]))
 }

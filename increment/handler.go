@@ -205,12 +205,15 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 	if req.Vote != nil && uid == "" {
 		return nil, errorf(counting.Invalid, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
 	}
+	if req.Once != "" && uid == "" {
+		return nil, errorf(counting.Invalid, "once needs a signed-in user, counted once per %s: this Increment does not verify ID tokens (TALLY_AUTH)", req.Once)
+	}
 	limits := Limits{}
 	if uid != "" && req.Vote == nil {
 		limits = h.cfg.Limits
 	}
 	limitedOn := req.Counter + "\x00" + count.Field
-	if uid != "" && (req.Vote != nil || limits.on()) {
+	if uid != "" && (req.Vote != nil || req.Once != "" || limits.on()) {
 		// A transaction on the user's own documents: one at a time per user
 		// (see users), and none where a limit is known to refuse it (a
 		// request with a key may be a retry of one counted: it looks).
@@ -230,7 +233,7 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 		return nil, err
 	}
 	defer release()
-	if req.Vote == nil && key == "" && !limits.on() {
+	if req.Vote == nil && req.Once == "" && key == "" && !limits.on() {
 		shard, committed, err := h.writer.Add(ctx, req.Counter, count, req.By)
 		if err != nil {
 			return nil, plainError(err)
@@ -239,6 +242,9 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 			Committed: timestamp(committed)}), nil
 	}
 	op := Op{Counter: req.Counter, Count: count, By: req.By, Voter: uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: limits}
+	if req.Once != "" {
+		op.Once, _ = counting.ParseUnit(req.Once)
+	}
 	if key != "" {
 		op.Key = scopedKey(uid, key)
 		if h.cfg.Layout.OnDocs() {

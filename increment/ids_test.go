@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	firebase "firebase.google.com/go/v4"
 	"firebase.google.com/go/v4/auth"
@@ -75,4 +76,59 @@ func admin(t *testing.T) *auth.Client {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestOncePerUserPerBucket: a view with "once" counts once per signed-in
+// user in each bucket: a repeat is answered 200, changed false, and
+// writes nothing; another user counts; a view with once and no sign-in,
+// with an unknown unit, or with a vote is refused, writing nothing.
+func TestOncePerUserPerBucket(t *testing.T) {
+	h, c, ops, host := signedIn(t, Config{AutoCreate: true})
+	a, b := user(t, host), user(t, host)
+	id := emulatortest.ID(t)
+	view := func(token string) (int, Response, string) {
+		return call(h, token, fmt.Sprintf(`{"counter":%q,"once":"hour"}`, id))
+	}
+	if code, r, raw := view(a.IDToken); code != http.StatusOK || !r.Changed {
+		t.Fatalf("a first view: %d %s", code, raw)
+	}
+	ops.Reset()
+	for range 3 {
+		if code, r, raw := view(a.IDToken); code != http.StatusOK || r.Changed || r.Shard != -1 {
+			t.Errorf("a repeat in the hour: %d %s; want 200, changed false", code, raw)
+		}
+	}
+	if ops.Writes() != 0 {
+		t.Errorf("the repeats wrote %d times", ops.Writes())
+	}
+	if code, r, raw := view(b.IDToken); code != http.StatusOK || !r.Changed {
+		t.Errorf("another user's view: %d %s", code, raw)
+	}
+	for name, body := range map[string]string{
+		"an unknown unit": fmt.Sprintf(`{"counter":%q,"once":"fortnight"}`, id),
+		"with a vote":     fmt.Sprintf(`{"counter":%q,"once":"hour","vote":true}`, id),
+	} {
+		if code, _, raw := call(h, a.IDToken, body); code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, code, raw)
+		}
+	}
+	if got := sum(shards(t, c, id)); got != 2 {
+		t.Errorf("count = %d, want 2: one view of each user", got)
+	}
+	anon, _ := newHandler(t, Config{AutoCreate: true})
+	if code, _, raw := call(anon, "", fmt.Sprintf(`{"counter":%q,"once":"hour"}`, id)); code != http.StatusBadRequest {
+		t.Errorf("once with no sign-in: %d %s, want 400", code, raw)
+	}
+}
+
+// TestOnceBuckets: a step marks its bucket, and the next one when its
+// commit may fall in it.
+func TestOnceBuckets(t *testing.T) {
+	at := time.Date(2026, 11, 25, 10, 59, 57, 0, time.UTC)
+	if got := onceBuckets(counting.Hour, at, time.UTC); len(got) != 2 || got[1] != at.Truncate(time.Hour).Add(time.Hour) {
+		t.Errorf("3 s before the hour: %v; want this hour and the next", got)
+	}
+	if got := onceBuckets(counting.Hour, at.Add(-time.Minute), time.UTC); len(got) != 1 {
+		t.Errorf("a minute earlier: %v; want this hour only", got)
+	}
 }

@@ -28,6 +28,9 @@ type Request struct {
 	Field   string `json:"field,omitempty"`
 	By      int64  `json:"by"`
 	Vote    *bool  `json:"vote,omitempty"`
+	// Once, a unit of time (minute, hour, day, week, month), counts the
+	// step at most once per signed-in user in each bucket of it.
+	Once string `json:"once,omitempty"`
 }
 
 // body is the JSON request. By stays raw so that an absent field (which
@@ -37,6 +40,7 @@ type body struct {
 	Field   string          `json:"field"`
 	By      json.RawMessage `json:"by"`
 	Vote    *bool           `json:"vote"`
+	Once    string          `json:"once"`
 }
 
 // parseRequest reads the counter and step from a JSON body or, when the body
@@ -82,7 +86,7 @@ const jsonSpace = " \t\r\n"
 
 // requestKeys are what a request may give, in its JSON body or its query
 // string alike.
-var requestKeys = []string{"counter", "field", "by", "vote"}
+var requestKeys = []string{"counter", "field", "by", "vote", "once"}
 
 func fromJSON(raw []byte) (Request, error) {
 	if err := exactKeys(raw, requestKeys...); err != nil {
@@ -100,7 +104,10 @@ func fromJSON(raw []byte) (Request, error) {
 	if !bytes.HasPrefix(bytes.TrimLeft(raw, jsonSpace), []byte("{")) {
 		return Request{}, errorf(counting.Invalid, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}")
 	}
-	req := Request{Counter: b.Counter, Field: b.Field, By: 1, Vote: b.Vote}
+	req := Request{Counter: b.Counter, Field: b.Field, By: 1, Vote: b.Vote, Once: b.Once}
+	if b.Vote != nil && b.Once != "" {
+		return Request{}, errorf(counting.Invalid, "give vote or once, not both: a vote counts once per user already")
+	}
 	if b.Vote != nil {
 		if len(b.By) > 0 {
 			return Request{}, errorf(counting.Invalid, "give by or vote, not both: a vote adds 1, or takes 1 back")
@@ -131,7 +138,10 @@ func fromQuery(q url.Values) (Request, error) {
 			return Request{}, errorf(counting.Invalid, "%s is given %d times in the query string; give it once", truncate(key), len(vs))
 		}
 	}
-	req := Request{Counter: q.Get("counter"), Field: q.Get("field"), By: 1}
+	req := Request{Counter: q.Get("counter"), Field: q.Get("field"), By: 1, Once: q.Get("once")}
+	if q.Has("vote") && q.Has("once") {
+		return Request{}, errorf(counting.Invalid, "give vote or once, not both: a vote counts once per user already")
+	}
 	if q.Has("vote") {
 		if q.Has("by") {
 			return Request{}, errorf(counting.Invalid, "give by or vote, not both: a vote adds 1, or takes 1 back")
@@ -163,6 +173,11 @@ func (req Request) validate(l counting.Layout, maxStep int64) (counting.Count, e
 	c, err := l.Check(req.Counter, req.Field)
 	if err == nil {
 		err = ValidateStep(req.By, maxStep)
+	}
+	if err == nil && req.Once != "" {
+		if _, uerr := counting.ParseUnit(req.Once); uerr != nil {
+			err = fmt.Errorf("once: %w", uerr)
+		}
 	}
 	if err != nil {
 		return counting.Count{}, errorf(counting.Invalid, "%v", err)
