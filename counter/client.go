@@ -254,22 +254,36 @@ func (c *Client) Aggregate(ctx context.Context, id, field string) (any, error) {
 	return c.read(ctx, id, field)
 }
 
-// read is field of id: a count or an aggregate.
+// read is field of id: a count, an aggregate or a window.
 func (c *Client) read(ctx context.Context, id, field string) (any, error) {
-	if !c.layout.IsAggregate(id, field) {
-		k, err := c.layout.Check(id, field)
-		if err != nil {
+	snap, err := c.readDoc(ctx, id, field)
+	switch {
+	case err != nil:
+		return nil, err
+	case snap == nil:
+		// Shards with no parent yet (as Google's samples make them): the
+		// total is their sum until a fold makes the parent.
+		return c.SumOf(ctx, id, "")
+	case field == "" && !c.layout.OnDocs():
+		field = counting.FieldTotal
+	}
+	return snap.Data()[field], nil
+}
+
+// readDoc reads the counted document of id for its field (a count, an
+// aggregate, a window or a trend): nil, with no error, for a counter of
+// the guide layout that has shards and no parent yet.
+func (c *Client) readDoc(ctx context.Context, id, field string) (*firestore.DocumentSnapshot, error) {
+	if c.layout.Kept(id, field) == "" {
+		if _, err := c.layout.Check(id, field); err != nil {
 			return nil, fmt.Errorf("counter: %w", err)
 		}
-		field = k.Field
 	}
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
 	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
-	if status.Code(err) == codes.NotFound && !c.layout.OnDocs() {
-		// Shards with no parent yet (as Google's samples make them): the
-		// total is their sum until a fold makes the parent.
-		return c.SumOf(ctx, id, "")
+	if status.Code(err) == codes.NotFound && !c.layout.OnDocs() && (field == "" || field == counting.FieldTotal) {
+		return nil, nil
 	}
 	if status.Code(err) == codes.NotFound {
 		return nil, fmt.Errorf("counter: %s of %s: %w", field, id, ErrNotFound)
@@ -277,7 +291,7 @@ func (c *Client) read(ctx context.Context, id, field string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("counter: %s of %s: %w", field, id, err)
 	}
-	return snap.Data()[field], nil
+	return snap, nil
 }
 
 // Sum is the strongly consistent value: a sum() aggregation over the shards,

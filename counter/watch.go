@@ -7,6 +7,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/listen"
 )
 
@@ -27,10 +28,18 @@ func (c *Client) Watch(ctx context.Context, id string) iter.Seq2[int64, error] {
 // layout's total), from a listener on its document.
 func (c *Client) WatchField(ctx context.Context, id, field string) iter.Seq2[int64, error] {
 	return func(yield func(int64, error) bool) {
-		k, err := c.layout.Check(id, field)
-		if err != nil {
-			yield(0, fmt.Errorf("counter: %w", err))
+		k := counting.Count{Field: field}
+		switch c.layout.Kept(id, field) {
+		case counting.KeptAggregate, counting.KeptWindow:
+		case counting.KeptTrend:
+			yield(0, fmt.Errorf("counter: %s of %s is a trend, whose score changes by the moment: Trend reads it now", field, id))
 			return
+		default:
+			var err error
+			if k, err = c.layout.Check(id, field); err != nil {
+				yield(0, fmt.Errorf("counter: %w", err))
+				return
+			}
 		}
 		lctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)

@@ -69,3 +69,83 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 // Unit is the shortest unit of the windows declared, whose every start of
 // a bucket the boundary job runs at: "" if none is declared.
 func (c *Client) Unit() counting.Unit { return c.layout.SmallestUnit() }
+
+// Bucket is one bucket of a window's series.
+type Bucket struct {
+	Start time.Time `json:"start"`
+	Count int64     `json:"count"`
+}
+
+// Series is the series of the per or over window field of id: its closed
+// buckets kept, oldest first, each with its count (0 where it counted
+// nothing), then the current one with the window's count in it so far.
+// One document read.
+func (c *Client) Series(ctx context.Context, id, field string) ([]Bucket, error) {
+	if c.layout.Kept(id, field) != counting.KeptWindow {
+		return nil, fmt.Errorf("counter: %s of %s is not a declared window (name=count per unit, or over N units)", field, id)
+	}
+	snap, err := c.readDoc(ctx, id, field)
+	if err != nil {
+		return nil, err
+	}
+	var w counting.Window
+	for _, x := range c.layout.WindowsOf(id) {
+		if x.Field == field {
+			w = x
+		}
+	}
+	st := counting.StateOf(c.layout, snap.Data(), field)
+	if st.Bucket.IsZero() {
+		return nil, nil // not folded since it was declared
+	}
+	keep := w.N
+	if w.Kind == counting.KindOver {
+		keep = w.N - 1
+	}
+	zone := c.layout.Zone
+	out := make([]Bucket, keep+1)
+	b := st.Bucket
+	for i := keep; i >= 0; i-- {
+		out[i] = Bucket{Start: b, Count: st.Series[counting.BucketKey(b)]}
+		b = w.Unit.Prev(b, zone)
+	}
+	cur, _ := snap.Data()[w.Count].(int64)
+	if w.Kind == counting.KindPer {
+		out[keep].Count, _ = snap.Data()[field].(int64)
+	} else {
+		out[keep].Count = cur - st.Base
+	}
+	return out, nil
+}
+
+// Trend is the score now of the trend field of id: the decayed sum of its
+// counts, each unit weighing 2^(-age/half-life). One document read.
+func (c *Client) Trend(ctx context.Context, id, field string) (float64, error) {
+	if c.layout.Kept(id, field) != counting.KeptTrend {
+		return 0, fmt.Errorf("counter: %s of %s is not a declared trend (name=trend(counts, half-life))", field, id)
+	}
+	snap, err := c.readDoc(ctx, id, field)
+	if err != nil {
+		return 0, err
+	}
+	S, ok := snap.Data()[field].(float64)
+	if !ok {
+		return 0, nil // not folded since it was declared
+	}
+	for _, w := range c.layout.WindowsOf(id) {
+		if w.Field == field {
+			return counting.TrendNow(S, time.Now(), w.HalfLife), nil
+		}
+	}
+	return 0, nil
+}
+
+// Value is any field tally keeps of id, as it reads now: a count's or a
+// window's int64; an aggregate's int64, float64 or nil; a trend's score
+// now, a float64. One document read.
+func (c *Client) Value(ctx context.Context, id, field string) (any, error) {
+	if c.layout.Kept(id, field) == counting.KeptTrend {
+		return c.Trend(ctx, id, field)
+	}
+	return c.read(ctx, id, field)
+}

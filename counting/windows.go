@@ -178,3 +178,32 @@ func (w Window) Counts() []string {
 	}
 	return out
 }
+
+// What a field of a counted document is to tally, as Kept says.
+const (
+	KeptCount     = "count"
+	KeptAggregate = "aggregate"
+	KeptWindow    = "window" // per or over
+	KeptTrend     = "trend"
+)
+
+// Kept says what field of the counter name is, of what tally keeps: a
+// count (in the guide layout, "" or total), an aggregate, a per or over
+// window, or a trend; "" if tally keeps no such field.
+func (l Layout) Kept(name, field string) string {
+	if _, err := l.Check(name, field); err == nil {
+		return KeptCount
+	}
+	if l.IsAggregate(name, field) {
+		return KeptAggregate
+	}
+	for _, w := range l.WindowsOf(name) {
+		if w.Field == field {
+			if w.Kind == KindTrend {
+				return KeptTrend
+			}
+			return KeptWindow
+		}
+	}
+	return ""
+}

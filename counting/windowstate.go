@@ -73,3 +73,9 @@ func (st WindowState) clone() WindowState {
 	st.Series = maps.Clone(st.Series)
 	return st
 }
+
+// StateOf reads the state of the window field from a counted document's
+// data; zero if it has none.
+func StateOf(l Layout, data map[string]any, field string) WindowState {
+	return windowStates(l.bookkeeping(data))[field]
+}

@@ -136,16 +136,32 @@ func counterCommands() []*cobra.Command {
 				return nil
 			}
 		}),
-		counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count: one document read", count, func(*cobra.Command) action {
+		counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count, aggregate, window or trend (its score now): one document read", count, func(*cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := a.checkCount(id); err != nil {
+				if err := a.checkKept(id); err != nil {
 					return err
 				}
-				total, err := c.Get(ctx, id, a.field)
+				v, err := c.Value(ctx, id, a.field)
 				if err != nil {
 					return err
 				}
-				a.print(a.withField(map[string]any{"counter": id, "total": total}), "%s %d", a.named(id), total)
+				a.print(a.withField(map[string]any{"counter": id, "total": v}), "%s %v", a.named(id), v)
+				return nil
+			}
+		}),
+		counterCommand("series ID FIELD", "Print a window's series: each bucket it keeps, and its count", exactArgs(2, "a document path and its window's field"), func(*cobra.Command) action {
+			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+				buckets, err := c.Series(ctx, id, a.field)
+				if err != nil {
+					return usageError{err}
+				}
+				if a.json {
+					a.print(map[string]any{"counter": id, "field": a.field, "series": buckets}, "")
+					return nil
+				}
+				for _, b := range buckets {
+					fmt.Fprintf(a.stdout, "%s  %d\n", b.Start.In(zoneOf(a.cfg.Layout)).Format("2006-01-02 15:04 MST"), b.Count)
+				}
 				return nil
 			}
 		}),
@@ -164,7 +180,7 @@ func counterCommands() []*cobra.Command {
 		}),
 		counterCommand("watch ID [FIELD]", "Print a counter's total as it changes, until Ctrl-C", count, func(cmd *cobra.Command) action {
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := a.checkCount(id); err != nil {
+				if err := a.checkKept(id); err != nil {
 					return err
 				}
 				if _, err := c.Get(ctx, id, a.field); errors.Is(err, counter.ErrNotFound) {
@@ -299,4 +315,21 @@ func (a *admin) checkCount(id string) error {
 		return usageError{err}
 	}
 	return nil
+}
+
+// checkKept is a usage error unless id and the field given name a field
+// tally keeps: a count, an aggregate, a window or a trend.
+func (a *admin) checkKept(id string) error {
+	if a.cfg.Layout.Kept(id, a.field) != "" {
+		return nil
+	}
+	return a.checkCount(id)
+}
+
+// zoneOf is the time zone of windows' buckets.
+func zoneOf(l counting.Layout) *time.Location {
+	if l.Zone == nil {
+		return time.UTC
+	}
+	return l.Zone
 }

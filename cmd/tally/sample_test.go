@@ -94,3 +94,43 @@ func TestReconcileAllFinishes(t *testing.T) {
 		t.Errorf("reconcile --all: exit %d, want 1", code)
 	}
 }
+
+// TestReadWindowsAndAggregates: the CLI reads every field tally keeps of
+// a document: a window's count now and its series as a table, a trend's
+// score now, an aggregate.
+func TestReadWindowsAndAggregates(t *testing.T) {
+	t.Parallel()
+	emulatortest.Require(t)
+	e, err := emulatortest.Start(emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	fs := emulatortest.ClientAt(t, e.Host(), "demo-sample")
+	if _, err := fs.Doc("posts/p1").Create(context.Background(), map[string]any{"title": "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + e.Host(), "GOOGLE_CLOUD_PROJECT=demo-sample", "TALLY_TIME_ZONE=Asia/Tokyo",
+		"TALLY_COUNTS=posts:views,comments=count(comments),views_h=views per hour keep 3,hot=trend(views, 6h)"}
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"incr", "posts/p1", "views", "--by", "3"}, "posts/p1 views +3"},
+		{[]string{"reconcile", "posts/p1"}, "posts/p1 views: total 0, shards 3"},
+		{[]string{"get", "posts/p1", "views_h"}, "posts/p1 views_h 3"},
+		{[]string{"get", "posts/p1", "comments"}, "posts/p1 comments 0"},
+		{[]string{"get", "posts/p1", "hot"}, "posts/p1 hot 2.99"},
+		{[]string{"series", "posts/p1", "views_h"}, "JST  3"},
+		{[]string{"series", "posts/p1", "hot"}, "not a declared window"},
+	} {
+		out, code := cliWith(t, env, step.args...)
+		if !strings.Contains(out, step.want) {
+			t.Fatalf("tally %s: exit %d\n%s\nwant %q", strings.Join(step.args, " "), code, out, step.want)
+		}
+	}
+	out, _ := cliWith(t, env, "series", "posts/p1", "views_h")
+	if lines := strings.Split(out, "\n"); len(lines) != 4 || !strings.HasSuffix(lines[0], "  0") {
+		t.Errorf("series: %q; want 3 closed hours and this one", lines)
+	}
+}
