@@ -183,7 +183,9 @@ func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (valu
 // roll moves st, a window w's state, on to the bucket that starts at cur:
 // each bucket closed since st.Bucket gets its count, the difference of
 // the counts at its start and its end (value), and only the buckets w
-// keeps stay.
+// keeps stay. A bucket that counted nothing is kept as 0, so that the
+// series lists every bucket since the window began, and a client reads
+// it without knowing the time zone.
 func (st *WindowState) roll(w Window, cur time.Time, loc *time.Location, value func(time.Time) int64) {
 	keep := w.N
 	if w.Kind == KindOver {
@@ -209,11 +211,6 @@ func (st *WindowState) roll(w Window, cur time.Time, loc *time.Location, value f
 	for k := range st.Series {
 		if t, err := time.Parse(time.RFC3339, k); err != nil || t.Before(oldest) || !t.Before(cur) {
 			delete(st.Series, k)
-		}
-	}
-	for k, v := range st.Series {
-		if v == 0 {
-			delete(st.Series, k) // a bucket that counts nothing is not kept: it reads 0
 		}
 	}
 }

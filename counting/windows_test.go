@@ -86,14 +86,14 @@ func TestBuckets(t *testing.T) {
 }
 
 // TestRoll: a window moved on several buckets gets each closed one's
-// count, keeps only the buckets it keeps, and drops those of no count.
+// count, 0 included, and keeps only the buckets it keeps.
 func TestRoll(t *testing.T) {
 	b0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	w := Window{Field: "v", Kind: KindPer, Count: "views", Unit: Minute, N: 4}
 	st := WindowState{Bucket: b0, Base: 10, Series: map[string]int64{BucketKey(b0.Add(-time.Minute)): 4}}
 	values := map[time.Time]int64{b0.Add(time.Minute): 15, b0.Add(2 * time.Minute): 15, b0.Add(3 * time.Minute): 21, b0.Add(4 * time.Minute): 22}
 	st.roll(w, b0.Add(4*time.Minute), time.UTC, func(b time.Time) int64 { return values[b] })
-	want := map[string]int64{BucketKey(b0): 5, BucketKey(b0.Add(2 * time.Minute)): 6, BucketKey(b0.Add(3 * time.Minute)): 1}
+	want := map[string]int64{BucketKey(b0): 5, BucketKey(b0.Add(time.Minute)): 0, BucketKey(b0.Add(2 * time.Minute)): 6, BucketKey(b0.Add(3 * time.Minute)): 1}
 	if st.Bucket != b0.Add(4*time.Minute) || st.Base != 22 || len(st.Series) != len(want) {
 		t.Fatalf("rolled = %+v; want the bucket of 10:04, base 22, series %v", st, want)
 	}
@@ -102,10 +102,17 @@ func TestRoll(t *testing.T) {
 			t.Errorf("series[%s] = %d, want %d", k, st.Series[k], v)
 		}
 	}
-	// A window idle a year moves on at once, keeping nothing.
-	st.roll(w, b0.AddDate(1, 0, 0), time.UTC, func(time.Time) int64 { return 22 })
-	if st.Bucket != b0.AddDate(1, 0, 0) || st.Base != 22 || len(st.Series) != 0 {
-		t.Errorf("after a year idle: %+v", st)
+	// A window idle a year moves on at once, keeping its last 4 buckets,
+	// each of count 0.
+	later := b0.AddDate(1, 0, 0)
+	st.roll(w, later, time.UTC, func(time.Time) int64 { return 22 })
+	if st.Bucket != later || st.Base != 22 || len(st.Series) != 4 {
+		t.Fatalf("after a year idle: %+v", st)
+	}
+	for k := range 4 {
+		if n, ok := st.Series[BucketKey(later.Add(-time.Duration(k+1)*time.Minute))]; !ok || n != 0 {
+			t.Errorf("after a year idle: %+v", st)
+		}
 	}
 }
 

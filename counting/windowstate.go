@@ -10,8 +10,9 @@ import (
 // windows.{field}: the start of the bucket the value is of (b), the count
 // at that start (v: its value a microsecond before, which a fold reads at
 // that time, after the fact), the count in each closed bucket kept (s:
-// bucket start, as BucketKey writes it, to count), the end of the bucket
-// (n), and the count and unit it is of (c, u), for clients. A trend is
+// bucket start, as BucketKey writes it, to count, 0 included), the end of the bucket
+// (n), and the count, unit and kind it is of (c, u, k: per or over), for
+// clients. A trend is
 // kept as its field, log2 of its score at the landmark (trend.go), and,
 // in trends.{field}, its half-life and landmark. next_boundary is the next
 // start of a bucket at which some window changes with no increment: the
@@ -65,7 +66,7 @@ func (st WindowState) stored(w Window, loc *time.Location) map[string]any {
 	for k, v := range st.Series {
 		s[k] = v
 	}
-	return map[string]any{"b": st.Bucket, "v": st.Base, "s": s, "n": w.Unit.Next(st.Bucket, loc), "c": w.Count, "u": string(w.Unit)}
+	return map[string]any{"b": st.Bucket, "v": st.Base, "s": s, "n": w.Unit.Next(st.Bucket, loc), "c": w.Count, "u": string(w.Unit), "k": w.Kind}
 }
 
 // clone is a copy of st that shares nothing with it.

@@ -77,12 +77,23 @@ export function closeTally(tally: Tally): Promise<void>;
 export function countRef(tally: Tally, id: string): CountRef;
 /** A count on one of your documents: countRef(tally, "posts/p1", "likes"). */
 export function countRef(tally: Tally, documentPath: string, field: string): CountRef;
-/** The count to show, at once after each of this user's actions, never twice. */
+/**
+ * The count to show, at once after each of this user's actions, never
+ * twice. Of a per or over window (countRef(tally, "posts/p1",
+ * "likes_today")), the actions on the count it is of show in it.
+ */
 export function onCount(ref: CountRef, next: (value: number) => void, error?: (e: FirestoreError) => void): Unsubscribe;
 /** Whether the signed-in user's vote on the count counts, as shown. */
 export function onVote(ref: CountRef, next: (voted: boolean) => void, error?: (e: FirestoreError) => void): Unsubscribe;
+/** A unit of time's buckets, in the deployment's TALLY_TIME_ZONE. */
+export type Unit = "minute" | "hour" | "day" | "week" | "month";
+/** How addTo adds. */
+export interface AddOptions {
+  /** Counts the signed-in user's action at most once in each bucket of this unit: a repeat is answered changed: false. */
+  once?: Unit;
+}
 /** Adds by (default 1) to the count; kept and sent until Increment answers for good. */
-export function addTo(ref: CountRef, by?: number): Promise<Answer>;
+export function addTo(ref: CountRef, by?: number, options?: AddOptions): Promise<Answer>;
 /** Adds the user's vote (true) or takes it back (false). */
 export function vote(ref: CountRef, on: boolean): Promise<Answer>;
 
@@ -101,3 +112,28 @@ export interface ChildOptions {
 export function addChild(ref: CountRef, children: CollectionReference, data: Record<string, unknown>, options?: ChildOptions): Promise<DocumentReference>;
 /** Deletes a document the aggregate ref counts, and shows it gone from the count at once. */
 export function removeChild(ref: CountRef, child: DocumentReference, options?: ChildOptions): Promise<void>;
+
+/** One bucket of a window's series. */
+export interface Bucket {
+  /** When the bucket starts. */
+  start: Date;
+  /** What the window's count counted in it: so far, for the current one. */
+  count: number;
+}
+/** How seriesOf and trendNow read a document. */
+export interface ReadOptions {
+  /** false for a counter of the guide layout (counters/{id}), whose bookkeeping is not in _tally; default true. */
+  onDocs?: boolean;
+}
+/**
+ * A per or over window's series, from a snapshot of its document's data:
+ * each closed bucket kept, oldest first, then the current one. Empty if
+ * the field is not a window folded yet.
+ */
+export function seriesOf(data: Record<string, unknown> | undefined, field: string, options?: ReadOptions): Bucket[];
+/**
+ * A trend's score at options.now (default now), from a snapshot of its
+ * document's data: the decayed sum of its counts. 0 if the field is not a
+ * trend folded yet.
+ */
+export function trendNow(data: Record<string, unknown> | undefined, field: string, options?: ReadOptions & { now?: Date }): number;

@@ -127,10 +127,12 @@ func checkDemoHeaders(t *testing.T, page string) {
 }
 
 // TestDemoFeed runs the README's feed demo, TALLY_AUTH=firebase
-// TALLY_COUNTS='posts:likes,views,comments=count(comments)' go run ./cmd/tally serve, and opens its
+// TALLY_COUNTS='posts:likes,views,comments=count(comments),likes_today=likes per day,hot=trend(likes + views/10, 6h)' go run ./cmd/tally serve, and opens its
 // /demo in headless Chromium: a user signs in and sees the demo's posts,
-// each view counted on the post; a like shows at once, is counted on the
-// post, and moves it to the top of the feed, most liked first; after a
+// each view counted on the post; a like shows at once, in the post's likes
+// and its likes today and the last bar of its week's sparkline, is counted
+// on the post, and moves it to the top of the feed, most liked first, and
+// of the Trending order; after a
 // reload the page knows the user likes it, and each post has two views. A
 // comment shows in its post's count of comments at once, and is counted on
 // the post. Signed out, the Like buttons are disabled and say to sign in; a
@@ -139,7 +141,7 @@ func checkDemoHeaders(t *testing.T, page string) {
 // README's picture), and fits both without scrolling sideways.
 func TestDemoFeed(t *testing.T) {
 	t.Parallel()
-	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments)"}, "serve", "--port", "0")
+	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments),likes_today=likes per day,hot=trend(likes + views/10, 6h)"}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
 	ctx := browsertest.New(t, 3*time.Minute)
 	page := r.functions + "/demo"
@@ -163,12 +165,21 @@ func TestDemoFeed(t *testing.T) {
 		t.Fatalf("sign in and see the posts: %v\n%s", err, stderr)
 	}
 	after, err := chromedp.Run(ctx, chromedp.Evaluate[string](post("counts", ".like")+`.click(), `+post("counts", ".likes")+`.textContent + " " + `+post("counts", ".likes-noun")+`.textContent + " " + `+
-		post("counts", ".like")+`.ariaPressed + " " + `+post("counts", ".like")+`.textContent`))
-	if err != nil || after != "1 like true Liked" {
-		t.Fatalf("right after Like the post shows %q (%v), want 1 like, pressed and labelled Liked", after, err)
+		post("counts", ".like")+`.ariaPressed + " " + `+post("counts", ".like")+`.textContent + " " + `+post("counts", ".today")+`.textContent + " " + `+
+		`[...`+post("counts", ".spark")+`.children].map((r) => r.getAttribute("height")).join("/")`))
+	if err != nil || after != "1 like true Liked 1 1/1/1/1/1/1/18" {
+		t.Fatalf("right after Like the post shows %q (%v), want 1 like, pressed and labelled Liked, 1 today, and a week's sparkline up today", after, err)
 	}
 	if err := chromedp.Do(ctx, waitJS(`document.querySelector("article").dataset.id === "counts"`)); err != nil {
 		t.Fatalf("the liked post does not move to the top: %v", err)
+	}
+	// Trending: the post liked, and viewed as the others were, is first.
+	waitField(t, r.emulator, "posts/counts", "likes_today", 1)
+	err = chromedp.Do(ctx, chromedp.Click(id("by-trend")), waitText("order", "trending first: likes and views of the last hours weigh most"),
+		waitJS(`document.querySelector("article").dataset.id === "counts" && document.querySelectorAll("article").length === 3`),
+		chromedp.Click(id("by-likes")), waitText("order", "most liked first"))
+	if err != nil {
+		t.Fatalf("the Trending order: %v", err)
 	}
 	err = chromedp.Do(ctx, chromedp.Reload(), views("2,2,2"),
 		waitJS(post("counts", ".like")+`.ariaPressed === "true" && `+post("counts", ".likes")+`.textContent === "1"`))
@@ -184,12 +195,13 @@ func TestDemoFeed(t *testing.T) {
 		waitField(t, r.emulator, "posts/"+p, "likes", map[string]int64{"counts": 1}[p])
 	}
 	again, err := chromedp.Run(ctx, chromedp.Evaluate[string](post("counts", ".like")+`.click(), `+post("counts", ".likes")+
-		`.textContent + " " + `+post("counts", ".like")+`.ariaPressed + " " + `+post("counts", ".like")+`.textContent`))
-	if err != nil || again != "0 false Like" {
-		t.Fatalf("right after a second press the post shows %q (%v), want 0 likes, not pressed, labelled Like", again, err)
+		`.textContent + " " + `+post("counts", ".like")+`.ariaPressed + " " + `+post("counts", ".like")+`.textContent + " " + `+post("counts", ".today")+`.textContent`))
+	if err != nil || again != "0 false Like 0" {
+		t.Fatalf("right after a second press the post shows %q (%v), want 0 likes, not pressed, labelled Like, 0 today", again, err)
 	}
 	for _, p := range demoPostIDs {
 		waitField(t, r.emulator, "posts/"+p, "likes", 0)
+		waitField(t, r.emulator, "posts/"+p, "likes_today", 0)
 		waitField(t, r.emulator, "posts/"+p, "views", 2)
 		waitField(t, r.emulator, "posts/"+p, "comments", map[string]int64{"hello": 1}[p])
 	}

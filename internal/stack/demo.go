@@ -47,6 +47,10 @@ type demoFeed struct {
 	// and Children their collection: signed-in users add to it.
 	Comments string `json:"comments,omitempty"`
 	Children string `json:"children,omitempty"`
+	// Today is a per window of the likes (likes_today=likes per day), whose
+	// series the page draws; Hot, a trend the page offers to sort by.
+	Today string `json:"today,omitempty"`
+	Hot   string `json:"hot,omitempty"`
 }
 
 // demoPosts are the posts the demo adds to an empty feed.
@@ -70,6 +74,14 @@ func (s *Stack) feed() *demoFeed {
 			if a.Op == counting.OpCount && !a.Root && len(a.Where) == 0 {
 				f.Comments, f.Children = a.Field, a.Child
 				break
+			}
+		}
+		for _, w := range d.Windows {
+			switch {
+			case w.Kind == counting.KindPer && w.Count == f.Like && f.Today == "":
+				f.Today = w.Field
+			case w.Kind == counting.KindTrend && f.Hot == "":
+				f.Hot = w.Field
 			}
 		}
 		return f

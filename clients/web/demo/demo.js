@@ -1,7 +1,9 @@
 // The page tally serve serves at /demo, on the web client: a feed of posts
 // whose likes and views are counted on the posts (TALLY_COUNTS), with their
-// count of comments where one is declared (comments=count(comments)), or one
-// counter of its own (/demo?counter=NAME). Bundled with the Firebase SDK
+// count of comments where one is declared (comments=count(comments)), their
+// likes today and a week's sparkline where a window of likes is declared
+// (likes_today=likes per day), and a Trending order where a trend is
+// (hot=trend(likes, 6h)); or one counter of its own (/demo?counter=NAME). Bundled with the Firebase SDK
 // into internal/stack/demo/demo.js by `npm run demo`.
 import { initializeApp } from "firebase/app";
 import {
@@ -10,7 +12,7 @@ import {
 } from "firebase/auth";
 import { collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query } from "firebase/firestore";
 
-import { addChild, addTo, countRef, getTally, onCount, onVote, vote } from "../src/index.js";
+import { addChild, addTo, countRef, getTally, onCount, onVote, seriesOf, vote } from "../src/index.js";
 
 const $ = (id) => document.getElementById(id);
 const config = JSON.parse($("config").textContent);
@@ -148,28 +150,55 @@ function one(name) {
   };
 }
 
-// feed lists the posts, most liked first, each with its likes and views.
-function feed({ collection: name, like: likes, view: views, comments, children }) {
+// feed lists the posts, most liked first (or, with a trend, trending
+// first, at the reader's choice), each with its likes and views.
+function feed({ collection: name, like: likes, view: views, comments, children, today, hot }) {
   $("feed").hidden = false;
   $("collection").textContent = name;
   const shown = new Map();
-  onSnapshot(query(collection(db, name), orderBy(likes, "desc"), limit(20)), (snap) => {
-    for (const d of snap.docs) {
-      if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, likes, views, comments, children));
-      const el = shown.get(d.id);
-      el.querySelector("h2").textContent = d.get("title") ?? d.id;
-      $("posts").append(el); // in the query's order
-    }
-  }, say);
+  let stop = () => {};
+  const list = (field) => {
+    stop();
+    $("order").textContent = field === hot ? "trending first: likes and views of the last hours weigh most" : "most liked first";
+    for (const b of $("orders").querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.field === field));
+    stop = onSnapshot(query(collection(db, name), orderBy(field, "desc"), limit(20)), (snap) => {
+      const els = snap.docs.map((d) => {
+        if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, { likes, views, comments, children, today }));
+        const el = shown.get(d.id);
+        el.querySelector("h2").textContent = d.get("title") ?? d.id;
+        el.series?.(today ? seriesOf(d.data(), today) : []);
+        return el;
+      });
+      $("posts").replaceChildren(...els); // in the query's order
+    }, say);
+  };
+  $("orders").hidden = !hot;
+  $("by-likes").dataset.field = likes;
+  $("by-trend").dataset.field = hot ?? "";
+  for (const b of $("orders").querySelectorAll("button")) b.onclick = () => list(b.dataset.field ?? likes);
+  list(likes);
 }
 
-function post(path, likes, views, comments, children) {
+// spark draws counts, a week's likes by day, as bars in svg.
+function spark(svg, counts) {
+  const top = Math.max(1, ...counts);
+  svg.replaceChildren(...counts.map((n, i) => {
+    const bar = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+    const h = n > 0 ? Math.max(2, (18 * n) / top) : 1;
+    for (const [k, v] of Object.entries({ x: i * 10, y: 20 - h, width: 8, height: h, rx: 1 })) bar.setAttribute(k, String(v));
+    return bar;
+  }));
+  svg.setAttribute("aria-label", `Likes each day of the last ${counts.length}: ${counts.join(", ")}`);
+}
+
+function post(path, { likes, views, comments, children, today }) {
   const el = document.createElement("article");
   el.className = "card";
   el.dataset.id = path.split("/").pop();
   const stat = (cls, noun) => `<span><b class="${cls}">…</b> <span class="${cls}-noun">${noun}</span></span>`;
   el.innerHTML = `<h2></h2><div class="actions"><button class="like" aria-pressed="false">Like</button>` +
-    `<span class="stats">${[stat("likes", "likes"), views && stat("views", "views"), comments && stat("comments", "comments")].filter(Boolean).join(" · ")}</span></div>` +
+    `<span class="stats">${[stat("likes", "likes"), today && stat("today", "today"), views && stat("views", "views"), comments && stat("comments", "comments")].filter(Boolean).join(" · ")}</span>` +
+    (today ? `<svg class="spark" viewBox="0 0 70 20" role="img"></svg>` : "") + `</div>` +
     `<p class="note" aria-live="polite"></p>` +
     (comments ? `<form class="comment" hidden><input name="text" placeholder="Write a comment" aria-label="Your comment" required maxlength="500"><button>Comment</button></form>` : "");
   const show = (cls, one, many) => (n) => {
@@ -203,6 +232,25 @@ function post(path, likes, views, comments, children) {
       say(e);
     });
   };
+  if (today) {
+    // Likes today show a press at once, as the likes do; the sparkline's
+    // last bar is today, its others the days before, from the feed's
+    // snapshot of the post.
+    let days = [], now = 0;
+    const draw = () => {
+      const before = days.slice(0, -1).slice(-6).map((b) => b.count);
+      spark(el.querySelector(".spark"), [...Array(6 - before.length).fill(0), ...before, now]);
+    };
+    onCount(countRef(tally, path, today), (n) => {
+      show("today", "today", "today")(n);
+      now = n;
+      draw();
+    }, say);
+    el.series = (s) => {
+      days = s.length ? s : [{ count: 0 }];
+      draw();
+    };
+  }
   if (views) {
     const viewed = countRef(tally, path, views);
     onCount(viewed, show("views", "view", "views"), say);

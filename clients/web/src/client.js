@@ -11,7 +11,9 @@ import { micros } from "./times.js";
 
 /**
  * @typedef {import("./pending.js").Action} Action
- * @typedef {{value: number, asOf: *, parts?: *}} Base the snapshot a count is shown on: its value, as_of and _tally.parts
+ * @typedef {{value: number, asOf: *, parts?: *, windows?: Record<string, {value: number, w: import("./windows.js").WindowState}>}} Base
+ *   the snapshot a count is shown on: its value, as_of, _tally.parts, and
+ *   its document's windows with their values
  */
 
 /**
@@ -107,7 +109,7 @@ export function closedError() {
  * until Increment answers it for good.
  * @param {Client} t
  * @param {string} key the count's (keyOf)
- * @param {{counter: string, field: string, by: number, vote?: boolean}} what
+ * @param {{counter: string, field: string, by: number, vote?: boolean, once?: string}} what
  */
 export function act(t, key, what) {
   if (closed(t)) return Promise.reject(closedError());
@@ -262,11 +264,12 @@ function answered(a) {
 
 /** @param {Action} a */
 function request(a) {
-  /** @type {{counter: string, field?: string, vote?: boolean, by?: number}} */
+  /** @type {{counter: string, field?: string, vote?: boolean, by?: number, once?: string}} */
   const r = { counter: a.counter };
   if (a.field) r.field = a.field;
   if (a.vote !== undefined) r.vote = a.vote;
   else r.by = a.by;
+  if (a.once) r.once = a.once;
   return r;
 }
 

@@ -17,6 +17,9 @@ import { holds, pressedOn, shown, votedShown } from "./pending.js";
 import { act, closeClient, closed, mine, openClient, settle } from "./client.js";
 import { create, remove, sourceOf, writeChild } from "./children.js";
 import { userKey } from "./keys.js";
+import { bookOf, windowOf, windowShown } from "./windows.js";
+
+export { seriesOf, trendNow } from "./windows.js";
 
 /**
  * @typedef {import("../index").Tally} Tally
@@ -77,7 +80,9 @@ export function countRef(tally, counter, field) {
 /**
  * Calls next with the count to show: the count as the listener on its
  * document saw it, plus this user's actions it does not hold yet, at once
- * after each action and never twice. Returns the unsubscribe function.
+ * after each action and never twice. A per or over window of a count
+ * (countRef(tally, "posts/p1", "likes_today")) shows the actions on that
+ * count in it. Returns the unsubscribe function.
  * @param {CountRef} ref
  * @param {(value: number) => void} nextValue
  * @param {(e: import("firebase/firestore").FirestoreError) => void} [error]
@@ -87,6 +92,9 @@ export function onCount(ref, nextValue, error) {
   const t = client(ref.tally);
   if (closed(t)) return () => {};
   const name = ref.field || "total";
+  const onDocs = !guide(t, ref);
+  /** @type {{counter: string, field: string}} */
+  let counted = ref; // the count whose actions show: a window's, once a snapshot says which
   /** @type {import("./client.js").Base | null} */
   let base = null; // the snapshot the number is shown on; none before the first
   /** @type {import("./client.js").Base | null} */
@@ -94,27 +102,32 @@ export function onCount(ref, nextValue, error) {
   /** @type {number | undefined} */
   let last;
   const render = () => {
-    const actions = mine(t, ref);
+    const actions = mine(t, counted);
     if (!base && held && holds(actions)) {
       // A first snapshot, taken while an action is in flight, may or may
       // not hold it: show the snapshot the action was pressed on instead.
       base = pressedOn(actions);
+      if (base && held.windows?.[name] && !base.windows?.[name]) base = null; // pressed before the window was folded
       if (!base) return; // pressed before any snapshot: wait for its answer
     }
     if (!base && !held) return; // nothing to add the actions to yet
     if (held && (!base || !holds(actions))) {
       base = held;
       held = null;
-      settle(t, ref, base.asOf, base.parts);
+      settle(t, counted, base.asOf, base.parts);
     }
     if (!base) return;
-    t.bases.set(keyOf(ref), base);
-    const n = shown(base.value, base.asOf, mine(t, ref), base.parts);
+    t.bases.set(keyOf(counted), base);
+    const w = base.windows?.[name];
+    const n = w ? windowShown(w.value, base.asOf, w.w, mine(t, counted), Date.now()) : shown(base.value, base.asOf, mine(t, counted), base.parts);
     if (n !== last) nextValue((last = n));
   };
   const stopSnapshots = onSnapshot(doc(t.db, ref.path), (snap) => {
     const d = snap.data() ?? {};
-    held = { value: Number(d[name] ?? 0), asOf: ref.field ? d._tally?.as_of : d.as_of, parts: d._tally?.parts };
+    const book = bookOf(d, onDocs);
+    const w = windowOf(book, name);
+    if (w) counted = onDocs ? { counter: ref.counter, field: w.c } : { counter: ref.path.slice(t.collection.length + 1), field: "" };
+    held = { value: Number(d[w ? w.c : name] ?? 0), asOf: book.as_of, parts: book.parts, windows: windowsIn(d, book) };
     render();
   }, error);
   t.renders.add(render);
@@ -183,12 +196,17 @@ export function onVote(ref, nextVoted, error) {
 
 /**
  * Adds by to the count; resolves with Increment's answer once it is in.
+ * With options.once ("minute", "hour", "day", "week" or "month"), the
+ * signed-in user's action counts at most once in each bucket of that
+ * unit: a repeat is answered changed: false, and leaves the count shown
+ * as it was once answered.
  * @param {CountRef} ref
  * @param {number} [by]
+ * @param {{once?: "minute" | "hour" | "day" | "week" | "month"}} [options]
  * @returns {Promise<import("../index").Answer>}
  */
-export function addTo(ref, by = 1) {
-  return act(client(ref.tally), keyOf(ref), { counter: ref.counter, field: ref.field, by });
+export function addTo(ref, by = 1, options = {}) {
+  return act(client(ref.tally), keyOf(ref), { counter: ref.counter, field: ref.field, by, ...(options.once && { once: options.once }) });
 }
 
 /**
@@ -253,7 +271,34 @@ function client(tally) {
   return /** @type {Client} */ (tally);
 }
 
-/** @param {CountRef} ref */
+/**
+ * Whether ref is a window of a counter of the guide layout
+ * (countRef(tally, "counters/hits", "today")), whose bookkeeping is the
+ * document itself, not its _tally.
+ * @param {Client} t
+ * @param {CountRef} ref
+ */
+function guide(t, ref) {
+  return !ref.field || (ref.path.startsWith(`${t.collection}/`) && ref.path.split("/").length === 2);
+}
+
+/**
+ * The per and over windows of a document's data, with their values.
+ * @param {Record<string, any>} data
+ * @param {Record<string, any>} book its bookkeeping
+ * @returns {Record<string, {value: number, w: import("./windows.js").WindowState}>}
+ */
+function windowsIn(data, book) {
+  /** @type {Record<string, {value: number, w: import("./windows.js").WindowState}>} */
+  const out = {};
+  for (const f of Object.keys(book.windows ?? {})) {
+    const w = windowOf(book, f);
+    if (w) out[f] = { value: Number(data[f] ?? 0), w };
+  }
+  return out;
+}
+
+/** @param {{counter: string, field: string}} ref */
 function keyOf(ref) {
   return `${ref.counter}#${ref.field}`;
 }

@@ -25,6 +25,7 @@ import { micros } from "./times.js";
  * @property {string} [field]    the count on a document
  * @property {number} by         what it adds: +1, -1, ...
  * @property {boolean} [vote]    a vote: true adds the user's, false takes it back
+ * @property {string} [once]    counted at most once per user in each bucket of this unit
  * @property {boolean} [sent]    sent at least once without a sure answer
  * @property {string} [committed] when its write committed, once answered
  * @property {boolean} [done]    answered: committed, or changed nothing
