@@ -32,20 +32,20 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 	}
 	rep := MoveReport{Due: len(due)}
 	var mu sync.Mutex
-	jobs := make(chan string)
+	jobs := make(chan counting.Due)
 	var wg sync.WaitGroup
 	for range min(moveWorkers, len(due)) {
 		wg.Go(func() {
-			for id := range jobs {
+			for d := range jobs {
 				fctx, cancel := c.boundFold(ctx)
-				fold, err := c.folder.FoldAtBoundary(fctx, id, now)
+				fold, err := c.folder.FoldAtBoundary(fctx, d, now)
 				cancel()
 				mu.Lock()
 				switch {
 				case err != nil:
 					rep.Errors++
 					if report != nil {
-						report(id, err)
+						report(d.Name, err)
 					}
 				case fold.Wrote:
 					rep.Moved++
@@ -54,9 +54,9 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 			}
 		})
 	}
-	for _, id := range due {
+	for _, d := range due {
 		select {
-		case jobs <- id:
+		case jobs <- d:
 		case <-ctx.Done():
 		}
 	}

@@ -47,14 +47,22 @@ func (l Layout) SmallestUnit() Unit {
 	return order[best]
 }
 
+// Due is a counted document whose windows are due to move, as the
+// boundary job's query found it.
+type Due struct {
+	Name   string
+	Parent Parent // as the query read it: the fold needs no read of its own
+}
+
 // Due lists the counted documents whose next_boundary is at or before
 // now: one query per collection with windows declared (on documents, a
-// collection group query, which needs the index tally indexes prints).
-func (f *Folder) Due(ctx context.Context, now time.Time) ([]string, error) {
+// collection group query, which needs the index tally indexes prints),
+// which reads each of them whole, once.
+func (f *Folder) Due(ctx context.Context, now time.Time) ([]Due, error) {
 	var queries []firestore.Query
 	if !f.layout.OnDocs() {
 		if len(f.layout.Windows) > 0 {
-			queries = append(queries, f.client.Collection(f.layout.Collection).Where(FieldNextBoundary, "<=", now).Select())
+			queries = append(queries, f.client.Collection(f.layout.Collection).Where(FieldNextBoundary, "<=", now))
 		}
 	} else {
 		seen := map[string]bool{}
@@ -66,18 +74,18 @@ func (f *Folder) Due(ctx context.Context, now time.Time) ([]string, error) {
 			case !strings.Contains(d.Collection, "/"):
 				// A collection from the root: a query of it, on the index
 				// Firestore keeps of every field.
-				queries = append(queries, f.client.Collection(d.Collection).WherePath(next, "<=", now).Select())
+				queries = append(queries, f.client.Collection(d.Collection).WherePath(next, "<=", now))
 			case d.One():
-				queries = append(queries, f.client.Collection(d.Collection[:strings.LastIndex(d.Collection, "/")]).WherePath(next, "<=", now).Select())
+				queries = append(queries, f.client.Collection(d.Collection[:strings.LastIndex(d.Collection, "/")]).WherePath(next, "<=", now))
 			default:
 				// users/*/posts: a collection group query, on the index
 				// tally indexes asks for.
 				seen[g] = true
-				queries = append(queries, f.client.CollectionGroup(g).WherePath(next, "<=", now).Select())
+				queries = append(queries, f.client.CollectionGroup(g).WherePath(next, "<=", now))
 			}
 		}
 	}
-	var out []string
+	var out []Due
 	for _, q := range queries {
 		it := q.Documents(ctx)
 		for {
@@ -94,7 +102,7 @@ func (f *Folder) Due(ctx context.Context, now time.Time) ([]string, error) {
 				_, name, _ = strings.Cut(snap.Ref.Path, "/documents/")
 			}
 			if f.layout.Matches(f.layout.Path(name)) {
-				out = append(out, name)
+				out = append(out, Due{Name: name, Parent: ParentFrom(f.layout, name, snap, time.Now())})
 			}
 		}
 		it.Stop()
@@ -116,18 +124,23 @@ func lastSegment(d Docs) string {
 // after B did so already, it sums its counts a microsecond before B (and
 // reads the starts of other buckets it crossed, as a fold does) and writes
 // them and its windows, once its window since its last write allows.
-// Wrote is false if there was nothing to do.
-func (f *Folder) FoldAtBoundary(ctx context.Context, name string, now time.Time) (Outcome, error) {
+// Wrote is false if there was nothing to do. It starts from the document
+// as Due read it, and reads it again only to try again.
+func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outcome, error) {
+	name := d.Name
 	u := f.smallestOf(name)
 	if u == "" {
 		return Outcome{Counter: name}, nil
 	}
 	b := u.Start(now, f.layout.Zone)
 	at := b.Add(-time.Microsecond)
-	for {
-		p, err := f.Read(ctx, name)
-		if err != nil {
-			return Outcome{}, err
+	for read := false; ; read = true {
+		p := d.Parent
+		if read {
+			var err error
+			if p, err = f.Read(ctx, name); err != nil {
+				return Outcome{}, err
+			}
 		}
 		if !p.Exists || !p.AsOf.Before(at) || p.NextBoundary.IsZero() || p.NextBoundary.After(now) {
 			return Outcome{Counter: name}, nil // gone, or folded since B, or not due
@@ -142,7 +155,8 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, name string, now time.Time)
 		if err != nil {
 			return Outcome{}, err
 		}
-		s.Window = b
+		// The sum is the counts just before B: B's boundary, read.
+		s.Window, s.Boundaries = b, []Boundary{{At: b, Values: s.Values}}
 		if err := f.ReadBoundaries(ctx, name, p, &s, now); err != nil {
 			return Outcome{}, err
 		}

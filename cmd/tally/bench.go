@@ -31,7 +31,13 @@ func benchCommand() *cobra.Command {
 			"With --aggregate it measures instead three ways of keeping each post's count of its\n" +
 			"comments (comments=count(comments)): tally's Rollup, a per-event trigger that adds +1\n" +
 			"or -1 to the post, and a count() query on every read. Comments are created, edited\n" +
-			"and deleted at --rate over --counters posts that start with --existing comments each.",
+			"and deleted at --rate over --counters posts that start with --existing comments each.\n\n" +
+			"With --windows it measures counts by time: one hot post takes --rate views a second\n" +
+			"(default 300) across --boundaries starts of a minute, while --counters quiet posts\n" +
+			"(default 10000) take one view each in the first minute, counted without windows\n" +
+			"(plain) and with per-minute, over-3-minutes and trend windows, whose boundary job\n" +
+			"runs at each minute's start. It reports each closed bucket, window and trend\n" +
+			"against the truth, and what increments and the boundary job cost.",
 		Args: exactArgs(0, "no arguments"),
 	}
 	o := bench.Options{Project: stack.DefaultProject}
@@ -47,6 +53,8 @@ func benchCommand() *cobra.Command {
 	f.StringVar(&o.Popularity, "popularity", bench.PopularityUniform, "how increments spread over the counters: uniform (each to a random counter), zipf (Zipf's law, s=1.1: a few hot, most quiet), client (each client has a counter of its own) hot (the first takes 90%, the rest share 10%) or turns (each to the next document in turn)")
 	f.BoolVar(&o.Aggregate, "aggregate", false, "measure a count of documents (each post's comments) instead of counters; modes: "+strings.Join(bench.AggregateModes, ","))
 	f.IntVar(&o.Existing, "existing", 10, "with --aggregate: comments each post has before the load")
+	f.BoolVar(&o.Windows, "windows", false, "measure counts by time instead of counters; modes: "+strings.Join(bench.WindowsModes, ","))
+	f.IntVar(&o.Boundaries, "boundaries", 3, "with --windows: starts of a minute the load crosses")
 	f.DurationVar(&o.Rest, "rest", 0, "each client rests a random time up to this after each answer")
 	f.BoolVar(&o.Listeners, "listeners", false, "hold a listener on every counter, as pages showing it do, and report the visible latency: an increment's answer to a listener seeing it in the total")
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
@@ -102,6 +110,18 @@ func benchCommand() *cobra.Command {
 		defer stop()
 		if *soak > 0 {
 			return runSoak(ctx, cmd, o, *soak, bars, *jsonPath, logs)
+		}
+		if o.Windows {
+			if !cmd.Flags().Changed("modes") {
+				o.Modes = bench.WindowsModes
+			}
+			if !cmd.Flags().Changed("counters") {
+				o.Counters = bench.DefaultQuiet
+			}
+			if !cmd.Flags().Changed("rate") {
+				o.Rate = 300
+			}
+			return runWindows(ctx, cmd, o, bars, *jsonPath)
 		}
 		if o.Aggregate {
 			if !cmd.Flags().Changed("modes") {
@@ -181,6 +201,24 @@ func runAggregate(ctx context.Context, cmd *cobra.Command, o bench.Options, bars
 		return err
 	}
 	rep.WriteTable(cmd.OutOrStdout())
+	if jsonPath != "" {
+		return rep.WriteJSON(jsonPath)
+	}
+	return nil
+}
+
+// runWindows runs bench --windows and prints its tables.
+func runWindows(ctx context.Context, cmd *cobra.Command, o bench.Options, bars *progress, jsonPath string) error {
+	rep, err := bench.RunWindows(ctx, o)
+	if bars != nil {
+		bars.wait()
+	}
+	if rep != nil && len(rep.Modes) > 0 {
+		rep.WriteTable(cmd.OutOrStdout())
+	}
+	if err != nil {
+		return err
+	}
 	if jsonPath != "" {
 		return rep.WriteJSON(jsonPath)
 	}

@@ -88,6 +88,11 @@ type Options struct {
 	// children (comments=count(comments) on posts): see RunAggregate.
 	Aggregate bool
 	Existing  int // with Aggregate: children each parent has before the load
+	// Windows measures, instead of counters, counts by time: see
+	// RunWindows. Boundaries is how many starts of a minute its load
+	// crosses; default 3.
+	Windows    bool
+	Boundaries int
 
 	Project      string
 	EmulatorHost string // an emulator already running, started with --functions_emulator at BridgePort
@@ -151,6 +156,7 @@ type OptionsJSON struct {
 	Prices        Prices  `json:"usd_per_100k"`
 	URL           string  `json:"url,omitempty"`
 	Aggregate     bool    `json:"aggregate,omitempty"`
+	Windows       bool    `json:"windows,omitempty"`
 	Existing      int     `json:"existing,omitempty"` // with Aggregate: comments a post had before the load
 }
 
@@ -274,7 +280,7 @@ func optionsJSON(o Options) OptionsJSON {
 		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
 		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices,
-		Aggregate: o.Aggregate, Existing: o.Existing,
+		Aggregate: o.Aggregate, Existing: o.Existing, Windows: o.Windows,
 	}
 }
 

@@ -19,6 +19,9 @@ func tallyLayout(o Options) counting.Layout {
 		l.Docs = aggregateDocs
 		return l
 	}
+	if o.Windows {
+		return windowsLayout(WinWindows)
+	}
 	if o.Fields > 0 {
 		l.Docs = []counting.Docs{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
 	}
