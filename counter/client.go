@@ -220,16 +220,24 @@ func (c *Client) Increment(ctx context.Context, id string, by int64) error {
 // in the guide layout, a declared count on documents, whose document must
 // exist (else ErrNotFound, as for a missing counter with RefuseMissing).
 func (c *Client) Add(ctx context.Context, id, field string, by int64) error {
+	_, err := c.AddCommitted(ctx, id, field, by)
+	return err
+}
+
+// AddCommitted is Add that also says when the increment committed: the
+// time that places it in the buckets of a window of its count.
+func (c *Client) AddCommitted(ctx context.Context, id, field string, by int64) (time.Time, error) {
 	k, err := c.layout.Check(id, field)
 	if err != nil {
-		return fmt.Errorf("counter: %w", err)
+		return time.Time{}, fmt.Errorf("counter: %w", err)
 	}
 	ctx, cancel := c.bound(ctx, 2)
 	defer cancel()
-	if _, _, err := c.writer.Add(ctx, id, k, by); err != nil {
-		return fmt.Errorf("counter: increment %s: %w", describe(id, field), err)
+	_, committed, err := c.writer.Add(ctx, id, k, by)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("counter: increment %s: %w", describe(id, field), err)
 	}
-	return nil
+	return committed, nil
 }
 
 // Total is the counter's total as the rollup keeps it: one document read.
@@ -267,7 +275,10 @@ func (c *Client) read(ctx context.Context, id, field string) (any, error) {
 	case field == "" && !c.layout.OnDocs():
 		field = counting.FieldTotal
 	}
-	return snap.Data()[field], nil
+	if v, ok := snap.Data()[field]; ok {
+		return v, nil
+	}
+	return c.layout.BeforeFold(id, field), nil
 }
 
 // readDoc reads the counted document of id for its field (a count, an

@@ -66,6 +66,10 @@ type Sum struct {
 	// Boundaries are the counts read at starts of buckets since the
 	// document was last folded (ReadBoundaries).
 	Boundaries []Boundary
+	// Weigh, if set, is the instant a trend weighs the fold's change at:
+	// the mean commit time of the increments it holds, as their events
+	// said; zero: At.
+	Weigh time.Time
 }
 
 // Outcome says what one fold did.

@@ -12,6 +12,7 @@ import (
 type Parent struct {
 	Exists     bool
 	Life       string    // the life of the counted document (see layout's life.go); "" in the guide layout
+	Born       time.Time // on documents, when it was created (its life began); zero if unknown
 	Updated    time.Time // update_time: the last write, whoever made it; folds compare-and-set on it
 	Written    time.Time // tally's last write of the counts: the window runs from it
 	AsOf       time.Time // the snapshot the counts sum; zero if absent or not a timestamp
@@ -60,6 +61,9 @@ func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned 
 	}
 	data := snap.Data()
 	p.Exists, p.Life = true, l.LifeOf(snap.CreateTime)
+	if l.OnDocs() {
+		p.Born = snap.CreateTime
+	}
 	p.Updated, p.OneSince = snap.UpdateTime, snap.UpdateTime
 	if !l.OfLife(data, p.Life) {
 		// tally's bookkeeping of another life (a document copied whole,

@@ -30,6 +30,14 @@ const BoundaryLag = 5 * time.Minute
 // an hour (seven days with point-in-time recovery).
 const DefaultRetention = time.Hour
 
+// NewWindowLag is how far back a fold reads the start of the current
+// bucket of a window new to the document (declared since its last fold,
+// or its first fold): within it, the first bucket is exact; past it (a
+// day's bucket, hours after midnight), past what Firestore keeps, the
+// first bucket counts from the fold. A document created in the bucket
+// needs no read: nothing of its life was counted before.
+const NewWindowLag = DefaultRetention - 5*time.Minute
+
 // maxBoundaryReads bounds the bucket starts one fold reads.
 const maxBoundaryReads = 10
 
@@ -58,7 +66,7 @@ func (l Layout) windowed(name string, i int) bool {
 // Firestore's retention: one aggregation per windowed count each. Others
 // are the counts at its last fold.
 func (f *Folder) ReadBoundaries(ctx context.Context, name string, p Parent, s *Sum, now time.Time) error {
-	if p.NextBoundary.IsZero() || !p.Exists || s.Values == nil {
+	if !p.Exists || s.Values == nil {
 		return nil
 	}
 	at := s.windowAt()
@@ -68,6 +76,15 @@ func (f *Folder) ReadBoundaries(ctx context.Context, name string, p Parent, s *S
 			continue
 		}
 		cur := w.Unit.Start(at, f.layout.Zone)
+		if st, ok := p.Windows[w.Field]; !ok || st.Bucket.After(cur) {
+			if !bornBy(p, cur) && now.Sub(cur) <= NewWindowLag && !slices.ContainsFunc(starts, cur.Equal) && len(starts) < maxBoundaryReads {
+				starts = append(starts, cur) // a window new to the document: its first bucket from its start
+			}
+			continue
+		}
+		if p.NextBoundary.IsZero() {
+			continue
+		}
 		for b := p.NextBoundary; !b.After(cur); b = w.Unit.Next(b, f.layout.Zone) {
 			if now.Sub(b) <= min(BoundaryLag, DefaultRetention) && !slices.ContainsFunc(starts, b.Equal) && len(starts) < maxBoundaryReads {
 				starts = append(starts, b)
@@ -117,6 +134,12 @@ func (f *Folder) countsAt(ctx context.Context, name, life string, at time.Time) 
 	return vals, nil
 }
 
+// bornBy reports whether the document p was created at or after b:
+// nothing of its life was counted before b, so its counts there are 0.
+func bornBy(p Parent, b time.Time) bool {
+	return !p.Born.IsZero() && !b.After(p.Born)
+}
+
 // windowAt is the instant the fold s moves windows to: its read time, or,
 // for the boundary job, the start of the bucket it reads just before.
 func (s Sum) windowAt() time.Time {
@@ -157,8 +180,20 @@ func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (valu
 		cur := w.Unit.Start(at, loc)
 		st, ok := p.Windows[w.Field]
 		switch {
-		case !ok || st.Bucket.After(cur): // a window new to the document: it counts from now
-			st = WindowState{Bucket: cur, Base: s.valueAt(p, i, cur), Series: map[string]int64{}}
+		case !ok || st.Bucket.After(cur):
+			// A window new to the document: its first bucket counts from
+			// the bucket's start if the document was created since, or
+			// its count there was read; else from this fold.
+			base := totals[i]
+			if bornBy(p, cur) {
+				base = 0
+			}
+			for _, x := range s.Boundaries {
+				if x.At.Equal(cur) && i < len(x.Values) {
+					base = x.Values[i]
+				}
+			}
+			st = WindowState{Bucket: cur, Base: base, Series: map[string]int64{}}
 		case st.Bucket.Before(cur):
 			st = st.clone()
 			st.roll(w, cur, loc, func(b time.Time) int64 { return s.valueAt(p, i, b) })
@@ -261,6 +296,9 @@ func (f *Folder) timeUpdates(name string, p Parent, s Sum, counts bool, aggregat
 		updates = append(updates, firestore.Update{FieldPath: f.layout.path(FieldNextBoundary), Value: next})
 	}
 	at := s.At
+	if !s.Weigh.IsZero() && s.Weigh.Before(at) && s.Weigh.After(p.AsOf) {
+		at = s.Weigh
+	}
 	for _, w := range ws {
 		if w.Kind != KindTrend {
 			continue

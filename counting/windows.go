@@ -207,3 +207,23 @@ func (l Layout) Kept(name, field string) string {
 	}
 	return ""
 }
+
+// BeforeFold is what field of the counter name reads before its first fold
+// writes it: 0 for a count, a window, or a count or sum of children; 0.0
+// for a trend; nil for an average, which is over no children yet, and for
+// a field tally does not keep.
+func (l Layout) BeforeFold(name, field string) any {
+	switch l.Kept(name, field) {
+	case KeptCount, KeptWindow:
+		return int64(0)
+	case KeptTrend:
+		return 0.0
+	case KeptAggregate:
+		for _, a := range l.Aggregates(name) {
+			if a.Field == field && a.Op != OpAvg {
+				return int64(0)
+			}
+		}
+	}
+	return nil
+}

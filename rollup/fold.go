@@ -98,6 +98,7 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 	if err != nil {
 		return err
 	}
+	s.Weigh = t.weighAt(c, s.At)
 	optimistic := t.now().Sub(p.AnchorAt) >= t.window // a view this old may be stale
 	for attempt := 0; ; attempt++ {
 		grow := 0
@@ -145,6 +146,28 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 		}
 		return t.finish(c, at, s, wrote, next, err)
 	}
+}
+
+// weighAt is the mean commit time of the increments' events that c holds
+// and a sum at at covers: the instant a trend weighs the fold's change at,
+// so that a fold long after its increments (a busy instance's) weighs
+// them about when they were made. Zero if none; the fold keeps it within
+// its last fold and at, whatever an event says. t.mu is not held.
+func (t *tracker) weighAt(c *tracked, at time.Time) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var before float64 // mean of at - each event's time, in seconds
+	n := 0
+	for _, w := range c.waiting {
+		if w.child == nil && !w.created && !w.at.After(at) {
+			n++
+			before += (at.Sub(w.at).Seconds() - before) / float64(n)
+		}
+	}
+	if n == 0 {
+		return time.Time{}
+	}
+	return at.Add(-time.Duration(before * float64(time.Second)))
 }
 
 // createdSum is the counts of a document just created, with no read: 0
