@@ -57,7 +57,10 @@ func TestStarterApp(t *testing.T) {
 		waitJS(`document.getElementById("like").disabled && document.getElementById("like").textContent === "Sign in to like"`),
 		chromedp.SendKeys(chromedp.ID("email"), "ada@example.com"),
 		chromedp.SendKeys(chromedp.ID("password"), "secret-password"),
-		chromedp.Click("#signin button"),
+		// Signing in never makes an account: refused in plain words.
+		chromedp.Click(`#signin button[name="signin"]`),
+		waitJS(`document.getElementById("message").textContent.includes("do not match an account")`),
+		chromedp.Click(`#signin button[name="create"]`),
 		waitJS(`!document.getElementById("like").disabled`),
 		chromedp.Click(chromedp.ID("like")),
 		waitText("count", "1"), // at once
@@ -73,6 +76,20 @@ func TestStarterApp(t *testing.T) {
 		t.Fatalf("press again: %v", err)
 	}
 	waitShards(t, r.emulator, counter, 0)
+	// A wrong password is answered as one, and the right one signs in.
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.ID("signout")),
+		waitJS(`!document.getElementById("signin").hidden`),
+		chromedp.SetValue(chromedp.ID("password"), "not-the-password"),
+		chromedp.Click(`#signin button[name="signin"]`),
+		waitJS(`document.getElementById("message").textContent.includes("do not match an account")`),
+		chromedp.SetValue(chromedp.ID("password"), "secret-password"),
+		chromedp.Click(`#signin button[name="signin"]`),
+		waitJS(`!document.getElementById("like").disabled`),
+	)
+	if err != nil {
+		t.Fatalf("sign out, a wrong password, then the right one: %v", err)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd); code != 0 {
 		t.Errorf("serve exited %d: %s", code, stderr)

@@ -6,13 +6,12 @@
 // (hot=trend(likes, 6h)); or one counter of its own (/demo?counter=NAME). Bundled with the Firebase SDK
 // into internal/stack/demo/demo.js by `npm run demo`.
 import { initializeApp } from "firebase/app";
-import {
-  connectAuthEmulator, createUserWithEmailAndPassword, getAuth, onAuthStateChanged,
-  signInWithEmailAndPassword, signOut,
-} from "firebase/auth";
+import { connectAuthEmulator, getAuth, onAuthStateChanged, signOut } from "firebase/auth";
 import { collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query } from "firebase/firestore";
 
 import { addChild, addTo, countRef, getTally, onCount, onVote, seriesOf, vote } from "../src/index.js";
+// The starter app's sign-in, which apps copy: the demo signs in as it does.
+import { wireSignIn } from "../../../examples/like-button/src/signin.js";
 
 const $ = (id) => document.getElementById(id);
 const config = JSON.parse($("config").textContent);
@@ -74,19 +73,7 @@ function pending(button, note, promise) {
 
 // Sign-in: the Auth emulator takes any email, and a password of 6 or more.
 $("signin-form").hidden = !config.authHost;
-$("signin-form").onsubmit = async (ev) => {
-  ev.preventDefault();
-  const email = $("email").value, password = $("password").value;
-  $("problem").textContent = "";
-  try {
-    await signInWithEmailAndPassword(auth, email, password).catch(() => createUserWithEmailAndPassword(auth, email, password));
-  } catch (e) {
-    $("problem").textContent = e.code === "auth/weak-password" ? "The password needs 6 characters or more."
-      : e.code === "auth/invalid-email" ? "That email address is not valid."
-      : e.code === "auth/wrong-password" || e.code === "auth/invalid-credential" ? "That password is not this account's."
-      : `Sign-in failed: ${e.code ?? e.message}`;
-  }
-};
+wireSignIn(auth, $("signin-form"), (m) => ($("problem").textContent = m));
 $("signout").onclick = () => signOut(auth);
 // needUser holds the like buttons, which need a signed-in user: label()
 // sets each one's state whenever that changes.

@@ -4,14 +4,12 @@
 // deployment wants (--auth firebase --votes-only).
 import { initializeApp } from "firebase/app";
 import { initializeAppCheck, ReCaptchaEnterpriseProvider } from "firebase/app-check";
-import {
-  connectAuthEmulator, createUserWithEmailAndPassword, getAuth, onAuthStateChanged,
-  signInWithEmailAndPassword, signOut,
-} from "firebase/auth";
+import { connectAuthEmulator, getAuth, onAuthStateChanged, signOut } from "firebase/auth";
 import { connectFirestoreEmulator, getFirestore } from "firebase/firestore";
 import { countRef, getTally, onCount, onVote, vote } from "@tallycounters/web";
 
 import { counter, production } from "./config.js";
+import { wireSignIn } from "./signin.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -72,13 +70,5 @@ onAuthStateChanged(auth, (u) => {
   $("who").textContent = u?.email ?? "";
   show();
 });
-$("signin").onsubmit = async (e) => {
-  e.preventDefault();
-  const email = $("email").value, password = $("password").value;
-  try {
-    await signInWithEmailAndPassword(auth, email, password).catch(() => createUserWithEmailAndPassword(auth, email, password));
-  } catch (err) {
-    $("message").textContent = `Sign-in failed: ${err.code ?? err.message}`;
-  }
-};
+wireSignIn(auth, $("signin"), (m) => ($("message").textContent = m));
 $("signout").onclick = () => signOut(auth);
