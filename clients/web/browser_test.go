@@ -28,7 +28,7 @@ import (
 func bundle(t *testing.T, dir string) {
 	t.Helper()
 	emulatortest.Require(t)
-	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
+	if _, err := npmci.Install(context.Background(), ".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)
 	}
 	out, err := exec.Command(filepath.Join("node_modules", ".bin", "esbuild"), "e2e/page.js", "--bundle",

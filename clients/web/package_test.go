@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,7 +49,7 @@ var readmeInstall = []string{
 func TestPackedInstall(t *testing.T) {
 	t.Parallel()
 	emulatortest.Without(t, "npm")
-	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
+	if _, err := npmci.Install(context.Background(), ".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)
 	}
 	self, _ := filepath.Abs(".")

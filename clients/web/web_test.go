@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -38,7 +39,7 @@ func TestNode(t *testing.T) {
 func TestTypesAndSize(t *testing.T) {
 	t.Parallel()
 	emulatortest.Without(t, "npm")
-	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
+	if _, err := npmci.Install(context.Background(), ".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)
 	}
 	if out, err := exec.Command(filepath.Join("node_modules", ".bin", "tsc"), "--noEmit", "-p", ".").CombinedOutput(); err != nil {
@@ -71,7 +72,7 @@ func TestTypesAndSize(t *testing.T) {
 func TestDemoBundleUpToDate(t *testing.T) {
 	t.Parallel()
 	emulatortest.Without(t, "npm")
-	if _, err := npmci.Install(".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
+	if _, err := npmci.Install(context.Background(), ".", filepath.Join(".bin", "esbuild"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatalf("%v (%s)", err, nodeHelp)
 	}
 	// npm run demo's own command, writing elsewhere.

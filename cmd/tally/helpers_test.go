@@ -69,8 +69,15 @@ func childEnv(env []string) []string {
 // start starts the command with args; its stdout is read line by line.
 func start(t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *syncBuffer) {
 	t.Helper()
+	return startIn(t, "", env, args...)
+}
+
+// startIn is start in the directory dir ("": this package's).
+func startIn(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *syncBuffer) {
+	t.Helper()
 	emulatortest.Require(t)
 	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
 	cmd.Env = childEnv(env)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr

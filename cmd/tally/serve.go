@@ -200,7 +200,7 @@ func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
 	signedIn := ""
 	if s.AuthHost != "" {
 		fmt.Fprintf(w, "%s=%s\n", authemu.EnvHost, s.AuthHost)
-		fmt.Fprintf(w, "TOKEN=$(%s=%s go run ./cmd/tally token you@example.com)\n", authemu.EnvHost, s.AuthHost)
+		fmt.Fprintf(w, "TOKEN=$(%s=%s %s token you@example.com)\n", authemu.EnvHost, s.AuthHost, selfCommand())
 		signedIn = ` -H "Authorization: Bearer $TOKEN"`
 	}
 	if !c.Layout.OnDocs() || !c.Layout.IsAggregate(doc, field) {

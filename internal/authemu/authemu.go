@@ -22,6 +22,7 @@ import (
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/npmci"
 	"github.com/tallycounters/tally/internal/proc"
+	"github.com/tallycounters/tally/tools/firebase"
 )
 
 // EnvHost is where the Firebase Admin SDK, and the demo page, find the
@@ -29,26 +30,43 @@ import (
 const EnvHost = "FIREBASE_AUTH_EMULATOR_HOST"
 
 // InstallHelp says how to get the Firebase CLI.
-const InstallHelp = `tally's sign-in tests and demo use the Auth emulator of the Firebase CLI ` +
-	`(npm firebase-tools, which needs Node.js and npm): in the repository, tally installs the ` +
-	`version pinned in tools/firebase itself with "npm ci --prefix tools/firebase" when npm is ` +
-	`on the PATH; otherwise install Node.js and npm ("apt-get install nodejs npm"), or ` +
-	`"npm install -g firebase-tools@15", or set TALLY_FIREBASE to the firebase command.`
+const InstallHelp = `tally's sign-in tests and local stack use the Auth emulator of the Firebase CLI ` +
+	`(npm firebase-tools, which needs Node.js and npm): tally installs the version it pins ` +
+	`(tools/firebase in the repository) itself, once per machine, when npm is on the PATH; ` +
+	`otherwise install Node.js and npm ("apt-get install nodejs npm", "brew install node", or ` +
+	`https://nodejs.org), or "npm install -g firebase-tools@15", or set TALLY_FIREBASE to the firebase command.`
+
+// npmFlags leave out the CLI's optional packages: re2, which the hosting
+// emulator uses and the Auth emulator does not, is built from C++ source
+// for minutes where no prebuilt binary can be fetched.
+var npmFlags = []string{"--omit=optional"}
+
+const what = "the Firebase CLI (for its Auth emulator)"
 
 // Locate finds the firebase command: TALLY_FIREBASE; else the version
-// pinned in the repository's tools/firebase, installed there first with
-// npm if it is not yet (once, however many callers ask at the same time);
-// else firebase on the PATH.
-func Locate() (string, error) {
+// tally pins, installed first with npm if it is not yet (once per machine,
+// however many callers ask at the same time): in the repository's
+// tools/firebase when run inside it, else in the machine's cache from the
+// pins this binary carries; else firebase on the PATH. It stops waiting
+// on another process's install when ctx ends.
+func Locate(ctx context.Context, log io.Writer) (string, error) {
 	if p := os.Getenv("TALLY_FIREBASE"); p != "" {
 		return p, nil
 	}
+	bin := filepath.Join(".bin", "firebase")
+	var err error
 	if dir := npmci.Dir(filepath.Join("tools", "firebase")); dir != "" {
-		if _, err := Install(dir, os.Stderr); err == nil {
-			return filepath.Join(dir, "node_modules", ".bin", "firebase"), nil
-		} else if !errors.Is(err, npmci.ErrNoNPM) {
-			return "", fmt.Errorf("authemu: %w.\n%s", err, InstallHelp)
+		if _, err = Install(ctx, dir, log); err == nil {
+			return filepath.Join(dir, "node_modules", bin), nil
 		}
+	} else {
+		var modules string
+		if modules, _, err = npmci.InstallPins(ctx, firebase.Pins, "firebase", bin, what, log, npmFlags...); err == nil {
+			return filepath.Join(modules, bin), nil
+		}
+	}
+	if !errors.Is(err, npmci.ErrNoNPM) {
+		return "", fmt.Errorf("authemu: install %s: %w.\n%s", what, err, InstallHelp)
 	}
 	if p, err := exec.LookPath("firebase"); err == nil {
 		return p, nil
@@ -59,8 +77,8 @@ func Locate() (string, error) {
 // Install installs the Firebase CLI pinned in dir (its package-lock.json)
 // into dir/node_modules with "npm ci", unless it is there already, and says
 // whether it did: once, however many processes ask at the same time.
-func Install(dir string, log io.Writer) (installed bool, err error) {
-	installed, err = npmci.Install(dir, filepath.Join(".bin", "firebase"), "the Firebase CLI (for its Auth emulator)", log)
+func Install(ctx context.Context, dir string, log io.Writer) (installed bool, err error) {
+	installed, err = npmci.Install(ctx, dir, filepath.Join(".bin", "firebase"), what, log, npmFlags...)
 	if err != nil && !errors.Is(err, npmci.ErrNoNPM) {
 		err = fmt.Errorf("install the Firebase CLI: %w", err)
 	}
@@ -80,7 +98,7 @@ type Emulator struct {
 // and logging ports too, so that runs never collide) and returns once it
 // answers.
 func Start(ctx context.Context, project string, output io.Writer) (*Emulator, error) {
-	bin, err := Locate()
+	bin, err := Locate(ctx, os.Stderr) // how an install goes is said whatever becomes of output
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package npmci
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // fixture writes a small package of the test's own, with a dependency on
@@ -69,7 +72,7 @@ func TestInstallOnce(t *testing.T) {
 	for i := range 2 {
 		wg.Go(func() {
 			var err error
-			if installed[i], err = Install(first, want, "the fixture", &logs[i]); err != nil {
+			if installed[i], err = Install(context.Background(), first, want, "the fixture", &logs[i]); err != nil {
 				t.Errorf("caller %d: %v\n%s", i, err, logs[i].String())
 			}
 		})
@@ -91,12 +94,12 @@ func TestInstallOnce(t *testing.T) {
 	if err != nil || !strings.HasPrefix(target, cache) {
 		t.Errorf("%s/node_modules links to %q (%v); want the packages in the cache, %s", first, target, err, cache)
 	}
-	if again, err := Install(first, want, "the fixture", &logs[0]); err != nil || again {
+	if again, err := Install(context.Background(), first, want, "the fixture", &logs[0]); err != nil || again {
 		t.Errorf("a third call: installed %v, %v; want nothing to do", again, err)
 	}
 
 	var log bytes.Buffer
-	if again, err := Install(second, want, "the fixture", &log); err != nil || again {
+	if again, err := Install(context.Background(), second, want, "the fixture", &log); err != nil || again {
 		t.Errorf("the second clone: installed %v, %v; want nothing to do\n%s", again, err, log.String())
 	}
 	if other, _ := os.Readlink(filepath.Join(second, "node_modules")); other != target {
@@ -107,10 +110,60 @@ func TestInstallOnce(t *testing.T) {
 	}
 
 	os.RemoveAll(cache)
-	if again, err := Install(second, want, "the fixture", &log); err != nil || !again {
+	if again, err := Install(context.Background(), second, want, "the fixture", &log); err != nil || !again {
 		t.Errorf("after the cache was cleared: installed %v, %v; want an install\n%s", again, err, log.String())
 	}
 	if _, err := os.Stat(filepath.Join(second, "node_modules", want)); err != nil {
 		t.Errorf("after the cache was cleared and the install: %v", err)
 	}
+}
+
+// TestWaitSaysWhoAndStops: a caller that finds another process installing
+// says which process holds the lock, and stops waiting when its context
+// ends (as serve's does on Ctrl-C), having installed nothing.
+func TestWaitSaysWhoAndStops(t *testing.T) {
+	dir := t.TempDir()
+	holder := flock.New(filepath.Join(dir, ".install.lock"))
+	if err := holder.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Unlock()
+	os.WriteFile(filepath.Join(dir, ".install.holder"), []byte("process 4242 on here, since 12:00:00"), 0o644)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &syncBuffer{}
+	ran := false
+	done := make(chan error, 1)
+	go func() {
+		_, err := job{what: "the fixture", log: log}.locked(ctx, dir, func() bool { return false }, func() error { ran = true; return nil })
+		done <- err
+	}()
+	for !strings.Contains(log.String(), "process 4242") {
+		time.Sleep(10 * time.Millisecond) // until it says whom it waits for
+	}
+	cancel()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "stopped waiting") || ran {
+		t.Errorf("after its context ended: %v, installed: %v; want it to stop waiting, having installed nothing", err, ran)
+	}
+	if !strings.Contains(log.String(), "another process to install the fixture (process 4242 on here") {
+		t.Errorf("it said %q; want whom it waits for", log.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer for one writer and one reader at a time.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

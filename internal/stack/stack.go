@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,6 +94,7 @@ type Stack struct {
 	o        Options
 	admin    *counter.Client
 	servers  []*http.Server
+	closers  []io.Closer // what the stack opened for its servers: the app's directory
 	draining atomic.Bool
 	seeded   atomic.Bool   // the demo's feed has posts
 	watching chan struct{} // closed to stop watching an external emulator
@@ -188,8 +190,14 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		fl.Close()
 		return nil, err
 	}
+	app, closeApp, err := withApp(o.AppDir, s.Functions.Handler())
+	if err != nil {
+		fl.Close()
+		return nil, err
+	}
+	s.closers = append(s.closers, closeApp)
 	mux := http.NewServeMux()
-	mux.Handle("/", withApp(o.AppDir, s.Functions.Handler()))
+	mux.Handle("/", app)
 	mux.HandleFunc("/demo", s.demo)
 	mux.HandleFunc("/demo.js", demoJS)
 	mux.HandleFunc(LocalConfigPath, s.localConfig)
@@ -347,9 +355,16 @@ func (s *Stack) serve(l net.Listener, h http.Handler) {
 	go sv.Serve(l)
 }
 
-// gate refuses new increments once the stack is stopping.
+// gate answers only requests addressed to an IP address or localhost, so
+// that no page of another site can reach the stack through a name that it
+// points at this machine (DNS rebinding); and it refuses new increments
+// once the stack is stopping.
 func (s *Stack) gate(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !localName(r.Host) {
+			httpjson.Error(w, http.StatusMisdirectedRequest, fmt.Sprintf("tally serve answers requests to an IP address or localhost, not to %q", r.Host))
+			return
+		}
 		if s.draining.Load() && r.URL.Path == "/Increment" {
 			w.Header().Set("Retry-After", "5")
 			httpjson.Error(w, http.StatusServiceUnavailable, "tally serve is stopping: nothing was written; retry after the time in Retry-After")
@@ -456,6 +471,10 @@ func (s *Stack) shutdown() error {
 		sv.Close()
 	}
 	s.servers = nil
+	for _, c := range s.closers {
+		c.Close()
+	}
+	s.closers = nil
 	if s.Functions != nil {
 		s.Functions.Close()
 	}
@@ -473,4 +492,14 @@ func (s *Stack) shutdown() error {
 		os.RemoveAll(filepath.Dir(s.Rules))
 	}
 	return err
+}
+
+// localName reports whether host (a Host header) names the machine the way
+// no other site can: an IP address, or localhost.
+func localName(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	return net.ParseIP(host) != nil || strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost")
 }
