@@ -490,11 +490,39 @@ if [ "$reconcile" = true ] || [ -n "$boundaries" ]; then
 	fi
 fi
 
+# try_it prints how to try the deployed Increment, as this deploy takes it.
+try_it() {
+	local url="https://$region-$project.cloudfunctions.net/tally-increment"
+	# The header is printed for a shell to expand: single quotes keep it as it is.
+	# shellcheck disable=SC2016
+	local body='{"counter":"likes"}' bearer='"Authorization: Bearer $(gcloud auth print-identity-token)"'
+	if [ "$votes_only" = true ]; then
+		body='{"counter":"likes","vote":true}'
+	fi
+	echo "# Increment is at $url (the url of the starter app's src/config.js)."
+	if [ "$public" = true ] && [ "$auth" = firebase ]; then
+		echo "# It takes signed-in users only: sign in a user of the project (email and password sign-in on;"
+		echo "# WEB_API_KEY is firebaseConfig.apiKey) for an ID token, then send it:"
+		cat <<'TRY'
+TOKEN=$(curl -s 'https://identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=WEB_API_KEY' -H 'Content-Type: application/json' -d '{"email":"you@example.com","password":"YOUR_PASSWORD","returnSecureToken":true}' | sed -n 's/.*"idToken": *"\([^"]*\)".*/\1/p')
+TRY
+		# shellcheck disable=SC2016
+		bearer='"Authorization: Bearer $TOKEN"'
+	elif [ "$public" = true ]; then
+		bearer=""
+	fi
+	if [ "$app_check" = true ]; then
+		echo "# App Check is enforced: a request needs -H \"X-Firebase-AppCheck: TOKEN\" from the app (or a debug token); pressing Like in the app is the simplest try."
+	fi
+	if [ -n "$counter_pattern" ]; then
+		echo "# --counter-pattern allows only the counters it names: put one of them in place of likes."
+	fi
+	echo "curl -s -X POST $url${bearer:+ -H $bearer} -H 'Content-Type: application/json' -d '$body'"
+}
+
 if [ "$dry_run" = false ]; then
 	echo "# Done. Try it:"
-	if [ "$public" = true ]; then
-		echo "curl -s -X POST https://$region-$project.cloudfunctions.net/tally-increment -H 'Content-Type: application/json' -d '{\"counter\":\"likes\"}'"
-	else
-		echo "curl -s -X POST https://$region-$project.cloudfunctions.net/tally-increment -H \"Authorization: Bearer \$(gcloud auth print-identity-token)\" -H 'Content-Type: application/json' -d '{\"counter\":\"likes\"}'"
-	fi
+	try_it
+elif [ "$delete" = false ]; then
+	try_it | sed 's/^/# then: /'
 fi

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/tallycounters/tally/internal/authemu"
 )
 
 // TestMain builds the tally command once for every run of deploy.sh here
@@ -29,6 +31,7 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("TALLY_BIN", bin)
 	code := m.Run()
+	authemu.StopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -7,7 +7,7 @@ export const production = {
   firebaseConfig: { apiKey: "API_KEY", authDomain: "PROJECT.firebaseapp.com", projectId: "PROJECT", appId: "APP_ID" },
   // gcloud recaptcha keys create ... (the key's id), registered with App Check
   siteKey: "SITE_KEY",
-  // the deployed Increment (deploy/deploy.sh prints it)
+  // the deployed Increment: deploy/deploy.sh prints it when it is done ("Increment is at ...")
   url: "https://us-central1-PROJECT.cloudfunctions.net/tally-increment",
 };
 

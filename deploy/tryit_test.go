@@ -1,0 +1,56 @@
+package deploy
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/tallycounters/tally/internal/authemu"
+	"github.com/tallycounters/tally/internal/emulatortest"
+)
+
+// TestTryItTakesTheDeploy: the "Try it" lines deploy.sh prints fit the
+// deploy they follow. For a public deploy that takes signed-in users,
+// they sign a user in for an ID token first (run here, as printed, against
+// the Auth emulator in place of identitytoolkit.googleapis.com) and send
+// it; for a private one, a gcloud identity token; for an open one, none.
+func TestTryItTakesTheDeploy(t *testing.T) {
+	try := func(args ...string) []string {
+		var out []string
+		t.Helper()
+		b, err := exec.Command("bash", append([]string{"deploy.sh", "--dry-run"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("deploy.sh --dry-run %s: %v\n%s", strings.Join(args, " "), err, b)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "# then: "); ok && !strings.HasPrefix(rest, "#") {
+				out = append(out, rest)
+			}
+		}
+		return out
+	}
+	signedIn := try(variants["counts on documents"]...)
+	if len(signedIn) != 2 || !strings.HasPrefix(signedIn[0], "TOKEN=$(curl") || !strings.Contains(signedIn[1], `-H "Authorization: Bearer $TOKEN"`) || !strings.Contains(signedIn[1], `"vote":true`) {
+		t.Fatalf("a public deploy for signed-in users voting prints:\n%s\nwant a token, then a vote sent with it", strings.Join(signedIn, "\n"))
+	}
+	if open := try(variants["public, scheduled"]...); len(open) != 1 || strings.Contains(open[0], "Authorization") {
+		t.Errorf("an open public deploy prints:\n%s\nwant one curl with no token", strings.Join(open, "\n"))
+	}
+	if private := try(variants["private, named database"]...); len(private) != 1 || !strings.Contains(private[0], "gcloud auth print-identity-token") {
+		t.Errorf("a private deploy prints:\n%s\nwant one curl with a gcloud identity token", strings.Join(private, "\n"))
+	}
+
+	emulatortest.Without(t, "npm")
+	host, err := authemu.Shared("demo-tally")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := authemu.SignUp(host, "you@example.com", "YOUR_PASSWORD"); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Replace(signedIn[0], "https://identitytoolkit.googleapis.com/", "http://"+host+"/identitytoolkit.googleapis.com/", 1)
+	out, err := exec.Command("bash", "-c", line+`; printf %s "$TOKEN"`).CombinedOutput()
+	if token := strings.TrimSpace(string(out)); err != nil || strings.Count(token, ".") != 2 {
+		t.Errorf("the printed sign-in, run:\n%s\ngave %q (%v); want an ID token", line, out, err)
+	}
+}
