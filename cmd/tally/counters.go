@@ -113,10 +113,12 @@ func counterCommands() []*cobra.Command {
 		counterCommand("create ID", "Create a counter with its shards", one, func(cmd *cobra.Command) action {
 			shards := cmd.Flags().Int("shards", counting.DefaultShards, "number of shards (a counter grows when busy, if the rollup grows counters)")
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := c.Create(ctx, id, *shards); err != nil {
+				if err := c.Create(ctx, id, *shards); errors.Is(err, counter.ErrExists) {
+					return fmt.Errorf("%s exists already: 'tally reshard %s --shards N' changes its shards", id, id)
+				} else if err != nil {
 					return err
 				}
-				a.print(map[string]any{"counter": id, "shards": *shards}, "created %s with %d shards", id, *shards)
+				a.print(map[string]any{"counter": id, "shards": *shards}, "created %s with %s", id, shardsOf(*shards))
 				return nil
 			}
 		}),
@@ -238,7 +240,7 @@ func reshardCommand(args cobra.PositionalArgs) *cobra.Command {
 				return err
 			}
 			if old == *shards {
-				a.print(map[string]any{"counter": id, "from": old, "to": *shards}, "%s: on %d shard(s) already", id, old)
+				a.print(map[string]any{"counter": id, "from": old, "to": *shards}, "%s: on %s already", id, shardsOf(old))
 				return nil
 			}
 			a.print(map[string]any{"counter": id, "from": old, "to": *shards}, "%s: %d -> %d shards", id, old, *shards)
@@ -332,4 +334,12 @@ func zoneOf(l counting.Layout) *time.Location {
 		return time.UTC
 	}
 	return l.Zone
+}
+
+// shardsOf is "1 shard" or "n shards".
+func shardsOf(n int) string {
+	if n == 1 {
+		return "1 shard"
+	}
+	return fmt.Sprintf("%d shards", n)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	"github.com/tallycounters/tally/internal/browsertest"
@@ -38,6 +39,11 @@ func TestDemoInABrowser(t *testing.T) {
 
 	page := r.functions + "/demo?counter=demo-likes"
 	checkDemoHeaders(t, page)
+	if resp, err := http.Get(r.functions + "/"); err != nil {
+		t.Errorf("GET / of serve with no app: %v", err)
+	} else if resp.Body.Close(); resp.Request.URL.Path != "/demo" {
+		t.Errorf("GET / of serve with no app ends at %s; want the demo page", resp.Request.URL)
+	}
 	id := func(s string) chromedp.ID { return chromedp.ID(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page),
@@ -159,6 +165,7 @@ func TestDemoFeed(t *testing.T) {
 			`"true Sign in to like,true Sign in to like,true Sign in to like"`),
 		signIn(page),
 		chromedp.WaitVisible(id("signed-in")),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1), // off the feed, which holds its order under the pointer
 		views("1,1,1"),
 	)
 	if err != nil {
@@ -186,9 +193,12 @@ func TestDemoFeed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after a reload: %v", err)
 	}
-	comment := post("hello", "form") + `.elements.namedItem("text").value = "Hi", ` + post("hello", "form") + `.requestSubmit(), ` + post("hello", ".comments") + `.textContent`
+	comment := post("hello", "form") + `.elements.namedItem("text").value = "Great post <3", ` + post("hello", "form") + `.requestSubmit(), ` + post("hello", ".comments") + `.textContent`
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[string](comment)); err != nil || n != "1" {
 		t.Fatalf("right after Comment the post shows %q comments (%v), want 1", n, err)
+	}
+	if err := chromedp.Do(ctx, waitJS(post("hello", ".said")+`.textContent === "Great post <3"`)); err != nil {
+		t.Fatalf("the comment's text is not shown under its post, as text: %v", err)
 	}
 	screenshots(t, ctx)
 	for _, p := range demoPostIDs {
@@ -199,6 +209,7 @@ func TestDemoFeed(t *testing.T) {
 	if err != nil || again != "0 false Like 0" {
 		t.Fatalf("right after a second press the post shows %q (%v), want 0 likes, not pressed, labelled Like, 0 today", again, err)
 	}
+	holdsOrderUnderPointer(t, ctx, r.emulator, post)
 	for _, p := range demoPostIDs {
 		waitField(t, r.emulator, "posts/"+p, "likes", 0)
 		waitField(t, r.emulator, "posts/"+p, "likes_today", 0)
@@ -266,5 +277,51 @@ func signIn(page string) chromedp.Action[chromedp.Void] {
 			chromedp.Click(id("create")),
 			waitJS(`document.getElementById("signin-form").hidden && !document.getElementById("signed-in").hidden`),
 		)
+	}
+}
+
+// holdsOrderUnderPointer: with the pointer over the feed, a like's fold
+// that moves a post to the top does not reorder the posts under it; the
+// feed takes the new order once the pointer leaves. The post is then
+// unliked again.
+func holdsOrderUnderPointer(t *testing.T, ctx context.Context, emulator string, post func(p, sel string) string) {
+	t.Helper()
+	first := `document.querySelector("#posts article").dataset.id`
+	box, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector("#posts article:last-child h2").getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`))
+	if err != nil || len(box) != 2 {
+		t.Fatalf("the last post's place: %v %v", box, err)
+	}
+	err = chromedp.Do(ctx,
+		waitJS(first+` === "offline"`),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, box[0], box[1]),
+		waitJS(`document.getElementById("posts").matches(":hover")`),
+		clickJS(post("counts", ".like")),
+	)
+	if err != nil {
+		t.Fatalf("like a post with the pointer over the feed: %v", err)
+	}
+	waitField(t, emulator, "posts/counts", "likes", 1)
+	if err := chromedp.Do(ctx, waitJS(`document.getElementById("posts").dataset.held === "true"`)); err != nil {
+		t.Fatalf("the new order was not held: %v", err)
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](first)); got != "offline" {
+		t.Errorf("with the pointer over the feed, the first post became %q; want the order held", got)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1),
+		waitJS(first+` === "counts" && !document.getElementById("posts").dataset.held`),
+		clickJS(post("counts", ".like")),
+	)
+	if err != nil {
+		t.Fatalf("once the pointer left, the liked post should lead: %v", err)
+	}
+}
+
+// clickJS clicks the element el (a JavaScript expression) from script,
+// wherever the pointer is.
+func clickJS(el string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Evaluate[bool](el+`.click(), true`)(ctx, t)
+		return chromedp.Void{}, err
 	}
 }

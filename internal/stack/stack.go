@@ -198,6 +198,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.closers = append(s.closers, closeApp)
 	mux := http.NewServeMux()
 	mux.Handle("/", app)
+	if o.AppDir == "" {
+		mux.Handle("GET /{$}", http.RedirectHandler("/demo", http.StatusFound)) // the page serve has
+	}
 	mux.HandleFunc("/demo", s.demo)
 	mux.HandleFunc("/demo.js", demoJS)
 	mux.HandleFunc(LocalConfigPath, s.localConfig)

@@ -143,6 +143,23 @@ function feed({ collection: name, like: likes, view: views, comments, children, 
   $("feed").hidden = false;
   $("collection").textContent = name;
   const shown = new Map();
+  const posts = $("posts");
+  // place shows the posts in a new order, unless the pointer is over them:
+  // a post that moved under it would put another's Like button where the
+  // reader is about to click. The order is held until the pointer leaves.
+  let held = null;
+  const place = (els) => {
+    const same = els.length === posts.children.length && els.every((e, i) => posts.children[i] === e);
+    if (!same && posts.children.length > 0 && posts.matches(":hover")) {
+      held = els;
+      posts.dataset.held = "true";
+      return;
+    }
+    held = null;
+    delete posts.dataset.held;
+    if (!same) posts.replaceChildren(...els);
+  };
+  posts.addEventListener("pointerleave", () => held && place(held));
   let stop = () => {};
   const list = (field) => {
     stop();
@@ -156,7 +173,7 @@ function feed({ collection: name, like: likes, view: views, comments, children, 
         el.series?.(today ? seriesOf(d.data(), today) : []);
         return el;
       });
-      $("posts").replaceChildren(...els); // in the query's order
+      place(els); // in the query's order
     }, say);
   };
   $("orders").hidden = !hot;
@@ -187,7 +204,7 @@ function post(path, { likes, views, comments, children, today }) {
     `<span class="stats">${[stat("likes", "likes"), today && stat("today", "today"), views && stat("views", "views"), comments && stat("comments", "comments")].filter(Boolean).join(" · ")}</span>` +
     (today ? `<svg class="spark" viewBox="0 0 70 20" role="img"></svg>` : "") + `</div>` +
     `<p class="note" aria-live="polite"></p>` +
-    (comments ? `<form class="comment" hidden><input name="text" placeholder="Write a comment" aria-label="Your comment" required maxlength="500"><button>Comment</button></form>` : "");
+    (comments ? `<ul class="said" aria-label="Latest comments"></ul><form class="comment" hidden><input name="text" placeholder="Write a comment" aria-label="Your comment" required maxlength="500"><button>Comment</button></form>` : "");
   const show = (cls, one, many) => (n) => {
     el.querySelector(`.${cls}`).textContent = String(n);
     el.querySelector(`.${cls}-noun`).textContent = plural(n, one, many);
@@ -196,6 +213,15 @@ function post(path, { likes, views, comments, children, today }) {
     // A comment shows in the count at once, and once: addChild.
     const counted = countRef(tally, path, comments);
     onCount(counted, show("comments", "comment", "comments"), say);
+    // The latest comments, each shown as soon as it is written.
+    const said = el.querySelector(".said");
+    onSnapshot(query(collection(db, `${path}/${children}`), orderBy("createdAt", "desc"), limit(3)), (snap) => {
+      said.replaceChildren(...snap.docs.slice().reverse().map((d) => {
+        const li = document.createElement("li");
+        li.textContent = String(d.get("text") ?? "");
+        return li;
+      }));
+    }, say);
     const form = el.querySelector("form");
     onAuthStateChanged(auth, (u) => (form.hidden = !u)); // the rules let signed-in users comment, as its owner
     form.onsubmit = (e) => {
