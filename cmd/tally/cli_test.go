@@ -78,7 +78,7 @@ func TestCounterCommands(t *testing.T) {
 		code int
 	}{
 		{[]string{"create", "likes", "--shards", "4"}, "created likes with 4 shards", 0},
-		{[]string{"create", "--shards", "4", "likes"}, "already exists", 1},
+		{[]string{"create", "--shards", "4", "likes"}, "likes exists already: 'tally reshard likes --shards N' changes its shards", 1},
 		{[]string{"incr", "likes", "--by", "5"}, "likes +5", 0},
 		{[]string{"incr", "--by=-2", "likes"}, "likes -2", 0},
 		{[]string{"incr", "likes", "--by", "0"}, "by must not be 0", 2},

@@ -3,8 +3,10 @@ package bench
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -24,11 +26,13 @@ var modeColors = map[string]color.Color{
 }
 
 // WriteChart draws the run to path, an .svg or a .png, in four panels over
-// the same time axis, from the start of each mode's load until its total
-// settled: the most writes one document took each second, parent writes
-// per second, how many acknowledged increments the total lacks, and
-// increments per second. The axes are linear, so zero is
-// zero, and the title holds the run's parameters.
+// the same time axis, from the start of each mode's load to the last
+// second any panel shows something (the end of the load, and what
+// settling shows after it): the most writes one document took each
+// second, parent writes per second, how many acknowledged increments the
+// total lacks, and increments per second. The axes are linear, so zero is
+// zero, with whole-number ticks; the title is one line, and the run's
+// parameters are the caption under the last panel.
 func (r *Report) WriteChart(path string) error {
 	const w, h = 10 * vg.Inch, 14 * vg.Inch
 	var canvas interface {
@@ -43,18 +47,19 @@ func (r *Report) WriteChart(path string) error {
 	default:
 		return fmt.Errorf("bench: chart %s: want a .svg or .png file", path)
 	}
-	seconds := 1.0
-	for _, m := range r.Modes {
-		seconds = max(seconds, float64(len(m.IncrSeries)), float64(len(m.ParentSeries)), float64(len(m.LagSeries))/10, float64(len(m.HotShardSeries)))
-	}
+	seconds := max(1, r.shownSeconds())
 	panels := []*plot.Plot{r.hotPanel(), r.parentPanel(), r.lagPanel(), r.incrPanel()}
-	panels[0].Title.Text = "tally bench: " + wrap(r.Title(), 110)
+	panels[0].Title.Text = fmt.Sprintf("tally bench: %s over %gs a mode", r.modeNames(), r.Options.Seconds)
 	for _, p := range panels {
 		p.X.Label.Text = "seconds since the mode's load began"
 		p.X.Min, p.X.Max = 0, seconds
+		p.X.Tick.Marker = wholeTicks{}
+		p.Y.Tick.Marker = wholeTicks{}
 		p.Legend.Top = true
 		p.Add(plotter.NewGrid())
 	}
+	last := panels[len(panels)-1]
+	last.X.Label.Text += "\n\n" + wrap(r.Title(), 120)
 	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadTop: vg.Millimeter * 4, PadBottom: vg.Millimeter * 4,
 		PadLeft: vg.Millimeter * 4, PadRight: vg.Millimeter * 6, PadY: vg.Millimeter * 8}
 	grid := make([][]*plot.Plot, len(panels))
@@ -195,4 +200,62 @@ func wrap(s string, n int) string {
 		s = s[i+1:]
 	}
 	return strings.Join(append(lines, s), "\n")
+}
+
+// shownSeconds is the last second of the run that any panel has something
+// to show in: the end of the longest load, or a later second in which a
+// mode still wrote, or its total still lacked increments.
+func (r *Report) shownSeconds() float64 {
+	end := 0.0
+	lastNonZero := func(series []int) float64 {
+		for i := len(series) - 1; i >= 0; i-- {
+			if series[i] != 0 {
+				return float64(i + 1)
+			}
+		}
+		return 0
+	}
+	for _, m := range r.Modes {
+		end = max(end, float64(len(m.IncrSeries)), lastNonZero(m.ParentSeries), lastNonZero(m.HotShardSeries))
+		for i := len(m.LagSeries) - 1; i >= 0; i-- {
+			if m.LagSeries[i] != 0 {
+				end = max(end, float64(i+1)/10)
+				break
+			}
+		}
+	}
+	return math.Ceil(end)
+}
+
+// modeNames is the modes of the run, "raw, tally and naive".
+func (r *Report) modeNames() string {
+	var names []string
+	for _, m := range r.Modes {
+		names = append(names, m.Mode)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// wholeTicks are gonum's default ticks, at whole numbers only and labelled
+// without decimals: the panels count writes, increments and seconds.
+type wholeTicks struct{}
+
+func (wholeTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
+		if t.Value != math.Trunc(t.Value) {
+			continue
+		}
+		if t.Label != "" {
+			t.Label = strconv.FormatFloat(t.Value, 'f', 0, 64)
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		out = []plot.Tick{{Value: math.Ceil(min), Label: strconv.FormatFloat(math.Ceil(min), 'f', 0, 64)}}
+	}
+	return out
 }

@@ -56,6 +56,9 @@ func (r *Report) Title() string {
 // figure does not apply, "never" where a total never became exact.
 func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%s\n\n", r.Title())
+	if warning := r.Saturated(); warning != "" {
+		fmt.Fprintf(w, "%s\n\n", warning)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, f func(m ModeResult) string) {
 		cells := []string{label}
@@ -159,6 +162,25 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("  peak MiB (resident), per instance", func(m ModeResult) string { return joinf("%.0f", m.InstancePeakMiB) })
 	row("  peak MiB (Go heap), per instance", func(m ModeResult) string { return joinf("%.1f", m.InstancePeakHeapMiB) })
 	tw.Flush()
+}
+
+// Saturated says, if so, that the machine could not offer the load: the
+// raw client, which writes the shards and nothing else, reached less than
+// 90% of the rate asked for. Every mode then ran slower than asked, and
+// lags and totals not yet exact say more of the machine than of tally.
+// "" if the raw client kept up, or did not run, or no rate was set.
+func (r *Report) Saturated() string {
+	if r.Options.Rate <= 0 {
+		return ""
+	}
+	for _, m := range r.Modes {
+		if m.Mode == ModeRaw && m.IncrPerSec < 0.9*r.Options.Rate {
+			return fmt.Sprintf("this machine could not keep up: the raw client wrote %.0f increments/s of the %.0f/s asked for (%.0f%%); "+
+				"every mode ran slower than asked, and its lags and totals not yet exact are as much the machine's as tally's "+
+				"(docs/bench.md: how far figures move between machines)", m.IncrPerSec, r.Options.Rate, 100*m.IncrPerSec/r.Options.Rate)
+		}
+	}
+	return ""
 }
 
 // hasVisible reports whether any mode measured visible latency.
