@@ -77,7 +77,19 @@ var readmeRuns = map[string]readmeRun{
 	"gcloud services enable recaptchaenterprise.googleapis.com firebaseappcheck.googleapis.com --project PROJECT":                  {run: runGcloudParse},
 	"gcloud recaptcha keys create --display-name=tally-web --web --domains=app.example --integration-type=score --project PROJECT": {run: runGcloudParse},
 	`curl -s -X PATCH -H "Authorization: Bearer $(gcloud auth print-access-token)" -H "X-Goog-User-Project: PROJECT" -H 'Content-Type: application/json' 'https://identitytoolkit.googleapis.com/admin/v2/projects/PROJECT/config?updateMask=signIn.email.enabled' -d '{"signIn":{"email":{"enabled":true}}}'`: {elsewhere: "needs a Google Cloud project"},
-	`curl -s -X PATCH -H "Authorization: Bearer $(gcloud auth print-access-token)" -H "X-Goog-User-Project: PROJECT" -H 'Content-Type: application/json' 'https://firebaseappcheck.googleapis.com/v1/projects/PROJECT/apps/APP_ID/recaptchaEnterpriseConfig?updateMask=siteKey' -d '{"siteKey":"SITE_KEY"}'`:   {elsewhere: "needs a Google Cloud project"},
+	"TALLY_COUNTS='posts:views,likes=count(likes)'":                                                                            {elsewhere: "clients/web TestLikeDocumentsFromTwoDevices serves these counts, under docs/mobile.md's rules, with the JS SDK on two devices"},
+	"apt-get install -y apt-transport-https ca-certificates gnupg curl":                                                        {elsewhere: "docs/prerequisites.md: Google's apt repository cannot be reached from the test machines; the page says so"},
+	"curl -fsSL https://packages.cloud.google.com/apt/doc/apt-key.gpg | gpg --dearmor -o /usr/share/keyrings/cloud.google.gpg": {elsewhere: "docs/prerequisites.md: needs Google's apt repository"},
+	"apt-get update": {elsewhere: "docs/prerequisites.md: needs Google's apt repository"},
+	"apt-get install -y google-cloud-cli google-cloud-cli-firestore-emulator default-jre-headless chromium shellcheck": {elsewhere: "docs/prerequisites.md: needs Google's apt repository; the test machines have these packages"},
+	"command -v npm || apt-get install -y nodejs npm":                                                                  {run: runInstallLine},
+	"gcloud components install cloud-firestore-emulator":                                                               {elsewhere: "docs/prerequisites.md: for a gcloud installed from Google's archive (macOS, Windows), not tried"},
+	"npm install -g firebase-tools@15":                                                                                 {elsewhere: "docs/web.md: installs the Firebase CLI for a deploy; the tests install the same version, pinned, in the machine's cache"},
+	"firebase login":                                                                                                   {elsewhere: "needs a Google account"},
+	"cd examples/like-button":                                                                                          {elsewhere: "TestStarterApp builds and serves the example from there"},
+	"npm run build":                                                                                                    {elsewhere: "TestStarterApp runs it in examples/like-button"},
+	"firebase deploy --only hosting --project PROJECT":                                                                 {elsewhere: "needs a Google Cloud project"},
+	`curl -s -X PATCH -H "Authorization: Bearer $(gcloud auth print-access-token)" -H "X-Goog-User-Project: PROJECT" -H 'Content-Type: application/json' 'https://firebaseappcheck.googleapis.com/v1/projects/PROJECT/apps/APP_ID/recaptchaEnterpriseConfig?updateMask=siteKey' -d '{"siteKey":"SITE_KEY"}'`: {elsewhere: "needs a Google Cloud project"},
 }
 
 // commandPrefixes start the README's command lines; other lines of its
