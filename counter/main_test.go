@@ -137,11 +137,11 @@ func incrementAndWait(t *testing.T, c *counter.Client, id string, n int, want in
 	waitTotal(t, c, id, want)
 }
 
-// waitTotal waits until id's total is want, or fails after a minute (a
+// waitTotal waits until id's total is want, or fails after emulatortest.Liveness (a
 // liveness bound, not a measurement).
 func waitTotal(t *testing.T, c *counter.Client, id string, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(emulatortest.Liveness)
 	for {
 		got, err := c.Total(context.Background(), id)
 		if err == nil && got == want {

@@ -119,13 +119,13 @@ func loadMobileRules(t *testing.T, s *stack.Stack) {
 	}
 }
 
-// waitLikes waits until the post's likes field is want: at most two
-// minutes, a liveness bound.
+// waitLikes waits until the post's likes field is want: at most
+// emulatortest.Liveness, a liveness bound.
 func waitLikes(t *testing.T, path string, s *stack.Stack, want int64) {
 	t.Helper()
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	var got int64
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		snap, err := fs.Doc(path).Get(context.Background())
 		if err == nil {
 			got, _ = snap.Data()["likes"].(int64)
@@ -134,5 +134,5 @@ func waitLikes(t *testing.T, path string, s *stack.Stack, want int64) {
 			}
 		}
 	}
-	t.Fatalf("%s likes = %d after two minutes; want %d", path, got, want)
+	t.Fatalf("%s likes = %d after %v; want %d", path, got, emulatortest.Liveness, want)
 }

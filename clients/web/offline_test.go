@@ -113,7 +113,7 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 	}
 	l.mode.Store(linkLossy)
 	// The retries reach Increment and commit; their answers are lost.
-	for deadline := time.Now().Add(time.Minute); l.lost.Load() < 2 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(emulatortest.Liveness); l.lost.Load() < 2 && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond) // a liveness bound, not a measurement
 	}
 	if l.lost.Load() < 2 {

@@ -227,7 +227,7 @@ func checkShown(t *testing.T, ctx context.Context, want []int64, last int64) {
 func waitField(t *testing.T, d *firestore.DocumentRef, field string, want int64) {
 	t.Helper()
 	var got any
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		snap, err := d.Get(context.Background())
 		if err == nil {
 			if got = snap.Data()[field]; got == want {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/internal/emulatortest"
 )
 
 // TestBannerCommands runs the commands serve prints, as printed, in one
@@ -37,7 +39,7 @@ func TestBannerCommands(t *testing.T) {
 			cmd, out, stderr := startIn(t, dir, c.env, "serve", "--port", "0")
 			r := waitReady(t, out, stderr)
 			var lines []string
-			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 				if later := r.later.String(); strings.Contains(later, "mask.fieldPaths=") {
 					lines = strings.Split(strings.TrimSpace(later), "\n")
 					break
@@ -67,7 +69,7 @@ func TestBannerCommands(t *testing.T) {
 				t.Fatalf("serve's commands did not count:\n%s\ngave:\n%s", script, b)
 			}
 			read := lines[len(lines)-1]
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) {
 				b, _ = exec.Command("bash", "-c", read).CombinedOutput()
 				if strings.Contains(string(b), `"integerValue": "1"`) {
 					break // folded: the read shows the count the commands made

@@ -167,10 +167,10 @@ func waitReady(t *testing.T, out *bufio.Scanner, stderr *syncBuffer) ready {
 	return r
 }
 
-// gone waits until pid has exited, for at most a minute (a liveness
+// gone waits until pid has exited, for at most emulatortest.Liveness (a liveness
 // bound, not a measurement).
 func gone(pid int) bool {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if !alive(pid) {
 			return true
 		}
@@ -260,7 +260,7 @@ func waitTotal(t *testing.T, emulator, counter string, want int64) {
 func waitField(t *testing.T, emulator, path, name string, want int64) {
 	t.Helper()
 	var got int64
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if got = field(t, emulator, path, name); got == want {
 			return
 		}
@@ -272,7 +272,7 @@ func waitField(t *testing.T, emulator, path, name string, want int64) {
 // most a minute.
 func (r ready) waitFor(t *testing.T, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if strings.Contains(r.later.String(), want) {
 			return
 		}

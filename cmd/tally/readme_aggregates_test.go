@@ -54,7 +54,7 @@ func runAggregatesServe(t *testing.T, line string) {
 		}
 	}
 	var got map[string]any
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) { // a liveness bound
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) { // a liveness bound
 		snap, err := post.Get(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -105,7 +105,7 @@ func runWindowsServe(t *testing.T, line string) {
 		}
 	}
 	var got map[string]any
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) { // a liveness bound
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) { // a liveness bound
 		snap, err := post.Get(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -31,7 +31,7 @@ var readmeRuns = map[string]readmeRun{
 	"command -v npm || apt-get install nodejs npm":             {run: runInstallLine},
 	"go run ./cmd/tally serve":                                 {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
 	"go test -short ./...":                                     {elsewhere: ".ci/run runs it, with no Java, browser, Node.js, npm or gcloud to call"},
-	"go test -race ./...":                                      {elsewhere: "the test command itself: .ci/run runs it"},
+	"go test -race -timeout 30m ./...":                         {elsewhere: "the test command itself: .ci/run runs it"},
 	"TALLY_AUTH=firebase TALLY_COUNTS='posts:likes,views,comments=count(comments),likes_today=likes per day,hot=trend(likes + views/10, 6h)' go run ./cmd/tally serve": {elsewhere: "TestDemoFeed runs it, on a free port, and drives its /demo"},
 	"npm pack ../tally/clients/web":                                                                                                  {elsewhere: "clients/web TestPackedInstall packs the client and installs it in an app, as the README says, and builds the README's example against it"},
 	"npm install firebase@12 ./tallycounters-web-0.1.0.tgz":                                                                          {elsewhere: "clients/web TestPackedInstall"},

@@ -90,7 +90,7 @@ func TestReadmeServeAndSessions(t *testing.T) {
 		}
 	})
 	banner := r.lines
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if later := strings.Split(strings.TrimSpace(r.later.String()), "\n"); len(later) >= 2 {
 			banner = append(banner, later[:2]...) // the two curl lines after FIRESTORE_EMULATOR_HOST
 			break
@@ -111,7 +111,7 @@ func TestReadmeServeAndSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { watch.Process.Kill(); watch.Wait() }()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(watched.String(), "likes 0") && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(emulatortest.Liveness); !strings.Contains(watched.String(), "likes 0") && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
 
@@ -129,7 +129,7 @@ func TestReadmeServeAndSessions(t *testing.T) {
 			var got string
 			// The rollup may still be folding: a total is read again until it
 			// has caught up (a liveness bound, not a measurement).
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) {
 				if got = normalize(runStep(s)); got == want || time.Now().After(deadline) ||
 					!strings.Contains(s.command, "get likes") && !strings.Contains(s.command, "mask.fieldPaths") {
 					break
@@ -190,7 +190,7 @@ func TestReadmeCounts(t *testing.T) {
 	if !strings.Contains(strings.Join(r.lines, "\n"), "enforcing deploy/counts.rules") {
 		t.Errorf("serve does not say which rules it enforces:\n%s", strings.Join(r.lines, "\n"))
 	}
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(r.later.String(), "documents/posts/counts?mask.fieldPaths=likes") && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(emulatortest.Liveness); !strings.Contains(r.later.String(), "documents/posts/counts?mask.fieldPaths=likes") && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
 	// On one of the demo's posts, which serve adds to an empty feed.
@@ -204,7 +204,7 @@ func TestReadmeCounts(t *testing.T) {
 		var got string
 		// The rollup may still be folding: a count is read again until it
 		// has caught up (a liveness bound, not a measurement).
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) {
 			if got = normalize(runStep(s)); got == want || time.Now().After(deadline) || !strings.HasPrefix(s.command, "tally get") {
 				break
 			}
@@ -246,14 +246,14 @@ func readmeText(t *testing.T) string {
 // total is the sum of the shards, and its as_of covers their last write,
 // dated as the emulator dates the event of a delete made with it (the
 // reshard's moves) at the end of its second. Events of writes as_of covers
-// are answered with no write. At most a minute: a liveness wait, not a
+// are answered with no write. At most emulatortest.Liveness: a liveness wait, not a
 // measurement.
 func waitFolded(t *testing.T, host, id string) {
 	t.Helper()
 	fs := emulatortest.ClientAt(t, host, stack.DefaultProject)
 	l := counting.Default()
 	ctx := context.Background()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		parent, err := l.Counter(fs, id).Get(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tallycounters/tally/internal/browsertest"
+	"github.com/tallycounters/tally/internal/emulatortest"
 )
 
 // starterDir is the starter app: a page on the web client, run against
@@ -96,12 +97,12 @@ func TestStarterApp(t *testing.T) {
 	}
 }
 
-// waitShards waits until the counter's shards hold want: at most a minute,
+// waitShards waits until the counter's shards hold want: at most emulatortest.Liveness,
 // a liveness bound.
 func waitShards(t *testing.T, emulator, counter string, want int64) {
 	t.Helper()
 	var got int64
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if got = shardSum(t, emulator, counter); got == want {
 			return
 		}

@@ -113,6 +113,11 @@ func Start(ctx context.Context, project string, output io.Writer) (*Emulator, er
 	}
 }
 
+// readyWithin bounds the Auth emulator's start: seconds on an idle
+// machine, and start returns as soon as it answers or its CLI exits; the
+// bound is for a machine many times slower, or a CLI that hangs.
+const readyWithin = 10 * time.Minute
+
 var errExited = errors.New("authemu: the Firebase CLI exited before its Auth emulator was ready")
 
 // start makes one attempt of Start.
@@ -152,7 +157,7 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 	}
 	e := &Emulator{Host: "127.0.0.1:" + strconv.Itoa(ports[0]), cmd: cmd, group: group, dir: dir, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(e.done) }()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeoutCause(ctx, readyWithin, fmt.Errorf("not ready within %v of its start", readyWithin))
 	defer cancel()
 	for {
 		if resp, err := http.Get("http://" + e.Host + "/"); err == nil {
@@ -166,7 +171,8 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 			return nil, err
 		case <-ctx.Done():
 			e.Stop()
-			return nil, fmt.Errorf("authemu: no Auth emulator at %s: %w", e.Host, ctx.Err())
+			return nil, fmt.Errorf("authemu: the Firebase CLI (pid %d) was running but its Auth emulator did not answer at %s: %w",
+				cmd.Process.Pid, e.Host, context.Cause(ctx))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

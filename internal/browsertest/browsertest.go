@@ -31,11 +31,17 @@ func Path(t testing.TB) string {
 	return ""
 }
 
+// minLimit is the least bound New gives a browser's whole run.
+const minLimit = 10 * time.Minute
+
 // New starts a headless Chromium with an empty profile, and no network of
 // its own beyond the pages it is sent to, for at most limit (a liveness
-// bound); it stops when the test ends, and dies with the test process.
+// bound, raised to minLimit: the waits in it end when the page is ready,
+// and only a hang should reach it, however slow the machine); it stops
+// when the test ends, and dies with the test process.
 func New(t testing.TB, limit time.Duration) context.Context {
 	t.Helper()
+	limit = max(limit, minLimit)
 	if testing.Short() {
 		t.Skip("needs Chromium: left out by -short")
 	}

@@ -59,6 +59,12 @@ type Emulator struct {
 	stopErr  error
 }
 
+// DefaultStartTimeout bounds an emulator's start when Options say nothing:
+// it starts in seconds on an idle machine, and Start returns as soon as it
+// answers, or as soon as its process exits; the bound is for a machine
+// many times slower, or a process that hangs.
+const DefaultStartTimeout = 10 * time.Minute
+
 // Start runs the emulator and returns once it answers HTTP. ctx bounds only
 // the start; Stop ends the process.
 func Start(ctx context.Context, o Options) (*Emulator, error) {
@@ -73,7 +79,7 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 		o.Host = "127.0.0.1"
 	}
 	if o.StartTimeout == 0 {
-		o.StartTimeout = 90 * time.Second
+		o.StartTimeout = DefaultStartTimeout
 	}
 	if o.JVMFlags == nil {
 		o.JVMFlags = DefaultJVMFlags
@@ -131,7 +137,7 @@ func start(ctx context.Context, o Options) (*Emulator, error) {
 		cds.exited()
 		close(e.done)
 	}()
-	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, o.StartTimeout, fmt.Errorf("not ready within %v of its start", o.StartTimeout))
 	defer cancel()
 	if err := e.waitReady(ctx); err != nil {
 		_ = e.Stop()
@@ -164,7 +170,8 @@ func (e *Emulator) waitReady(ctx context.Context) error {
 		case <-e.done:
 			return fmt.Errorf("%w: %v", errExited, e.err)
 		case <-ctx.Done():
-			return fmt.Errorf("emulator: not ready at %s: %w", e.host, ctx.Err())
+			return fmt.Errorf("emulator: the Firestore emulator (pid %d) was running but not answering at %s when its start's bound ended: %w",
+				e.cmd.Process.Pid, e.host, context.Cause(ctx))
 		case <-tick.C:
 		}
 	}

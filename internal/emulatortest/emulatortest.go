@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"syscall"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/firestore"
 
@@ -26,6 +27,12 @@ import (
 
 // Project is the project id tests use; "demo-" ids never reach a real project.
 const Project = "demo-tally-test"
+
+// Liveness bounds a test's wait for something that happens in a second or
+// so on an idle machine (a fold, a listener's update, a process's output):
+// the wait ends as soon as it happens; the bound is for a machine many
+// times slower, and only a hang reaches it.
+const Liveness = 5 * time.Minute
 
 // Require skips the test with -short, which leaves out every test that
 // needs the emulator (Java) and says so by name, and otherwise does nothing.

@@ -150,7 +150,7 @@ func aggregate(t *testing.T, aq *firestore.AggregationQuery, name string) any {
 // emulator delivers each event within seconds.
 func settled(t *testing.T, doc *firestore.DocumentRef, want map[string]any) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a liveness bound
+	deadline := time.Now().Add(emulatortest.Liveness) // a liveness bound
 	for {
 		snap, err := doc.Get(context.Background())
 		if err != nil {

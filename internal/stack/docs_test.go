@@ -260,7 +260,7 @@ func TestCountsOnDocuments(t *testing.T) {
 
 // watchWritten listens to doc and returns a function that waits until the
 // listener has seen tally's write at last (a listener may lag a read), for
-// at most a minute (a liveness bound), and returns what it has seen of
+// at most emulatortest.Liveness (a liveness bound), and returns what it has seen of
 // tally's writes: each distinct _tally.written, in order. A listen stream
 // the emulator cancels is opened again, as a client's would be; a write
 // missed meanwhile only widens a gap the test checks.
@@ -290,7 +290,7 @@ func watchWritten(t *testing.T, doc *firestore.DocumentRef) func(last time.Time)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return func(last time.Time) []time.Time {
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(50 * time.Millisecond) {
 			mu.Lock()
 			ws := append([]time.Time(nil), seen...)
 			err := failed
@@ -312,7 +312,7 @@ func watchWritten(t *testing.T, doc *firestore.DocumentRef) func(last time.Time)
 // minute (a liveness bound, not a measurement), and returns its data.
 func waitCounts(t *testing.T, doc *firestore.DocumentRef, want map[string]int64) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(emulatortest.Liveness)
 	for {
 		snap, err := doc.Get(context.Background())
 		if err != nil {

@@ -97,7 +97,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// The totals are exact as soon as a fold sums the shards; the emulator
 	// still delivers the rest of the events, each answered by a fold.
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(emulatortest.Liveness)
 	for s.Bridge.Stats().Received < increments && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -114,11 +114,11 @@ func TestEndToEnd(t *testing.T) {
 }
 
 // waitConverged reads the counter until its total reaches want, or gives up
-// after two minutes (a liveness bound, not a measurement).
+// after emulatortest.Liveness (a liveness bound, not a measurement).
 func waitConverged(t *testing.T, c *firestore.Client, id string, want int64) (total, sum int64, shards int) {
 	t.Helper()
 	l := counting.Default()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(emulatortest.Liveness)
 	for {
 		snap, err := l.Counter(c, id).Get(context.Background())
 		if err != nil {

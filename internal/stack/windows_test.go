@@ -67,7 +67,7 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 	// The next minute, with no view: the boundary job moves the windows.
 	next := counting.Minute.Next(counting.Minute.Start(last, cfg.Layout.Zone), cfg.Layout.Zone)
 	time.Sleep(time.Until(next))
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) { // a liveness bound
+	for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) { // a liveness bound
 		snap, err := doc.Get(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -90,7 +90,7 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 // last one's commit, and returns its data.
 func settledWindows(t *testing.T, doc *firestore.DocumentRef, views int64, last time.Time) map[string]any {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) { // a liveness bound
+	for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(100 * time.Millisecond) { // a liveness bound
 		snap, err := doc.Get(context.Background())
 		if err != nil {
 			t.Fatal(err)
