@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,11 @@ type Sum struct {
 	// Boundaries are the counts read at starts of buckets since the
 	// document was last folded (ReadBoundaries).
 	Boundaries []Boundary
+	// Writes is how many increments wrote the shards the sum read, by
+	// their count of writes (FieldWrites; 0 for shards written before
+	// they kept it): of a document's counts, the most any count's shards
+	// had. Growth measures a rate of writes from it.
+	Writes int64
 	// Weigh, if set, is the instant a trend weighs the fold's change at:
 	// the mean commit time of the increments it holds, as their events
 	// said; zero: At.
@@ -92,6 +98,12 @@ type Outcome struct {
 	// Failed: aggregates that could not be folded, for good; they keep
 	// their values, and the rest was written.
 	Failed []Failure `json:"-"`
+	// Unread: starts of buckets that this fold closed with no read of the
+	// counts there (no fold or boundary job came within BoundaryLag of
+	// them, or past Firestore's retention), while the counts changed
+	// since the last fold: the increments since are counted in the bucket
+	// of this fold, not spread over the buckets they were made in.
+	Unread []time.Time `json:"unread_boundaries,omitempty"`
 }
 
 // Read gets the counted document as it is now.
@@ -109,7 +121,8 @@ func (f *Folder) Read(ctx context.Context, id string) (Parent, error) {
 // they name, and a shard holds only the counts it was incremented for.
 func (f *Folder) aggregation(id, life string, c Count) *firestore.AggregationQuery {
 	holding := f.layout.Shards(f.client, id, life).Where(c.Shard, "!=", nil)
-	return holding.NewAggregationQuery().WithSum(c.Shard, "sum").WithCount("shards")
+	return holding.NewAggregationQuery().WithSum(c.Shard, "sum").WithCount("shards").
+		WithSum(strings.Join(f.layout.path(FieldWrites), "."), "writes")
 }
 
 // sumOf reads count i's aggregation result into s.
@@ -117,6 +130,9 @@ func sumOf(res firestore.AggregationResult, s *Sum, i int) error {
 	sum, _ := res["sum"].(*firestorepb.Value)
 	n, _ := res["shards"].(*firestorepb.Value)
 	s.Shards[i] = n.GetIntegerValue()
+	if w, _ := res["writes"].(*firestorepb.Value); w != nil {
+		s.Writes = max(s.Writes, w.GetIntegerValue())
+	}
 	switch v := sum.GetValueType().(type) {
 	case *firestorepb.Value_IntegerValue:
 		s.Values[i] = v.IntegerValue

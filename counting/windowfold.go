@@ -167,7 +167,7 @@ func (s Sum) valueAt(p Parent, i int, b time.Time) int64 {
 // fold s onto p, whose counts are totals: their values, their states, and
 // the next start of a bucket at which one of them changes with no
 // increment (zero if none does).
-func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (values map[string]int64, states map[string]WindowState, next time.Time) {
+func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (values map[string]int64, states map[string]WindowState, next time.Time, unread []time.Time) {
 	loc := f.layout.Zone
 	counts := f.layout.Counts(name)
 	at := s.windowAt()
@@ -196,7 +196,12 @@ func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (valu
 			st = WindowState{Bucket: cur, Base: base, Series: map[string]int64{}}
 		case st.Bucket.Before(cur):
 			st = st.clone()
-			st.roll(w, cur, loc, func(b time.Time) int64 { return s.valueAt(p, i, b) })
+			st.roll(w, cur, loc, func(b time.Time) int64 {
+				if !s.read(b) && i < len(p.Totals) && totals[i] != p.Totals[i] && !slices.ContainsFunc(unread, b.Equal) {
+					unread = append(unread, b) // the count changed since the last fold, and no one read it at b
+				}
+				return s.valueAt(p, i, b)
+			})
 		}
 		v := totals[i] - st.Base
 		if w.Kind == KindOver {
@@ -212,7 +217,12 @@ func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (valu
 			}
 		}
 	}
-	return values, states, next
+	return values, states, next, unread
+}
+
+// read reports whether s holds the counts read at the bucket start b.
+func (s Sum) read(b time.Time) bool {
+	return slices.ContainsFunc(s.Boundaries, func(x Boundary) bool { return x.At.Equal(b) })
 }
 
 // roll moves st, a window w's state, on to the bucket that starts at cur:
@@ -257,6 +267,7 @@ type moved struct {
 	windows map[string]WindowState
 	trends  map[string]float64
 	next    time.Time
+	unread  []time.Time // bucket starts whose counts no one read (see Outcome.Unread)
 }
 
 // apply sets m on p.
@@ -283,7 +294,7 @@ func (f *Folder) timeUpdates(name string, p Parent, s Sum, counts bool, aggregat
 	if counts {
 		totals = f.totals(name, p, s)
 		var values map[string]int64
-		values, m.windows, m.next = f.moveWindows(name, p, s, totals)
+		values, m.windows, m.next, m.unread = f.moveWindows(name, p, s, totals)
 		for field, v := range values {
 			updates = append(updates,
 				firestore.Update{FieldPath: firestore.FieldPath{field}, Value: v},

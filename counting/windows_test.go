@@ -146,3 +146,37 @@ func TestTrend(t *testing.T) {
 		t.Errorf("a century on: %g", far)
 	}
 }
+
+// TestUnreadBoundariesAreReported: a fold that closes a bucket whose start
+// no one read, while the count changed since the last fold, says which
+// start it could not read; one that read it, or one with no change since,
+// has nothing to say.
+func TestUnreadBoundariesAreReported(t *testing.T) {
+	l := Default()
+	var err error
+	if l.Docs, err = ParseCounts("posts:views,views_m=views per minute"); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFolder(nil, l, time.Second)
+	b0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	p := Parent{Exists: true, Totals: []int64{10}, Windows: map[string]WindowState{"views_m": {Bucket: b0, Base: 4, Series: map[string]int64{}}}}
+	at := b0.Add(90 * time.Second) // in the next minute
+	for _, c := range []struct {
+		name   string
+		totals []int64
+		read   bool
+		want   int
+	}{
+		{"changed, unread", []int64{13}, false, 1},
+		{"changed, read", []int64{13}, true, 0},
+		{"unchanged", []int64{10}, false, 0},
+	} {
+		s := Sum{At: at, Values: c.totals}
+		if c.read {
+			s.Boundaries = []Boundary{{At: b0.Add(time.Minute), Values: []int64{11}}}
+		}
+		if _, _, _, unread := f.moveWindows("posts/p", p, s, c.totals); len(unread) != c.want {
+			t.Errorf("%s: unread %v, want %d", c.name, unread, c.want)
+		}
+	}
+}

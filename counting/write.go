@@ -123,7 +123,7 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	for _, pf := range applied {
 		fold.Children = append(fold.Children, pf.Children...)
 	}
-	fold.Aggregates = aggregates
+	fold.Aggregates, fold.Unread = aggregates, moved.unread
 	next := p
 	moved.apply(&next)
 	next.Exists, next.Updated, next.Written, next.Parts = true, wr.UpdateTime, wr.UpdateTime, parts

@@ -157,3 +157,33 @@ func countsRulesEmulator(t *testing.T, counts string) (string, rest) {
 	base := rulesEmulator(t, src)
 	return base, rest{t, base, "Bearer owner"}
 }
+
+// TestWindowRules: on the emulator, a client may create a post with its
+// windows at 0 and its trend null (or absent), as a feed ordered by them
+// needs, and may never set or change a window, a trend or the series
+// tally keeps in _tally.
+func TestWindowRules(t *testing.T) {
+	base, owner := countsRulesEmulator(t, "posts:likes,views,views_today=views per day,views_7d=views over 7 days,hot=trend(likes + views/10, 6h)")
+	if code := owner.do("PATCH", "posts/w1", `{"fields":{"title":{"stringValue":"hello"},"owner":{"stringValue":"alice"},"views_today":{"integerValue":"3"}}}`); code != http.StatusOK {
+		t.Fatalf("owner write: %d", code)
+	}
+	alice := rest{t, base, userToken(rulesProject, "alice")}
+	for _, c := range []struct {
+		method, path, body string
+		want               int
+	}{
+		{"POST", "posts?documentId=w2", `{"fields":{"owner":{"stringValue":"alice"},"views_today":{"integerValue":"0"},"views_7d":{"integerValue":"0"},"hot":{"nullValue":null}}}`, http.StatusOK},
+		{"POST", "posts?documentId=w3", `{"fields":{"owner":{"stringValue":"alice"}}}`, http.StatusOK},
+		{"POST", "posts?documentId=w4", `{"fields":{"owner":{"stringValue":"alice"},"views_today":{"integerValue":"5"}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=w5", `{"fields":{"owner":{"stringValue":"alice"},"hot":{"doubleValue":99}}}`, http.StatusForbidden},
+		{"PATCH", "posts/w1?updateMask.fieldPaths=views_today", `{"fields":{"views_today":{"integerValue":"1000"}}}`, http.StatusForbidden},
+		{"PATCH", "posts/w1?updateMask.fieldPaths=views_7d", `{"fields":{"views_7d":{"integerValue":"1000"}}}`, http.StatusForbidden},
+		{"PATCH", "posts/w1?updateMask.fieldPaths=hot", `{"fields":{"hot":{"doubleValue":1e9}}}`, http.StatusForbidden},
+		{"PATCH", "posts/w1?updateMask.fieldPaths=_tally", `{"fields":{"_tally":{"mapValue":{"fields":{"windows":{"mapValue":{}}}}}}}`, http.StatusForbidden},
+		{"PATCH", "posts/w1?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusOK},
+	} {
+		if code := alice.do(c.method, c.path, c.body); code != c.want {
+			t.Errorf("alice %s %s %s: %d, want %d", c.method, c.path, c.body, code, c.want)
+		}
+	}
+}

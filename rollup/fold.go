@@ -232,6 +232,10 @@ func (t *tracker) finish(c *tracked, at time.Time, s counting.Sum, wrote countin
 		t.log.Error("rollup: cannot fold an aggregate: Firestore refuses its query; it keeps its value, and the document's other counts are written",
 			"counter", c.id, "aggregate", fl.Field, "error", fl.Err.Error())
 	}
+	if len(wrote.Unread) > 0 { // reported: never a guess passed off as a count
+		t.log.Warn("rollup: windows moved past bucket starts no one read: the increments since the last fold are counted in the current bucket",
+			"counter", c.id, "boundaries", wrote.Unread)
+	}
 	covered, oldest := c.coveredBy()
 	info := FoldInfo{Outcome: wrote, Covered: covered}
 	if wrote.Wrote && covered > 0 {

@@ -49,6 +49,10 @@ type WindowsResult struct {
 	HotWrites   int     `json:"hot_parent_writes"`
 	HotPeak     int     `json:"hot_parent_writes_peak_in_one_second"`
 	HotMinGapMS float64 `json:"hot_parent_writes_min_gap_ms"`
+	// HotMaxGapMS: the most time between two folds of the hot post (or
+	// from its first increment to its first fold), which is how far a
+	// fold's increments can be from the mean commit time it weighs them at.
+	HotMaxGapMS float64 `json:"hot_parent_writes_max_gap_ms"`
 
 	// Every post's views against the increments acknowledged.
 	PostsOff int `json:"posts_whose_total_is_off"`
@@ -59,9 +63,10 @@ type WindowsResult struct {
 	// post's per and over window as of its fold's read time; and each
 	// post's trend against the exact decayed sum of its increments at
 	// that time (TrendMaxError: the most |score / exact - 1|; a fold
-	// weighs its increments at its read time, not their commits', which
-	// errs by 2^(delay/half-life) - 1: TrendBound for a delay of one
-	// window).
+	// weighs its increments at their mean commit time, not each one's,
+	// which errs by at most 2^(span/half-life) - 1 for the span of the
+	// increments it holds: TrendBound, for the longer of one window and
+	// the most time between two folds of the hot post).
 	Buckets       int           `json:"buckets_checked"`
 	BucketsOff    int           `json:"buckets_off"`
 	MaxBucketOff  int64         `json:"max_abs_bucket_minus_truth"`
@@ -120,6 +125,9 @@ func (e *env) measureWindows(ctx context.Context, r *WindowsResult, run *winRun)
 	}
 	r.ReadsPerIncr, r.WritesPerIncr = r.IncrementReads+r.RollupReads, r.IncrementWrites+r.RollupWrites
 	r.HotWrites, r.HotPeak, r.HotMinGapMS = len(hotWrites), peakInASecond(hotWrites), ms(minGap(hotWrites))
+	if len(hot.Acks) > 0 {
+		r.HotMaxGapMS = ms(maxGap(append(hotWrites, hot.Acks[0].Committed)))
+	}
 	r.Boundary = run.jobs
 
 	// The truth: each post's increments, by commit time.
@@ -143,7 +151,7 @@ func (e *env) measureWindows(ctx context.Context, r *WindowsResult, run *winRun)
 			return err
 		}
 		for i, s := range snaps {
-			checkWindows(r, lay, ws, e.o.Window, s.Data(), commits[from+i])
+			checkWindows(r, lay, ws, max(e.o.Window, time.Duration(r.HotMaxGapMS*float64(time.Millisecond))), s.Data(), commits[from+i])
 		}
 	}
 	return nil
@@ -151,7 +159,7 @@ func (e *env) measureWindows(ctx context.Context, r *WindowsResult, run *winRun)
 
 // checkWindows checks one post's data against its increments' commit
 // times: its total, and with windows its series, windows and trend.
-func checkWindows(r *WindowsResult, lay counting.Layout, ws []counting.Window, window time.Duration, data map[string]any, commits []time.Time) {
+func checkWindows(r *WindowsResult, lay counting.Layout, ws []counting.Window, span time.Duration, data map[string]any, commits []time.Time) {
 	if v, _ := data["views"].(int64); v != int64(len(commits)) {
 		r.PostsOff++
 	}
@@ -184,7 +192,7 @@ func checkWindows(r *WindowsResult, lay counting.Layout, ws []counting.Window, w
 			if !math.IsInf(exact, -1) {
 				r.TrendMaxError = max(r.TrendMaxError, math.Abs(math.Exp2(S-exact)-1))
 			}
-			r.TrendBound = math.Exp2(window.Seconds()/w.HalfLife.Seconds()) - 1
+			r.TrendBound = math.Exp2(span.Seconds()/w.HalfLife.Seconds()) - 1
 		default:
 			st := counting.StateOf(lay, data, w.Field)
 			if st.Bucket.IsZero() {
@@ -237,6 +245,16 @@ func peakInASecond(ts []time.Time) int {
 }
 
 // minGap is the least time between two of ts; 0 with fewer than two.
+// maxGap is the most time between two of ts.
+func maxGap(ts []time.Time) time.Duration {
+	ts = slices.SortedFunc(slices.Values(ts), time.Time.Compare)
+	var gap time.Duration
+	for i := 1; i < len(ts); i++ {
+		gap = max(gap, ts[i].Sub(ts[i-1]))
+	}
+	return gap
+}
+
 func minGap(ts []time.Time) time.Duration {
 	ts = slices.SortedFunc(slices.Values(ts), time.Time.Compare)
 	var gap time.Duration
@@ -254,10 +272,10 @@ func (rep *WindowsReport) WriteTable(out io.Writer) {
 		rep.HotRate, rep.Quiet, rep.Options.Instances, rep.Boundaries)
 	fmt.Fprintf(out, "windows mode declares: %s\n\n", rep.Windows)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tincrements\terrors\thot/s\treads/incr\twrites/incr\t(Increment r/w)\t(Rollup r/w)\thot writes\tpeak/s\tmin gap ms\ttotals off\t")
+	fmt.Fprintln(tw, "mode\tincrements\terrors\thot/s\treads/incr\twrites/incr\t(Increment r/w)\t(Rollup r/w)\thot writes\tpeak/s\tgap ms min/max\ttotals off\t")
 	for _, m := range rep.Modes {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.3f\t%.3f\t%.3f/%.3f\t%.3f/%.3f\t%d\t%d\t%.0f\t%d\t\n", m.Mode, m.Increments, m.Errors, m.HotPerSec,
-			m.ReadsPerIncr, m.WritesPerIncr, m.IncrementReads, m.IncrementWrites, m.RollupReads, m.RollupWrites, m.HotWrites, m.HotPeak, m.HotMinGapMS, m.PostsOff)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.3f\t%.3f\t%.3f/%.3f\t%.3f/%.3f\t%d\t%d\t%.0f/%.0f\t%d\t\n", m.Mode, m.Increments, m.Errors, m.HotPerSec,
+			m.ReadsPerIncr, m.WritesPerIncr, m.IncrementReads, m.IncrementWrites, m.RollupReads, m.RollupWrites, m.HotWrites, m.HotPeak, m.HotMinGapMS, m.HotMaxGapMS, m.PostsOff)
 	}
 	tw.Flush()
 	for _, m := range rep.Modes {

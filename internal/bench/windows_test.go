@@ -42,8 +42,9 @@ func TestBenchWindows(t *testing.T) {
 	if m.Buckets < 31 || m.BucketsOff != 0 || m.WindowsOff != 0 {
 		t.Errorf("%d closed buckets, %d off by up to %d; %d windows off; want every one exact", m.Buckets, m.BucketsOff, m.MaxBucketOff, m.WindowsOff)
 	}
-	if m.Trends != 31 || m.TrendMaxError > 10*m.TrendBound {
-		t.Errorf("%d trends, off by up to %g; want 31, within %g", m.Trends, m.TrendMaxError, 10*m.TrendBound)
+	// The bound is of this run's own fold spans, however slow the machine.
+	if m.Trends != 31 || m.TrendMaxError > 2*m.TrendBound {
+		t.Errorf("%d trends, off by up to %g; want 31, within %g (twice the bound of the hot post's longest fold span, %.0f ms)", m.Trends, m.TrendMaxError, 2*m.TrendBound, m.HotMaxGapMS)
 	}
 	if len(m.Boundary) != 1 || m.Boundary[0].Errors != 0 || m.Boundary[0].Due < 30 {
 		t.Errorf("boundary job %+v; want the quiet posts due, and moved", m.Boundary)
