@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -67,11 +66,6 @@ type Sum struct {
 	// Boundaries are the counts read at starts of buckets since the
 	// document was last folded (ReadBoundaries).
 	Boundaries []Boundary
-	// Writes is how many increments wrote the shards the sum read, by
-	// their count of writes (FieldWrites; 0 for shards written before
-	// they kept it): of a document's counts, the most any count's shards
-	// had. Growth measures a rate of writes from it.
-	Writes int64
 	// Weigh, if set, is the instant a trend weighs the fold's change at:
 	// the mean commit time of the increments it holds, as their events
 	// said; zero: At.
@@ -121,8 +115,7 @@ func (f *Folder) Read(ctx context.Context, id string) (Parent, error) {
 // they name, and a shard holds only the counts it was incremented for.
 func (f *Folder) aggregation(id, life string, c Count) *firestore.AggregationQuery {
 	holding := f.layout.Shards(f.client, id, life).Where(c.Shard, "!=", nil)
-	return holding.NewAggregationQuery().WithSum(c.Shard, "sum").WithCount("shards").
-		WithSum(strings.Join(f.layout.path(FieldWrites), "."), "writes")
+	return holding.NewAggregationQuery().WithSum(c.Shard, "sum").WithCount("shards")
 }
 
 // sumOf reads count i's aggregation result into s.
@@ -130,9 +123,6 @@ func sumOf(res firestore.AggregationResult, s *Sum, i int) error {
 	sum, _ := res["sum"].(*firestorepb.Value)
 	n, _ := res["shards"].(*firestorepb.Value)
 	s.Shards[i] = n.GetIntegerValue()
-	if w, _ := res["writes"].(*firestorepb.Value); w != nil {
-		s.Writes = max(s.Writes, w.GetIntegerValue())
-	}
 	switch v := sum.GetValueType().(type) {
 	case *firestorepb.Value_IntegerValue:
 		s.Values[i] = v.IntegerValue

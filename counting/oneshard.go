@@ -43,8 +43,7 @@ func (l Layout) OnOneShard(numShards, defaults int, resharding, legacy bool) boo
 func (l Layout) ParentSeenPath() firestore.FieldPath { return l.path(FieldParentSeen) }
 
 // fields is what a write adding by to count c puts on the shard: the
-// increment, one more write in the shard's count of writes (FieldWrites,
-// what growth measures, whatever the amounts), and, on the first write after a read of the parent of a
+// increment and, on the first write after a read of the parent of a
 // counter on one shard, the parent's update time as read; any other write
 // deletes an update time left on the shard by an earlier one, so that no
 // event carries one older than its writer knew.
@@ -55,10 +54,9 @@ func (a *Adder) fields(id string, p parent, c Count, by int64) map[string]any {
 	}
 	m := map[string]any{c.Shard: firestore.Increment(by)}
 	if path := a.layout.ParentSeenPath(); len(path) == 2 {
-		m[path[0]] = map[string]any{path[1]: seen, FieldWrites: firestore.Increment(1)}
+		m[path[0]] = map[string]any{path[1]: seen}
 	} else {
 		m[path[0]] = seen
-		m[FieldWrites] = firestore.Increment(1)
 	}
 	return m
 }

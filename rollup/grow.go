@@ -35,12 +35,10 @@ const measureAt = 4
 // growTo is the num_shards the fold s of c should write, or 0 to leave it.
 // s must be a sum of the shards, never counts an event carried: the rate
 // comes from the shards themselves, so no event, forged or not, can make a
-// counter grow. The rate is the counter's writes a second: the shards'
-// count of writes (Sum.Writes), whatever each increment's amount, between
-// s and the sum before it at least a period earlier (c.base); for shards
-// written before they kept one, its net rate, Σ |Δ sum| over its counts /
-// Δ read time. A counter past PerShard writes a second on each shard grows
-// to the shards that rate needs, and at least doubles.
+// counter grow. The rate is the counter's net rate, Σ |Δ sum| over its
+// counts / Δ read time, between s and the sum before it at least a period
+// earlier (c.base). A counter past PerShard writes a second on each shard
+// grows to the shards that rate needs, and at least doubles.
 func (t *tracker) growTo(c *tracked, p counting.Parent, s counting.Sum) int {
 	g := t.grow
 	n := p.NumShards
@@ -59,16 +57,8 @@ func (t *tracker) growTo(c *tracked, p counting.Parent, s counting.Sum) int {
 		return 0
 	}
 	var moved float64
-	switch {
-	case s.Writes > 0 && c.base.Writes > s.Writes:
-		c.base = s // shards moved away or deleted between the sums (a reshard): no rate from these two
-		return 0
-	case s.Writes > 0 && c.base.Writes > 0:
-		moved = float64(s.Writes - c.base.Writes)
-	default:
-		for i := range min(len(s.Values), len(c.base.Values)) {
-			moved += math.Abs(float64(s.Values[i] - c.base.Values[i]))
-		}
+	for i := range min(len(s.Values), len(c.base.Values)) {
+		moved += math.Abs(float64(s.Values[i] - c.base.Values[i]))
 	}
 	rate := moved / elapsed.Seconds()
 	c.base = s

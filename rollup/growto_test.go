@@ -35,8 +35,6 @@ func TestGrowTo(t *testing.T) {
 		{"off", GrowPolicy{}, false, 1, time.Second, []int64{100}, 0},
 		{"every count of a document", DefaultGrow, true, 0, time.Second, []int64{30, -30}, 60},
 	} {
-		// Shards written before they kept their count of writes: the
-		// rate is the counts' net rate.
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFakeStore(t)
 			if tc.docs {
@@ -75,41 +73,5 @@ func TestGrowToMeasuresFromTheLastBase(t *testing.T) {
 	tr.growTo(c, p, sum(time.Second, 1)) // a rate of 1 a second: no growth
 	if got := tr.growTo(c, p, sum(2*time.Second, 11)); got != 10 {
 		t.Errorf("growTo = %d, want 10: ten writes in the second since the last base", got)
-	}
-}
-
-// TestGrowToCountsWritesNotAmounts: where shards keep their count of
-// writes, a counter grows by its writes a second, whatever each adds: a
-// few large increments leave it as it is, many small ones grow it.
-func TestGrowToCountsWritesNotAmounts(t *testing.T) {
-	for _, tc := range []struct {
-		name          string
-		writes, moved int64 // in the second between the two sums
-		want          int
-	}{
-		{"three increments of 5 on 8 shards", 3, 15, 0},
-		{"one of a million", 1, 1_000_000, 0},
-		{"100 of 1", 100, 100, 100},
-		{"100 that cancel out", 100, 0, 100},
-		{"fewer writes: shards moved away by a reshard", -5, 1000, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newFakeStore(t)
-			tr := newTracker(s, s.clock.now, DefaultGrow, 0, nil)
-			c := tr.counter("c")
-			n := 8
-			if tc.want > 0 {
-				n = 1
-			}
-			p := counting.Parent{Exists: true, NumShards: n}
-			first := counting.Sum{At: start, Values: []int64{40}, Writes: 7}
-			if got := tr.growTo(c, p, first); got != 0 {
-				t.Fatalf("first sum: growTo = %d, want 0", got)
-			}
-			second := counting.Sum{At: start.Add(time.Second), Values: []int64{40 + tc.moved}, Writes: 7 + tc.writes}
-			if got := tr.growTo(c, p, second); got != tc.want {
-				t.Errorf("growTo = %d, want %d", got, tc.want)
-			}
-		})
 	}
 }
