@@ -131,39 +131,27 @@ func TestWaitSaysWhoAndStops(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".install.holder"), []byte("process 4242 on here, since 12:00:00"), 0o644)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	log := &syncBuffer{}
+	var buf bytes.Buffer
+	log := &lockedWriter{w: &buf} // npmci's own writer for many goroutines
+	said := func() string {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return buf.String()
+	}
 	ran := false
 	done := make(chan error, 1)
 	go func() {
 		_, err := job{what: "the fixture", log: log}.locked(ctx, dir, func() bool { return false }, func() error { ran = true; return nil })
 		done <- err
 	}()
-	for !strings.Contains(log.String(), "process 4242") {
+	for !strings.Contains(said(), "process 4242") {
 		time.Sleep(10 * time.Millisecond) // until it says whom it waits for
 	}
 	cancel()
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "stopped waiting") || ran {
 		t.Errorf("after its context ended: %v, installed: %v; want it to stop waiting, having installed nothing", err, ran)
 	}
-	if !strings.Contains(log.String(), "another process to install the fixture (process 4242 on here") {
-		t.Errorf("it said %q; want whom it waits for", log.String())
+	if !strings.Contains(said(), "another process to install the fixture (process 4242 on here") {
+		t.Errorf("it said %q; want whom it waits for", said())
 	}
-}
-
-// syncBuffer is a bytes.Buffer for one writer and one reader at a time.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
