@@ -93,7 +93,7 @@ func next(t *testing.T, titles <-chan string) string {
 	select {
 	case title := <-titles:
 		return title
-	case <-time.After(time.Minute): // a liveness bound
+	case <-time.After(emulatortest.Liveness): // a liveness bound
 		t.Fatal("no snapshot within a minute")
 		return ""
 	}
@@ -219,7 +219,7 @@ func endForGood(t *testing.T, e *ending, ended <-chan error) {
 		if status.Code(err) != codes.PermissionDenied {
 			t.Errorf("ended with %v, want the listener's PermissionDenied", err)
 		}
-	case <-time.After(time.Minute): // a liveness bound
+	case <-time.After(emulatortest.Liveness): // a liveness bound
 		t.Fatal("the listener did not end within a minute of failing for good")
 	}
 }
