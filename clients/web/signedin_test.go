@@ -222,8 +222,8 @@ func checkShown(t *testing.T, ctx context.Context, want []int64, last int64) {
 	}
 }
 
-// waitField waits until the document's field is want, or fails after a
-// minute (a liveness bound, not a measurement).
+// waitField waits until the document's field is want, or fails after
+// emulatortest.Liveness (a liveness bound, not a measurement).
 func waitField(t *testing.T, d *firestore.DocumentRef, field string, want int64) {
 	t.Helper()
 	var got any

@@ -13,7 +13,6 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
 )
 
@@ -64,13 +63,8 @@ func TestHelpAndVersion(t *testing.T) {
 // sum, reshard, reconcile, get, reset, delete, in text and JSON.
 func TestCounterCommands(t *testing.T) {
 	t.Parallel()
-	emulatortest.Require(t)
-	e, err := emulatortest.Start(emulator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Stop()
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + e.Host(), "GOOGLE_CLOUD_PROJECT="}
+	host := emulatorHost(t)
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT="}
 	cli := func(args ...string) (string, int) { return cliWith(t, env, args...) }
 	steps := []struct {
 		args []string
@@ -130,13 +124,9 @@ func TestCounterCommands(t *testing.T) {
 // the variable given set.
 func ownEmulator(t *testing.T, variable string) (*firestore.Client, func(args ...string) (string, int)) {
 	t.Helper()
-	e, err := emulatortest.Start(emulator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Stop() })
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + e.Host(), "GOOGLE_CLOUD_PROJECT=demo-tally", variable}
-	return emulatortest.ClientAt(t, e.Host(), "demo-tally"), func(args ...string) (string, int) { return cliWith(t, env, args...) }
+	host := emulatorHost(t)
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=demo-tally", variable}
+	return emulatortest.ClientAt(t, host, "demo-tally"), func(args ...string) (string, int) { return cliWith(t, env, args...) }
 }
 
 // TestCountsOnDocumentsCommands: with TALLY_COUNTS, the commands take a

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/bench"
+	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
 )
 
@@ -307,4 +308,17 @@ func shardSum(t *testing.T, emulator, counter string) int64 {
 		sum += n
 	}
 	return sum
+}
+
+// emulatorHost starts a Firestore emulator of the test's own, with no
+// trigger, stopped when the test ends, and returns its host:port.
+func emulatorHost(t *testing.T) string {
+	t.Helper()
+	emulatortest.Require(t)
+	e, err := emulatortest.Start(emulator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Stop() })
+	return e.Host()
 }
