@@ -20,6 +20,7 @@ import (
 	"github.com/tallycounters/tally/internal/bench"
 	"github.com/tallycounters/tally/internal/emulator"
 	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/proc"
 )
 
 // The test binary doubles as the tally command when TALLY_TEST_MAIN is set,
@@ -67,6 +68,17 @@ func childEnv(env []string) []string {
 	return append(append(os.Environ(), "TALLY_TEST_MAIN=1", "FIRESTORE_EMULATOR_HOST=", "GOOGLE_CLOUD_PROJECT=demo-tally"), env...)
 }
 
+// tallyCommand is the tally command with args, run by this test binary in
+// dir ("": this package's) with childEnv(env) around it, in a process group
+// of its own that the kernel kills if the test binary dies first (Ctrl-C,
+// a timeout's panic): no tally a test started outlives it.
+func tallyCommand(dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir, cmd.Env = dir, childEnv(env)
+	proc.Prepare(cmd)
+	return cmd
+}
+
 // start starts the command with args; its stdout is read line by line.
 func start(t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *syncBuffer) {
 	t.Helper()
@@ -77,9 +89,7 @@ func start(t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Scanne
 func startIn(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *syncBuffer) {
 	t.Helper()
 	emulatortest.Require(t)
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Dir = dir
-	cmd.Env = childEnv(env)
+	cmd := tallyCommand(dir, env, args...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
@@ -96,8 +106,7 @@ func startIn(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd,
 // tallyOut runs the command to its end and returns its output and status.
 func tallyOut(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = childEnv(env)
+	cmd := tallyCommand("", env, args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -114,8 +123,7 @@ func tallyOut(t *testing.T, env []string, args ...string) (stdout, stderr string
 // in the order it wrote it, and its status.
 func cliWith(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = childEnv(env)
+	cmd := tallyCommand("", env, args...)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

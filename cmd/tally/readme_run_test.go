@@ -259,8 +259,7 @@ func runBench(t *testing.T, line string) {
 	if strings.Contains(line, "--json bench.json") {
 		out = benchInTerminal(t, dir, args) // the others show it to a pipe
 	} else {
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Dir, cmd.Env = dir, childEnv(nil)
+		cmd := tallyCommand(dir, nil, args...)
 		var b bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &b, &b
 		if err := cmd.Start(); err != nil {

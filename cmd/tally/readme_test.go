@@ -103,8 +103,7 @@ func TestReadmeServeAndSessions(t *testing.T) {
 	functionsAddr := strings.TrimPrefix(r.functions, "http://")
 	env := []string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr, "GOOGLE_CLOUD_PROJECT=", "TALLY_SHARD_CACHE_TTL=300ms"}
 
-	watch := exec.Command(os.Args[0], "watch", "likes")
-	watch.Env = childEnv([]string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr})
+	watch := tallyCommand("", []string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr}, "watch", "likes")
 	var watched, watchErr syncBuffer
 	watch.Stdout, watch.Stderr = &watched, &watchErr
 	if err := watch.Start(); err != nil {

@@ -159,8 +159,7 @@ func TestServeSavesHoweverStopped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(os.Args[0], "serve", "--port", "0", "--data", dir)
-			cmd.Env = childEnv(nil)
+			cmd := tallyCommand("", nil, "serve", "--port", "0", "--data", dir)
 			cmd.Stdout, cmd.Stderr = pw, pw // 2>&1 | tee
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -13,7 +13,7 @@
 import { getFirestore, doc, onSnapshot } from "firebase/firestore";
 import { getAuth, onAuthStateChanged } from "firebase/auth";
 
-import { holds, pressedOn, shown, votedShown } from "./pending.js";
+import { agree, holds, pressedOn, shown, votedShown } from "./pending.js";
 import { act, closeClient, closed, mine, openClient, settle } from "./client.js";
 import { create, remove, sourceOf, writeChild } from "./children.js";
 import { userKey } from "./keys.js";
@@ -147,6 +147,7 @@ export function onVote(ref, nextVoted, error) {
   const t = client(ref.tally);
   if (closed(t)) return () => {};
   let stored = false;
+  let seen = false; // stored is from the vote document's snapshot
   /** @type {boolean | undefined} */
   let last;
   /** @type {import("firebase/auth").User | null} */
@@ -159,19 +160,21 @@ export function onVote(ref, nextVoted, error) {
   let life = ref.field ? null : "";
   let stopVote = () => {};
   const render = () => {
+    if (seen) agree(stored, mine(t, ref));
     const v = votedShown(stored, mine(t, ref));
     if (v !== last) nextVoted((last = v));
   };
   const listen = () => {
     stopVote();
     stopVote = () => {};
-    stored = false;
+    stored = seen = false;
     render();
     if (!user || life === null) return;
     const id = ref.field ? `${ref.field}:${userKey(user.uid)}` : userKey(user.uid);
     const home = ref.field ? `${ref.path}/lives/${life}` : ref.path;
     stopVote = onSnapshot(doc(t.db, `${home}/${t.voters}/${id}`), (snap) => {
       stored = snap.exists();
+      seen = true;
       t.voted.set(keyOf(ref), stored);
       render();
     }, error);

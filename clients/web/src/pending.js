@@ -29,6 +29,7 @@ import { micros } from "./times.js";
  * @property {boolean} [sent]    sent at least once without a sure answer
  * @property {string} [committed] when its write committed, once answered
  * @property {boolean} [done]    answered: committed, or changed nothing
+ * @property {boolean} [agreed]  a vote answered, and the user's vote document seen as it left it
  * @property {{value: number, asOf: *} | null} [base] the snapshot of the count it was pressed on
  * @property {number} at         when it was pressed (milliseconds since the epoch)
  * @property {boolean} [kept]    written to the store
@@ -102,13 +103,28 @@ export function holds(actions) {
 
 /**
  * The user's vote as shown: their vote as stored, then each vote not yet
- * answered, in order.
+ * seen in their vote document, in order. An answered vote is shown until
+ * the vote document's listener has seen it (agreed): the answer can come
+ * before the document's snapshot, and the vote shown must not flip back
+ * in between, nor a press then be taken for a repeat.
  * @param {boolean} stored whether their vote document exists
  * @param {Action[]} actions
  * @returns {boolean}
  */
 export function votedShown(stored, actions) {
-  return actions.reduce((v, a) => (a.vote !== undefined && !a.done ? a.vote : v), stored);
+  return actions.reduce((v, a) => (a.vote !== undefined && !a.agreed ? a.vote : v), stored);
+}
+
+/**
+ * Marks the answered votes that the user's vote document, as its listener
+ * last saw it (stored), agrees with. An answered vote holds its result
+ * from its commit on, so once the document is seen as it left it, the
+ * document says the rest.
+ * @param {boolean} stored whether their vote document exists
+ * @param {Action[]} actions
+ */
+export function agree(stored, actions) {
+  for (const a of actions) if (a.done && a.vote === stored) a.agreed = true;
 }
 
 /**

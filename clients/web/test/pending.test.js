@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { holds, outstanding, partAt, pressedOn, shown, votedShown } from "../src/pending.js";
+import { agree, holds, outstanding, partAt, pressedOn, shown, votedShown } from "../src/pending.js";
 import { micros } from "../src/times.js";
 
 const t = (s) => `2026-11-23T15:00:${s}Z`;
@@ -48,7 +48,23 @@ test("a like, then an unlike, both pending, show nothing added", () => {
   assert.equal(votedShown(false, [like]), true);
   assert.equal(votedShown(false, [like, unlike]), false);
   assert.equal(votedShown(true, []), true);
-  assert.equal(votedShown(true, [{ ...unlike, done: true, committed: t("02") }]), true);
+  assert.equal(votedShown(true, [{ ...unlike, done: true, committed: t("02") }]), false);
+});
+
+test("an answered vote shows until the vote document is seen as it left it, and a press after it is sent", () => {
+  const like = { key: "k1", counter: "likes", by: 1, vote: true, done: true, committed: t("01") };
+  // Answered before the vote document's snapshot: still liked, so the
+  // next press is an unlike to send, not a repeat.
+  agree(false, [like]);
+  assert.equal(votedShown(false, [like]), true);
+  // The snapshot with the vote: the document says the rest from now on.
+  agree(true, [like]);
+  assert.equal(votedShown(true, [like]), true);
+  assert.equal(votedShown(false, [like]), false, "another device's unlike, seen later, shows");
+  // A vote not yet answered is never agreed, whatever the document says.
+  const unlike = { key: "k2", counter: "likes", by: -1, vote: false };
+  agree(false, [unlike]);
+  assert.equal(votedShown(true, [unlike]), false);
 });
 
 test("times compare to the microsecond, whatever their form", () => {
