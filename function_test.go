@@ -20,9 +20,9 @@ import (
 
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/functions"
-	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
 // base is where the functions framework serves the registered functions.

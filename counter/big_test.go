@@ -12,8 +12,8 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/emulator"
 )
 
 // TestTenThousandShards: the commands whose work grows with a counter's

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // incrementHTTP adds 1 through the running Increment function.

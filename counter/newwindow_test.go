@@ -9,7 +9,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestWindowNewToADocument: a per-minute window declared on a post that

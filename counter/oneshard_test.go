@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestReshardToOneWhileIncrementing shrinks a counter from 4 shards to 1

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/heaptest"
+	"github.com/tallycounters/tally/internal/testkit/heaptest"
 )
 
 // BenchmarkShardCacheCountersSeen measures the num_shards cache of one

@@ -11,25 +11,21 @@ import (
 )
 
 // Code is the kind of a failure that a caller should tell apart. The
-// functions' HTTP edge answers each with one status (internal/httpjson
-// WriteError, the one place that maps them); the Go client returns the
-// errors as they are.
+// functions' HTTP edge answers each with a status of its choosing
+// (internal/httpjson); the Go client returns the errors as they are.
 type Code int
 
-// The codes, with the status each is answered with.
+// The codes.
 const (
-	Internal         Code = iota // 500: anything else
-	Invalid                      // 400: the request is wrong
-	Unauthenticated              // 401: no valid credentials
-	Forbidden                    // 403: the caller may not
-	NotFound                     // 404
-	MethodNotAllowed             // 405
-	TooLarge                     // 413
-	UnsupportedMedia             // 415
-	Conflict                     // 422: an Idempotency-Key sent before with another request
-	TooMany                      // 429: past a limit; nothing was written
-	Unavailable                  // 503: nothing was written; a retry may succeed
-	OutcomeUnknown               // 504: sent and not confirmed: it may have been applied
+	Internal        Code = iota // anything else
+	Invalid                     // the request is wrong
+	Unauthenticated             // no valid credentials
+	Forbidden                   // the caller may not
+	NotFound                    // no such counter or document
+	Conflict                    // an Idempotency-Key sent before with another request
+	TooMany                     // past a limit; nothing was written
+	Unavailable                 // nothing was written; a retry may succeed
+	OutcomeUnknown              // sent and not confirmed: it may have been applied
 )
 
 // Error is a failure whose Message may be shown to a caller, as it is. Its

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestCountsRules runs the rules for counts on documents in the emulator

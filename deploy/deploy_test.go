@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // tool finds a program the tests need, or fails saying how to install it.

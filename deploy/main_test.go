@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tallycounters/tally/internal/authemu"
+	"github.com/tallycounters/tally/internal/tools/authemu"
 )
 
 // TestMain builds the tally command once for every run of deploy.sh here

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/emulator"
 )
 
 // rest talks to the emulator's REST API as one kind of client.

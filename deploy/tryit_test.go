@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/internal/authemu"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/authemu"
 )
 
 // TestTryItTakesTheDeploy: the "Try it" lines deploy.sh prints fit the

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/rollup"
 )
 

@@ -3,7 +3,7 @@ package functions
 import (
 	"testing"
 
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 func TestMain(m *testing.M) { emulatortest.Main(m) }

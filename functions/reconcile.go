@@ -29,7 +29,7 @@ func reconcileHandler(c *counter.Client, log *slog.Logger) http.Handler {
 		}
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			httpjson.WriteError(w, counting.Errorf(counting.MethodNotAllowed, "use POST"))
+			httpjson.WriteError(w, httpjson.Refuse(http.StatusMethodNotAllowed, "use POST"))
 			return
 		}
 		if r.URL.Query().Has("windows") {

@@ -12,8 +12,8 @@ import (
 	"github.com/golang-jwt/jwt/v4"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/appchecktest"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/appchecktest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestAppCheck: with App Check on, Increment answers 401, writing nothing,

@@ -17,9 +17,9 @@ import (
 	firebase "firebase.google.com/go/v4"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/authemu"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/opcount"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/authemu"
+	"github.com/tallycounters/tally/internal/tools/opcount"
 )
 
 // signedIn is a handler that verifies ID tokens with the Firebase Admin

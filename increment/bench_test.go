@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 func BenchmarkParseRequest(b *testing.B) {

@@ -162,7 +162,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST, OPTIONS")
-		httpjson.WriteError(w, errorf(counting.MethodNotAllowed, "method %s not allowed; use POST", r.Method))
+		httpjson.WriteError(w, httpjson.Refuse(http.StatusMethodNotAllowed, "method %s not allowed; use POST", r.Method))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)

@@ -13,7 +13,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 func newHandler(t *testing.T, cfg Config) (*Handler, *firestore.Client) {

@@ -13,7 +13,7 @@ import (
 	"firebase.google.com/go/v4/auth"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // anyIDs are ids Firestore takes that are not plain ASCII names: each

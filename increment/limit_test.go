@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 func TestParseRate(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // maxBody bounds a request body: a valid one names one document, whose
@@ -51,18 +52,18 @@ func parseRequest(w http.ResponseWriter, r *http.Request, public bool) (Request,
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return Request{}, errorf(counting.TooLarge, "request body is larger than %d bytes", maxBody)
+		return Request{}, httpjson.Refuse(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", maxBody)
 	case err != nil:
 		return Request{}, errorf(counting.Invalid, "reading request body failed")
 	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return Request{}, errorf(counting.UnsupportedMedia, "Content-Encoding %s is not supported; send the body as it is", truncate(ce))
+		return Request{}, httpjson.Refuse(http.StatusUnsupportedMediaType, "Content-Encoding %s is not supported; send the body as it is", truncate(ce))
 	}
 	query := r.URL.Query()
 	if public && (!isJSON(r) || len(bytes.TrimSpace(raw)) == 0) {
 		// A cross-site form, or a bodiless POST, needs no CORS preflight:
 		// a public Increment takes only what a page must ask to send.
-		return Request{}, errorf(counting.UnsupportedMedia, "this Increment is public: send a JSON body with Content-Type: application/json")
+		return Request{}, httpjson.Refuse(http.StatusUnsupportedMediaType, "this Increment is public: send a JSON body with Content-Type: application/json")
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fromQuery(query)
@@ -71,7 +72,7 @@ func parseRequest(w http.ResponseWriter, r *http.Request, public bool) (Request,
 		return Request{}, errorf(counting.Invalid, "give the request in the JSON body or in the query string, not both")
 	}
 	if !isJSON(r) {
-		return Request{}, errorf(counting.UnsupportedMedia, "Content-Type must be application/json")
+		return Request{}, httpjson.Refuse(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 	}
 	return fromJSON(raw)
 }

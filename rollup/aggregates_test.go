@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/eventarc"
-	"github.com/tallycounters/tally/internal/opcount"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
+	"github.com/tallycounters/tally/internal/tools/opcount"
 )
 
 // TestAggregatePartsBoundTheCost: a post with 3,000 comments, backfilled

@@ -11,9 +11,9 @@ import (
 
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/eventarc"
-	"github.com/tallycounters/tally/internal/opcount"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
+	"github.com/tallycounters/tally/internal/tools/opcount"
 )
 
 // createdEvent is the event of the creation of the document at name, as

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
 var (

@@ -12,8 +12,8 @@ import (
 
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
 // TestOneAggregateFailingFreezesNothing: Firestore refuses, for good, the

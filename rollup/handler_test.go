@@ -13,8 +13,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
 // forged returns events an attacker or a misrouted trigger could post, each

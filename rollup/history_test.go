@@ -15,8 +15,8 @@ import (
 
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
 // testWindow keeps the tests quick; the bound it sets is checked all the same.

@@ -36,7 +36,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		httpjson.WriteError(w, counting.Errorf(counting.MethodNotAllowed, "use POST"))
+		httpjson.WriteError(w, httpjson.Refuse(http.StatusMethodNotAllowed, "use POST"))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEventBytes))
@@ -44,7 +44,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.As(err, &tooBig):
 		h.log.Error("rollup: refusing a body over 512 KiB", "event_id", r.Header.Get("ce-id"))
-		httpjson.WriteError(w, counting.Errorf(counting.TooLarge, "an event is at most 512 KiB"))
+		httpjson.WriteError(w, httpjson.Refuse(http.StatusRequestEntityTooLarge, "an event is at most 512 KiB"))
 		return
 	case err != nil:
 		httpjson.WriteError(w, counting.Errorf(counting.Invalid, "reading the body failed"))

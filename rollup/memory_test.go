@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/heaptest"
+	"github.com/tallycounters/tally/internal/testkit/heaptest"
 )
 
 // BenchmarkTrackerCountersSeen measures what the counters an instance has

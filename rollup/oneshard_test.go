@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
 // TestDecodeOneShard: a write to shard 0 tells the counts on it, and the

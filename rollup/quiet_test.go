@@ -10,7 +10,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // instances are Rollup handlers of one counter, each with its own client,

@@ -13,8 +13,8 @@ import (
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/eventarc"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
 // allForms declares every aggregate form over a post's comments.

@@ -11,10 +11,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tallycounters/tally/functions"
-	"github.com/tallycounters/tally/internal/authemu"
-	"github.com/tallycounters/tally/internal/browsertest"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/testkit/browsertest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/authemu"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // TestAggregateShows: the client reads an aggregate as it reads a count:
@@ -34,14 +34,14 @@ func TestAggregateShows(t *testing.T) {
 	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
 		"url": s.FunctionsURL + "/Increment", "counter": "posts/" + post.ID, "field": "comments"})
 	bctx := browsertest.New(t, 2*time.Minute)
-	if err := chromedp.Do(bctx, chromedp.Navigate(page), waitText("total", "0")); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(page), browsertest.WaitText("total", "0")); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"1", "2"} {
 		if _, err := post.Collection("comments").NewDoc().Create(ctx, map[string]any{"text": "hi"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := chromedp.Do(bctx, waitText("total", want)); err != nil {
+		if err := chromedp.Do(bctx, browsertest.WaitText("total", want)); err != nil {
 			t.Fatalf("waiting for %s comments: %v", want, err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestChildShowsAtOnce(t *testing.T) {
 		"email": user.Email, "password": "secret-password",
 		"url": s.FunctionsURL + "/Increment", "counter": "posts/" + post.ID, "field": "comments", "children": "comments"})
 	bctx := browsertest.New(t, 2*time.Minute)
-	if err := chromedp.Do(bctx, chromedp.Navigate(page), waitText("total", "0")); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(page), browsertest.WaitText("total", "0")); err != nil {
 		t.Fatal(err)
 	}
 	// Each step: what the helper is called with, the count it shows at
@@ -99,7 +99,7 @@ func TestChildShowsAtOnce(t *testing.T) {
 		}
 		id = cmp.Or(id, got)
 		// The fold that holds it, as the page's own listener sees it.
-		if err := chromedp.Do(bctx, waitJS(fmt.Sprintf(`window.stored === %d`, step.want))); err != nil {
+		if err := chromedp.Do(bctx, browsertest.WaitJS(fmt.Sprintf(`window.stored === %d`, step.want))); err != nil {
 			t.Fatalf("the post never held %d comments: %v", step.want, err)
 		}
 		since, err := chromedp.Run(bctx, chromedp.Evaluate[[]int](`window.shown.slice(window.mark).map((s) => s.n)`))
@@ -112,20 +112,12 @@ func TestChildShowsAtOnce(t *testing.T) {
 				break
 			}
 		}
-		if err := chromedp.Do(bctx, waitText("total", strconv.Itoa(step.want))); err != nil {
+		if err := chromedp.Do(bctx, browsertest.WaitText("total", strconv.Itoa(step.want))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	snap, err := post.Collection("comments").Doc(id).Get(ctx)
 	if err == nil || snap.Exists() {
 		t.Errorf("the removed comment %s is still there", id)
-	}
-}
-
-// waitJS waits until the expression js is true in the page.
-func waitJS(js string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
-		return chromedp.Void{}, err
 	}
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tallycounters/tally/functions"
-	"github.com/tallycounters/tally/internal/browsertest"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/npmci"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/testkit/browsertest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/npmci"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // bundle builds the browser tests' page with esbuild, the client and the
@@ -101,7 +101,7 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
 		"url": seen.serve(t, s.FunctionsURL) + "/Increment", "counter": id})
 	ctx := browsertest.New(t, 3*time.Minute)
-	if err := chromedp.Do(ctx, chromedp.Navigate(page), waitText("total", "0")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), browsertest.WaitText("total", "0")); err != nil {
 		t.Fatal(err)
 	}
 	const presses = 50
@@ -115,7 +115,7 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 		sync = append(sync, after)
 		time.Sleep(time.Duration(i%4) * 150 * time.Millisecond) // some presses between folds, some within one
 	}
-	if err := chromedp.Do(ctx, waitText("total", fmt.Sprint(presses))); err != nil {
+	if err := chromedp.Do(ctx, browsertest.WaitText("total", fmt.Sprint(presses))); err != nil {
 		t.Fatal(err)
 	}
 	waitTotal(t, s, id, presses)
@@ -166,14 +166,5 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 func waitTotal(t *testing.T, s *stack.Stack, id string, want int64) {
 	t.Helper()
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
-	waitField(t, fs.Collection("counters").Doc(id), "total", want)
-}
-
-// waitText waits until the text of the element with this id is want.
-func waitText(id, want string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		js := fmt.Sprintf(`document.getElementById(%q)?.textContent === %q`, id, want)
-		_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
-		return chromedp.Void{}, err
-	}
+	emulatortest.WaitField(t, fs.Collection("counters").Doc(id), "total", want)
 }

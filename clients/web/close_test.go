@@ -8,9 +8,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tallycounters/tally/internal/browsertest"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/testkit/browsertest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // TestCloseTally closes the page's client after three presses: its
@@ -27,7 +27,7 @@ func TestCloseTally(t *testing.T) {
 	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
 		"url": s.FunctionsURL + "/Increment", "counter": id})
 	ctx := browsertest.New(t, 2*time.Minute)
-	if err := chromedp.Do(ctx, chromedp.Navigate(page), waitText("total", "0")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), browsertest.WaitText("total", "0")); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -35,7 +35,7 @@ func TestCloseTally(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := chromedp.Do(ctx, waitText("total", "3")); err != nil {
+	if err := chromedp.Do(ctx, browsertest.WaitText("total", "3")); err != nil {
 		t.Fatal(err)
 	}
 	waitTotal(t, s, id, 3)
@@ -60,7 +60,7 @@ func TestCloseTally(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("Increment answered %s", res.Status)
 	}
-	if err := chromedp.Do(ctx, waitText("again", "5")); err != nil {
+	if err := chromedp.Do(ctx, browsertest.WaitText("again", "5")); err != nil {
 		t.Fatal(err)
 	}
 	if old, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("total").textContent`)); err != nil || old != "3" {

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/functions"
-	"github.com/tallycounters/tally/internal/authemu"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/npmci"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/authemu"
+	"github.com/tallycounters/tally/internal/tools/npmci"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // TestLikeDocumentsFromTwoDevices runs docs/mobile.md's like as a
@@ -74,11 +74,11 @@ func TestLikeDocumentsFromTwoDevices(t *testing.T) {
 	if !saw.ShownOffline || !saw.SameUser || saw.Refused != "permission-denied" {
 		t.Errorf("the devices saw %+v; want the offline like shown at once, one user on both, and a like for another refused", saw)
 	}
-	waitField(t, post, "likes", 1)
+	emulatortest.WaitField(t, post, "likes", 1)
 	if _, err := post.Collection("likes").Doc("another-user").Create(ctx, map[string]any{"at": time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	waitField(t, post, "likes", 2)
+	emulatortest.WaitField(t, post, "likes", 2)
 	likes, err := post.Collection("likes").Documents(ctx).GetAll()
 	if err != nil || len(likes) != 2 {
 		t.Errorf("the post has %d like documents (%v); want 2, one per user", len(likes), err)

@@ -15,9 +15,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tallycounters/tally/internal/browsertest"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/testkit/browsertest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // What the flaky link between the page and Increment does.
@@ -93,7 +93,7 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
 		"url": flakyLink(t, s.FunctionsURL, &l) + "/Increment", "counter": id})
 	tabA := browsertest.New(t, 3*time.Minute)
-	if err := chromedp.Do(tabA, chromedp.Navigate(page), waitText("total", "0")); err != nil {
+	if err := chromedp.Do(tabA, chromedp.Navigate(page), browsertest.WaitText("total", "0")); err != nil {
 		t.Fatal(err)
 	}
 	l.mode.Store(linkDown)
@@ -105,10 +105,10 @@ func TestOfflineReloadAndTabs(t *testing.T) {
 	}
 	tabB, cancelB := chromedp.NewContext(tabA)
 	defer cancelB()
-	if err := chromedp.Do(tabB, chromedp.Navigate(page), waitText("total", "2")); err != nil {
+	if err := chromedp.Do(tabB, chromedp.Navigate(page), browsertest.WaitText("total", "2")); err != nil {
 		t.Fatalf("a second tab does not show the pending likes: %v", err)
 	}
-	if err := chromedp.Do(tabA, chromedp.Reload(), waitText("total", "2")); err != nil {
+	if err := chromedp.Do(tabA, chromedp.Reload(), browsertest.WaitText("total", "2")); err != nil {
 		t.Fatalf("after a reload the pending likes are not shown: %v", err)
 	}
 	l.mode.Store(linkLossy)

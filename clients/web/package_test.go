@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/npmci"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/npmci"
 )
 
 // readmeText is the README.

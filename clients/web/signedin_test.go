@@ -18,11 +18,11 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tallycounters/tally/functions"
-	"github.com/tallycounters/tally/internal/appchecktest"
-	"github.com/tallycounters/tally/internal/authemu"
-	"github.com/tallycounters/tally/internal/browsertest"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/testkit/appchecktest"
+	"github.com/tallycounters/tally/internal/testkit/browsertest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/authemu"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // answers proxies to target and keeps the status of every answer to a
@@ -109,20 +109,20 @@ func TestSignedIn(t *testing.T) {
 	t.Run("like, reload, unlike", func(t *testing.T) {
 		page := with(map[string]any{"counter": "posts/" + post.ID, "field": "likes", "vote": true})
 		pressed := `document.getElementById("like").click(), document.getElementById("total").textContent + " " + document.getElementById("like").ariaPressed`
-		if err := chromedp.Do(ctx, chromedp.Navigate(page), waitText("total", "0"), waitAttr("like", "aria-pressed", "false")); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(page), browsertest.WaitText("total", "0"), waitAttr("like", "aria-pressed", "false")); err != nil {
 			t.Fatal(err)
 		}
 		if after, err := chromedp.Run(ctx, chromedp.Evaluate[string](pressed)); err != nil || after != "1 true" {
 			t.Fatalf("right after Like the page shows %q (%v), want 1 like, pressed", after, err)
 		}
-		waitField(t, post, "likes", 1)
-		if err := chromedp.Do(ctx, chromedp.Reload(), waitText("total", "1"), waitAttr("like", "aria-pressed", "true")); err != nil {
+		emulatortest.WaitField(t, post, "likes", 1)
+		if err := chromedp.Do(ctx, chromedp.Reload(), browsertest.WaitText("total", "1"), waitAttr("like", "aria-pressed", "true")); err != nil {
 			t.Fatalf("after a reload the page does not know the user likes the post: %v", err)
 		}
 		if after, err := chromedp.Run(ctx, chromedp.Evaluate[string](pressed)); err != nil || after != "0 false" {
 			t.Fatalf("right after the unlike the page shows %q (%v), want 0 likes, not pressed", after, err)
 		}
-		waitField(t, post, "likes", 0)
+		emulatortest.WaitField(t, post, "likes", 0)
 		time.Sleep(1500 * time.Millisecond) // a fold window and more: a vote counted twice would show now
 		checkShown(t, ctx, []int64{0, 1}, 0)
 		if _, err := fs.Doc(fmt.Sprintf("posts/%s/lives/%s/voters/likes:%s", post.ID, lifeOf(t, post), user.UID)).Get(context.Background()); err == nil {
@@ -136,13 +136,13 @@ func TestSignedIn(t *testing.T) {
 			"no App Check token":         {"counter": "posts/" + post.ID, "field": "views", "appCheckToken": ""},
 		} {
 			page := with(cfg)
-			if err := chromedp.Do(ctx, chromedp.Navigate(page), waitText("total", "0")); err != nil {
+			if err := chromedp.Do(ctx, chromedp.Navigate(page), browsertest.WaitText("total", "0")); err != nil {
 				t.Fatal(err)
 			}
 			if after, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("like").click(), document.getElementById("total").textContent`)); err != nil || after != "1" {
 				t.Fatalf("%s: right after the press the page shows %q (%v), want 1", name, after, err)
 			}
-			if err := chromedp.Do(ctx, waitText("total", "0")); err != nil {
+			if err := chromedp.Do(ctx, browsertest.WaitText("total", "0")); err != nil {
 				t.Fatal(err)
 			}
 			msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("message").textContent`))
@@ -158,7 +158,7 @@ func TestSignedIn(t *testing.T) {
 
 	t.Run("an ID token past its expiry is refreshed", func(t *testing.T) {
 		page := with(map[string]any{"counter": "posts/" + post.ID, "field": "views"})
-		if err := chromedp.Do(ctx, chromedp.Navigate(page), waitText("total", "0")); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(page), browsertest.WaitText("total", "0")); err != nil {
 			t.Fatal(err)
 		}
 		for i, how := range []struct{ name, js string }{
@@ -171,7 +171,7 @@ func TestSignedIn(t *testing.T) {
 			if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expireToken+how.js+`; document.getElementById("like").click(); return true; })()`, chromedp.EvalAwaitPromise)); err != nil {
 				t.Fatal(err)
 			}
-			waitField(t, post, "views", int64(i+1))
+			emulatortest.WaitField(t, post, "views", int64(i+1))
 			got := seen.since(n)
 			t.Logf("%s: Increment answered %v", how.name, got)
 			if got[len(got)-1] != http.StatusOK || (i == 0 && !slices.Equal(got, []int{401, 200})) {
@@ -220,22 +220,6 @@ func checkShown(t *testing.T, ctx context.Context, want []int64, last int64) {
 	if len(ns) == 0 || ns[len(ns)-1] != last {
 		t.Errorf("the page showed %v; want it to end at %d", ns, last)
 	}
-}
-
-// waitField waits until the document's field is want, or fails after
-// emulatortest.Liveness (a liveness bound, not a measurement).
-func waitField(t *testing.T, d *firestore.DocumentRef, field string, want int64) {
-	t.Helper()
-	var got any
-	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		snap, err := d.Get(context.Background())
-		if err == nil {
-			if got = snap.Data()[field]; got == want {
-				return
-			}
-		}
-	}
-	t.Fatalf("%s.%s is %v, want %d", d.Path, field, got, want)
 }
 
 // waitAttr waits until the attribute of the element with this id is want.

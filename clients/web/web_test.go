@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/npmci"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/npmci"
 )
 
 const nodeHelp = "the web client's tests need Node.js 20 or later and npm: apt-get install nodejs npm (where Node.js comes from NodeSource, only what is missing)"
@@ -80,23 +80,24 @@ func TestDemoBundleUpToDate(t *testing.T) {
 	if b, err := os.ReadFile("package.json"); err != nil || json.Unmarshal(b, &pkg) != nil {
 		t.Fatalf("package.json: %v", err)
 	}
-	args := strings.Fields(pkg.Scripts["demo"])
-	if len(args) == 0 || args[0] != "esbuild" {
-		t.Fatalf("npm run demo runs %q; want esbuild", pkg.Scripts["demo"])
+	script := pkg.Scripts["demo"]
+	const outfile = "--outfile=../../internal/tools/stack/demo/demo.js"
+	if !strings.HasPrefix(script, "esbuild ") || !strings.Contains(script, outfile) {
+		t.Fatalf("npm run demo runs %q; want esbuild, writing %s", script, outfile)
 	}
 	fresh := filepath.Join(t.TempDir(), "demo.js")
-	for i, a := range args {
-		if strings.HasPrefix(a, "--outfile=") {
-			args[i] = "--outfile=" + fresh
-		}
-	}
-	out, err := exec.Command(filepath.Join("node_modules", ".bin", "esbuild"), args[1:]...).CombinedOutput()
+	sh := exec.Command("sh", "-c", strings.Replace(script, outfile, "--outfile='"+fresh+"'", 1))
+	bin, err := filepath.Abs(filepath.Join("node_modules", ".bin"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	sh.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := sh.CombinedOutput(); err != nil {
 		t.Fatalf("esbuild: %v\n%s", err, out)
 	}
 	want, _ := os.ReadFile(fresh)
 	got, err := os.ReadFile(filepath.Join("..", "..", "internal", "stack", "demo", "demo.js"))
 	if err != nil || !bytes.Equal(got, want) {
-		t.Errorf("internal/stack/demo/demo.js is not the demo as built from its sources (%v): run npm ci && npm run demo in clients/web", err)
+		t.Errorf("internal/tools/stack/demo/demo.js is not the demo as built from its sources (%v): run npm ci && npm run demo in clients/web", err)
 	}
 }

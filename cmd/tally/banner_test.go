@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestBannerCommands runs the commands serve prints, as printed, in one

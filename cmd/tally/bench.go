@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/internal/bench"
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/tools/bench"
+	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 func benchCommand() *cobra.Command {

@@ -13,7 +13,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // cli runs the command in this process and returns its output and status.

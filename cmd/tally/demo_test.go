@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
-	"github.com/tallycounters/tally/internal/browsertest"
+	"github.com/tallycounters/tally/internal/testkit/browsertest"
 )
 
 // TestDemoInABrowser runs TALLY_AUTH=firebase go run ./cmd/tally serve
@@ -47,14 +47,14 @@ func TestDemoInABrowser(t *testing.T) {
 	id := func(s string) chromedp.ID { return chromedp.ID(s) }
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page),
-		waitJS(`document.getElementById("like").disabled && document.getElementById("like").textContent === "Sign in to like"`),
+		browsertest.WaitJS(`document.getElementById("like").disabled && document.getElementById("like").textContent === "Sign in to like"`),
 		signIn(page),
-		waitJS(`!document.getElementById("like").disabled`),
+		browsertest.WaitJS(`!document.getElementById("like").disabled`),
 		chromedp.Click(id("like")),
-		waitText("total", "1"), // at once, before Increment answers
-		waitText("total-noun", "like"),
-		waitText("like", "Liked"),
-		waitText("result", "Your like counts."), // once it has
+		browsertest.WaitText("total", "1"), // at once, before Increment answers
+		browsertest.WaitText("total-noun", "like"),
+		browsertest.WaitText("like", "Liked"),
+		browsertest.WaitText("result", "Your like counts."), // once it has
 	)
 	if err != nil {
 		t.Fatalf("sign in and like: %v\n%s", err, stderr)
@@ -64,12 +64,12 @@ func TestDemoInABrowser(t *testing.T) {
 	}
 	err = chromedp.Do(ctx,
 		chromedp.Reload(),
-		waitJS(`!document.getElementById("like").disabled`),                               // still signed in
-		waitJS(`document.getElementById("like").getAttribute("aria-pressed") === "true"`), // and the page knows the like is theirs
+		browsertest.WaitJS(`!document.getElementById("like").disabled`),                               // still signed in
+		browsertest.WaitJS(`document.getElementById("like").getAttribute("aria-pressed") === "true"`), // and the page knows the like is theirs
 		chromedp.Click(id("like")),
-		waitText("total", "0"), // at once
-		waitText("like", "Like"),
-		waitText("result", "Your like is taken back."),
+		browsertest.WaitText("total", "0"), // at once
+		browsertest.WaitText("like", "Like"),
+		browsertest.WaitText("result", "Your like is taken back."),
 	)
 	if err != nil {
 		t.Fatalf("reload and press again: %v", err)
@@ -82,15 +82,15 @@ func TestDemoInABrowser(t *testing.T) {
 	browsertest.SetOffline(t, ctx, true)
 	err = chromedp.Do(ctx,
 		chromedp.Click(id("like")),
-		waitText("total", "1"),
-		waitJS(`document.getElementById("like").dataset.pending === "true" && `+
+		browsertest.WaitText("total", "1"),
+		browsertest.WaitJS(`document.getElementById("like").dataset.pending === "true" && `+
 			`document.getElementById("result").textContent.startsWith("Offline: your like is saved on this device")`),
 	)
 	if err != nil {
 		t.Fatalf("a press offline: %v", err)
 	}
 	browsertest.SetOffline(t, ctx, false)
-	if err := chromedp.Do(ctx, waitText("result", "Your like counts."), waitJS(`!document.getElementById("like").dataset.pending`)); err != nil {
+	if err := chromedp.Do(ctx, browsertest.WaitText("result", "Your like counts."), browsertest.WaitJS(`!document.getElementById("like").dataset.pending`)); err != nil {
 		t.Fatalf("back online: %v", err)
 	}
 	if got := shardSum(t, r.emulator, "demo-likes"); got != 1 {
@@ -101,17 +101,6 @@ func TestDemoInABrowser(t *testing.T) {
 		t.Errorf("serve exited %d: %s", code, stderr)
 	}
 }
-
-// waitText waits until the text of the element with this id is want.
-func waitText(id, want string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](`document.getElementById(`+quoteJS(id)+`).textContent === `+quoteJS(want),
-			chromedp.WithPollingInterval(100*time.Millisecond))(ctx, t)
-		return chromedp.Void{}, err
-	}
-}
-
-func quoteJS(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
 
 // checkDemoHeaders checks the headers the demo page is served with.
 func checkDemoHeaders(t *testing.T, page string) {
@@ -157,11 +146,11 @@ func TestDemoFeed(t *testing.T) {
 		return fmt.Sprintf(`document.querySelector('article[data-id=%q] %s')`, p, sel)
 	}
 	views := func(want string) chromedp.Action[chromedp.Void] {
-		return waitJS(fmt.Sprintf(`[...document.querySelectorAll("article .views")].map((e) => e.textContent).join() === %q`, want))
+		return browsertest.WaitJS(fmt.Sprintf(`[...document.querySelectorAll("article .views")].map((e) => e.textContent).join() === %q`, want))
 	}
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page),
-		waitJS(`[...document.querySelectorAll("article .like")].map((b) => b.disabled + " " + b.textContent).join() === `+
+		browsertest.WaitJS(`[...document.querySelectorAll("article .like")].map((b) => b.disabled + " " + b.textContent).join() === `+
 			`"true Sign in to like,true Sign in to like,true Sign in to like"`),
 		signIn(page),
 		chromedp.WaitVisible(id("signed-in")),
@@ -177,19 +166,19 @@ func TestDemoFeed(t *testing.T) {
 	if err != nil || after != "1 like true Liked 1 1/1/1/1/1/1/18" {
 		t.Fatalf("right after Like the post shows %q (%v), want 1 like, pressed and labelled Liked, 1 today, and a week's sparkline up today", after, err)
 	}
-	if err := chromedp.Do(ctx, waitJS(`document.querySelector("article").dataset.id === "counts"`)); err != nil {
+	if err := chromedp.Do(ctx, browsertest.WaitJS(`document.querySelector("article").dataset.id === "counts"`)); err != nil {
 		t.Fatalf("the liked post does not move to the top: %v", err)
 	}
 	// Trending: the post liked, and viewed as the others were, is first.
 	waitField(t, r.emulator, "posts/counts", "likes_today", 1)
-	err = chromedp.Do(ctx, chromedp.Click(id("by-trend")), waitText("order", "trending first: likes and views of the last hours weigh most"),
-		waitJS(`document.querySelector("article").dataset.id === "counts" && document.querySelectorAll("article").length === 3`),
-		chromedp.Click(id("by-likes")), waitText("order", "most liked first"))
+	err = chromedp.Do(ctx, chromedp.Click(id("by-trend")), browsertest.WaitText("order", "trending first: likes and views of the last hours weigh most"),
+		browsertest.WaitJS(`document.querySelector("article").dataset.id === "counts" && document.querySelectorAll("article").length === 3`),
+		chromedp.Click(id("by-likes")), browsertest.WaitText("order", "most liked first"))
 	if err != nil {
 		t.Fatalf("the Trending order: %v", err)
 	}
 	err = chromedp.Do(ctx, chromedp.Reload(), views("2,2,2"),
-		waitJS(post("counts", ".like")+`.ariaPressed === "true" && `+post("counts", ".likes")+`.textContent === "1"`))
+		browsertest.WaitJS(post("counts", ".like")+`.ariaPressed === "true" && `+post("counts", ".likes")+`.textContent === "1"`))
 	if err != nil {
 		t.Fatalf("after a reload: %v", err)
 	}
@@ -197,7 +186,7 @@ func TestDemoFeed(t *testing.T) {
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[string](comment)); err != nil || n != "1" {
 		t.Fatalf("right after Comment the post shows %q comments (%v), want 1", n, err)
 	}
-	if err := chromedp.Do(ctx, waitJS(post("hello", ".said")+`.textContent === "Great post <3"`)); err != nil {
+	if err := chromedp.Do(ctx, browsertest.WaitJS(post("hello", ".said")+`.textContent === "Great post <3"`)); err != nil {
 		t.Fatalf("the comment's text is not shown under its post, as text: %v", err)
 	}
 	screenshots(t, ctx)
@@ -231,7 +220,7 @@ func screenshots(t *testing.T, ctx context.Context) {
 		dir = t.TempDir()
 	}
 	for _, width := range []int64{1280, 390} {
-		err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900), waitJS(`!document.querySelector("[data-pending]")`))
+		err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900), browsertest.WaitJS(`!document.querySelector("[data-pending]")`))
 		if err != nil {
 			t.Fatalf("at %d px: %v", width, err)
 		}
@@ -252,14 +241,6 @@ func screenshots(t *testing.T, ctx context.Context) {
 // demoPostIDs are the posts serve's demo adds to an empty feed.
 var demoPostIDs = []string{"hello", "counts", "offline"}
 
-// waitJS waits until the expression is true.
-func waitJS(js string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
-		return chromedp.Void{}, err
-	}
-}
-
 // signIn opens the demo page and makes an account on the Auth emulator,
 // as a new user does: "Sign in" with an email that has no account is
 // refused in plain words and makes none, and "Create account" makes it.
@@ -273,9 +254,9 @@ func signIn(page string) chromedp.Action[chromedp.Void] {
 			chromedp.SendKeys(id("email"), email),
 			chromedp.SendKeys(id("password"), "secret-password"),
 			chromedp.Click(id("signin")),
-			waitJS(`document.getElementById("problem").textContent.includes("do not match an account")`),
+			browsertest.WaitJS(`document.getElementById("problem").textContent.includes("do not match an account")`),
 			chromedp.Click(id("create")),
-			waitJS(`document.getElementById("signin-form").hidden && !document.getElementById("signed-in").hidden`),
+			browsertest.WaitJS(`document.getElementById("signin-form").hidden && !document.getElementById("signed-in").hidden`),
 		)
 	}
 }
@@ -292,16 +273,16 @@ func holdsOrderUnderPointer(t *testing.T, ctx context.Context, emulator string, 
 		t.Fatalf("the last post's place: %v %v", box, err)
 	}
 	err = chromedp.Do(ctx,
-		waitJS(first+` === "offline"`),
+		browsertest.WaitJS(first+` === "offline"`),
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, box[0], box[1]),
-		waitJS(`document.getElementById("posts").matches(":hover")`),
-		clickJS(post("counts", ".like")),
+		browsertest.WaitJS(`document.getElementById("posts").matches(":hover")`),
+		browsertest.ClickJS(post("counts", ".like")),
 	)
 	if err != nil {
 		t.Fatalf("like a post with the pointer over the feed: %v", err)
 	}
 	waitField(t, emulator, "posts/counts", "likes", 1)
-	if err := chromedp.Do(ctx, waitJS(`document.getElementById("posts").dataset.held === "true"`)); err != nil {
+	if err := chromedp.Do(ctx, browsertest.WaitJS(`document.getElementById("posts").dataset.held === "true"`)); err != nil {
 		t.Fatalf("the new order was not held: %v", err)
 	}
 	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](first)); got != "offline" {
@@ -309,19 +290,10 @@ func holdsOrderUnderPointer(t *testing.T, ctx context.Context, emulator string, 
 	}
 	err = chromedp.Do(ctx,
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1),
-		waitJS(first+` === "counts" && !document.getElementById("posts").dataset.held`),
-		clickJS(post("counts", ".like")),
+		browsertest.WaitJS(first+` === "counts" && !document.getElementById("posts").dataset.held`),
+		browsertest.ClickJS(post("counts", ".like")),
 	)
 	if err != nil {
 		t.Fatalf("once the pointer left, the liked post should lead: %v", err)
-	}
-}
-
-// clickJS clicks the element el (a JavaScript expression) from script,
-// wherever the pointer is.
-func clickJS(el string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Evaluate[bool](el+`.click(), true`)(ctx, t)
-		return chromedp.Void{}, err
 	}
 }

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/bench"
-	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/proc"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/bench"
+	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/tools/proc"
 )
 
 // The test binary doubles as the tally command when TALLY_TEST_MAIN is set,
@@ -268,17 +268,11 @@ func waitTotal(t *testing.T, emulator, counter string, want int64) {
 	waitField(t, emulator, "counters/"+counter, "total", want)
 }
 
-// waitField waits until the integer field name of the document at path is
-// want, for at most a minute.
+// waitField waits until the integer field name of the document at path,
+// on the emulator serve started, is want (emulatortest.WaitField).
 func waitField(t *testing.T, emulator, path, name string, want int64) {
 	t.Helper()
-	var got int64
-	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if got = field(t, emulator, path, name); got == want {
-			return
-		}
-	}
-	t.Errorf("%s.%s = %d, want %d", path, name, got, want)
+	emulatortest.WaitField(t, emulatortest.ClientAt(t, emulator, "demo-tally").Doc(path), name, want)
 }
 
 // waitFor waits until serve has printed want after it was ready, for at

@@ -23,7 +23,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tallycounters/tally/internal/bench"
+	"github.com/tallycounters/tally/internal/tools/bench"
 )
 
 func main() {

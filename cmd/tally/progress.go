@@ -12,7 +12,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 
-	"github.com/tallycounters/tally/internal/bench"
+	"github.com/tallycounters/tally/internal/tools/bench"
 )
 
 // progress shows how each phase of a bench goes (the warm-up, each mode's

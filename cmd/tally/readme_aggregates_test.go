@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/deploy"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // countsOf is the TALLY_COUNTS='...' a README line starts with.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/functions"
-	"github.com/tallycounters/tally/internal/bench"
-	"github.com/tallycounters/tally/internal/emulatortest"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/bench"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // readme returns what follows the README's marker <!-- README test: name -->:
@@ -214,15 +214,16 @@ func TestReadmeCounts(t *testing.T) {
 	}
 }
 
-// docPages are the README and the pages of docs/, which the README tests
-// keep true alike.
+// docPages are the README, the pages of docs/ and the web client's own,
+// which the README tests keep true alike.
 func docPages(t *testing.T) []string {
 	t.Helper()
 	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append([]string{"../../README.md"}, pages...)
+	web := []string{"../../clients/web/README.md", "../../clients/web/CHANGELOG.md"}
+	return append(append([]string{"../../README.md"}, pages...), web...)
 }
 
 // readmeText is the whole README, and every page of docs/ after it.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestGuideSampleCounter: a counter as the Go code of Google's

@@ -16,10 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tallycounters/tally/internal/authemu"
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/tools/authemu"
+	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // stopTimeout bounds serve's draining: events in flight, then the last

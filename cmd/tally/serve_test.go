@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/emulator"
 )
 
 func TestServeStopsEverythingOnSignal(t *testing.T) {

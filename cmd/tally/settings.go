@@ -16,8 +16,8 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/functions"
-	"github.com/tallycounters/tally/internal/emulator"
-	"github.com/tallycounters/tally/internal/stack"
+	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // EnvEmulator is where the Firestore client finds the emulator.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tallycounters/tally/internal/browsertest"
-	"github.com/tallycounters/tally/internal/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/browsertest"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // starterDir is the starter app: a page on the web client, run against
@@ -55,24 +55,24 @@ func TestStarterApp(t *testing.T) {
 	const counter = "post-1-likes" // examples/like-button/src/config.js
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(r.functions+"/"),
-		waitJS(`document.getElementById("like").disabled && document.getElementById("like").textContent === "Sign in to like"`),
+		browsertest.WaitJS(`document.getElementById("like").disabled && document.getElementById("like").textContent === "Sign in to like"`),
 		chromedp.SendKeys(chromedp.ID("email"), "ada@example.com"),
 		chromedp.SendKeys(chromedp.ID("password"), "secret-password"),
 		// Signing in never makes an account: refused in plain words.
 		chromedp.Click(`#signin button[name="signin"]`),
-		waitJS(`document.getElementById("message").textContent.includes("do not match an account")`),
+		browsertest.WaitJS(`document.getElementById("message").textContent.includes("do not match an account")`),
 		chromedp.Click(`#signin button[name="create"]`),
-		waitJS(`!document.getElementById("like").disabled`),
+		browsertest.WaitJS(`!document.getElementById("like").disabled`),
 		chromedp.Click(chromedp.ID("like")),
-		waitText("count", "1"), // at once
-		waitText("noun", "like"),
-		waitText("like", "Liked"),
+		browsertest.WaitText("count", "1"), // at once
+		browsertest.WaitText("noun", "like"),
+		browsertest.WaitText("like", "Liked"),
 	)
 	if err != nil {
 		t.Fatalf("sign in and like: %v\n%s", err, stderr)
 	}
 	waitShards(t, r.emulator, counter, 1)
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.ID("like")), waitText("count", "0"), waitText("like", "Like"))
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.ID("like")), browsertest.WaitText("count", "0"), browsertest.WaitText("like", "Like"))
 	if err != nil {
 		t.Fatalf("press again: %v", err)
 	}
@@ -80,13 +80,13 @@ func TestStarterApp(t *testing.T) {
 	// A wrong password is answered as one, and the right one signs in.
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.ID("signout")),
-		waitJS(`!document.getElementById("signin").hidden`),
+		browsertest.WaitJS(`!document.getElementById("signin").hidden`),
 		chromedp.SetValue(chromedp.ID("password"), "not-the-password"),
 		chromedp.Click(`#signin button[name="signin"]`),
-		waitJS(`document.getElementById("message").textContent.includes("do not match an account")`),
+		browsertest.WaitJS(`document.getElementById("message").textContent.includes("do not match an account")`),
 		chromedp.SetValue(chromedp.ID("password"), "secret-password"),
 		chromedp.Click(`#signin button[name="signin"]`),
-		waitJS(`!document.getElementById("like").disabled`),
+		browsertest.WaitJS(`!document.getElementById("like").disabled`),
 	)
 	if err != nil {
 		t.Fatalf("sign out, a wrong password, then the right one: %v", err)

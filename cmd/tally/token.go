@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tallycounters/tally/internal/authemu"
+	"github.com/tallycounters/tally/internal/tools/authemu"
 )
 
 // tokenCommand signs a user in on the local Auth emulator and prints an ID

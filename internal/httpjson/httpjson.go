@@ -2,12 +2,15 @@
 // answer with: one value a line, with <, > and & as they are, not escaped
 // for HTML, since people read these answers in curl and terminals. It is
 // where a failure's code (counting.Code) becomes an HTTP status, for every
-// function alike (WriteError).
+// function alike (WriteError), and where a request of the wrong shape for
+// HTTP (method, size, media type) is refused with its own (Refusal).
 package httpjson
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -41,24 +44,39 @@ func Error(w http.ResponseWriter, code int, msg string) {
 // statuses is the status each kind of failure is answered with: the one
 // mapping of tally's functions.
 var statuses = map[counting.Code]int{
-	counting.Internal:         http.StatusInternalServerError,
-	counting.Invalid:          http.StatusBadRequest,
-	counting.Unauthenticated:  http.StatusUnauthorized,
-	counting.Forbidden:        http.StatusForbidden,
-	counting.NotFound:         http.StatusNotFound,
-	counting.MethodNotAllowed: http.StatusMethodNotAllowed,
-	counting.TooLarge:         http.StatusRequestEntityTooLarge,
-	counting.UnsupportedMedia: http.StatusUnsupportedMediaType,
-	counting.Conflict:         http.StatusUnprocessableEntity,
-	counting.TooMany:          http.StatusTooManyRequests,
-	counting.Unavailable:      http.StatusServiceUnavailable,
-	counting.OutcomeUnknown:   http.StatusGatewayTimeout,
+	counting.Internal:        http.StatusInternalServerError,
+	counting.Invalid:         http.StatusBadRequest,
+	counting.Unauthenticated: http.StatusUnauthorized,
+	counting.Forbidden:       http.StatusForbidden,
+	counting.NotFound:        http.StatusNotFound,
+	counting.Conflict:        http.StatusUnprocessableEntity,
+	counting.TooMany:         http.StatusTooManyRequests,
+	counting.Unavailable:     http.StatusServiceUnavailable,
+	counting.OutcomeUnknown:  http.StatusGatewayTimeout,
 }
 
+// Refusal is a request refused for its shape as HTTP, before anything of
+// it is read as a count: its status (405, 413, 415, ...) and a message a
+// caller may see.
+type Refusal struct {
+	Status  int
+	Message string
+}
+
+// Refuse is a Refusal with status and the message format makes.
+func Refuse(status int, format string, args ...any) *Refusal {
+	return &Refusal{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
 // Answer is how err is answered: its status, the message a caller may
-// see (see counting.Describe), and the whole seconds of its Retry-After
-// (0: none).
+// see (a Refusal's, or see counting.Describe), and the whole seconds of
+// its Retry-After (0: none).
 func Answer(err error) (status int, msg string, retryAfter int) {
+	if r := (*Refusal)(nil); errors.As(err, &r) {
+		return r.Status, r.Message, 0
+	}
 	code, msg, wait := counting.Describe(err)
 	if wait > 0 {
 		retryAfter = max(1, int(math.Ceil(wait.Seconds())))

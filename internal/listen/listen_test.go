@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/internal/emulatortest"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/listen"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 func TestMain(m *testing.M) { emulatortest.Main(m) }

@@ -4,7 +4,7 @@
 // likes today and a week's sparkline where a window of likes is declared
 // (likes_today=likes per day), and a Trending order where a trend is
 // (hot=trend(likes, 6h)); or one counter of its own (/demo?counter=NAME). Bundled with the Firebase SDK
-// into internal/stack/demo/demo.js by `npm run demo`.
+// into internal/tools/stack/demo/demo.js by `npm run demo`.
 import { initializeApp } from "firebase/app";
 import { connectAuthEmulator, getAuth, onAuthStateChanged, signOut } from "firebase/auth";
 import { collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query } from "firebase/firestore";

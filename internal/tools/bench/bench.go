@@ -1,0 +1,393 @@
+// Package bench measures tally against the two baselines of the
+// distributed-counter guides, side by side on one Firestore emulator: a
+// single-document counter, and sharded counters with the per-event rollup
+// (total += after - before). The trigger events come from the emulator
+// itself, or, past what its serial delivery keeps up with, straight from
+// the load generator's commits.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/tools/bridge"
+	"github.com/tallycounters/tally/internal/tools/contention"
+	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/tools/opcount"
+)
+
+// The modes, in the order they run.
+const (
+	ModeRaw    = "raw"    // client writes to random shards: the ceiling
+	ModeTally  = "tally"  // Increment + tally's Rollup
+	ModeNaive  = "naive"  // Increment + the guides' per-event rollup
+	ModeSingle = "single" // client writes to one document per counter
+)
+
+// AllModes lists every mode.
+var AllModes = []string{ModeRaw, ModeTally, ModeNaive, ModeSingle}
+
+// How shard events reach the rollups.
+const (
+	DeliveryEmulator = "emulator" // the emulator's own triggers, one event at a time
+	DeliveryDirect   = "direct"   // posted by the bench from each commit, concurrently, as Eventarc does
+)
+
+// Collections keep the modes' data apart.
+const (
+	collTally  = counting.DefaultCollection
+	collNaive  = "bench_naive"
+	collRaw    = "bench_raw"
+	collSingle = "bench_single"
+)
+
+// Options configures Run.
+type Options struct {
+	Counters int // documents; each a counter, or with Fields that many counters in tally's mode
+	Fields   int // tally's counts on each document (counts on documents, posts/{id}.f0, ...); 0: the guide layout
+	// Shards is how many shards each counter is made with, before the
+	// load, which keeps them; 0: counters start as new ones do, on one
+	// shard (made by their first increment, or documents without
+	// num_shards), and tally's Rollup grows the busy ones.
+	Shards  int
+	Workers int
+	// Burst makes each counter quiet first (made, incremented and taken
+	// back, and folded), then takes it to Rate at once: a counter that
+	// goes viral.
+	Burst bool
+	// Contention, if not 0, puts the contention stand-in between every
+	// client and the emulator: past this many writes a second to one
+	// document, writes wait, then fail ABORTED, as on Firestore.
+	Contention    float64
+	Rate          float64       // increments per second over all counters; 0: unlimited
+	Popularity    string        // how increments spread over counters: PopularityUniform (default), PopularityZipf or PopularityClient
+	Rest          time.Duration // each client rests a random time up to Rest after each answer
+	Listeners     bool          // hold a listener on every counter's document, as pages showing it do, and measure what they see
+	Feed          bool          // with Listeners: one listener on the counters' collection instead, as a feed page holds
+	Duration      time.Duration
+	Window        time.Duration // tally's window: each parent is written at most once per window
+	Prices        Prices        // what the report prices operations at; zero: StandardPrices
+	Instances     int           // tally Rollup instances, each a process of its own; each event goes to a random one
+	Delivery      string        // DeliveryEmulator (default) or DeliveryDirect
+	DuplicateRate float64       // share of shard events delivered twice
+	DelayRate     float64       // share of shard events held back (reordered)
+	MaxDelay      time.Duration
+	Modes         []string
+	Warmup        time.Duration // unmeasured load first, so that no mode runs on a cold emulator
+	ShardCacheTTL time.Duration // how long the modes' Increment caches a counter's parent; 0: its default
+	// Aggregate measures, instead of counters, a count of each parent's
+	// children (comments=count(comments) on posts): see RunAggregate.
+	Aggregate bool
+	Existing  int // with Aggregate: children each parent has before the load
+	// Windows measures, instead of counters, counts by time: see
+	// RunWindows. Boundaries is how many starts of a minute its load
+	// crosses; default 3.
+	Windows    bool
+	Boundaries int
+
+	Project      string
+	EmulatorHost string // an emulator already running, started with --functions_emulator at BridgePort
+	BridgePort   int
+	URL          string // an Increment to drive in tally mode instead of the in-process one
+	Emulator     emulator.Paths
+
+	Settle   time.Duration // longest wait for a mode's total after its load; default DefaultSettle
+	Progress func(Phase)   // hears how each phase goes; nil: nothing
+	Logger   *slog.Logger  // the in-process functions' logs
+	LogPath  string        // where the Rollup instances append their debug logs; "" discards them
+	// InstanceCommand runs a Rollup instance: a program that calls
+	// InstanceMain first thing. Default: this program.
+	InstanceCommand []string
+}
+
+// Phase is how one phase of a run goes: the warm-up, a mode's load, or the
+// wait for its total to settle. Bound is the longest it may take.
+type Phase struct {
+	Name           string
+	Elapsed, Bound time.Duration
+	Detail         string
+	Done           bool
+}
+
+// report passes a phase's progress to Options.Progress.
+func (e *env) report(name string, elapsed, bound time.Duration, detail string, done bool) {
+	if e.o.Progress != nil {
+		e.o.Progress(Phase{Name: name, Elapsed: elapsed, Bound: bound, Detail: detail, Done: done})
+	}
+}
+
+// Report is every figure of one run.
+type Report struct {
+	Started time.Time    `json:"started"`
+	Options OptionsJSON  `json:"options"`
+	Modes   []ModeResult `json:"modes"`
+}
+
+// OptionsJSON is the part of Options a report records.
+type OptionsJSON struct {
+	Counters      int     `json:"counters"`
+	Fields        int     `json:"fields,omitempty"`
+	Shards        int     `json:"shards"` // 0: new counters, which grow
+	Burst         bool    `json:"burst,omitempty"`
+	Contention    float64 `json:"contention_writes_per_second,omitempty"`
+	Feed          bool    `json:"feed_listener,omitempty"`
+	Workers       int     `json:"workers"`
+	Rate          float64 `json:"rate"`
+	Popularity    string  `json:"popularity"`
+	RestMS        float64 `json:"rest_ms"`
+	Listeners     bool    `json:"listeners"`
+	Seconds       float64 `json:"seconds"`
+	WindowMS      float64 `json:"window_ms"`
+	Instances     int     `json:"rollup_instances"`
+	Delivery      string  `json:"delivery"`
+	SettleSeconds float64 `json:"settle_bound_seconds"`
+	DuplicateRate float64 `json:"duplicate_rate"`
+	DelayRate     float64 `json:"delay_rate"`
+	MaxDelayMS    float64 `json:"max_delay_ms"`
+	Prices        Prices  `json:"usd_per_100k"`
+	URL           string  `json:"url,omitempty"`
+	Aggregate     bool    `json:"aggregate,omitempty"`
+	Windows       bool    `json:"windows,omitempty"`
+	Existing      int     `json:"existing,omitempty"` // with Aggregate: comments a post had before the load
+}
+
+func settleBound(o Options) time.Duration {
+	if o.Settle <= 0 {
+		return DefaultSettle
+	}
+	return o.Settle
+}
+
+// env is the running bench: emulator, bridges, functions and clients.
+type env struct {
+	o         Options
+	emu       *emulator.Emulator
+	emuOpts   emulator.Options // how emu was started, to start it again on the same port
+	emuUsed   bool             // a mode ran on emu
+	emuHost   string           // the emulator itself, for its REST API
+	host      string           // where the clients reach it: the emulator, or the contention stand-in before it
+	proxy     *contention.Proxy
+	servers   []*http.Server
+	funcsURL  string
+	obs       *observer
+	bridges   map[string]*bridge.Bridge
+	clients   map[string]*firestore.Client // each mode's, and "reader"
+	ops       map[string]*opcount.Ops
+	instances []*instance  // tally's Rollup instances
+	spec      instanceSpec // how they were started
+	reader    *firestore.Client
+	aggMu     sync.Mutex
+	agg       *aggRun // the aggregate run in progress, which the per-event trigger records its writes in
+}
+
+// begin checks o and starts the environment a run measures in.
+func begin(ctx context.Context, o Options) (*env, error) {
+	o, err := checkOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, o)
+}
+
+// Run starts the environment, runs each mode in turn and reports.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if len(o.Modes) == 0 {
+		o.Modes = AllModes
+	}
+	e, err := begin(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer e.stop()
+	o = e.o // checked, its defaults filled in
+	rep := &Report{Started: time.Now(), Options: optionsJSON(o)}
+	if o.Warmup > 0 {
+		e.warmup(ctx)
+	}
+	var raw float64
+	for _, m := range o.Modes {
+		r, err := e.runMode(ctx, m)
+		if err != nil {
+			return rep, fmt.Errorf("bench: mode %s: %w", m, err)
+		}
+		if m == ModeRaw {
+			raw = r.IncrPerSec
+		}
+		rep.Modes = append(rep.Modes, r)
+	}
+	for i := range rep.Modes {
+		if raw > 0 {
+			rep.Modes[i].RatioToRaw = ptr(rep.Modes[i].IncrPerSec / raw)
+		}
+	}
+	return rep, nil
+}
+
+// checkOptions checks o and fills in its defaults.
+func checkOptions(o Options) (Options, error) {
+	o.Instances = max(1, o.Instances)
+	if o.Prices == (Prices{}) {
+		o.Prices = StandardPrices
+	}
+	if o.Prices.Read < 0 || o.Prices.Write < 0 || o.Prices.Delete < 0 {
+		return o, fmt.Errorf("bench: prices must not be negative: %+v", o.Prices)
+	}
+	if o.Popularity == "" {
+		o.Popularity = PopularityUniform
+	}
+	if _, err := newPicker(o.Popularity, max(1, o.Counters), 1); err != nil {
+		return o, err
+	}
+	if o.Fields < 0 || o.Fields > 100 {
+		return o, fmt.Errorf("bench: --fields %d: want 0 (a counter per document) to 100 counts on each", o.Fields)
+	}
+	if o.Counters < 1 || o.Workers < 1 {
+		return o, fmt.Errorf("bench: want at least 1 counter and 1 client, not %d and %d", o.Counters, o.Workers)
+	}
+	if o.Shards < 0 || o.Shards > counting.MaxShards || o.Contention < 0 {
+		return o, fmt.Errorf("bench: --shards %d: want 0 (new counters, which grow) to %d; --contention %g: want 0 (off) or more", o.Shards, counting.MaxShards, o.Contention)
+	}
+	switch o.Delivery {
+	case "":
+		o.Delivery = DeliveryEmulator
+	case DeliveryEmulator:
+	case DeliveryDirect:
+		if o.URL != "" {
+			return o, fmt.Errorf("bench: direct delivery needs the in-process Increment, not --url")
+		}
+	default:
+		return o, fmt.Errorf("bench: delivery %q: want %s or %s", o.Delivery, DeliveryEmulator, DeliveryDirect)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, nil
+}
+
+// optionsJSON is the part of o a report records.
+func optionsJSON(o Options) OptionsJSON {
+	return OptionsJSON{
+		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
+		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
+		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
+		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices,
+		Aggregate: o.Aggregate, Existing: o.Existing, Windows: o.Windows,
+	}
+}
+
+func start(ctx context.Context, o Options) (_ *env, err error) {
+	e := &env{o: o, obs: newObserver(), bridges: map[string]*bridge.Bridge{},
+		clients: map[string]*firestore.Client{}, ops: map[string]*opcount.Ops{}}
+	defer func() {
+		if err != nil {
+			e.stop()
+		}
+	}()
+	fl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	e.funcsURL = "http://" + fl.Addr().String()
+	bl, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", o.BridgePort))
+	if err != nil {
+		return nil, fmt.Errorf("bridge port: %w", err)
+	}
+	faults := bridge.Faults{DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay}
+	router := bridge.Router{}
+	for _, m := range []string{ModeTally, ModeNaive, AggTrigger} {
+		// As Eventarc, more than the instances take: each tally instance
+		// holds at most MaxRequestsPerInstance at once, as Cloud Run does,
+		// and answers 429 past that; the bridge then retries.
+		e.bridges[m] = bridge.New(bridge.Options{Target: e.funcsURL + "/" + m + "/Rollup", Faults: faults,
+			Logger: o.Logger, OnReceive: e.obs.delivered, MaxInFlight: 2 * MaxRequestsPerInstance * o.Instances})
+		router[m] = e.bridges[m]
+	}
+	e.serve(bl, router)
+
+	e.emuHost = o.EmulatorHost
+	if e.emuHost == "" {
+		e.emuOpts = emulator.Options{Paths: o.Emulator, FunctionsEmulator: bl.Addr().String()}
+		e.emu, err = emulator.Start(ctx, e.emuOpts)
+		if err != nil {
+			return nil, err
+		}
+		e.emuHost = e.emu.Host()
+	}
+	e.host = e.emuHost
+	if o.Contention > 0 {
+		if e.proxy, err = contention.Start(contention.Options{Target: e.emuHost, Rate: o.Contention}); err != nil {
+			return nil, err
+		}
+		e.host = e.proxy.Addr
+	}
+	if err := e.registerTriggers(ctx); err != nil {
+		return nil, err
+	}
+	for _, m := range slices.Concat(AllModes, []string{AggTrigger, AggQuery, "reader"}) {
+		e.ops[m] = &opcount.Ops{}
+		if e.clients[m], err = opcount.Client(ctx, e.host, o.Project, e.ops[m]); err != nil {
+			return nil, err
+		}
+	}
+	if o.Delivery == DeliveryDirect {
+		for _, m := range []string{ModeTally, ModeNaive} {
+			e.ops[m].OnCommit = direct(o.Project, e.bridges[m])
+		}
+	}
+	e.reader = e.clients["reader"]
+	return e, e.serveFunctions(ctx, fl)
+}
+
+// warmup drives unmeasured load, through tally's Increment and Rollup when
+// tally is to run, so that the emulator's writes, its trigger delivery and
+// the rollup instances are all warm before the first mode, then waits until
+// every event of it is answered.
+func (e *env) warmup(ctx context.Context) {
+	o := e.o
+	id := fmt.Sprintf("warmup-%d", time.Now().UnixNano())
+	inc := e.incrementer(ModeRaw, collRaw, e.reader)
+	if slices.Contains(o.Modes, ModeTally) && o.URL == "" {
+		inc = e.incrementer(ModeTally, collTally, e.clients[ModeTally])
+	}
+	drive(ctx, []string{id}, load{workers: o.Workers, rate: o.Rate}, o.Warmup, inc, func(el time.Duration, n int64, done bool) {
+		e.report("warmup", el, o.Warmup, fmt.Sprintf("%d increments, not measured", n), done)
+	})
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, b := range e.bridges {
+		b.Wait(wctx)
+	}
+}
+
+func (e *env) serve(l net.Listener, h http.Handler) {
+	s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	e.servers = append(e.servers, s)
+	go s.Serve(l)
+}
+
+func (e *env) stop() {
+	for _, c := range e.clients {
+		c.Close()
+	}
+	for _, in := range e.instances {
+		in.stop()
+	}
+	if e.proxy != nil {
+		e.proxy.Close()
+	}
+	if e.emu != nil {
+		e.emu.Stop()
+	}
+	for _, s := range e.servers {
+		s.Close()
+	}
+}

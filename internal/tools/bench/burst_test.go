@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+)
+
+// TestViralCounterUnderContention takes a quiet counter, new and on one
+// shard, to 200 increments a second at once, through the contention
+// stand-in (past 10 writes a second to one document, writes wait, then
+// fail ABORTED, as on Firestore), beside the single-document counter at
+// the same load in the same run. tally's counter grows; every answer is
+// true (a refusal wrote nothing); its total is exact; its parent is
+// written at most once a window; and it refuses a fraction of what the
+// single document, which takes 10 writes a second at most, refuses.
+func TestViralCounterUnderContention(t *testing.T) {
+	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
+	const window = time.Second
+	rep, err := Run(context.Background(), Options{
+		Counters: 1, Burst: true, Contention: 10, Workers: 32, Rate: 200, Duration: 4 * time.Second, Window: window,
+		DuplicateRate: 0.1, DelayRate: 0.1, MaxDelay: 500 * time.Millisecond,
+		Modes: []string{ModeTally, ModeSingle}, Project: emulatortest.Project, Emulator: paths,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally, single := rep.Modes[0], rep.Modes[1]
+	for _, m := range rep.Modes {
+		t.Logf("%s: answers %v, hottest document each second %v, shards at the end %s", m.Mode, m.Answers, m.HotShardSeries, opt("%d", m.ShardsAtEnd))
+		if m.RefusedWritten != 0 || m.Answers["500"] != 0 {
+			t.Errorf("%s: %d refused increments were written; answers %v", m.Mode, m.RefusedWritten, m.Answers)
+		}
+	}
+	if tally.Drift != 0 || tally.ShardSum != tally.Acked || tally.SettleLag == nil {
+		t.Errorf("tally: total - acknowledged %+d, shards %d for %d acknowledged", tally.Drift, tally.ShardSum, tally.Acked)
+	}
+	if tally.ShardsAtEnd == nil || *tally.ShardsAtEnd < 2 {
+		t.Errorf("tally: %s shards at the end; want the counter grown", opt("%d", tally.ShardsAtEnd))
+	}
+	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
+		t.Errorf("tally: two parent writes %.1fms apart, inside the window", *tally.ParentGap)
+	}
+	share := func(m ModeResult) float64 {
+		return float64(m.Answers["503"]) / float64(m.Acked+m.Errors)
+	}
+	if share(single) == 0 || share(tally) > share(single)/2 {
+		t.Errorf("refused: tally %.3f, the single document %.3f; want tally's at most half", share(tally), share(single))
+	}
+}
+
+// TestBenchFeed runs tally over 20 counters made by their first increment,
+// with one listener on their collection, as a feed page holds, and two
+// Rollup instances: every total is exact, and the listener saw every
+// increment in its counter's total.
+func TestBenchFeed(t *testing.T) {
+	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
+	rep, err := Run(context.Background(), Options{
+		Counters: 20, Popularity: PopularityClient, Workers: 20, Rest: 500 * time.Millisecond, Listeners: true, Feed: true,
+		Duration: 3 * time.Second, Window: 300 * time.Millisecond, Instances: 2,
+		Modes: []string{ModeTally}, Project: emulatortest.Project, Emulator: paths,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Modes[0]
+	if m.Acked == 0 || m.Drift != 0 || m.ShardSum != m.Acked || m.Errors != 0 {
+		t.Errorf("%d acknowledged, %d answered otherwise, total - acknowledged %+d, shards %d", m.Acked, m.Errors, m.Drift, m.ShardSum)
+	}
+	if v := m.Visible; v == nil || v.All == nil || v.All.N != int(m.Acked) || v.Unseen != 0 {
+		t.Errorf("visible latency %+v for %d acknowledged increments; want each seen by the feed's listener", v, m.Acked)
+	}
+}

@@ -1,0 +1,54 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+)
+
+// TestQuietCost runs tally and the per-event rollup side by side over
+// counters each incremented about once, on one shard, through the
+// emulator's own triggers, in the guide's layout and with three counts on
+// each document: tally's folds read nothing, so an increment costs tally
+// what it costs the per-event rollup (Increment's read of the parent, the
+// shard's write, the parent's write), and tally stays exact. Increment
+// reads the parent on every increment here: how many find it cached
+// depends on how many increments each mode's load got through, which
+// varies with the machine's load, and is the same code in both modes. The
+// counters are taken in turns, fewer increments than counters, so that no
+// two increments of one counter are ever in flight together: two would
+// share one read of the parent, as many as the machine's load made
+// overlap.
+func TestQuietCost(t *testing.T) {
+	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
+	for _, fields := range []int{0, 3} {
+		rep, err := Run(context.Background(), Options{
+			Counters: 400, Popularity: PopularityTurns, Fields: fields, Shards: 1, Workers: 4, Rate: 40, Duration: 3 * time.Second, Warmup: time.Second, ShardCacheTTL: time.Nanosecond,
+			Modes: []string{ModeTally, ModeNaive}, Project: emulatortest.Project, Emulator: paths,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tally, naive := rep.Modes[0], rep.Modes[1]
+		t.Logf("--fields %d: reads/increment tally %.3f, naive %.3f; writes/increment %.3f, %.3f; failed writes %.3f; $ per million %.2f, %.2f",
+			fields, tally.ReadsPerIncr, naive.ReadsPerIncr, tally.WritesPerIncr, naive.WritesPerIncr, tally.FailedPerIncr, tally.PerMillion, naive.PerMillion)
+		if tally.Acked == 0 || tally.Drift != 0 || tally.ShardSum != tally.Acked {
+			t.Errorf("--fields %d: tally: %d acknowledged, total - acknowledged %+d, shards %d", fields, tally.Acked, tally.Drift, tally.ShardSum)
+		}
+		if tally.ReadsPerFold == nil || *tally.ReadsPerFold > 0.05 {
+			t.Errorf("--fields %d: tally's Rollup read %s per parent write; a counter on one shard is folded from its events", fields, opt("%.3f", tally.ReadsPerFold))
+		}
+		// Both pay Increment's read; tally's Rollup may read for a fold now
+		// and then (at most 0.05 a parent write, checked above).
+		if naive.ReadsPerIncr < 0.99 {
+			t.Errorf("--fields %d: the per-event rollup read %.3f per increment; with no cache, Increment reads the parent on each", fields, naive.ReadsPerIncr)
+		}
+		if tally.ReadsPerIncr > naive.ReadsPerIncr+0.05 || tally.WritesPerIncr > 2.01 || tally.FailedPerIncr > 0.01 {
+			t.Errorf("--fields %d: per increment tally read %.3f and wrote %.3f (%.3f failed), the per-event rollup read %.3f: want no more",
+				fields, tally.ReadsPerIncr, tally.WritesPerIncr, tally.FailedPerIncr, naive.ReadsPerIncr)
+		}
+	}
+}

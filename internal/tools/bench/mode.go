@@ -1,0 +1,340 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/tools/bridge"
+	"github.com/tallycounters/tally/rollup"
+)
+
+var descriptions = map[string]string{
+	ModeRaw:    "client increments to random shards, no HTTP, no rollup (ceiling)",
+	ModeTally:  "Increment + tally Rollup (snapshot folds)",
+	ModeNaive:  "Increment + per-event rollup of the guides (total += after - before)",
+	ModeSingle: "client increments to one document per counter, no shards",
+}
+
+// collections of the modes.
+var collections = map[string]string{ModeRaw: collRaw, ModeTally: collTally, ModeNaive: collNaive, ModeSingle: collSingle}
+
+// runMode prepares fresh counters for mode m, drives the load, waits for the
+// rollup to settle and measures.
+func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
+	o := e.o
+	coll := e.collOf(m)
+	if coll == "" {
+		return ModeResult{}, fmt.Errorf("unknown mode %q", m)
+	}
+	if err := e.freshEmulator(ctx); err != nil {
+		return ModeResult{}, err
+	}
+	run := fmt.Sprintf("bench-%s-%d", m, time.Now().UnixNano())
+	ids := e.counterIDs(m, run)
+	if e.o.Shards > 0 || e.fieldsOf(m) > 0 { // else each is made by its first increment, as a new counter is
+		if err := e.createCounters(ctx, m, coll, ids); err != nil {
+			return ModeResult{}, err
+		}
+	}
+	client, ops := e.clients[m], e.ops[m]
+	inc := e.incrementer(m, coll, client)
+	if o.Burst {
+		if err := e.prime(ctx, m, ids, inc); err != nil {
+			return ModeResult{}, err
+		}
+	}
+	var lis *listeners
+	if o.Listeners && m != ModeRaw {
+		start := startListeners
+		if o.Feed {
+			start = startFeed
+		}
+		var err error
+		if lis, err = start(ctx, e.host, o.Project, coll, ids); err != nil {
+			return ModeResult{}, err
+		}
+		defer lis.stop()
+	}
+	pick, err := newPicker(o.Popularity, len(ids), max(1, e.fieldsOf(m)))
+	if err != nil {
+		return ModeResult{}, err
+	}
+	ops.Reset()
+	e.obs.takeDelays()
+	var before bridge.Stats
+	if b := e.bridges[m]; b != nil {
+		before = b.Stats()
+	}
+	if m == ModeTally {
+		for _, in := range e.instances {
+			if err := in.reset(); err != nil {
+				return ModeResult{}, err
+			}
+		}
+	}
+	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate, rest: o.Rest, pick: pick}, o.Duration, inc,
+		func(el time.Duration, n int64, done bool) {
+			e.report(m+" load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
+		})
+	var during []InstanceStats // what each instance took while the load ran
+	if m == ModeTally {
+		if during, err = e.instanceStats(); err != nil {
+			return ModeResult{}, err
+		}
+	}
+	r := ModeResult{Mode: m, Description: descriptions[m], Seconds: res.End.Sub(res.Start).Seconds(),
+		Acked: int64(len(res.Acks)), Errors: res.Errors, HasRollup: m == ModeTally || m == ModeNaive,
+		Answers: answersByStatus(res.Statuses)}
+	if r.Acked == 0 {
+		return r, fmt.Errorf("no increment was acknowledged (%d answered otherwise)", res.Errors)
+	}
+	r.IncrPerSec = float64(r.Acked) / r.Seconds
+	slices.Sort(res.Latencies)
+	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
+	r.HotDocPerS = float64(hottest(res.Acks, m == ModeSingle, func(i int) int { return e.docOf(m, i) })) / r.Seconds
+	r.IncrSeries = perSecond(ackTimes(res.Acks), res.Start, int(res.End.Sub(res.Start)/time.Second)+1)
+
+	settled, bounded := e.settle(ctx, m, coll, ids, res)
+	r.SettleWait, r.SettleBounded = ms(max(0, settled.Sub(res.End))), bounded
+	if m == ModeTally {
+		if err := e.pullFolds(); err != nil {
+			return r, err
+		}
+	}
+	e.measureParents(&r, coll, ids, res, settled)
+	e.hotSpots(&r, coll, ids, res)
+	r.ShardsAtEnd = e.shardsAtEnd(ctx, m, coll, ids)
+	if err := e.finalTotals(ctx, &r, m, coll, ids, res); err != nil {
+		return r, err
+	}
+	if lis != nil {
+		if err := lis.err(); err != nil {
+			return r, err
+		}
+		r.Visible = visibleLatency(res.Acks, lis, len(ids), r.Seconds, o.Window)
+		r.ListenerReadsPerIncr = ptr(float64(lis.ops.Reads()) / float64(r.Acked))
+	}
+	reads, writes, deletes, failed := ops.Reads(), ops.Writes(), ops.Deletes(), ops.Failed()
+	r.IncrementTxPerIncr = ptr(float64(ops.Transactions()) / float64(r.Acked))
+	if m == ModeTally {
+		after, err := e.instanceStats()
+		if err != nil {
+			return r, err
+		}
+		e.instanceFigures(&r, during, after)
+		var rr, rw int64
+		for _, st := range after {
+			rr, rw = rr+st.Reads, rw+st.Writes
+			deletes, failed = deletes+st.Deletes, failed+st.Failed
+		}
+		reads, writes = reads+rr, writes+rw
+		if r.ParentTotal != nil && *r.ParentTotal > 0 {
+			n := float64(*r.ParentTotal)
+			r.ReadsPerFold, r.WritesPerFold = ptr(float64(rr)/n), ptr(float64(rw)/n)
+		}
+	}
+	r.ReadsPerIncr = float64(reads) / float64(r.Acked)
+	r.WritesPerIncr = float64(writes) / float64(r.Acked)
+	r.DeletesPerIncr = float64(deletes) / float64(r.Acked)
+	r.FailedPerIncr = float64(failed) / float64(r.Acked)
+	r.PerMillion = o.Prices.PerMillion(r.ReadsPerIncr, r.WritesPerIncr-r.DeletesPerIncr+r.FailedPerIncr, r.DeletesPerIncr)
+	if d := e.obs.takeDelays(); len(d) > 0 && r.HasRollup {
+		slices.Sort(d)
+		r.DeliveryP50, r.DeliveryP99 = ptr(ms(percentile(d, .5))), ptr(ms(percentile(d, .99)))
+	}
+	if b := e.bridges[m]; b != nil {
+		st := b.Stats()
+		r.Events, r.Duplicated, r.Delayed = ptr(st.Received-before.Received), ptr(st.Duplicated-before.Duplicated), ptr(st.Delayed-before.Delayed)
+	}
+	return r, nil
+}
+
+// createCounters creates the parents of ids before the load, as an admin
+// would (with Options.Shards), or the documents the counts are on, as the
+// app would (without, they have none), in bulk: four bulk writers at
+// once, each ramping up on its own.
+func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) error {
+	const writers = 4
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			bw := e.reader.BulkWriter(ctx)
+			var jobs []*firestore.BulkWriterJob
+			n := max(e.fieldsOf(m), 1) // one document for the counts next to each other
+			for i := w * n; i < len(ids); i += writers * n {
+				doc := map[string]any{counting.FieldNumShards: e.o.Shards, counting.FieldTotal: 0}
+				switch {
+				case m == ModeSingle:
+					doc = map[string]any{counting.FieldTotal: 0}
+				case e.fieldsOf(m) > 0:
+					doc = map[string]any{"title": "a post"}
+					if e.o.Shards > 0 {
+						doc[counting.FieldBookkeeping] = map[string]any{counting.FieldNumShards: e.o.Shards}
+					}
+					for _, f := range fieldNames(n) {
+						doc[f] = 0
+					}
+				}
+				path, _ := target(coll, ids[i])
+				j, err := bw.Create(e.reader.Doc(path), doc)
+				if err != nil {
+					bw.End()
+					errs <- err
+					return
+				}
+				jobs = append(jobs, j)
+			}
+			bw.End()
+			for _, j := range jobs {
+				if _, err := j.Results(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			return fmt.Errorf("bench: create counters: %w", err)
+		}
+	}
+	return nil
+}
+
+// answersByStatus names each answer's status: "200", "503", ... and "none"
+// for requests that got no answer.
+func answersByStatus(s map[int]int64) map[string]int64 {
+	out := map[string]int64{}
+	for code, n := range s {
+		k := strconv.Itoa(code)
+		if code == 0 {
+			k = "none"
+		}
+		out[k] = n
+	}
+	return out
+}
+
+// ackTimes lists when each increment was acknowledged.
+func ackTimes(acks []ack) []time.Time {
+	out := make([]time.Time, len(acks))
+	for i, a := range acks {
+		out[i] = a.At
+	}
+	return out
+}
+
+// incrementer is how mode m adds 1 to a counter.
+func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
+	switch m {
+	case ModeRaw:
+		shards := e.rawShards()
+		return func(ctx context.Context, id string, by int64) (answer, error) {
+			n := rand.IntN(shards)
+			wr, err := c.Collection(coll).Doc(id).Collection(counting.ShardsCollection).Doc(fmt.Sprint(n)).
+				Set(ctx, map[string]any{counting.DefaultShardField: firestore.Increment(by)}, firestore.MergeAll)
+			return clientAnswer(n, wr, err)
+		}
+	case ModeSingle:
+		return func(ctx context.Context, id string, by int64) (answer, error) {
+			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{counting.FieldTotal: firestore.Increment(by)}, firestore.MergeAll)
+			if err == nil {
+				e.obs.added(coll+"/"+id, wr.UpdateTime, by)
+			}
+			return clientAnswer(-1, wr, err)
+		}
+	}
+	url := e.funcsURL + "/" + m + "/Increment"
+	if m == ModeTally && e.o.URL != "" {
+		url = e.o.URL
+	}
+	return httpIncrement(url, e.o.Workers, coll)
+}
+
+// clientAnswer is how a client's own write to shard (-1: the counter's one
+// document) was answered: 200, or, for a write Firestore refused whole
+// (ABORTED: the contention stand-in's, or another precondition), 503, as
+// Increment answers it, so that the client tries again; any other failure
+// is no answer at all.
+func clientAnswer(shard int, wr *firestore.WriteResult, err error) (answer, error) {
+	switch {
+	case err == nil:
+		return answer{Shard: shard, Status: http.StatusOK, Committed: wr.UpdateTime}, nil
+	case status.Code(err) == codes.Aborted:
+		return answer{Shard: shard, Status: http.StatusServiceUnavailable, RetryAfter: time.Second}, nil
+	}
+	return answer{}, err
+}
+
+// rawShards is how many shards the raw mode writes to at random: those
+// given, or, for new counters, as many as a counter grows to.
+func (e *env) rawShards() int {
+	if e.o.Shards > 0 {
+		return e.o.Shards
+	}
+	return rollup.DefaultGrow.Max
+}
+
+// httpIncrement adds through the Increment function at url, over up to
+// workers connections kept open, to counters of coll.
+func httpIncrement(url string, workers int, coll string) incrementFunc {
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	return func(ctx context.Context, id string, by int64) (answer, error) {
+		want := map[string]any{"counter": id, "by": by}
+		if coll == collPosts {
+			want["counter"], want["field"] = target(coll, id)
+		}
+		body, _ := json.Marshal(want)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return answer{}, err
+		}
+		defer resp.Body.Close()
+		a := answer{Status: resp.StatusCode}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
+			a.RetryAfter = time.Duration(s) * time.Second
+		}
+		var out struct {
+			Shard     int
+			Committed time.Time
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil && resp.StatusCode == http.StatusOK {
+			return answer{}, fmt.Errorf("increment: a 200 without its body: %w", err)
+		}
+		a.Shard, a.Committed = out.Shard, out.Committed
+		return a, nil
+	}
+}
+
+// hottest is the most writes any one document took: a shard, or with
+// single, the counter's one document. docOf says which document a
+// counter's shards are under.
+func hottest(acks []ack, single bool, docOf func(int) int) int {
+	type doc struct{ counter, shard int }
+	n := map[doc]int{}
+	best := 0
+	for _, a := range acks {
+		d := doc{docOf(a.Counter), a.Shard}
+		if single {
+			d.shard = 0
+		}
+		n[d]++
+		best = max(best, n[d])
+	}
+	return best
+}

@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+)
+
+// TestBenchWindows runs the counts-by-time bench across one start of a
+// minute, small: a hot post at 20 views a second and 30 quiet posts, on
+// two Rollup instances, with every event delivered twice and some
+// delayed. It checks what holds at any speed: every total, closed bucket
+// and window is the truth the increments' commit times give, every trend
+// is within its bound of the exact decayed sum, the boundary job moved
+// every post folded in the minute that ended, and the hot post was
+// written at most once a second.
+func TestBenchWindows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("TestBenchWindows crosses the start of a minute: left out by -short")
+	}
+	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
+	rep, err := RunWindows(context.Background(), Options{
+		Counters: 30, Workers: 8, Rate: 20, Boundaries: 1, Window: time.Second, Instances: 2,
+		DuplicateRate: 1, DelayRate: 0.2, MaxDelay: 300 * time.Millisecond,
+		Modes: []string{WinWindows}, Project: emulatortest.Project, Emulator: paths,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep.WriteTable(&out)
+	t.Log("\n" + out.String())
+	m := rep.Modes[0]
+	if m.Errors != 0 || m.Increments < 30 || m.PostsOff != 0 {
+		t.Errorf("%d increments, %d failed, %d posts whose views are not their increments", m.Increments, m.Errors, m.PostsOff)
+	}
+	// The hot post has a bucket before the boundary; each quiet post too.
+	if m.Buckets < 31 || m.BucketsOff != 0 || m.WindowsOff != 0 {
+		t.Errorf("%d closed buckets, %d off by up to %d; %d windows off; want every one exact", m.Buckets, m.BucketsOff, m.MaxBucketOff, m.WindowsOff)
+	}
+	// The bound is of this run's own fold spans, however slow the machine.
+	if m.Trends != 31 || m.TrendMaxError > 2*m.TrendBound {
+		t.Errorf("%d trends, off by up to %g; want 31, within %g (twice the bound of the hot post's longest fold span, %.0f ms)", m.Trends, m.TrendMaxError, 2*m.TrendBound, m.HotMaxGapMS)
+	}
+	if len(m.Boundary) != 1 || m.Boundary[0].Errors != 0 || m.Boundary[0].Due < 30 {
+		t.Errorf("boundary job %+v; want the quiet posts due, and moved", m.Boundary)
+	}
+	if m.HotPeak > 1 {
+		t.Errorf("the hot post written %d times in one second", m.HotPeak)
+	}
+}

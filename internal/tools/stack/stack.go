@@ -1,0 +1,515 @@
+// Package stack runs tally on one machine: the Firestore emulator with
+// tally's security rules, the functions on an HTTP server of their own, and
+// the bridge that carries the emulator's trigger events to Rollup. It
+// starts with every total brought up to date, and stops in order: new
+// increments refused, events in flight answered, totals folded, data saved.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/deploy"
+	"github.com/tallycounters/tally/functions"
+	"github.com/tallycounters/tally/internal/httpjson"
+	"github.com/tallycounters/tally/internal/tools/authemu"
+	"github.com/tallycounters/tally/internal/tools/bridge"
+	"github.com/tallycounters/tally/internal/tools/contention"
+	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/rollup"
+)
+
+// TriggerKey names the Rollup trigger registered with the emulator; those
+// of further counted collections are TriggerKey-1, TriggerKey-2, ...
+const TriggerKey = "tally-rollup"
+
+// DefaultProject is the project of a local run: "demo-" ids never reach a
+// real project.
+const DefaultProject = "demo-tally"
+
+// Options configures Start.
+type Options struct {
+	Config         functions.Config // the functions' configuration; Project defaults to DefaultProject
+	Host           string           // address to serve on; default 127.0.0.1
+	Port           int              // functions port; 0 picks a free one
+	EmulatorPort   int              // 0 picks a free one
+	BridgePort     int              // 0 picks a free one
+	DataDir        string           // import on start, export on Stop
+	ExternalHost   string           // use this running emulator instead of starting one
+	Emulator       emulator.Paths
+	EmulatorOutput io.Writer
+	Logs           io.Writer      // the functions' JSON log lines; nil discards
+	Logger         *slog.Logger   // the stack's own; nil discards
+	Bridge         bridge.Options // Target is filled in
+	Timeout        time.Duration  // bounds each Firestore call the stack makes itself; default DefaultTimeout
+	// AuthHost is a running Firebase Auth emulator, for sign-in. With
+	// Config.Auth firebase and no AuthHost, Start starts one.
+	AuthHost string
+	// RollupURL, if set, is where the bridge delivers events instead of the
+	// stack's own /Rollup: Rollup instances run apart from the stack.
+	RollupURL string
+	// Contention, if not 0, puts the contention stand-in between the
+	// functions and the emulator: past this many writes a second to one
+	// document, their writes wait, then fail ABORTED, as on Firestore.
+	Contention float64
+	// AppDir, if set, is a directory of a web app's files, served at / on
+	// the functions' port (the functions keep their paths): the app and
+	// Increment share an origin.
+	AppDir string
+}
+
+// Stack is a running local tally.
+type Stack struct {
+	EmulatorHost string // FIRESTORE_EMULATOR_HOST
+	FunctionsURL string // e.g. http://127.0.0.1:8080; functions at /Increment, /Rollup, /Reconcile
+	BridgeAddr   string // the --functions_emulator address
+	Emulator     *emulator.Emulator
+	Bridge       *bridge.Bridge
+	Functions    *functions.Set
+	Rules        string // the rules file the emulator enforces; "" for an external emulator
+	Settled      int    // counters whose totals Start brought up to date
+	// Unsettled are the counters Start could not fold, each with why: it
+	// starts all the same, and their events or a reconcile fold them.
+	Unsettled  []Unsettled
+	Saved      bool   // Stop exported the data to Options.DataDir
+	AuthHost   string // FIREBASE_AUTH_EMULATOR_HOST; "" without sign-in
+	Auth       *authemu.Emulator
+	Contention *contention.Proxy // the functions reach the emulator through it, if set
+	Origins    []string          // the stack's own, whose pages may call the functions
+
+	o        Options
+	admin    *counter.Client
+	servers  []*http.Server
+	closers  []io.Closer // what the stack opened for its servers: the app's directory
+	draining atomic.Bool
+	seeded   atomic.Bool   // the demo's feed has posts
+	watching chan struct{} // closed to stop watching an external emulator
+	watched  chan struct{} // closed when the watch has stopped
+	moving   chan struct{} // closed to stop the boundary job
+	moved    chan struct{} // closed when it has stopped
+}
+
+// Timeouts of the local servers: a client must send its headers within
+// readHeaderTimeout and its body within readTimeout, and an idle
+// keep-alive connection is closed after idleTimeout.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	idleTimeout       = 60 * time.Second
+	maxHeaderBytes    = 64 << 10
+)
+
+// DefaultTimeout bounds each Firestore call of the local stack's: a call
+// to the emulator on this machine answers in milliseconds when idle, and
+// a cold emulator on a loaded machine has taken over 10 s for its first;
+// the bound is for a machine many times slower, or a hang.
+const DefaultTimeout = time.Minute
+
+// Start brings the stack up. It sets FIRESTORE_EMULATOR_HOST for this
+// process, as the Firestore client reads it.
+func Start(ctx context.Context, o Options) (_ *Stack, err error) {
+	if o.Config.Project == "" {
+		o.Config.Project = DefaultProject
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Logs == nil {
+		o.Logs = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	s := &Stack{o: o}
+	defer func() {
+		if err != nil {
+			s.shutdown()
+		}
+	}()
+	fl, err := net.Listen("tcp", net.JoinHostPort(o.Host, fmt.Sprint(o.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("stack: functions port: %w", err)
+	}
+	s.FunctionsURL = "http://" + fl.Addr().String()
+	// Pages served here (the demo) call the functions; pages of other
+	// origins may not, unless TALLY_CORS_ORIGINS names them.
+	s.Origins = ownOrigins(fl.Addr().(*net.TCPAddr))
+	o.Config.CORSOrigins = append(slices.Clone(o.Config.CORSOrigins), s.Origins...)
+	s.o = o
+	bl, err := net.Listen("tcp", net.JoinHostPort(o.Host, fmt.Sprint(o.BridgePort)))
+	if err != nil {
+		fl.Close()
+		return nil, fmt.Errorf("stack: bridge port: %w", err)
+	}
+	s.BridgeAddr = bl.Addr().String()
+	bo := o.Bridge
+	bo.Target = s.FunctionsURL + "/Rollup"
+	if o.RollupURL != "" {
+		bo.Target = o.RollupURL
+	}
+	if bo.Logger == nil {
+		bo.Logger = o.Logger
+	}
+	bo.MaxEventBytes = rollup.MaxEventBytes // what Rollup takes, as Eventarc delivers it
+	s.Bridge = bridge.New(bo)
+	s.serve(bl, s.Bridge)
+
+	if err := s.startEmulator(ctx); err != nil {
+		fl.Close()
+		return nil, err
+	}
+	if err := s.startAuth(ctx); err != nil {
+		fl.Close()
+		return nil, err
+	}
+	if o.Contention > 0 {
+		if s.Contention, err = contention.Start(contention.Options{Target: s.EmulatorHost, Rate: o.Contention}); err != nil {
+			fl.Close()
+			return nil, err
+		}
+	}
+	if s.Functions, err = s.newFunctions(ctx); err != nil {
+		fl.Close()
+		return nil, err
+	}
+	s.admin = counter.New(s.Functions.Client, counter.Options{
+		Layout: o.Config.Layout, ShardCacheTTL: o.Config.CacheTTL, Window: o.Config.Window, Timeout: o.Timeout,
+	})
+	if err := s.register(ctx); err != nil {
+		fl.Close()
+		return nil, err
+	}
+	app, closeApp, err := withApp(o.AppDir, s.Functions.Handler())
+	if err != nil {
+		fl.Close()
+		return nil, err
+	}
+	s.closers = append(s.closers, closeApp)
+	mux := http.NewServeMux()
+	mux.Handle("/", app)
+	if o.AppDir == "" {
+		mux.Handle("GET /{$}", http.RedirectHandler("/demo", http.StatusFound)) // the page serve has
+	}
+	mux.HandleFunc("/demo", s.demo)
+	mux.HandleFunc("/demo.js", demoJS)
+	mux.HandleFunc(LocalConfigPath, s.localConfig)
+	s.serve(fl, s.gate(mux))
+	if s.Settled, s.Unsettled, err = s.settle(ctx); err != nil {
+		return nil, err
+	}
+	if o.ExternalHost != "" {
+		s.watching, s.watched = make(chan struct{}), make(chan struct{})
+		go s.watch()
+	}
+	if unit := o.Config.Layout.SmallestUnit(); unit != "" {
+		s.moving, s.moved = make(chan struct{}), make(chan struct{})
+		go s.moveWindows(unit, s.moving, s.moved)
+	}
+	return s, nil
+}
+
+// ownOrigins are the origins of pages the functions' server serves: its
+// address, and localhost for a loopback one.
+func ownOrigins(a *net.TCPAddr) []string {
+	out := []string{"http://" + a.String()}
+	if a.IP.IsLoopback() {
+		out = append(out, fmt.Sprintf("http://localhost:%d", a.Port))
+	}
+	return out
+}
+
+// startEmulator starts the emulator with tally's rules and the data kept in
+// DataDir, or takes the external one.
+func (s *Stack) startEmulator(ctx context.Context) error {
+	o := s.o
+	if o.ExternalHost != "" {
+		s.EmulatorHost = o.ExternalHost
+		return nil
+	}
+	src, err := deploy.Rules(deploy.RulesOptions{Collection: o.Config.Layout.Collection})
+	if o.Config.Layout.OnDocs() {
+		src, err = deploy.CountsRules(o.Config.Layout, false)
+	}
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "tally-rules-")
+	if err != nil {
+		return fmt.Errorf("stack: rules: %w", err)
+	}
+	s.Rules = filepath.Join(dir, "firestore.rules")
+	if err := os.WriteFile(s.Rules, []byte(src), 0o644); err != nil {
+		return fmt.Errorf("stack: rules: %w", err)
+	}
+	eo := emulator.Options{Paths: o.Emulator, Host: o.Host, Port: o.EmulatorPort,
+		FunctionsEmulator: s.BridgeAddr, Output: o.EmulatorOutput, Rules: s.Rules}
+	if o.DataDir != "" {
+		eo.ImportData = emulator.LatestExport(o.DataDir)
+	}
+	if s.Emulator, err = emulator.Start(ctx, eo); err != nil {
+		return err
+	}
+	s.EmulatorHost = s.Emulator.Host()
+	return nil
+}
+
+// startAuth takes the Auth emulator given, or starts one when the
+// functions verify ID tokens and none was given.
+func (s *Stack) startAuth(ctx context.Context) error {
+	s.AuthHost = s.o.AuthHost
+	if s.AuthHost == "" && s.o.Config.Auth == functions.AuthFirebase {
+		var err error
+		if s.Auth, err = authemu.Start(ctx, s.o.Config.Project, s.o.EmulatorOutput); err != nil {
+			return err
+		}
+		s.AuthHost = s.Auth.Host
+	}
+	return nil
+}
+
+// envMu is held while a stack makes its functions: the Firestore client and
+// the Firebase Admin SDK find the emulators in FIRESTORE_EMULATOR_HOST and
+// FIREBASE_AUTH_EMULATOR_HOST when they are made, so stacks started at once
+// in one process take turns setting them.
+var envMu sync.Mutex
+
+// newFunctions points this process at the stack's emulators and makes the
+// functions. The variables stay set, for what the process runs next.
+func (s *Stack) newFunctions(ctx context.Context) (*functions.Set, error) {
+	envMu.Lock()
+	defer envMu.Unlock()
+	host := s.EmulatorHost
+	if s.Contention != nil {
+		host = s.Contention.Addr
+	}
+	os.Setenv("FIRESTORE_EMULATOR_HOST", host)
+	if s.AuthHost != "" {
+		os.Setenv(authemu.EnvHost, s.AuthHost)
+	}
+	return functions.New(ctx, s.o.Config, s.o.Logs)
+}
+
+// register has the emulator deliver to the bridge every write to a shard
+// or an aggregated child, and every creation of a counted document: the
+// triggers deploy.sh sets up in the cloud. It is part of the emulator's
+// start, bounded as that is: it ends as soon as the emulator answers.
+func (s *Stack) register(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, emulator.DefaultStartTimeout)
+	defer cancel()
+	for i, tr := range s.o.Config.Layout.Triggers() {
+		t := emulator.Trigger{EventType: tr.Type, Database: s.o.Config.Database, Pattern: tr.Pattern}
+		key := TriggerKey
+		if i > 0 {
+			key = fmt.Sprintf("%s-%d", TriggerKey, i)
+		}
+		if err := emulator.RegisterTrigger(ctx, s.EmulatorHost, s.o.Config.Project, key, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Unsettled is a counter the stack could not fold, and why.
+type Unsettled struct {
+	Counter string
+	Err     error
+}
+
+// settle folds every counter, so that each total is its shards' sum however
+// the last run ended, and says how many it folded and which it could not,
+// and why: one that cannot be folded stops nothing. It fails only if the
+// counters cannot be listed.
+func (s *Stack) settle(ctx context.Context) (int, []Unsettled, error) {
+	n := 0
+	var failed []Unsettled
+	err := s.admin.ReconcileAll(ctx, func(d counting.Drift, err error) {
+		switch {
+		case err != nil:
+			failed = append(failed, Unsettled{Counter: d.Counter, Err: err})
+			s.o.Logger.Error("stack: fold failed", "counter", d.Counter, "error", err.Error())
+		case d.Drift != 0:
+			n++
+			s.o.Logger.Info("stack: brought a total up to date", "counter", d.Counter, "total", d.Total, "sum", d.Sum)
+		default:
+			n++
+		}
+	})
+	if err != nil && !errors.Is(err, counter.ErrSomeFailed) {
+		return n, failed, fmt.Errorf("stack: bring totals up to date: %w", err)
+	}
+	return n, failed, nil
+}
+
+// serve serves h on l with the local servers' timeouts.
+func (s *Stack) serve(l net.Listener, h http.Handler) {
+	sv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+		IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
+	s.servers = append(s.servers, sv)
+	go sv.Serve(l)
+}
+
+// gate answers only requests addressed to an IP address or localhost, so
+// that no page of another site can reach the stack through a name that it
+// points at this machine (DNS rebinding); and it refuses new increments
+// once the stack is stopping.
+func (s *Stack) gate(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !localName(r.Host) {
+			httpjson.Error(w, http.StatusMisdirectedRequest, fmt.Sprintf("tally serve answers requests to an IP address or localhost, not to %q", r.Host))
+			return
+		}
+		if s.draining.Load() && r.URL.Path == "/Increment" {
+			w.Header().Set("Retry-After", "5")
+			httpjson.Error(w, http.StatusServiceUnavailable, "tally serve is stopping: nothing was written; retry after the time in Retry-After")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Config is the functions' configuration in force, its defaults filled in.
+func (s *Stack) Config() functions.Config { return s.o.Config }
+
+// Done is closed if the emulator the stack started exits; nil for an
+// external emulator.
+func (s *Stack) Done() <-chan struct{} {
+	if s.Emulator == nil {
+		return nil
+	}
+	return s.Emulator.Done()
+}
+
+// ExportTimeout bounds the export of the data when the stack stops, on
+// top of the draining's bound: the data is saved however long events
+// take.
+const ExportTimeout = 2 * time.Minute
+
+// Stop drains, then saves, then stops: new increments are refused, the
+// events the bridge holds are answered (each by a fold), for at most half
+// of ctx's time and MaxDrain, every counter is folded (which covers writes whose events
+// the emulator had not handed over), for the rest of it, the data is
+// exported when DataDir is set, whatever the draining left undone (within
+// ExportTimeout of its own), and then the servers and the emulator stop.
+// Its error says what was left: events not answered, counters not
+// folded; what the data holds is right all the same, and a start folds
+// every counter again.
+func (s *Stack) Stop(ctx context.Context) error {
+	s.draining.Store(true)
+	var errs []error
+	drain, cancel := context.WithTimeout(ctx, drainTime(ctx))
+	if err := s.Bridge.Wait(drain); err != nil {
+		errs = append(errs, fmt.Errorf("stack: %d event(s) left unanswered: %w", s.Bridge.Pending(), err))
+	}
+	cancel()
+	if s.emulatorUp() {
+		if _, failed, err := s.settle(ctx); err != nil {
+			errs = append(errs, err)
+		} else if len(failed) > 0 {
+			errs = append(errs, fmt.Errorf("stack: %d counter(s) not folded, first %s: %w", len(failed), failed[0].Counter, failed[0].Err))
+		}
+		if s.Emulator != nil && s.o.DataDir != "" {
+			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ExportTimeout)
+			if err := s.Emulator.Export(ectx, s.o.Config.Project, s.o.DataDir); err != nil {
+				errs = append(errs, err)
+			} else {
+				s.Saved = true
+			}
+			cancel()
+		}
+	}
+	errs = append(errs, s.shutdown())
+	return errors.Join(errs...)
+}
+
+// MaxDrain bounds the wait for the events in flight when the stack
+// stops: an event is answered within milliseconds, once a fold covers it,
+// and one left unanswered costs nothing that the next start does not put
+// right, as it folds every counter.
+const MaxDrain = 10 * time.Second
+
+// drainTime is what Stop gives the events in flight: half the time left
+// before ctx's deadline, at most MaxDrain.
+func drainTime(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return min(time.Until(dl)/2, MaxDrain)
+	}
+	return MaxDrain
+}
+
+// emulatorUp reports whether the emulator answers.
+func (s *Stack) emulatorUp() bool {
+	if s.Emulator != nil {
+		select {
+		case <-s.Emulator.Done():
+			return false
+		default:
+		}
+	}
+	return emulator.Up(s.EmulatorHost)
+}
+
+// shutdown stops whatever was started, in reverse.
+func (s *Stack) shutdown() error {
+	if s.watching != nil {
+		close(s.watching)
+		<-s.watched
+		s.watching = nil
+	}
+	if s.moving != nil {
+		close(s.moving)
+		<-s.moved
+		s.moving = nil
+	}
+	for _, sv := range s.servers {
+		sv.Close()
+	}
+	s.servers = nil
+	for _, c := range s.closers {
+		c.Close()
+	}
+	s.closers = nil
+	if s.Functions != nil {
+		s.Functions.Close()
+	}
+	if s.Contention != nil {
+		s.Contention.Close()
+	}
+	var err error
+	if s.Emulator != nil {
+		err = s.Emulator.Stop()
+	}
+	if s.Auth != nil {
+		s.Auth.Stop()
+	}
+	if s.Rules != "" {
+		os.RemoveAll(filepath.Dir(s.Rules))
+	}
+	return err
+}
+
+// localName reports whether host (a Host header) names the machine the way
+// no other site can: an IP address, or localhost.
+func localName(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	return net.ParseIP(host) != nil || strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost")
+}

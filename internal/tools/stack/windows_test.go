@@ -1,0 +1,141 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+)
+
+// windowsSpec declares counts by time on posts, in minute buckets.
+const windowsSpec = "posts:likes,views,views_min=views per minute,views_3m=views over 3 minutes,hot=trend(views + likes, 6h)"
+
+// TestWindowsAcrossBoundaries: views through Increment across a real
+// minute boundary, through the emulator's own delivery, with the boundary
+// job the stack runs. The post's views in the minute, in the last 3
+// minutes and in each closed minute of its series equal the views whose
+// commit times (Increment's answers) fall in them; the trend is the
+// decayed sum of them; and at the next minute, with no view, the boundary
+// job makes the minute's views 0 and keeps the last in the series.
+func TestWindowsAcrossBoundaries(t *testing.T) {
+	paths := emulatortest.RequirePaths(t)
+	emulatortest.Long(t, "waits for real minute boundaries")
+	t.Setenv("TALLY_COUNTS", windowsSpec)
+	t.Setenv("TALLY_ROLLUP_WINDOW", "300ms")
+	t.Setenv("TALLY_TIME_ZONE", "Europe/Paris")
+	ctx := context.Background()
+	s, client, cfg := startFromEnv(t, paths)
+	doc := client.Collection("posts").Doc(emulatortest.ID(t))
+	if _, err := doc.Create(ctx, map[string]any{"title": "timed"}); err != nil {
+		t.Fatal(err)
+	}
+	// View from now until 8 s into the next minute: across its start.
+	truth := map[string]int64{} // minute start -> views committed in it
+	var commits []time.Time
+	end := counting.Minute.Next(counting.Minute.Start(time.Now(), cfg.Layout.Zone), cfg.Layout.Zone).Add(8 * time.Second)
+	for ; time.Now().Before(end); time.Sleep(150 * time.Millisecond) {
+		code, body := post(t, s, fmt.Sprintf(`{"counter":%q,"field":"views"}`, "posts/"+doc.ID))
+		if code != 200 {
+			t.Fatalf("view: %d %s", code, body)
+		}
+		var r struct{ Committed time.Time }
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, r.Committed)
+		truth[counting.BucketKey(counting.Minute.Start(r.Committed, cfg.Layout.Zone))]++
+	}
+	last := commits[len(commits)-1]
+	data := settledWindows(t, doc, int64(len(commits)), last)
+	checkWindows(t, data, truth, cfg.Layout.Zone, "after the views")
+	var want float64
+	now := time.Now()
+	for _, c := range commits {
+		want += math.Exp2(-now.Sub(c).Seconds() / (6 * time.Hour).Seconds())
+	}
+	if got := counting.TrendNow(data["hot"].(float64), now, 6*time.Hour); math.Abs(got-want) > 1e-4*want {
+		t.Errorf("hot is %g now, the decayed sum of the views' commit times %g", got, want)
+	}
+
+	// The next minute, with no view: the boundary job moves the windows.
+	next := counting.Minute.Next(counting.Minute.Start(last, cfg.Layout.Zone), cfg.Layout.Zone)
+	time.Sleep(time.Until(next))
+	for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) { // a liveness bound
+		snap, err := doc.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = snap.Data()
+		if b, _ := windowOf(data, "views_min")["b"].(time.Time); !b.Before(next) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the boundary %s, views_min is still of %v", next, windowOf(data, "views_min")["b"])
+		}
+	}
+	if data["views_min"] != int64(0) {
+		t.Errorf("views_min = %v in a minute with no view, want 0", data["views_min"])
+	}
+	checkWindows(t, data, truth, cfg.Layout.Zone, "after the boundary")
+}
+
+// settledWindows waits until doc holds views views, folded at or after the
+// last one's commit, and returns its data.
+func settledWindows(t *testing.T, doc *firestore.DocumentRef, views int64, last time.Time) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(100 * time.Millisecond) { // a liveness bound
+		snap, err := doc.Get(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := snap.Data()
+		asOf, _ := data[counting.FieldBookkeeping].(map[string]any)[counting.FieldAsOf].(time.Time)
+		if data["views"] == views && !asOf.Before(last) {
+			return data
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("views = %v as of %v a minute after the last view; want %d as of %v", data["views"], asOf, views, last)
+		}
+	}
+}
+
+// windowOf is the bookkeeping of the window field of a post's data.
+func windowOf(data map[string]any, field string) map[string]any {
+	bk, _ := data[counting.FieldBookkeeping].(map[string]any)
+	ws, _ := bk[counting.FieldWindows].(map[string]any)
+	w, _ := ws[field].(map[string]any)
+	return w
+}
+
+// checkWindows fails unless the post's minute windows hold truth: its
+// views in the minute it is of, in the 3 minutes to it, and in each closed
+// minute its series keeps.
+func checkWindows(t *testing.T, data map[string]any, truth map[string]int64, zone *time.Location, when string) {
+	t.Helper()
+	w := windowOf(data, "views_min")
+	b, _ := w["b"].(time.Time)
+	if got := data["views_min"]; got != truth[counting.BucketKey(b)] {
+		t.Errorf("%s: views_min = %v in the minute of %s, want %d", when, got, b, truth[counting.BucketKey(b)])
+	}
+	want := int64(0)
+	for m, k := b, 0; k < 3; m, k = counting.Minute.Prev(m, zone), k+1 {
+		want += truth[counting.BucketKey(m)]
+	}
+	if got := data["views_3m"]; got != want {
+		t.Errorf("%s: views_3m = %v, want %d", when, got, want)
+	}
+	series, _ := w["s"].(map[string]any)
+	for m, k := counting.Minute.Prev(b, zone), 0; k < 5; m, k = counting.Minute.Prev(m, zone), k+1 {
+		got, _ := series[counting.BucketKey(m)].(int64)
+		if got != truth[counting.BucketKey(m)] {
+			t.Errorf("%s: the series holds %d views in the minute of %s, want %d (series %v)", when, got, m, truth[counting.BucketKey(m)], series)
+		}
+	}
+}

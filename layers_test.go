@@ -1,0 +1,70 @@
+package tally
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tallycounters/tally/"
+
+// layerOf is the layer of the package in dir (docs/architecture.md): 0 the
+// product, 1 the tools, 2 the test helpers.
+func layerOf(dir string) int {
+	switch {
+	case strings.HasPrefix(dir, "internal/testkit/"):
+		return 2
+	case strings.HasPrefix(dir, "internal/tools/"), strings.HasPrefix(dir, "cmd/"):
+		return 1
+	}
+	return 0
+}
+
+var layerNames = []string{"the product", "the tools", "the test helpers"}
+
+// TestLayers: no package imports one of a layer above its own, in its
+// non-test files, so that the deployed functions carry nothing of the
+// tools or the test helpers. Test files may import anything.
+func TestLayers(t *testing.T) {
+	fset := token.NewFileSet()
+	var up []string
+	files := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		from := filepath.ToSlash(filepath.Dir(path)) + "/"
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			to, ok := strings.CutPrefix(p, module)
+			if ok && layerOf(to+"/") > layerOf(from) {
+				up = append(up, path+" ("+layerNames[layerOf(from)]+") imports "+to+" ("+layerNames[layerOf(to+"/")]+")")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("read %d Go files; the walk missed the tree", files)
+	}
+	for _, u := range up {
+		t.Error(u)
+	}
+}
