@@ -16,7 +16,8 @@ import (
 // counting.Folder does (a write is a compare-and-set on the update time,
 // no later than the window allows, and no older than the stored as_of),
 // and counts the calls a fold makes. The local and the server clock are
-// one fake clock, which only tests move.
+// one fake clock, which only tests move. contract_test.go holds the fake
+// and the folder to one table of cases.
 
 // start is when every fake clock starts.
 var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)

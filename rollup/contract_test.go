@@ -1,0 +1,183 @@
+package rollup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+)
+
+// The tracker's tests run on fakeStore; the product runs on
+// counting.Folder. storeContract is the one table of cases both must
+// answer alike, so that the two cannot drift: each case runs against the
+// fake (TestStoreContractFake, in the quick tier) and against the folder
+// on the emulator (TestStoreContractFolder).
+
+// contractStore is a store under the contract, on one counter with one
+// shard and no parent yet.
+type contractStore struct {
+	s  store
+	id string
+	// add adds by to the shard, as an increment does.
+	add func(by int64)
+	// pass lets more than the store's window pass since its last write.
+	pass func()
+}
+
+// contractCase is a sequence of calls on a store, and what it must answer.
+type contractCase struct {
+	name   string
+	window time.Duration
+	run    func(t *testing.T, c contractStore) (counting.Outcome, error)
+	wrote  bool
+	err    error // matched with errors.Is; nil: none
+	total  int64 // the stored first count after it
+}
+
+// fold reads the parent, sums the shards and writes, as a tracker's fold
+// does.
+func fold(t *testing.T, c contractStore) (counting.Outcome, error) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := c.s.Read(ctx, c.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.s.SumNow(ctx, c.id, p.Life, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.pass()
+	out, _, err := c.s.Write(ctx, c.id, p, sum, 0)
+	return out, err
+}
+
+var storeContract = []contractCase{
+	{name: "a first fold makes the parent with the sum", window: time.Millisecond, wrote: true, total: 3,
+		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+			c.add(3)
+			return fold(t, c)
+		}},
+	{name: "a later fold writes the new sum", window: time.Millisecond, wrote: true, total: 5,
+		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+			c.add(3)
+			mustWrite(t, c)
+			c.add(2)
+			return fold(t, c)
+		}},
+	{name: "a fold on a parent read before another's write is stale", window: time.Millisecond, err: counting.ErrStale, total: 3,
+		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+			ctx := context.Background()
+			c.add(1)
+			mustWrite(t, c)
+			c.add(2)
+			old, _ := c.s.Read(ctx, c.id)
+			sum, _ := c.s.SumNow(ctx, c.id, old.Life, time.Time{})
+			mustWrite(t, c) // another instance's fold
+			c.pass()
+			out, _, err := c.s.Write(ctx, c.id, old, sum, 0)
+			return out, err
+		}},
+	{name: "within the window of the last write, a fold is refused", window: time.Hour, err: counting.ErrTooSoon, total: 1,
+		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+			ctx := context.Background()
+			c.add(1)
+			mustWrite(t, c)
+			c.add(1)
+			p, _ := c.s.Read(ctx, c.id)
+			sum, _ := c.s.SumNow(ctx, c.id, p.Life, time.Time{})
+			out, _, err := c.s.Write(ctx, c.id, p, sum, 0)
+			return out, err
+		}},
+	{name: "a sum no later than the stored one writes nothing", window: time.Millisecond, total: 2,
+		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+			ctx := context.Background()
+			c.add(1)
+			p, _ := c.s.Read(ctx, c.id)
+			early, _ := c.s.SumNow(ctx, c.id, p.Life, time.Time{})
+			c.pass()
+			c.add(1)
+			mustWrite(t, c)
+			now, _ := c.s.Read(ctx, c.id)
+			c.pass()
+			out, _, err := c.s.Write(ctx, c.id, now, early, 0)
+			return out, err
+		}},
+	{name: "a sum of another life's shards is stale", window: time.Millisecond, err: counting.ErrStale, total: 1,
+		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+			ctx := context.Background()
+			c.add(1)
+			mustWrite(t, c)
+			p, _ := c.s.Read(ctx, c.id)
+			sum, _ := c.s.SumNow(ctx, c.id, "another-life", time.Time{})
+			c.pass()
+			out, _, err := c.s.Write(ctx, c.id, p, sum, 0)
+			return out, err
+		}},
+}
+
+// mustWrite folds and wants the fold written.
+func mustWrite(t *testing.T, c contractStore) {
+	t.Helper()
+	if out, err := fold(t, c); err != nil || !out.Wrote {
+		t.Fatalf("a fold to set up the case: wrote %v, %v", out.Wrote, err)
+	}
+}
+
+// runContract runs every case on the stores open makes, one per case.
+func runContract(t *testing.T, open func(t *testing.T, window time.Duration) contractStore) {
+	for _, tc := range storeContract {
+		t.Run(tc.name, func(t *testing.T) {
+			c := open(t, tc.window)
+			out, err := tc.run(t, c)
+			if out.Wrote != tc.wrote || !errors.Is(err, tc.err) || (tc.err == nil && err != nil) {
+				t.Errorf("wrote %v, error %v; want wrote %v, error %v", out.Wrote, err, tc.wrote, tc.err)
+			}
+			p, rerr := c.s.Read(context.Background(), c.id)
+			if rerr != nil || len(p.Totals) == 0 || p.Totals[0] != tc.total {
+				t.Errorf("the stored total is %v (%v), want %d", p.Totals, rerr, tc.total)
+			}
+		})
+	}
+}
+
+func TestStoreContractFake(t *testing.T) {
+	runContract(t, func(t *testing.T, window time.Duration) contractStore {
+		s := newFakeStore(t)
+		s.exists, s.updated, s.written, s.window = false, time.Time{}, time.Time{}, window
+		return contractStore{s: s, id: "c",
+			add:  func(by int64) { s.add(by, false) },
+			pass: func() { s.clock.advance(2 * window) }}
+	})
+}
+
+func TestStoreContractFolder(t *testing.T) {
+	emulatortest.Require(t)
+	client := emulatortest.Client(t)
+	layout := counting.Default()
+	runContract(t, func(t *testing.T, window time.Duration) contractStore {
+		id := emulatortest.ID(t)
+		return contractStore{s: counting.NewFolder(client, layout, window), id: id,
+			add: func(by int64) {
+				_, err := layout.Shard(client, id, "", 0).Set(context.Background(),
+					map[string]any{layout.ShardField: firestore.Increment(by)}, firestore.MergeAll)
+				if err != nil {
+					t.Fatal(fmt.Errorf("add to %s: %w", id, err))
+				}
+			},
+			// Time only moves on: sleeping past the window passes it
+			// however loaded the machine is. The cases that must stay
+			// within it have an hour's window.
+			pass: func() {
+				if window < time.Second {
+					time.Sleep(2 * window)
+				}
+			}}
+	})
+}
