@@ -96,7 +96,7 @@ func TestDemoBundleUpToDate(t *testing.T) {
 		t.Fatalf("esbuild: %v\n%s", err, out)
 	}
 	want, _ := os.ReadFile(fresh)
-	got, err := os.ReadFile(filepath.Join("..", "..", "internal", "stack", "demo", "demo.js"))
+	got, err := os.ReadFile(filepath.Join("..", "..", "internal", "tools", "stack", "demo", "demo.js"))
 	if err != nil || !bytes.Equal(got, want) {
 		t.Errorf("internal/tools/stack/demo/demo.js is not the demo as built from its sources (%v): run npm ci && npm run demo in clients/web", err)
 	}

@@ -55,7 +55,7 @@ func Locate(ctx context.Context, log io.Writer) (string, error) {
 	}
 	bin := filepath.Join(".bin", "firebase")
 	var err error
-	if dir := npmci.Dir(filepath.Join("tools", "firebase")); dir != "" {
+	if dir := npmci.Dir(filepath.Join("internal", "tools", "firebase")); dir != "" {
 		if _, err = Install(ctx, dir, log); err == nil {
 			return filepath.Join(dir, "node_modules", bin), nil
 		}

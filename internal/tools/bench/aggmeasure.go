@@ -63,6 +63,38 @@ func (e *env) measureAggregate(ctx context.Context, r *AggregateResult, run *agg
 	trigger := slices.Clone(run.applied)
 	truth := slices.Clone(run.truth)
 	run.mu.Unlock()
+	tallyChanges(r, changes)
+	slices.Sort(res.Latencies)
+	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
+	folds, err := e.aggOps(r, run)
+	if err != nil {
+		return err
+	}
+	if err := e.checkAggCounts(ctx, r, run, truth); err != nil {
+		return err
+	}
+	// Writes of posts, a second at a time, from the load's start until the
+	// counts settled; and when each change first showed in its post's count.
+	var byPost map[int][]time.Time
+	var seen []time.Duration
+	switch run.mode {
+	case AggTally:
+		byPost, seen = tallySeen(r, run, folds, changes)
+	case AggTrigger:
+		byPost, seen = triggerSeen(r, trigger, changes)
+	}
+	r.Visible = spreadOf(seen)
+	if run.mode != AggQuery {
+		hotParents(r, byPost, res.Start, int(settled.Sub(res.Start)/time.Second)+1)
+	}
+	if run.mode == AggTally {
+		r.PartsMost, err = e.mostParts(ctx, run, truth)
+	}
+	return err
+}
+
+// tallyChanges counts the load's changes by kind.
+func tallyChanges(r *AggregateResult, changes []change) {
 	for _, c := range changes {
 		switch c.delta {
 		case 1:
@@ -75,9 +107,11 @@ func (e *env) measureAggregate(ctx context.Context, r *AggregateResult, run *agg
 	}
 	r.Changes = int64(len(changes))
 	r.ChangesPerSec = float64(r.Changes) / r.Seconds
-	slices.Sort(res.Latencies)
-	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
+}
 
+// aggOps sets the reads and writes per change, the load's and the
+// trigger's or the Rollup instances', and returns the instances' folds.
+func (e *env) aggOps(r *AggregateResult, run *aggRun) ([]FoldWrite, error) {
 	ops := e.ops[run.mode] // the load's writes, and the trigger's
 	reads, writes := ops.Reads(), ops.Writes()
 	var folds []FoldWrite
@@ -85,21 +119,25 @@ func (e *env) measureAggregate(ctx context.Context, r *AggregateResult, run *agg
 		for _, in := range e.instances {
 			st, err := in.stats()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			reads, writes = reads+st.Reads, writes+st.Writes
 			fs, err := in.folds()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			folds = append(folds, fs...)
 		}
 	}
 	n := float64(r.Changes)
 	r.ReadsPerChange, r.WritesPerChange = float64(reads)/n, float64(writes)/n
+	return folds, nil
+}
 
-	// Firestore's own count of each post's comments: for the query, what
-	// a reader pays to show it.
+// checkAggCounts compares Firestore's own count of each post's comments
+// with the load's truth, and the counts the mode kept on the posts with
+// it; for the query, it prices what a reader pays to show it.
+func (e *env) checkAggCounts(ctx context.Context, r *AggregateResult, run *aggRun, truth []int64) error {
 	counted := e.ops[run.mode]
 	counted.Reset()
 	got, err := e.countComments(ctx, run)
@@ -112,87 +150,94 @@ func (e *env) measureAggregate(ctx context.Context, r *AggregateResult, run *agg
 	if !slices.Equal(got, truth) {
 		return fmt.Errorf("the posts' comments counted by Firestore are not those the load made")
 	}
-	if run.mode != AggQuery {
-		kept, err := e.postCounts(ctx, run)
-		if err != nil {
-			return err
-		}
-		for i := range kept {
-			if kept[i] != truth[i] {
-				r.PostsOff++
-			}
-			r.TotalMinusTruth += kept[i] - truth[i]
-		}
+	if run.mode == AggQuery {
+		return nil
 	}
+	kept, err := e.postCounts(ctx, run)
+	if err != nil {
+		return err
+	}
+	for i := range kept {
+		if kept[i] != truth[i] {
+			r.PostsOff++
+		}
+		r.TotalMinusTruth += kept[i] - truth[i]
+	}
+	return nil
+}
 
-	// Writes of posts, a second at a time, from the load's start until the
-	// counts settled; and when each change first showed in its post's count.
-	seconds := int(settled.Sub(res.Start)/time.Second) + 1
+// tallySeen is when each post was written by a fold, and how long each
+// change took to show: until the first fold that read at or after it and
+// covered its child.
+func tallySeen(r *AggregateResult, run *aggRun, folds []FoldWrite, changes []change) (map[int][]time.Time, []time.Duration) {
 	byPost := map[int][]time.Time{}
+	index := map[string]int{}
+	for i, id := range run.ids {
+		index[run.coll+"/"+id+"."+aggField] = i
+	}
+	perPost := map[int][]FoldWrite{}
+	for _, f := range folds {
+		if i, ok := index[f.Counter]; ok {
+			byPost[i] = append(byPost[i], f.At)
+			perPost[i] = append(perPost[i], f)
+		}
+	}
+	for _, fs := range perPost {
+		slices.SortFunc(fs, func(a, b FoldWrite) int { return a.At.Compare(b.At) })
+	}
 	var seen []time.Duration
-	switch run.mode {
-	case AggTally:
-		index := map[string]int{}
-		for i, id := range run.ids {
-			index[run.coll+"/"+id+"."+aggField] = i
+	for _, c := range changes {
+		if c.delta == 0 {
+			continue
 		}
-		perPost := map[int][]FoldWrite{}
-		for _, f := range folds {
-			if i, ok := index[f.Counter]; ok {
-				byPost[i] = append(byPost[i], f.At)
-				perPost[i] = append(perPost[i], f)
-			}
+		k := slices.IndexFunc(perPost[c.post], func(f FoldWrite) bool { return !f.ReadAt.Before(c.at) && covers(f.Ranges, c.child) })
+		if k < 0 {
+			r.Unseen++
+			continue
 		}
-		for _, fs := range perPost {
-			slices.SortFunc(fs, func(a, b FoldWrite) int { return a.At.Compare(b.At) })
-		}
-		for _, c := range changes {
-			if c.delta == 0 {
-				continue
-			}
-			k := slices.IndexFunc(perPost[c.post], func(f FoldWrite) bool { return !f.ReadAt.Before(c.at) && covers(f.Ranges, c.child) })
-			if k < 0 {
-				r.Unseen++
-				continue
-			}
-			seen = append(seen, perPost[c.post][k].At.Sub(c.at))
-		}
-	case AggTrigger:
-		first := map[string]time.Time{}
-		for _, a := range trigger {
-			byPost[a.post] = append(byPost[a.post], a.at)
-			key := fmt.Sprint(a.child, a.delta)
-			if t, ok := first[key]; !ok || a.at.Before(t) {
-				first[key] = a.at
-			}
-		}
-		for _, c := range changes {
-			if c.delta == 0 {
-				continue
-			}
-			t, ok := first[fmt.Sprint(c.child, c.delta)]
-			if !ok {
-				r.Unseen++
-				continue
-			}
-			seen = append(seen, t.Sub(c.at))
+		seen = append(seen, perPost[c.post][k].At.Sub(c.at))
+	}
+	return byPost, seen
+}
+
+// triggerSeen is when the trigger wrote each post, and how long each
+// change took to show: until the trigger first applied it.
+func triggerSeen(r *AggregateResult, trigger []applied, changes []change) (map[int][]time.Time, []time.Duration) {
+	byPost := map[int][]time.Time{}
+	first := map[string]time.Time{}
+	for _, a := range trigger {
+		byPost[a.post] = append(byPost[a.post], a.at)
+		key := fmt.Sprint(a.child, a.delta)
+		if t, ok := first[key]; !ok || a.at.Before(t) {
+			first[key] = a.at
 		}
 	}
-	r.Visible = spreadOf(seen)
-	if run.mode != AggQuery {
-		r.HotParentSeries = make([]int, seconds)
-		for _, ts := range byPost {
-			for s, k := range perSecond(ts, res.Start, seconds) {
-				r.HotParentSeries[s] = max(r.HotParentSeries[s], k)
-			}
-			r.ParentWrites += int64(len(ts))
+	var seen []time.Duration
+	for _, c := range changes {
+		if c.delta == 0 {
+			continue
 		}
-		r.HotParentPeak = slices.Max(r.HotParentSeries)
+		t, ok := first[fmt.Sprint(c.child, c.delta)]
+		if !ok {
+			r.Unseen++
+			continue
+		}
+		seen = append(seen, t.Sub(c.at))
 	}
-	if run.mode == AggTally {
-		r.PartsMost, err = e.mostParts(ctx, run, truth)
+	return byPost, seen
+}
+
+// hotParents sets the most writes any one post took in each second from
+// start, over seconds, and the posts' writes in all.
+func hotParents(r *AggregateResult, byPost map[int][]time.Time, start time.Time, seconds int) {
+	r.HotParentSeries = make([]int, seconds)
+	for _, ts := range byPost {
+		for s, k := range perSecond(ts, start, seconds) {
+			r.HotParentSeries[s] = max(r.HotParentSeries[s], k)
+		}
+		r.ParentWrites += int64(len(ts))
 	}
-	return err
+	r.HotParentPeak = slices.Max(r.HotParentSeries)
 }
 
 // covers reports whether child falls in one of ranges, each [lo, hi), ""

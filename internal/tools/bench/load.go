@@ -80,18 +80,10 @@ func drive(ctx context.Context, counters []string, l load, d time.Duration,
 	if l.pick == nil {
 		l.pick = inTurns(len(counters), 1)
 	}
-	lim := rate.NewLimiter(limit, l.workers)
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-
-	var (
-		mu      sync.Mutex
-		res     = loadResult{Start: time.Now(), Statuses: map[int]int64{}, PerCounter: make([]counterAnswers, len(counters))}
-		acked   atomic.Int64
-		wg      sync.WaitGroup
-		doneCh  = make(chan struct{})
-		stopped = make(chan struct{})
-	)
+	rec := &recorder{res: loadResult{Start: time.Now(), Statuses: map[int]int64{}, PerCounter: make([]counterAnswers, len(counters))}}
+	doneCh, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
 		t := time.NewTicker(200 * time.Millisecond)
@@ -101,62 +93,84 @@ func drive(ctx context.Context, counters []string, l load, d time.Duration,
 			case <-doneCh:
 				return
 			case <-t.C:
-				progress(time.Since(res.Start), acked.Load(), false)
+				progress(time.Since(rec.res.Start), rec.acked.Load(), false)
 			}
 		}
 	}()
+	lim := rate.NewLimiter(limit, l.workers)
+	var wg sync.WaitGroup
 	for w := 0; w < l.workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(w)))
-			next := l.pick(w, r)
-			retry := -1 // the counter of a refused increment, tried again
-			for lim.Wait(ctx) == nil {
-				i := retry
-				if i < 0 {
-					i = next()
-				}
-				t0 := time.Now()
-				// The request itself is not cut off at the end of the run.
-				a, err := inc(context.WithoutCancel(ctx), counters[i], 1)
-				t1 := time.Now()
-				if err != nil {
-					a.Status = 0
-				}
-				mu.Lock()
-				res.Statuses[a.Status]++
-				switch {
-				case a.Status == http.StatusOK:
-					res.Acks = append(res.Acks, ack{Counter: i, Shard: a.Shard, At: t1, Committed: a.Committed})
-					res.Latencies = append(res.Latencies, t1.Sub(t0))
-					acked.Add(1)
-				case refused(a.Status):
-					res.Errors++
-					res.PerCounter[i].Refused++
-				default:
-					res.Errors++
-					res.PerCounter[i].Other++
-				}
-				mu.Unlock()
-				retry = -1
-				if refused(a.Status) && a.RetryAfter > 0 {
-					retry = i
-					if gax.Sleep(ctx, min(a.RetryAfter, maxRetryAfter)) != nil {
-						return
-					}
-					continue
-				}
-				if l.rest > 0 && gax.Sleep(ctx, rand.N(l.rest)) != nil {
-					return
-				}
-			}
+			client(ctx, w, counters, l, lim, inc, rec)
 		}()
 	}
 	wg.Wait()
 	close(doneCh)
 	<-stopped // no report of the load may follow its last
-	res.End = time.Now()
-	progress(res.End.Sub(res.Start), acked.Load(), true)
-	return res
+	rec.res.End = time.Now()
+	progress(rec.res.End.Sub(rec.res.Start), rec.acked.Load(), true)
+	return rec.res
+}
+
+// recorder keeps the load's answers as its clients get them.
+type recorder struct {
+	mu    sync.Mutex
+	res   loadResult
+	acked atomic.Int64
+}
+
+// record keeps the answer a to an increment of counter i, sent at t0 and
+// answered at t1.
+func (rec *recorder) record(i int, a answer, t0, t1 time.Time) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	res := &rec.res
+	res.Statuses[a.Status]++
+	switch {
+	case a.Status == http.StatusOK:
+		res.Acks = append(res.Acks, ack{Counter: i, Shard: a.Shard, At: t1, Committed: a.Committed})
+		res.Latencies = append(res.Latencies, t1.Sub(t0))
+		rec.acked.Add(1)
+	case refused(a.Status):
+		res.Errors++
+		res.PerCounter[i].Refused++
+	default:
+		res.Errors++
+		res.PerCounter[i].Other++
+	}
+}
+
+// client w of the load: until ctx ends, it waits for the rate limiter,
+// increments the counter its picker gives (or the one just refused, after
+// its Retry-After), records the answer, and rests.
+func client(ctx context.Context, w int, counters []string, l load, lim *rate.Limiter, inc incrementFunc, rec *recorder) {
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(w)))
+	next := l.pick(w, r)
+	retry := -1 // the counter of a refused increment, tried again
+	for lim.Wait(ctx) == nil {
+		i := retry
+		if i < 0 {
+			i = next()
+		}
+		t0 := time.Now()
+		// The request itself is not cut off at the end of the run.
+		a, err := inc(context.WithoutCancel(ctx), counters[i], 1)
+		if err != nil {
+			a.Status = 0
+		}
+		rec.record(i, a, t0, time.Now())
+		retry = -1
+		if refused(a.Status) && a.RetryAfter > 0 {
+			retry = i
+			if gax.Sleep(ctx, min(a.RetryAfter, maxRetryAfter)) != nil {
+				return
+			}
+			continue
+		}
+		if l.rest > 0 && gax.Sleep(ctx, rand.N(l.rest)) != nil {
+			return
+		}
+	}
 }

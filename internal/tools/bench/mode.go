@@ -34,57 +34,15 @@ var collections = map[string]string{ModeRaw: collRaw, ModeTally: collTally, Mode
 // rollup to settle and measures.
 func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	o := e.o
-	coll := e.collOf(m)
-	if coll == "" {
-		return ModeResult{}, fmt.Errorf("unknown mode %q", m)
+	st, err := e.prepareMode(ctx, m)
+	if st.lis != nil {
+		defer st.lis.stop()
 	}
-	if err := e.freshEmulator(ctx); err != nil {
-		return ModeResult{}, err
-	}
-	run := fmt.Sprintf("bench-%s-%d", m, time.Now().UnixNano())
-	ids := e.counterIDs(m, run)
-	if e.o.Shards > 0 || e.fieldsOf(m) > 0 { // else each is made by its first increment, as a new counter is
-		if err := e.createCounters(ctx, m, coll, ids); err != nil {
-			return ModeResult{}, err
-		}
-	}
-	client, ops := e.clients[m], e.ops[m]
-	inc := e.incrementer(m, coll, client)
-	if o.Burst {
-		if err := e.prime(ctx, m, ids, inc); err != nil {
-			return ModeResult{}, err
-		}
-	}
-	var lis *listeners
-	if o.Listeners && m != ModeRaw {
-		start := startListeners
-		if o.Feed {
-			start = startFeed
-		}
-		var err error
-		if lis, err = start(ctx, e.host, o.Project, coll, ids); err != nil {
-			return ModeResult{}, err
-		}
-		defer lis.stop()
-	}
-	pick, err := newPicker(o.Popularity, len(ids), max(1, e.fieldsOf(m)))
 	if err != nil {
 		return ModeResult{}, err
 	}
-	ops.Reset()
-	e.obs.takeDelays()
-	var before bridge.Stats
-	if b := e.bridges[m]; b != nil {
-		before = b.Stats()
-	}
-	if m == ModeTally {
-		for _, in := range e.instances {
-			if err := in.reset(); err != nil {
-				return ModeResult{}, err
-			}
-		}
-	}
-	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate, rest: o.Rest, pick: pick}, o.Duration, inc,
+	coll, ids := st.coll, st.ids
+	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate, rest: o.Rest, pick: st.pick}, o.Duration, st.inc,
 		func(el time.Duration, n int64, done bool) {
 			e.report(m+" load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
 		})
@@ -94,18 +52,10 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 			return ModeResult{}, err
 		}
 	}
-	r := ModeResult{Mode: m, Description: descriptions[m], Seconds: res.End.Sub(res.Start).Seconds(),
-		Acked: int64(len(res.Acks)), Errors: res.Errors, HasRollup: m == ModeTally || m == ModeNaive,
-		Answers: answersByStatus(res.Statuses)}
-	if r.Acked == 0 {
-		return r, fmt.Errorf("no increment was acknowledged (%d answered otherwise)", res.Errors)
+	r, err := e.loadFigures(m, res)
+	if err != nil {
+		return r, err
 	}
-	r.IncrPerSec = float64(r.Acked) / r.Seconds
-	slices.Sort(res.Latencies)
-	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
-	r.HotDocPerS = float64(hottest(res.Acks, m == ModeSingle, func(i int) int { return e.docOf(m, i) })) / r.Seconds
-	r.IncrSeries = perSecond(ackTimes(res.Acks), res.Start, int(res.End.Sub(res.Start)/time.Second)+1)
-
 	settled, bounded := e.settle(ctx, m, coll, ids, res)
 	r.SettleWait, r.SettleBounded = ms(max(0, settled.Sub(res.End))), bounded
 	if m == ModeTally {
@@ -119,21 +69,122 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	if err := e.finalTotals(ctx, &r, m, coll, ids, res); err != nil {
 		return r, err
 	}
-	if lis != nil {
-		if err := lis.err(); err != nil {
+	if st.lis != nil {
+		if err := st.lis.err(); err != nil {
 			return r, err
 		}
-		r.Visible = visibleLatency(res.Acks, lis, len(ids), r.Seconds, o.Window)
-		r.ListenerReadsPerIncr = ptr(float64(lis.ops.Reads()) / float64(r.Acked))
+		r.Visible = visibleLatency(res.Acks, st.lis, len(ids), r.Seconds, o.Window)
+		r.ListenerReadsPerIncr = ptr(float64(st.lis.ops.Reads()) / float64(r.Acked))
 	}
+	if err := e.opsFigures(&r, m, during); err != nil {
+		return r, err
+	}
+	if d := e.obs.takeDelays(); len(d) > 0 && r.HasRollup {
+		slices.Sort(d)
+		r.DeliveryP50, r.DeliveryP99 = ptr(ms(percentile(d, .5))), ptr(ms(percentile(d, .99)))
+	}
+	if b := e.bridges[m]; b != nil {
+		now := b.Stats()
+		r.Events, r.Duplicated, r.Delayed = ptr(now.Received-st.bridge.Received), ptr(now.Duplicated-st.bridge.Duplicated), ptr(now.Delayed-st.bridge.Delayed)
+	}
+	return r, nil
+}
+
+// modeStart is a mode ready for its load: its counters, how to increment
+// them and pick one, its listeners, and its bridge's figures before.
+type modeStart struct {
+	coll   string
+	ids    []string
+	inc    incrementFunc
+	pick   picker
+	lis    *listeners
+	bridge bridge.Stats
+}
+
+// prepareMode starts mode m on a fresh emulator: its counters made (or
+// left to their first increment, as new ones are), primed for a burst,
+// listened to, and every count of operations reset. The listeners, if
+// any, are in the result even on an error, to be stopped.
+func (e *env) prepareMode(ctx context.Context, m string) (modeStart, error) {
+	o := e.o
+	st := modeStart{coll: e.collOf(m)}
+	if st.coll == "" {
+		return st, fmt.Errorf("unknown mode %q", m)
+	}
+	if err := e.freshEmulator(ctx); err != nil {
+		return st, err
+	}
+	st.ids = e.counterIDs(m, fmt.Sprintf("bench-%s-%d", m, time.Now().UnixNano()))
+	if o.Shards > 0 || e.fieldsOf(m) > 0 { // else each is made by its first increment, as a new counter is
+		if err := e.createCounters(ctx, m, st.coll, st.ids); err != nil {
+			return st, err
+		}
+	}
+	st.inc = e.incrementer(m, st.coll, e.clients[m])
+	if o.Burst {
+		if err := e.prime(ctx, m, st.ids, st.inc); err != nil {
+			return st, err
+		}
+	}
+	if o.Listeners && m != ModeRaw {
+		start := startListeners
+		if o.Feed {
+			start = startFeed
+		}
+		var err error
+		if st.lis, err = start(ctx, e.host, o.Project, st.coll, st.ids); err != nil {
+			return st, err
+		}
+	}
+	var err error
+	if st.pick, err = newPicker(o.Popularity, len(st.ids), max(1, e.fieldsOf(m))); err != nil {
+		return st, err
+	}
+	e.ops[m].Reset()
+	e.obs.takeDelays()
+	if b := e.bridges[m]; b != nil {
+		st.bridge = b.Stats()
+	}
+	if m == ModeTally {
+		for _, in := range e.instances {
+			if err := in.reset(); err != nil {
+				return st, err
+			}
+		}
+	}
+	return st, nil
+}
+
+// loadFigures is what mode m's load itself shows: increments taken, their
+// latency, the hottest document, increments a second.
+func (e *env) loadFigures(m string, res loadResult) (ModeResult, error) {
+	r := ModeResult{Mode: m, Description: descriptions[m], Seconds: res.End.Sub(res.Start).Seconds(),
+		Acked: int64(len(res.Acks)), Errors: res.Errors, HasRollup: m == ModeTally || m == ModeNaive,
+		Answers: answersByStatus(res.Statuses)}
+	if r.Acked == 0 {
+		return r, fmt.Errorf("no increment was acknowledged (%d answered otherwise)", res.Errors)
+	}
+	r.IncrPerSec = float64(r.Acked) / r.Seconds
+	slices.Sort(res.Latencies)
+	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
+	r.HotDocPerS = float64(hottest(res.Acks, m == ModeSingle, func(i int) int { return e.docOf(m, i) })) / r.Seconds
+	r.IncrSeries = perSecond(ackTimes(res.Acks), res.Start, int(res.End.Sub(res.Start)/time.Second)+1)
+	return r, nil
+}
+
+// opsFigures sets the reads, writes, deletes and failed writes per
+// increment, the load's and, for tally, its Rollup instances' (during:
+// what they took while the load ran), and their price.
+func (e *env) opsFigures(r *ModeResult, m string, during []InstanceStats) error {
+	ops := e.ops[m]
 	reads, writes, deletes, failed := ops.Reads(), ops.Writes(), ops.Deletes(), ops.Failed()
 	r.IncrementTxPerIncr = ptr(float64(ops.Transactions()) / float64(r.Acked))
 	if m == ModeTally {
 		after, err := e.instanceStats()
 		if err != nil {
-			return r, err
+			return err
 		}
-		e.instanceFigures(&r, during, after)
+		e.instanceFigures(r, during, after)
 		var rr, rw int64
 		for _, st := range after {
 			rr, rw = rr+st.Reads, rw+st.Writes
@@ -149,16 +200,8 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	r.WritesPerIncr = float64(writes) / float64(r.Acked)
 	r.DeletesPerIncr = float64(deletes) / float64(r.Acked)
 	r.FailedPerIncr = float64(failed) / float64(r.Acked)
-	r.PerMillion = o.Prices.PerMillion(r.ReadsPerIncr, r.WritesPerIncr-r.DeletesPerIncr+r.FailedPerIncr, r.DeletesPerIncr)
-	if d := e.obs.takeDelays(); len(d) > 0 && r.HasRollup {
-		slices.Sort(d)
-		r.DeliveryP50, r.DeliveryP99 = ptr(ms(percentile(d, .5))), ptr(ms(percentile(d, .99)))
-	}
-	if b := e.bridges[m]; b != nil {
-		st := b.Stats()
-		r.Events, r.Duplicated, r.Delayed = ptr(st.Received-before.Received), ptr(st.Duplicated-before.Duplicated), ptr(st.Delayed-before.Delayed)
-	}
-	return r, nil
+	r.PerMillion = e.o.Prices.PerMillion(r.ReadsPerIncr, r.WritesPerIncr-r.DeletesPerIncr+r.FailedPerIncr, r.DeletesPerIncr)
+	return nil
 }
 
 // createCounters creates the parents of ids before the load, as an admin

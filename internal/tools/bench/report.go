@@ -68,6 +68,22 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	row("", func(m ModeResult) string { return m.Mode })
+	loadRows(row)
+	parentRows(row)
+	if r.hasVisible() {
+		visibleRows(row)
+	}
+	exactRows(row)
+	costRows(row)
+	instanceRows(row)
+	tw.Flush()
+}
+
+// rowFunc writes one row of the table: its label, and each mode's cell.
+type rowFunc func(label string, f func(m ModeResult) string)
+
+// loadRows: what the load got, and how hot the hottest shard ran.
+func loadRows(row rowFunc) {
 	row("increments/s", func(m ModeResult) string { return fmt.Sprintf("%.0f", m.IncrPerSec) })
 	row("  ratio to raw client", func(m ModeResult) string { return opt("%.2f", m.RatioToRaw) })
 	row("  latency p50 / p99 ms", func(m ModeResult) string { return fmt.Sprintf("%.1f / %.1f", m.LatencyP50, m.LatencyP99) })
@@ -84,6 +100,10 @@ func (r *Report) WriteTable(w io.Writer) {
 		return fmt.Sprintf("%.0f", *m.SpreadAfter)
 	})
 	row("  shards at the end", func(m ModeResult) string { return opt("%d", m.ShardsAtEnd) })
+}
+
+// parentRows: the writes of the parents, and how far each total lagged.
+func parentRows(row rowFunc) {
 	row("parent writes/s", func(m ModeResult) string { return opt("%.2f", m.ParentPerS) })
 	row("  per increment", func(m ModeResult) string { return opt("%.3f", m.ParentPerI) })
 	row("  to one parent, most in one second", func(m ModeResult) string { return opt("%d", m.ParentPeak) })
@@ -116,28 +136,38 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		return fmt.Sprintf("%.0f / %.0f", *m.DeliveryP50, *m.DeliveryP99)
 	})
-	if r.hasVisible() {
-		row("visible p50 / p90 / p99 ms", func(m ModeResult) string { return visible(m.Visible, func(v *Visible) *Spread { return v.All }) })
-		row("  hot counters", func(m ModeResult) string { return visible(m.Visible, func(v *Visible) *Spread { return v.Hot }) })
-		row("  quiet counters", func(m ModeResult) string { return visible(m.Visible, func(v *Visible) *Spread { return v.Quiet }) })
-		row("  counters hot / quiet", func(m ModeResult) string {
-			if m.Visible == nil {
-				return "-"
-			}
-			return fmt.Sprintf("%d / %d", m.Visible.HotCounters, m.Visible.QuietCounters)
-		})
-		row("  increments never seen", func(m ModeResult) string {
-			if m.Visible == nil {
-				return "-"
-			}
-			return fmt.Sprint(m.Visible.Unseen)
-		})
-		row("  listener reads/increment", func(m ModeResult) string { return opt("%.3f", m.ListenerReadsPerIncr) })
-	}
+}
+
+// visibleRows: when the listeners saw each increment.
+func visibleRows(row rowFunc) {
+	row("visible p50 / p90 / p99 ms", func(m ModeResult) string { return visible(m.Visible, func(v *Visible) *Spread { return v.All }) })
+	row("  hot counters", func(m ModeResult) string { return visible(m.Visible, func(v *Visible) *Spread { return v.Hot }) })
+	row("  quiet counters", func(m ModeResult) string { return visible(m.Visible, func(v *Visible) *Spread { return v.Quiet }) })
+	row("  counters hot / quiet", func(m ModeResult) string {
+		if m.Visible == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%d / %d", m.Visible.HotCounters, m.Visible.QuietCounters)
+	})
+	row("  increments never seen", func(m ModeResult) string {
+		if m.Visible == nil {
+			return "-"
+		}
+		return fmt.Sprint(m.Visible.Unseen)
+	})
+	row("  listener reads/increment", func(m ModeResult) string { return opt("%.3f", m.ListenerReadsPerIncr) })
+}
+
+// exactRows: the totals against the increments acknowledged.
+func exactRows(row rowFunc) {
 	row("acknowledged", func(m ModeResult) string { return fmt.Sprint(m.Acked) })
 	row("total", func(m ModeResult) string { return fmt.Sprint(m.Total) })
 	row("total - acknowledged", func(m ModeResult) string { return fmt.Sprintf("%+d", m.Drift) })
 	row("shards sum - acknowledged", func(m ModeResult) string { return fmt.Sprintf("%+d", m.ShardSum-m.Acked) })
+}
+
+// costRows: Firestore's operations per increment, and their price.
+func costRows(row rowFunc) {
 	row("Firestore reads/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
 	row("Firestore writes/increment", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
 	row("  of which deletes", func(m ModeResult) string { return fmt.Sprintf("%.3f", m.DeletesPerIncr) })
@@ -150,6 +180,10 @@ func (r *Report) WriteTable(w io.Writer) {
 		return fmt.Sprintf("%.2f / %.2f", *m.ReadsPerFold, *m.WritesPerFold)
 	})
 	row("Increment's transactions/increment", func(m ModeResult) string { return opt("%.3f", m.IncrementTxPerIncr) })
+}
+
+// instanceRows: the events, and what each Rollup instance took.
+func instanceRows(row rowFunc) {
 	row("events (duplicated, delayed)", func(m ModeResult) string {
 		if m.Events == nil {
 			return "-"
@@ -161,7 +195,6 @@ func (r *Report) WriteTable(w io.Writer) {
 	row(fmt.Sprintf("  refused, holding %d (429)", MaxRequestsPerInstance), func(m ModeResult) string { return opt("%d", m.Refused) })
 	row("  peak MiB (resident), per instance", func(m ModeResult) string { return joinf("%.0f", m.InstancePeakMiB) })
 	row("  peak MiB (Go heap), per instance", func(m ModeResult) string { return joinf("%.1f", m.InstancePeakHeapMiB) })
-	tw.Flush()
 }
 
 // Saturated says, if so, that the machine could not offer the load: the

@@ -209,79 +209,98 @@ func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadR
 	if r.Mode == ModeRaw {
 		return
 	}
-	seconds := int(settled.Sub(res.Start)/time.Second) + 1
-	r.ParentSeries = make([]int, seconds)
+	f := parentFigures{start: res.Start, exactAt: res.End, gap: -1,
+		seconds: int(settled.Sub(res.Start)/time.Second) + 1,
+		steps:   int(settled.Sub(res.Start)/(100*time.Millisecond)) + 1}
+	r.ParentSeries = make([]int, f.seconds)
+	r.LagSeries = make([]float64, f.steps)
 	ackTimes := make([][]time.Time, len(ids))
 	for _, a := range res.Acks {
 		ackTimes[a.Counter] = append(ackTimes[a.Counter], a.At)
 	}
-	steps := int(settled.Sub(res.Start)/(100*time.Millisecond)) + 1
-	r.LagSeries = make([]float64, steps)
-	var all []time.Duration
-	exactAt := res.End
-	gap := time.Duration(-1)
-	var during, total, peak, peakAll, unreached int
 	fields := max(e.fieldsOf(r.Mode), 1)
 	for i, id := range ids {
 		writes := e.obs.of(observed(coll, id), res.Start)
-		var times []time.Time
-		for _, w := range writes {
-			times = append(times, w.At)
-		}
+		slices.SortFunc(ackTimes[i], time.Time.Compare)
 		// The counts of a document are written together: count its writes
 		// once, with its first count.
-		if i%fields == 0 {
-			for _, w := range writes {
-				if !w.At.After(res.End) {
-					during++
-				}
+		f.add(r, writes, ackTimes[i], i%fields == 0, res.End)
+	}
+	f.set(r, res.End)
+}
+
+// parentFigures gathers the parents' writes, counter by counter.
+type parentFigures struct {
+	start, exactAt                 time.Time
+	seconds, steps                 int
+	gap                            time.Duration // closest two writes of one parent; -1: none yet
+	lags                           []time.Duration
+	during, total, peak, unreached int
+}
+
+// add takes one counter's writes and its acknowledged increments' times
+// (sorted); first: it is the first count of its document, whose writes
+// are counted once for all of its counts.
+func (f *parentFigures) add(r *ModeResult, writes []write, acks []time.Time, first bool, end time.Time) {
+	var times []time.Time
+	for _, w := range writes {
+		times = append(times, w.At)
+	}
+	if first {
+		for _, w := range writes {
+			if !w.At.After(end) {
+				f.during++
 			}
-			total += len(writes)
-			for s, n := range perSecond(times, res.Start, seconds) {
-				r.ParentSeries[s] += n
-			}
 		}
-		for k := 1; k < len(writes); k++ {
-			if d := writes[k].At.Sub(writes[k-1].At); gap < 0 || d < gap {
-				gap = d
-			}
-		}
-		for _, n := range perSecond(times, res.Start, seconds) {
-			peak = max(peak, n)
-		}
-		slices.SortFunc(ackTimes[i], time.Time.Compare)
-		l, u := lags(ackTimes[i], writes)
-		all = append(all, l...)
-		unreached += u
-		if n := len(writes); n == 0 && len(ackTimes[i]) > 0 || n > 0 && writes[n-1].Total != int64(len(ackTimes[i])) {
-			exactAt = time.Time{}
-		} else if n > 0 && exactAt != (time.Time{}) && writes[n-1].At.After(exactAt) {
-			exactAt = writes[n-1].At
-		}
-		if len(ackTimes[i]) == 0 && len(writes) == 0 {
-			continue
-		}
-		for k := range steps {
-			t := res.Start.Add(time.Duration(k) * 100 * time.Millisecond)
-			r.LagSeries[k] += float64(int64(countUpTo(ackTimes[i], t)) - totalAt(writes, t))
+		f.total += len(writes)
+		for s, n := range perSecond(times, f.start, f.seconds) {
+			r.ParentSeries[s] += n
 		}
 	}
+	for k := 1; k < len(writes); k++ {
+		if d := writes[k].At.Sub(writes[k-1].At); f.gap < 0 || d < f.gap {
+			f.gap = d
+		}
+	}
+	for _, n := range perSecond(times, f.start, f.seconds) {
+		f.peak = max(f.peak, n)
+	}
+	l, u := lags(acks, writes)
+	f.lags = append(f.lags, l...)
+	f.unreached += u
+	if n := len(writes); n == 0 && len(acks) > 0 || n > 0 && writes[n-1].Total != int64(len(acks)) {
+		f.exactAt = time.Time{}
+	} else if n > 0 && f.exactAt != (time.Time{}) && writes[n-1].At.After(f.exactAt) {
+		f.exactAt = writes[n-1].At
+	}
+	if len(acks) == 0 && len(writes) == 0 {
+		return
+	}
+	for k := range f.steps {
+		t := f.start.Add(time.Duration(k) * 100 * time.Millisecond)
+		r.LagSeries[k] += float64(int64(countUpTo(acks, t)) - totalAt(writes, t))
+	}
+}
+
+// set writes the figures into r, the load having ended at end.
+func (f *parentFigures) set(r *ModeResult, end time.Time) {
+	peakAll := 0
 	for _, n := range r.ParentSeries {
 		peakAll = max(peakAll, n)
 	}
-	r.ParentPerS = ptr(float64(during) / r.Seconds)
-	r.ParentPerI = ptr(float64(total) / float64(r.Acked))
-	r.ParentTotal, r.ParentPeak, r.ParentPeakAll = ptr(total), ptr(peak), ptr(peakAll)
-	if gap >= 0 {
-		r.ParentGap = ptr(ms(gap))
+	r.ParentPerS = ptr(float64(f.during) / r.Seconds)
+	r.ParentPerI = ptr(float64(f.total) / float64(r.Acked))
+	r.ParentTotal, r.ParentPeak, r.ParentPeakAll = ptr(f.total), ptr(f.peak), ptr(peakAll)
+	if f.gap >= 0 {
+		r.ParentGap = ptr(ms(f.gap))
 	}
 	if !r.HasRollup {
 		return
 	}
-	slices.Sort(all)
-	r.LagP50, r.LagP99 = ptr(ms(percentile(all, .5))), ptr(ms(percentile(all, .99)))
-	r.Unreached = ptr(unreached)
-	if exactAt != (time.Time{}) {
-		r.SettleLag = ptr(ms(max(0, exactAt.Sub(res.End))))
+	slices.Sort(f.lags)
+	r.LagP50, r.LagP99 = ptr(ms(percentile(f.lags, .5))), ptr(ms(percentile(f.lags, .99)))
+	r.Unreached = ptr(f.unreached)
+	if f.exactAt != (time.Time{}) {
+		r.SettleLag = ptr(ms(max(0, f.exactAt.Sub(end))))
 	}
 }
