@@ -8,10 +8,10 @@ import (
 	"cloud.google.com/go/firestore"
 )
 
-// WaitField waits until the document's field is want (an int64 for an
-// integer), and fails the test if it is not within Liveness: the wait ends
-// on the document, the bound only on a hang.
-func WaitField(t testing.TB, d *firestore.DocumentRef, field string, want any) {
+// WaitField waits until the document's integer field is want, and fails
+// the test if it is not within Liveness: the wait ends on the document,
+// the bound only on a hang.
+func WaitField(t testing.TB, d *firestore.DocumentRef, field string, want int64) {
 	t.Helper()
 	var got any
 	for deadline := time.Now().Add(Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -21,5 +21,5 @@ func WaitField(t testing.TB, d *firestore.DocumentRef, field string, want any) {
 			}
 		}
 	}
-	t.Fatalf("%s.%s is %v, want %v", d.Path, field, got, want)
+	t.Fatalf("%s.%s is %v, want %d", d.Path, field, got, want)
 }
