@@ -12,6 +12,7 @@ import (
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
@@ -48,7 +49,7 @@ func TestCreatedGetsEveryCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer counted.Close()
-	var logs syncBuffer
+	var logs testio.Buffer
 	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Window: testWindow, Logger: cloudlog.New(&logs, slog.LevelDebug)})
 	defer func() {
 		if t.Failed() {

@@ -13,6 +13,7 @@ import (
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -32,7 +33,7 @@ func TestOneAggregateFailingFreezesNothing(t *testing.T) {
 		}
 		return nil
 	})
-	var logs syncBuffer
+	var logs testio.Buffer
 	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: testWindow, Logger: cloudlog.New(&logs, slog.LevelInfo)})
 	comments := client.Doc(name).Collection("comments")
 	for i := range 3 {

@@ -1,7 +1,6 @@
 package rollup
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -37,7 +37,7 @@ type history struct {
 	live *Handler
 	skip func(i int) bool
 
-	logs  syncBuffer
+	logs  testio.Buffer
 	folds foldLog
 }
 
@@ -197,24 +197,6 @@ func (h *history) checkExact() {
 func docSize(d map[string]any) int {
 	b, _ := json.Marshal(d)
 	return len(b)
-}
-
-// syncBuffer is a bytes.Buffer that handlers may log to at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // foldLog records the folds of one or more handlers.

@@ -13,11 +13,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/bench"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/proc"
@@ -44,24 +44,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a buffer a child process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // childEnv is the environment of a tally child: no emulator of the test's,
 // the local project, and env on top.
 func childEnv(env []string) []string {
@@ -80,17 +62,17 @@ func tallyCommand(dir string, env []string, args ...string) *exec.Cmd {
 }
 
 // start starts the command with args; its stdout is read line by line.
-func start(t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *syncBuffer) {
+func start(t *testing.T, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *testio.Buffer) {
 	t.Helper()
 	return startIn(t, "", env, args...)
 }
 
 // startIn is start in the directory dir ("": this package's).
-func startIn(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *syncBuffer) {
+func startIn(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *bufio.Scanner, *testio.Buffer) {
 	t.Helper()
 	emulatortest.Require(t)
 	cmd := tallyCommand(dir, env, args...)
-	stderr := &syncBuffer{}
+	stderr := &testio.Buffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -145,14 +127,14 @@ type ready struct {
 	emulator  string // FIRESTORE_EMULATOR_HOST
 	functions string // base URL of the functions
 	lines     []string
-	later     *syncBuffer // what serve prints after
+	later     *testio.Buffer // what serve prints after
 }
 
 // waitReady reads serve's output up to its FIRESTORE_EMULATOR_HOST line, and
 // drains the rest in the background.
-func waitReady(t *testing.T, out *bufio.Scanner, stderr *syncBuffer) ready {
+func waitReady(t *testing.T, out *bufio.Scanner, stderr *testio.Buffer) ready {
 	t.Helper()
-	r := ready{later: &syncBuffer{}}
+	r := ready{later: &testio.Buffer{}}
 	for out.Scan() {
 		line := out.Text()
 		r.lines = append(r.lines, line)

@@ -17,6 +17,7 @@ import (
 	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/bench"
 	"github.com/tallycounters/tally/internal/tools/stack"
 )
@@ -104,7 +105,7 @@ func TestReadmeServeAndSessions(t *testing.T) {
 	env := []string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr, "GOOGLE_CLOUD_PROJECT=", "TALLY_SHARD_CACHE_TTL=300ms"}
 
 	watch := tallyCommand("", []string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr}, "watch", "likes")
-	var watched, watchErr syncBuffer
+	var watched, watchErr testio.Buffer
 	watch.Stdout, watch.Stderr = &watched, &watchErr
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)

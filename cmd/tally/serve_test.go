@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
 
@@ -166,7 +167,7 @@ func TestServeSavesHoweverStopped(t *testing.T) {
 			}
 			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 			pw.Close()
-			r := waitReady(t, bufio.NewScanner(pr), &syncBuffer{})
+			r := waitReady(t, bufio.NewScanner(pr), &testio.Buffer{})
 			if !incrementVia(t, r.functions, "kept") || !incrementVia(t, r.functions, "kept") {
 				t.Fatal("an increment failed")
 			}
@@ -334,7 +335,7 @@ func TestServeStopsWithItsParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := &testio.Buffer{}
 	parent.Stderr = stderr
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
