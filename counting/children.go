@@ -74,6 +74,35 @@ func (l Layout) ParentOf(path string) (parent string, child Child, ok bool) {
 	return "", Child{}, false
 }
 
+// ChildReads are the fields of the child document at path that the
+// aggregates over its collection read (summed, averaged or filtered on),
+// each once; ok is false if path is in no aggregated collection. An edit
+// of a child that changes none of them changes no aggregate.
+func (l Layout) ChildReads(path string) (fields []string, ok bool) {
+	segs := strings.Split(path, "/")
+	if len(segs)%2 == 1 || len(segs) < 2 {
+		return nil, false
+	}
+	coll := segs[:len(segs)-1]
+	for _, d := range l.Docs {
+		for _, a := range d.Aggregates {
+			if !matchPattern(strings.Split(d.childPattern(a), "/"), coll) {
+				continue
+			}
+			ok = true
+			if a.Of != "" && !slices.Contains(fields, a.Of) {
+				fields = append(fields, a.Of)
+			}
+			for _, f := range a.Where {
+				if !slices.Contains(fields, f.Field) {
+					fields = append(fields, f.Field)
+				}
+			}
+		}
+	}
+	return fields, ok
+}
+
 // matchPattern reports whether the segments segs match pat, whose "*"
 // matches any one.
 func matchPattern(pat, segs []string) bool {

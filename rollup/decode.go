@@ -28,6 +28,12 @@ var (
 	ErrFuture    = errors.New("event dated in the future")
 )
 
+// ErrUnchanged is an edit of a child that changes nothing its aggregates
+// read: acknowledged, with no fold. Were it folded, a fold between it and
+// a delete that follows it (the web client stamps a child before it
+// deletes it) would count the child again.
+var ErrUnchanged = errors.New("an edit of a child that changes nothing its aggregates read")
+
 // DefaultMaxSkew is how far in the future an event may be dated: the clock
 // skew allowed between Firestore and the instance.
 const DefaultMaxSkew = 5 * time.Second
@@ -81,6 +87,9 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	}
 	id, life, shard, err := d.Layout.ParseShardPath(path)
 	parent, child, isChild := d.Layout.ParentOf(path)
+	if isChild && unchanged(d.Layout, path, before, after) {
+		return Hint{}, ErrUnchanged
+	}
 	if err != nil && !isChild {
 		return Hint{}, fmt.Errorf("%w: %v", ErrForeign, err)
 	}
@@ -244,4 +253,24 @@ func maxTime(ts ...time.Time) time.Time {
 		}
 	}
 	return m
+}
+
+// unchanged reports whether the child at path exists before and after and
+// has the same value, or none, in every field its aggregates read.
+func unchanged(l counting.Layout, path string, before, after *firestoredata.Document) bool {
+	if before == nil || after == nil {
+		return false
+	}
+	fields, ok := l.ChildReads(path)
+	if !ok {
+		return false
+	}
+	for _, f := range fields {
+		b, inBefore := before.GetFields()[f]
+		a, inAfter := after.GetFields()[f]
+		if inBefore != inAfter || !proto.Equal(b, a) {
+			return false
+		}
+	}
+	return true
 }

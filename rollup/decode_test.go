@@ -170,3 +170,50 @@ func TestDecodeCreated(t *testing.T) {
 		t.Errorf("a creation in the guide layout: %v; want %v", err, ErrForeign)
 	}
 }
+
+// TestDecodeChildEdit: an edit of a child that changes no field its
+// aggregates read is acknowledged with no fold; one that changes a field
+// summed or filtered on, or a create or delete, is folded.
+func TestDecodeChildEdit(t *testing.T) {
+	var l counting.Layout
+	var err error
+	if l.Docs, err = counting.ParseCounts("posts:comments=count(comments),shown=count(comments where hidden == false),score=sum(comments.stars)"); err != nil {
+		t.Fatal(err)
+	}
+	const path = "posts/p1/comments/c1"
+	doc := func(fields map[string]any, at time.Time) *eventarc.Doc {
+		d := shard(path, 1, at)
+		d.Fields = map[string]*firestoredata.Value{}
+		for k, v := range fields {
+			switch v := v.(type) {
+			case bool:
+				d.Fields[k] = &firestoredata.Value{ValueType: &firestoredata.Value_BooleanValue{BooleanValue: v}}
+			case int:
+				d.Fields[k] = &firestoredata.Value{ValueType: &firestoredata.Value_IntegerValue{IntegerValue: int64(v)}}
+			case string:
+				d.Fields[k] = &firestoredata.Value{ValueType: &firestoredata.Value_StringValue{StringValue: v}}
+			}
+		}
+		return d
+	}
+	was := map[string]any{"text": "hi", "hidden": false, "stars": 4}
+	for _, tc := range []struct {
+		name          string
+		before, after *eventarc.Doc
+		unchanged     bool
+	}{
+		{"a new text, a stamp", doc(was, t1), doc(map[string]any{"text": "hello", "hidden": false, "stars": 4, "deletedAt": "x"}, t2), true},
+		{"hidden", doc(was, t1), doc(map[string]any{"text": "hi", "hidden": true, "stars": 4}, t2), false},
+		{"stars", doc(was, t1), doc(map[string]any{"text": "hi", "hidden": false, "stars": 5}, t2), false},
+		{"stars taken away", doc(was, t1), doc(map[string]any{"text": "hi", "hidden": false}, t2), false},
+		{"created", nil, doc(was, t1), false},
+		{"deleted", doc(was, t1), nil, false},
+	} {
+		e := eventarc.Written("demo", "(default)", tc.before, tc.after)
+		e.SetTime(t2)
+		got, err := Decoder{Layout: l}.Decode(e, received)
+		if tc.unchanged != errors.Is(err, ErrUnchanged) || !tc.unchanged && (err != nil || got.Child == nil) {
+			t.Errorf("%s: %+v, %v; want unchanged: %v", tc.name, got, err, tc.unchanged)
+		}
+	}
+}

@@ -70,6 +70,10 @@ func New(client *firestore.Client, cfg Config) *Handler {
 // acknowledged.
 func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 	hint, err := h.decoder.Decode(e, time.Now())
+	if errors.Is(err, ErrUnchanged) {
+		h.log.Debug("rollup: nothing to fold", "event_id", e.ID(), "subject", e.Subject(), "reason", err.Error())
+		return nil
+	}
 	if err != nil {
 		h.log.Error("rollup: dropping event", "event_id", e.ID(), "type", e.Type(), "subject", e.Subject(), "error", err.Error())
 		return nil

@@ -40,7 +40,9 @@ func benchCommand() *cobra.Command {
 			"against the truth, and what increments and the boundary job cost.",
 		Args: exactArgs(0, "no arguments"),
 	}
-	o := bench.Options{Project: stack.DefaultProject}
+	o := bench.Options{Setup: bench.Setup{Project: stack.DefaultProject}}
+	var aggregate, windows bool
+	var existing, boundaries int
 	f := cmd.Flags()
 	f.IntVar(&o.Counters, "counters", 1, "counters to spread the load over (with --fields, documents)")
 	f.IntVar(&o.Fields, "fields", 0, "counts on each document in tally's mode (TALLY_COUNTS posts:f0,f1,...), each incremented as a counter of its own; 0: a counter per document")
@@ -51,10 +53,10 @@ func benchCommand() *cobra.Command {
 	f.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
 	f.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
 	f.StringVar(&o.Popularity, "popularity", bench.PopularityUniform, "how increments spread over the counters: uniform (each to a random counter), zipf (Zipf's law, s=1.1: a few hot, most quiet), client (each client has a counter of its own) hot (the first takes 90%, the rest share 10%) or turns (each to the next document in turn)")
-	f.BoolVar(&o.Aggregate, "aggregate", false, "measure a count of documents (each post's comments) instead of counters; modes: "+strings.Join(bench.AggregateModes, ","))
-	f.IntVar(&o.Existing, "existing", 10, "with --aggregate: comments each post has before the load")
-	f.BoolVar(&o.Windows, "windows", false, "measure counts by time instead of counters; modes: "+strings.Join(bench.WindowsModes, ","))
-	f.IntVar(&o.Boundaries, "boundaries", 3, "with --windows: starts of a minute the load crosses")
+	f.BoolVar(&aggregate, "aggregate", false, "measure a count of documents (each post's comments) instead of counters; modes: "+strings.Join(bench.AggregateModes, ","))
+	f.IntVar(&existing, "existing", 10, "with --aggregate: comments each post has before the load")
+	f.BoolVar(&windows, "windows", false, "measure counts by time instead of counters; modes: "+strings.Join(bench.WindowsModes, ","))
+	f.IntVar(&boundaries, "boundaries", 3, "with --windows: starts of a minute the load crosses")
 	f.DurationVar(&o.Rest, "rest", 0, "each client rests a random time up to this after each answer")
 	f.BoolVar(&o.Listeners, "listeners", false, "hold a listener on every counter, as pages showing it do, and report the visible latency: an increment's answer to a listener seeing it in the total")
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
@@ -111,23 +113,31 @@ func benchCommand() *cobra.Command {
 		if *soak > 0 {
 			return runSoak(ctx, cmd, o, *soak, bars, *jsonPath, logs)
 		}
-		if o.Windows {
+		if windows {
+			if err := onlyCounters(o, "--windows", aggregate); err != nil {
+				return err
+			}
+			wo := bench.WindowsOptions{Setup: o.Setup, Counters: o.Counters, Boundaries: boundaries}
 			if !cmd.Flags().Changed("modes") {
-				o.Modes = bench.WindowsModes
+				wo.Modes = bench.WindowsModes
 			}
 			if !cmd.Flags().Changed("counters") {
-				o.Counters = bench.DefaultQuiet
+				wo.Counters = bench.DefaultQuiet
 			}
 			if !cmd.Flags().Changed("rate") {
-				o.Rate = 300
+				wo.Rate = 300
 			}
-			return runWindows(ctx, cmd, o, bars, *jsonPath)
+			return runWindows(ctx, cmd, wo, bars, *jsonPath)
 		}
-		if o.Aggregate {
-			if !cmd.Flags().Changed("modes") {
-				o.Modes = bench.AggregateModes
+		if aggregate {
+			if err := onlyCounters(o, "--aggregate", false); err != nil {
+				return err
 			}
-			return runAggregate(ctx, cmd, o, bars, *jsonPath)
+			ao := bench.AggregateOptions{Setup: o.Setup, Counters: o.Counters, Existing: existing, Popularity: o.Popularity, Rest: o.Rest}
+			if !cmd.Flags().Changed("modes") {
+				ao.Modes = bench.AggregateModes
+			}
+			return runAggregate(ctx, cmd, ao, bars, *jsonPath)
 		}
 		rep, err := bench.Run(ctx, o)
 		if bars != nil {
@@ -150,6 +160,19 @@ func benchCommand() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// onlyCounters refuses, for the bench's --aggregate or --windows (mode),
+// the flags that only a run of counters reads; and --aggregate beside
+// --windows.
+func onlyCounters(o bench.Options, mode string, aggregate bool) error {
+	if o.Fields != 0 || o.Shards != 0 || o.Burst || o.URL != "" || o.Listeners || o.Contention != 0 || aggregate {
+		if mode == "--windows" {
+			return fmt.Errorf("bench: --windows takes none of --fields, --shards, --burst, --url, --listeners, --contention and --aggregate")
+		}
+		return fmt.Errorf("bench: --aggregate takes none of --fields, --shards, --burst, --url, --listeners and --contention")
+	}
+	return nil
 }
 
 // runSoak runs the soak with the bench's flags, and the soak's own defaults
@@ -192,7 +215,7 @@ func runSoak(ctx context.Context, cmd *cobra.Command, o bench.Options, d time.Du
 }
 
 // runAggregate runs bench --aggregate and prints its table.
-func runAggregate(ctx context.Context, cmd *cobra.Command, o bench.Options, bars *progress, jsonPath string) error {
+func runAggregate(ctx context.Context, cmd *cobra.Command, o bench.AggregateOptions, bars *progress, jsonPath string) error {
 	rep, err := bench.RunAggregate(ctx, o)
 	if bars != nil {
 		bars.wait()
@@ -208,7 +231,7 @@ func runAggregate(ctx context.Context, cmd *cobra.Command, o bench.Options, bars
 }
 
 // runWindows runs bench --windows and prints its tables.
-func runWindows(ctx context.Context, cmd *cobra.Command, o bench.Options, bars *progress, jsonPath string) error {
+func runWindows(ctx context.Context, cmd *cobra.Command, o bench.WindowsOptions, bars *progress, jsonPath string) error {
 	rep, err := bench.RunWindows(ctx, o)
 	if bars != nil {
 		bars.wait()

@@ -172,6 +172,14 @@ async function keep(t, a) {
 }
 
 /**
+ * The key of a count in a client's maps: its counter and field.
+ * @param {{counter: string, field?: string}} ref
+ */
+export function keyOf(ref) {
+  return `${ref.counter}#${ref.field}`;
+}
+
+/**
  * Forgets the actions on ref that a count as of asOf holds. They stay in
  * the store: another tab's count may not hold them yet, and would dip if
  * they were gone.
@@ -184,10 +192,13 @@ export function settle(t, ref, asOf, parts) {
   if (micros(asOf) === null && !parts) return;
   const open = new Set(outstanding(mine(t, ref), asOf, parts));
   for (const a of mine(t, ref)) {
-    if (a.done && !open.has(a)) {
-      t.actions = t.actions.filter((b) => b !== a);
-      t.settled.add(a.key);
+    if (!a.done || open.has(a)) continue;
+    if (a.vote !== undefined && !a.agreed && t.voted.has(keyOf(ref))) {
+      a.held = true; // shown as voted until the vote document is seen: it may come after the count
+      continue;
     }
+    t.actions = t.actions.filter((b) => b !== a);
+    t.settled.add(a.key);
   }
 }
 

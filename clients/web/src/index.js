@@ -14,7 +14,7 @@ import { getFirestore, doc, onSnapshot } from "firebase/firestore";
 import { getAuth, onAuthStateChanged } from "firebase/auth";
 
 import { agree, holds, pressedOn, shown, votedShown } from "./pending.js";
-import { act, closeClient, closed, mine, openClient, settle } from "./client.js";
+import { act, closeClient, closed, keyOf, mine, openClient, settle } from "./client.js";
 import { create, remove, sourceOf, writeChild } from "./children.js";
 import { userKey } from "./keys.js";
 import { bookOf, windowOf, windowShown } from "./windows.js";
@@ -176,6 +176,7 @@ export function onVote(ref, nextVoted, error) {
       stored = snap.exists();
       seen = true;
       t.voted.set(keyOf(ref), stored);
+      agree(stored, mine(t, ref), true);
       render();
     }, error);
   };
@@ -299,11 +300,6 @@ function windowsIn(data, book) {
     if (w) out[f] = { value: Number(data[f] ?? 0), w };
   }
   return out;
-}
-
-/** @param {{counter: string, field: string}} ref */
-function keyOf(ref) {
-  return `${ref.counter}#${ref.field}`;
 }
 
 /**

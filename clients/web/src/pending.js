@@ -30,6 +30,7 @@ import { micros } from "./times.js";
  * @property {string} [committed] when its write committed, once answered
  * @property {boolean} [done]    answered: committed, or changed nothing
  * @property {boolean} [agreed]  a vote answered, and the user's vote document seen as it left it
+ * @property {boolean} [held]    a vote answered, that a count holds, kept until its vote document is seen
  * @property {{value: number, asOf: *} | null} [base] the snapshot of the count it was pressed on
  * @property {number} at         when it was pressed (milliseconds since the epoch)
  * @property {boolean} [kept]    written to the store
@@ -102,29 +103,34 @@ export function holds(actions) {
 }
 
 /**
- * The user's vote as shown: their vote as stored, then each vote not yet
- * seen in their vote document, in order. An answered vote is shown until
- * the vote document's listener has seen it (agreed): the answer can come
- * before the document's snapshot, and the vote shown must not flip back
- * in between, nor a press then be taken for a repeat.
+ * The user's vote as shown: their last vote, until the vote document's
+ * listener has seen it (agreed), then the document (stored), which then
+ * says the rest, another device's votes too. An answer can come before the
+ * document's snapshot: the vote shown must not flip back in between, nor a
+ * press then be taken for a repeat.
  * @param {boolean} stored whether their vote document exists
  * @param {Action[]} actions
  * @returns {boolean}
  */
 export function votedShown(stored, actions) {
-  return actions.reduce((v, a) => (a.vote !== undefined && !a.agreed ? a.vote : v), stored);
+  const votes = actions.filter((a) => a.vote !== undefined);
+  const last = votes[votes.length - 1];
+  return last && !last.agreed ? Boolean(last.vote) : stored;
 }
 
 /**
- * Marks the answered votes that the user's vote document, as its listener
- * last saw it (stored), agrees with. An answered vote holds its result
- * from its commit on, so once the document is seen as it left it, the
- * document says the rest.
+ * Marks the answered votes the user's vote document, as its listener saw
+ * it (stored), has caught up with: those it shows as they left it, and,
+ * on a snapshot that came after a count held them (fresh), every one the
+ * count held. An answered vote holds its result from its commit on.
  * @param {boolean} stored whether their vote document exists
  * @param {Action[]} actions
+ * @param {boolean} [fresh] stored is from a snapshot that came just now
  */
-export function agree(stored, actions) {
-  for (const a of actions) if (a.done && a.vote === stored) a.agreed = true;
+export function agree(stored, actions, fresh = false) {
+  for (const a of actions) {
+    if (a.done && a.vote !== undefined && (a.vote === stored || (fresh && a.held))) a.agreed = true;
+  }
 }
 
 /**

@@ -61,6 +61,15 @@ test("an answered vote shows until the vote document is seen as it left it, and 
   agree(true, [like]);
   assert.equal(votedShown(true, [like]), true);
   assert.equal(votedShown(false, [like]), false, "another device's unlike, seen later, shows");
+  // Once a count holds the vote, the next snapshot of the vote document
+  // says the rest, whatever it says: it came after the vote.
+  const held = { key: "k3", counter: "likes", by: 1, vote: true, done: true, committed: t("01"), held: true };
+  agree(false, [held]);
+  assert.equal(votedShown(false, [held]), true, "a snapshot from before the count held it");
+  agree(false, [held], true);
+  assert.equal(votedShown(false, [held]), false, "another device's unlike, after the count held the like");
+  // The last vote says what is shown, not the ones before it.
+  assert.equal(votedShown(true, [{ ...like, vote: false, agreed: false }, { ...like, key: "k4", agreed: true }]), true);
   // A vote not yet answered is never agreed, whatever the document says.
   const unlike = { key: "k2", counter: "likes", by: -1, vote: false };
   agree(false, [unlike]);

@@ -54,8 +54,8 @@ var aggregateDocs = func() []counting.Docs {
 // edited (a quarter) and deleted (a quarter) at o.Rate for o.Duration,
 // spread over the posts by o.Popularity, their events duplicated and
 // delayed as o says.
-func RunAggregate(ctx context.Context, o Options) (*AggregateReport, error) {
-	o.Aggregate = true
+func RunAggregate(ctx context.Context, opts AggregateOptions) (*AggregateReport, error) {
+	o := opts.all()
 	if len(o.Modes) == 0 {
 		o.Modes = AggregateModes
 	}
@@ -66,9 +66,6 @@ func RunAggregate(ctx context.Context, o Options) (*AggregateReport, error) {
 	}
 	if o.Existing < 0 {
 		return nil, fmt.Errorf("bench: --existing %d: want 0 or more comments a post", o.Existing)
-	}
-	if o.Fields != 0 || o.Shards != 0 || o.Burst || o.URL != "" || o.Listeners || o.Contention != 0 {
-		return nil, fmt.Errorf("bench: --aggregate takes none of --fields, --shards, --burst, --url, --listeners and --contention")
 	}
 	e, err := begin(ctx, o)
 	if err != nil {
@@ -121,54 +118,20 @@ type applied struct {
 // drives the load, waits for the counts to settle and measures.
 func (e *env) runAggregate(ctx context.Context, m string) (AggregateResult, error) {
 	o := e.o
-	if err := e.freshEmulator(ctx); err != nil {
-		return AggregateResult{}, err
-	}
-	run := &aggRun{mode: m, coll: aggCollections[m], index: map[string]int{}}
-	prefix := fmt.Sprintf("agg-%s-%d", m, time.Now().UnixNano())
-	for i := range o.Counters {
-		id := fmt.Sprintf("%s-%d", prefix, i)
-		run.ids = append(run.ids, id)
-		run.index[id] = i
-	}
 	r := AggregateResult{Mode: m, Description: aggDescriptions[m], Existing: o.Existing}
-	if err := e.makePosts(ctx, run); err != nil {
+	run, err := e.prepareAggregate(ctx, &r, m)
+	if err != nil {
 		return r, err
 	}
-	if m == AggTally {
-		b, err := e.backfill(ctx, run)
-		if err != nil {
-			return r, err
-		}
-		r.Backfill = b
-	}
-	if err := e.registerAggregate(ctx, m, run.coll); err != nil {
-		return r, err
-	}
-	e.aggMu.Lock()
-	e.agg = run
-	e.aggMu.Unlock()
 	pick, err := newPicker(o.Popularity, len(run.ids), 1)
 	if err != nil {
 		return r, err
 	}
-	for _, k := range []string{m, "reader"} {
-		e.ops[k].Reset()
-	}
-	for _, in := range e.instances {
-		if err := in.reset(); err != nil {
-			return r, err
-		}
-	}
+	b := e.bridges[AggTrigger]
 	if m == AggTally {
-		if err := e.pullFolds(); err != nil { // the backfill's: none are the load's
-			return r, err
-		}
+		b = e.bridges[ModeTally]
 	}
-	var before = e.bridges[AggTrigger].Stats()
-	if m == AggTally {
-		before = e.bridges[ModeTally].Stats()
-	}
+	before := b.Stats()
 	res := drive(ctx, run.ids, load{workers: o.Workers, rate: o.Rate, rest: o.Rest, pick: pick}, o.Duration, e.changer(run),
 		func(el time.Duration, n int64, done bool) {
 			e.report(m+" load", el, o.Duration, fmt.Sprintf("%d changes, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
@@ -182,14 +145,57 @@ func (e *env) runAggregate(ctx context.Context, m string) (AggregateResult, erro
 		return r, err
 	}
 	if m != AggQuery {
-		b := e.bridges[AggTrigger]
-		if m == AggTally {
-			b = e.bridges[ModeTally]
-		}
 		st := b.Stats()
 		r.Events, r.Duplicated, r.Delayed = ptr(st.Received-before.Received), ptr(st.Duplicated-before.Duplicated), ptr(st.Delayed-before.Delayed)
 	}
 	return r, nil
+}
+
+// prepareAggregate starts mode m on a fresh emulator: its posts and their
+// first comments made (for tally, backfilled, r.Backfill), its trigger
+// registered, the run recorded for the per-event trigger, and every count
+// of operations reset.
+func (e *env) prepareAggregate(ctx context.Context, r *AggregateResult, m string) (*aggRun, error) {
+	if err := e.freshEmulator(ctx); err != nil {
+		return nil, err
+	}
+	run := &aggRun{mode: m, coll: aggCollections[m], index: map[string]int{}}
+	prefix := fmt.Sprintf("agg-%s-%d", m, time.Now().UnixNano())
+	for i := range e.o.Counters {
+		id := fmt.Sprintf("%s-%d", prefix, i)
+		run.ids = append(run.ids, id)
+		run.index[id] = i
+	}
+	if err := e.makePosts(ctx, run); err != nil {
+		return nil, err
+	}
+	if m == AggTally {
+		b, err := e.backfill(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		r.Backfill = b
+	}
+	if err := e.registerAggregate(ctx, m, run.coll); err != nil {
+		return nil, err
+	}
+	e.aggMu.Lock()
+	e.agg = run
+	e.aggMu.Unlock()
+	for _, k := range []string{m, "reader"} {
+		e.ops[k].Reset()
+	}
+	for _, in := range e.instances {
+		if err := in.reset(); err != nil {
+			return nil, err
+		}
+	}
+	if m == AggTally {
+		if err := e.pullFolds(); err != nil { // the backfill's: none are the load's
+			return nil, err
+		}
+	}
+	return run, nil
 }
 
 // registerAggregate has the emulator deliver the events of mode m's

@@ -22,10 +22,12 @@ import (
 func TestBenchAggregate(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
-	rep, err := RunAggregate(context.Background(), Options{
-		Counters: 5, Existing: 20, Workers: 8, Rate: 40, Duration: 3 * time.Second, Window: time.Second, Instances: 2,
-		DuplicateRate: 1, DelayRate: 0.2, MaxDelay: 300 * time.Millisecond,
-		Project: emulatortest.Project, Emulator: paths,
+	rep, err := RunAggregate(context.Background(), AggregateOptions{
+		Counters: 5, Existing: 20,
+		Setup: Setup{
+			Workers: 8, Rate: 40, Duration: 3 * time.Second, Window: time.Second, Instances: 2, DuplicateRate: 1,
+			DelayRate: 0.2, MaxDelay: 300 * time.Millisecond, Project: emulatortest.Project, Emulator: paths,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

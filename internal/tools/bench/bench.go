@@ -50,63 +50,34 @@ const (
 	collSingle = "bench_single"
 )
 
-// Options configures Run.
-type Options struct {
-	Counters int // documents; each a counter, or with Fields that many counters in tally's mode
-	Fields   int // tally's counts on each document (counts on documents, posts/{id}.f0, ...); 0: the guide layout
-	// Shards is how many shards each counter is made with, before the
-	// load, which keeps them; 0: counters start as new ones do, on one
-	// shard (made by their first increment, or documents without
-	// num_shards), and tally's Rollup grows the busy ones.
-	Shards  int
-	Workers int
-	// Burst makes each counter quiet first (made, incremented and taken
-	// back, and folded), then takes it to Rate at once: a counter that
-	// goes viral.
-	Burst bool
-	// Contention, if not 0, puts the contention stand-in between every
-	// client and the emulator: past this many writes a second to one
-	// document, writes wait, then fail ABORTED, as on Firestore.
-	Contention    float64
-	Rate          float64       // increments per second over all counters; 0: unlimited
-	Popularity    string        // how increments spread over counters: PopularityUniform (default), PopularityZipf or PopularityClient
-	Rest          time.Duration // each client rests a random time up to Rest after each answer
-	Listeners     bool          // hold a listener on every counter's document, as pages showing it do, and measure what they see
-	Feed          bool          // with Listeners: one listener on the counters' collection instead, as a feed page holds
-	Duration      time.Duration
-	Window        time.Duration // tally's window: each parent is written at most once per window
-	Prices        Prices        // what the report prices operations at; zero: StandardPrices
-	Instances     int           // tally Rollup instances, each a process of its own; each event goes to a random one
-	Delivery      string        // DeliveryEmulator (default) or DeliveryDirect
-	DuplicateRate float64       // share of shard events delivered twice
-	DelayRate     float64       // share of shard events held back (reordered)
-	MaxDelay      time.Duration
-	Modes         []string
-	Warmup        time.Duration // unmeasured load first, so that no mode runs on a cold emulator
-	ShardCacheTTL time.Duration // how long the modes' Increment caches a counter's parent; 0: its default
-	// Aggregate measures, instead of counters, a count of each parent's
-	// children (comments=count(comments) on posts): see RunAggregate.
-	Aggregate bool
-	Existing  int // with Aggregate: children each parent has before the load
-	// Windows measures, instead of counters, counts by time: see
-	// RunWindows. Boundaries is how many starts of a minute its load
-	// crosses; default 3.
-	Windows    bool
-	Boundaries int
-
-	Project      string
-	EmulatorHost string // an emulator already running, started with --functions_emulator at BridgePort
-	BridgePort   int
-	URL          string // an Increment to drive in tally mode instead of the in-process one
-	Emulator     emulator.Paths
-
-	Settle   time.Duration // longest wait for a mode's total after its load; default DefaultSettle
-	Progress func(Phase)   // hears how each phase goes; nil: nothing
-	Logger   *slog.Logger  // the in-process functions' logs
-	LogPath  string        // where the Rollup instances append their debug logs; "" discards them
-	// InstanceCommand runs a Rollup instance: a program that calls
-	// InstanceMain first thing. Default: this program.
-	InstanceCommand []string
+// settings is every runner's options in one, as the environment and the
+// modes read them; each runner's own type (options.go) fills it.
+type settings struct {
+	// Setup's, and Options', AggregateOptions' and WindowsOptions' own,
+	// as they say.
+	Workers                             int
+	Rate                                float64
+	Duration, Window, MaxDelay          time.Duration
+	Modes                               []string
+	Instances                           int
+	Delivery                            string
+	DuplicateRate, DelayRate            float64
+	ShardCacheTTL, Settle, Rest, Warmup time.Duration
+	Project, EmulatorHost, LogPath, URL string
+	BridgePort                          int
+	Emulator                            emulator.Paths
+	Prices                              Prices
+	Progress                            func(Phase)
+	Logger                              *slog.Logger
+	InstanceCommand                     []string
+	Counters, Fields, Shards            int
+	Burst, Listeners, Feed              bool
+	Contention                          float64
+	Popularity                          string
+	Aggregate                           bool // RunAggregate's
+	Existing                            int
+	Windows                             bool // RunWindows'
+	Boundaries                          int
 }
 
 // Phase is how one phase of a run goes: the warm-up, a mode's load, or the
@@ -118,7 +89,7 @@ type Phase struct {
 	Done           bool
 }
 
-// report passes a phase's progress to Options.Progress.
+// report passes a phase's progress to settings.Progress.
 func (e *env) report(name string, elapsed, bound time.Duration, detail string, done bool) {
 	if e.o.Progress != nil {
 		e.o.Progress(Phase{Name: name, Elapsed: elapsed, Bound: bound, Detail: detail, Done: done})
@@ -132,7 +103,7 @@ type Report struct {
 	Modes   []ModeResult `json:"modes"`
 }
 
-// OptionsJSON is the part of Options a report records.
+// OptionsJSON is the part of settings a report records.
 type OptionsJSON struct {
 	Counters      int     `json:"counters"`
 	Fields        int     `json:"fields,omitempty"`
@@ -160,7 +131,7 @@ type OptionsJSON struct {
 	Existing      int     `json:"existing,omitempty"` // with Aggregate: comments a post had before the load
 }
 
-func settleBound(o Options) time.Duration {
+func settleBound(o settings) time.Duration {
 	if o.Settle <= 0 {
 		return DefaultSettle
 	}
@@ -169,7 +140,7 @@ func settleBound(o Options) time.Duration {
 
 // env is the running bench: emulator, bridges, functions and clients.
 type env struct {
-	o         Options
+	o         settings
 	emu       *emulator.Emulator
 	emuOpts   emulator.Options // how emu was started, to start it again on the same port
 	emuUsed   bool             // a mode ran on emu
@@ -190,7 +161,7 @@ type env struct {
 }
 
 // begin checks o and starts the environment a run measures in.
-func begin(ctx context.Context, o Options) (*env, error) {
+func begin(ctx context.Context, o settings) (*env, error) {
 	o, err := checkOptions(o)
 	if err != nil {
 		return nil, err
@@ -199,7 +170,8 @@ func begin(ctx context.Context, o Options) (*env, error) {
 }
 
 // Run starts the environment, runs each mode in turn and reports.
-func Run(ctx context.Context, o Options) (*Report, error) {
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	o := opts.all()
 	if len(o.Modes) == 0 {
 		o.Modes = AllModes
 	}
@@ -233,7 +205,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 // checkOptions checks o and fills in its defaults.
-func checkOptions(o Options) (Options, error) {
+func checkOptions(o settings) (settings, error) {
 	o.Instances = max(1, o.Instances)
 	if o.Prices == (Prices{}) {
 		o.Prices = StandardPrices
@@ -274,7 +246,7 @@ func checkOptions(o Options) (Options, error) {
 }
 
 // optionsJSON is the part of o a report records.
-func optionsJSON(o Options) OptionsJSON {
+func optionsJSON(o settings) OptionsJSON {
 	return OptionsJSON{
 		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
 		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
@@ -284,7 +256,7 @@ func optionsJSON(o Options) OptionsJSON {
 	}
 }
 
-func start(ctx context.Context, o Options) (_ *env, err error) {
+func start(ctx context.Context, o settings) (_ *env, err error) {
 	e := &env{o: o, obs: newObserver(), bridges: map[string]*bridge.Bridge{},
 		clients: map[string]*firestore.Client{}, ops: map[string]*opcount.Ops{}}
 	defer func() {

@@ -32,9 +32,12 @@ func TestBenchSmall(t *testing.T) {
 	t.Parallel()
 	const window = 300 * time.Millisecond
 	rep, err := Run(context.Background(), Options{
-		Counters: 20, Popularity: PopularityZipf, Listeners: true, Shards: 4, Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window, Instances: 2,
-		DuplicateRate: 0.2, DelayRate: 0.2, MaxDelay: 500 * time.Millisecond,
-		Modes: []string{ModeTally, ModeNaive}, Project: emulatortest.Project, Emulator: paths,
+		Counters: 20, Popularity: PopularityZipf, Listeners: true, Shards: 4,
+		Setup: Setup{
+			Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window, Instances: 2, DuplicateRate: 0.2,
+			DelayRate: 0.2, MaxDelay: 500 * time.Millisecond, Modes: []string{ModeTally, ModeNaive},
+			Project: emulatortest.Project, Emulator: paths,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -98,9 +101,11 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 	defer inc.Close()
 
 	rep, err := Run(context.Background(), Options{
-		Counters: 1, Shards: 4, Workers: 4, Rate: 50, Duration: 2 * time.Second, Window: 200 * time.Millisecond,
-		Modes: []string{ModeTally}, Project: emulatortest.Project,
-		EmulatorHost: e.Host(), BridgePort: port, URL: inc.URL,
+		Counters: 1, Shards: 4, URL: inc.URL,
+		Setup: Setup{
+			Workers: 4, Rate: 50, Duration: 2 * time.Second, Window: 200 * time.Millisecond,
+			Modes: []string{ModeTally}, Project: emulatortest.Project, EmulatorHost: e.Host(), BridgePort: port,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -118,8 +123,11 @@ func TestBenchFields(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
 	rep, err := Run(context.Background(), Options{
-		Counters: 2, Fields: 3, Shards: 4, Workers: 8, Rate: 150, Duration: 3 * time.Second, Window: 500 * time.Millisecond,
-		Instances: 2, Modes: []string{ModeTally}, Project: emulatortest.Project, Emulator: paths,
+		Counters: 2, Fields: 3, Shards: 4,
+		Setup: Setup{
+			Workers: 8, Rate: 150, Duration: 3 * time.Second, Window: 500 * time.Millisecond, Instances: 2,
+			Modes: []string{ModeTally}, Project: emulatortest.Project, Emulator: paths,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -26,8 +26,11 @@ func TestQuietCost(t *testing.T) {
 	t.Parallel()
 	for _, fields := range []int{0, 3} {
 		rep, err := Run(context.Background(), Options{
-			Counters: 400, Popularity: PopularityTurns, Fields: fields, Shards: 1, Workers: 4, Rate: 40, Duration: 3 * time.Second, Warmup: time.Second, ShardCacheTTL: time.Nanosecond,
-			Modes: []string{ModeTally, ModeNaive}, Project: emulatortest.Project, Emulator: paths,
+			Counters: 400, Popularity: PopularityTurns, Fields: fields, Shards: 1, Warmup: time.Second,
+			Setup: Setup{
+				Workers: 4, Rate: 40, Duration: 3 * time.Second, ShardCacheTTL: time.Nanosecond,
+				Modes: []string{ModeTally, ModeNaive}, Project: emulatortest.Project, Emulator: paths,
+			},
 		})
 		if err != nil {
 			t.Fatal(err)

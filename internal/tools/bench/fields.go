@@ -7,13 +7,13 @@ import (
 	"github.com/tallycounters/tally/counting"
 )
 
-// collPosts holds tally's counters with Options.Fields: counts on
+// collPosts holds tally's counters with settings.Fields: counts on
 // documents, posts/{id}.f0, f1, ...
 const collPosts = "posts"
 
 // tallyLayout is the layout tally's mode runs: the guide's, or with
-// Options.Fields, that many counts on each document of posts.
-func tallyLayout(o Options) counting.Layout {
+// settings.Fields, that many counts on each document of posts.
+func tallyLayout(o settings) counting.Layout {
 	l := counting.Default()
 	if o.Aggregate {
 		l.Docs = aggregateDocs
@@ -38,7 +38,7 @@ func fieldNames(n int) []string {
 }
 
 // counterIDs names a run's counters: one per document, or, with
-// Options.Fields in tally's mode, one per count, "{doc}.f{k}", the counts
+// settings.Fields in tally's mode, one per count, "{doc}.f{k}", the counts
 // of a document next to each other.
 func (e *env) counterIDs(m, run string) []string {
 	n := e.fieldsOf(m)

@@ -142,53 +142,17 @@ func startFeed(ctx context.Context, host, project, coll string, ids []string) (*
 		return nil, err
 	}
 	l.clients = append(l.clients, c)
-	type count struct {
-		i     int
-		field string
-	}
-	byDoc := map[string][]count{} // document id: its counters
+	byDoc := map[string][]feedCount{} // document id: its counters
 	for i, id := range ids {
 		doc, field := target(coll, id)
 		docID := doc[len(coll)+1:]
-		byDoc[docID] = append(byDoc[docID], count{i, field})
+		byDoc[docID] = append(byDoc[docID], feedCount{i, field})
 	}
 	ready := make(chan struct{})
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		first := true
-		defer func() {
-			if first {
-				close(ready)
-			}
-		}()
-		for snap, err := range listen.Query(lctx, c.Collection(coll).Query) {
-			if err != nil {
-				l.mu.Lock()
-				l.errs = append(l.errs, fmt.Errorf("listener on %s: %w", coll, err))
-				l.mu.Unlock()
-				return
-			}
-			if first {
-				first = false
-				close(ready)
-				continue
-			}
-			at := time.Now()
-			l.mu.Lock()
-			for _, ch := range snap.Changes {
-				for _, k := range byDoc[ch.Doc.Ref.ID] {
-					var total int64
-					if ch.Kind != firestore.DocumentRemoved {
-						total, _ = ch.Doc.Data()[k.field].(int64)
-					}
-					if s := l.seen[k.i]; len(s) == 0 || s[len(s)-1].Total != total {
-						l.seen[k.i] = append(l.seen[k.i], sighting{At: at, Total: total})
-					}
-				}
-			}
-			l.mu.Unlock()
-		}
+		l.feed(lctx, c, coll, byDoc, ready)
 	}()
 	select {
 	case <-ready:
@@ -201,4 +165,50 @@ func startFeed(ctx context.Context, host, project, coll string, ids []string) (*
 	}
 	l.ops.Reset()
 	return l, nil
+}
+
+// feedCount is a counter of the feed: its index, and its field on its
+// document.
+type feedCount struct {
+	i     int
+	field string
+}
+
+// feed listens to the collection coll until ctx ends, and records each
+// counter's totals as the snapshots after the first show them; ready
+// closes with the first snapshot, or when the listener fails.
+func (l *listeners) feed(ctx context.Context, c *firestore.Client, coll string, byDoc map[string][]feedCount, ready chan struct{}) {
+	first := true
+	defer func() {
+		if first {
+			close(ready)
+		}
+	}()
+	for snap, err := range listen.Query(ctx, c.Collection(coll).Query) {
+		if err != nil {
+			l.mu.Lock()
+			l.errs = append(l.errs, fmt.Errorf("listener on %s: %w", coll, err))
+			l.mu.Unlock()
+			return
+		}
+		if first {
+			first = false
+			close(ready)
+			continue
+		}
+		at := time.Now()
+		l.mu.Lock()
+		for _, ch := range snap.Changes {
+			for _, k := range byDoc[ch.Doc.Ref.ID] {
+				var total int64
+				if ch.Kind != firestore.DocumentRemoved {
+					total, _ = ch.Doc.Data()[k.field].(int64)
+				}
+				if s := l.seen[k.i]; len(s) == 0 || s[len(s)-1].Total != total {
+					l.seen[k.i] = append(l.seen[k.i], sighting{At: at, Total: total})
+				}
+			}
+		}
+		l.mu.Unlock()
+	}
 }

@@ -205,7 +205,7 @@ func (e *env) opsFigures(r *ModeResult, m string, during []InstanceStats) error 
 }
 
 // createCounters creates the parents of ids before the load, as an admin
-// would (with Options.Shards), or the documents the counts are on, as the
+// would (with settings.Shards), or the documents the counts are on, as the
 // app would (without, they have none), in bulk: four bulk writers at
 // once, each ramping up on its own.
 func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) error {

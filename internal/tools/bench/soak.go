@@ -35,7 +35,7 @@ type SoakOptions struct {
 	Emulator      emulator.Paths
 	Logs          io.Writer   // the functions' JSON log lines; nil discards
 	Progress      func(Phase) // nil: nothing
-	// InstanceCommand runs a Rollup instance, as Options.InstanceCommand.
+	// InstanceCommand runs a Rollup instance, as settings.InstanceCommand.
 	InstanceCommand []string
 }
 
@@ -49,7 +49,7 @@ type SoakOptions struct {
 // before that check.
 func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 	o = soakDefaults(o)
-	e, err := start(ctx, Options{
+	e, err := start(ctx, settings{
 		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Duration: o.Duration,
 		Window: counting.DefaultWindow, Instances: o.Instances, Delivery: DeliveryEmulator, Modes: []string{ModeTally},
 		DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, Settle: o.Settle,

@@ -268,7 +268,7 @@ func TestHotSpots(t *testing.T) {
 
 	// Parents: the most writes to one parent each second, from the
 	// observer; a document's counts are written together, counted once.
-	e := &env{o: Options{Fields: 2}, obs: newObserver()}
+	e := &env{o: settings{Fields: 2}, obs: newObserver()}
 	for _, ms := range []int{0, 400, 1100, 1200, 1300} {
 		e.obs.wrote("posts/d.f0", at(ms), 1)
 		e.obs.wrote("posts/d.f1", at(ms), 1)

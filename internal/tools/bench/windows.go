@@ -56,7 +56,8 @@ func windowsLayout(m string) counting.Layout {
 // without windows, what the boundary job costs and takes per document,
 // and how every closed bucket, window and trend compares with the truth
 // that the increments' commit times give.
-func RunWindows(ctx context.Context, o Options) (*WindowsReport, error) {
+func RunWindows(ctx context.Context, opts WindowsOptions) (*WindowsReport, error) {
+	o := opts.all()
 	if len(o.Modes) == 0 {
 		o.Modes = WindowsModes
 	}
@@ -68,10 +69,6 @@ func RunWindows(ctx context.Context, o Options) (*WindowsReport, error) {
 	if o.Boundaries < 1 {
 		o.Boundaries = 3
 	}
-	if o.Fields != 0 || o.Shards != 0 || o.Burst || o.URL != "" || o.Listeners || o.Contention != 0 || o.Aggregate {
-		return nil, fmt.Errorf("bench: --windows takes none of --fields, --shards, --burst, --url, --listeners, --contention and --aggregate")
-	}
-	o.Windows = true
 	e, err := begin(ctx, o)
 	if err != nil {
 		return nil, err

@@ -23,10 +23,13 @@ func TestBenchWindows(t *testing.T) {
 	}
 	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
-	rep, err := RunWindows(context.Background(), Options{
-		Counters: 30, Workers: 8, Rate: 20, Boundaries: 1, Window: time.Second, Instances: 2,
-		DuplicateRate: 1, DelayRate: 0.2, MaxDelay: 300 * time.Millisecond,
-		Modes: []string{WinWindows}, Project: emulatortest.Project, Emulator: paths,
+	rep, err := RunWindows(context.Background(), WindowsOptions{
+		Counters: 30, Boundaries: 1,
+		Setup: Setup{
+			Workers: 8, Rate: 20, Window: time.Second, Instances: 2, DuplicateRate: 1, DelayRate: 0.2,
+			MaxDelay: 300 * time.Millisecond, Modes: []string{WinWindows}, Project: emulatortest.Project,
+			Emulator: paths,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
