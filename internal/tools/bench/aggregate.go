@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -56,13 +55,8 @@ var aggregateDocs = func() []counting.Docs {
 // delayed as o says.
 func RunAggregate(ctx context.Context, opts AggregateOptions) (*AggregateReport, error) {
 	o := opts.all()
-	if len(o.Modes) == 0 {
-		o.Modes = AggregateModes
-	}
-	for _, m := range o.Modes {
-		if !slices.Contains(AggregateModes, m) {
-			return nil, fmt.Errorf("bench: --aggregate mode %q: want some of %v", m, AggregateModes)
-		}
+	if err := o.pickModes(AggregateModes, "--aggregate"); err != nil {
+		return nil, err
 	}
 	if o.Existing < 0 {
 		return nil, fmt.Errorf("bench: --existing %d: want 0 or more comments a post", o.Existing)

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/tallycounters/tally/internal/tools/emulator"
@@ -110,4 +112,18 @@ func (o Setup) all() settings {
 		Project: o.Project, EmulatorHost: o.EmulatorHost, BridgePort: o.BridgePort, Emulator: o.Emulator,
 		Prices: o.Prices, Settle: o.Settle, Progress: o.Progress, Logger: o.Logger, LogPath: o.LogPath,
 		InstanceCommand: o.InstanceCommand}
+}
+
+// pickModes sets Modes to all, the runner's modes, if none are given, and
+// refuses a mode not among them; flag names the runner.
+func (o *settings) pickModes(all []string, flag string) error {
+	if len(o.Modes) == 0 {
+		o.Modes = all
+	}
+	for _, m := range o.Modes {
+		if !slices.Contains(all, m) {
+			return fmt.Errorf("bench: %s mode %q: want some of %v", flag, m, all)
+		}
+	}
+	return nil
 }

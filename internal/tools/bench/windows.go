@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -58,13 +57,8 @@ func windowsLayout(m string) counting.Layout {
 // that the increments' commit times give.
 func RunWindows(ctx context.Context, opts WindowsOptions) (*WindowsReport, error) {
 	o := opts.all()
-	if len(o.Modes) == 0 {
-		o.Modes = WindowsModes
-	}
-	for _, m := range o.Modes {
-		if !slices.Contains(WindowsModes, m) {
-			return nil, fmt.Errorf("bench: --windows mode %q: want some of %v", m, WindowsModes)
-		}
+	if err := o.pickModes(WindowsModes, "--windows"); err != nil {
+		return nil, err
 	}
 	if o.Boundaries < 1 {
 		o.Boundaries = 3
