@@ -79,7 +79,7 @@ func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 		return nil, err
 	}
 	rep.Seconds = res.End.Sub(res.Start).Seconds()
-	rep.Acked, rep.Errors = int64(len(res.Acks)), res.Errors
+	rep.Acked, rep.Errors, rep.Answers = int64(len(res.Acks)), res.Errors, answersByStatus(res.Statuses)
 	rep.IncrPerSec = float64(rep.Acked) / rep.Seconds
 	slices.Sort(res.Latencies)
 	rep.LatencyP50, rep.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))

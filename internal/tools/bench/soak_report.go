@@ -13,18 +13,19 @@ import (
 
 // SoakReport is every figure of one soak.
 type SoakReport struct {
-	Options    SoakOptionsJSON `json:"options"`
-	Faults     []Fault         `json:"faults"`
-	Seconds    float64         `json:"seconds"`
-	IncrPerSec float64         `json:"increments_per_second"`
-	LatencyP50 float64         `json:"latency_p50_ms"`
-	LatencyP99 float64         `json:"latency_p99_ms"`
-	Acked      int64           `json:"acknowledged"`
-	Errors     int64           `json:"errors"`
-	Counters   []SoakCounter   `json:"counters"`
-	Lost       int64           `json:"lost"`                // acknowledged increments missing from totals
-	Extra      int64           `json:"extra"`               // totals past their acknowledged increments
-	ExactAfter *float64        `json:"exact_after_load_ms"` // null: some total never became exact
+	Options    SoakOptionsJSON  `json:"options"`
+	Faults     []Fault          `json:"faults"`
+	Seconds    float64          `json:"seconds"`
+	IncrPerSec float64          `json:"increments_per_second"`
+	LatencyP50 float64          `json:"latency_p50_ms"`
+	LatencyP99 float64          `json:"latency_p99_ms"`
+	Acked      int64            `json:"acknowledged"`
+	Errors     int64            `json:"errors"`
+	Answers    map[string]int64 `json:"answers"` // by HTTP status; "none": no answer
+	Counters   []SoakCounter    `json:"counters"`
+	Lost       int64            `json:"lost"`                // acknowledged increments missing from totals
+	Extra      int64            `json:"extra"`               // totals past their acknowledged increments
+	ExactAfter *float64         `json:"exact_after_load_ms"` // null: some total never became exact
 	// AnsweredAfter: from the end of the load until the emulator had
 	// delivered an event for every increment and each was answered; null:
 	// not within the settle bound.

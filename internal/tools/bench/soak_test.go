@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,14 +28,25 @@ func TestSoak(t *testing.T) {
 	var b strings.Builder
 	rep.WriteTable(&b)
 	t.Log("\n" + b.String())
-	if rep.Acked == 0 || rep.Errors != 0 {
-		t.Errorf("%d increments acknowledged, %d failed", rep.Acked, rep.Errors)
+	// An increment that meets the paused emulator may be answered with a
+	// failure, more often the slower the machine: each must be a true
+	// answer. A refusal (429, 503) wrote nothing; an unknown outcome (504,
+	// or no answer) may have been applied, and only those may make a
+	// total pass its acknowledged increments.
+	unsure := rep.Answers["504"] + rep.Answers["none"]
+	for status, n := range rep.Answers {
+		if !slices.Contains([]string{"200", "429", "503", "504", "none"}, status) {
+			t.Errorf("%d increments answered %s; want 200, or a refusal or an unknown outcome", n, status)
+		}
 	}
-	if rep.Lost != 0 || rep.Extra != 0 || rep.ExactAfter == nil {
-		t.Errorf("lost %d, extra %d: totals are not the acknowledged increments", rep.Lost, rep.Extra)
+	if rep.Acked == 0 || rep.Errors > 0 {
+		t.Logf("%d increments acknowledged; %d answered otherwise: %v", rep.Acked, rep.Errors, rep.Answers)
+	}
+	if rep.Acked == 0 || rep.Lost != 0 || rep.Extra > unsure || rep.ExactAfter == nil {
+		t.Errorf("%d acknowledged, lost %d, extra %d (%d of unknown outcome): totals are not the acknowledged increments", rep.Acked, rep.Lost, rep.Extra, unsure)
 	}
 	for _, c := range rep.Counters {
-		if c.Total != c.Acked || c.Sum != c.Acked {
+		if c.Total != c.Sum || c.Total < c.Acked || c.Total > c.Acked+unsure {
 			t.Errorf("%s: total %d, shards sum %d, acknowledged %d", c.ID, c.Total, c.Sum, c.Acked)
 		}
 	}
