@@ -2,7 +2,7 @@
 // function that adds to one random shard of a counter; Rollup, triggered by
 // every shard write, which keeps the counter's total exact; and Reconcile, an
 // HTTP function for a scheduled job that repairs drifted totals. It only
-// registers them, and builds them, on first use, with package functions
+// registers them, and builds them, on first use, with package setup
 // from the environment.
 package tally
 
@@ -15,34 +15,34 @@ import (
 
 	framework "github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/httpjson"
+	"github.com/tallycounters/tally/setup"
 )
 
 func init() {
-	framework.HTTP("Increment", lazy("increment", func(f *functions.Set) http.Handler { return f.Increment }))
+	framework.HTTP("Increment", lazy("increment", func(f *setup.Set) http.Handler { return f.Increment }))
 	// Rollup takes Eventarc's CloudEvents over HTTP and reads them with the
 	// CloudEvents SDK itself; see rollup.Handler.ServeHTTP for why it is not
-	// registered with functions.CloudEvent.
-	framework.HTTP("Rollup", lazy("rollup", func(f *functions.Set) http.Handler { return f.Rollup }))
-	framework.HTTP("Reconcile", lazy("reconcile", func(f *functions.Set) http.Handler { return f.Reconcile })) // for the scheduled repair job
+	// registered with setup.CloudEvent.
+	framework.HTTP("Rollup", lazy("rollup", func(f *setup.Set) http.Handler { return f.Rollup }))
+	framework.HTTP("Reconcile", lazy("reconcile", func(f *setup.Set) http.Handler { return f.Reconcile })) // for the scheduled repair job
 }
 
 var (
 	once sync.Once
-	set  *functions.Set
+	set  *setup.Set
 	err  error
 )
 
 // built is the functions, built once from the environment with their one
 // Firestore client. Its error is kept: every call reports it, none gets a
 // nil client.
-func built() (*functions.Set, error) {
+func built() (*setup.Set, error) {
 	once.Do(func() {
-		var cfg functions.Config
-		if cfg, err = functions.ConfigFromEnv(os.Getenv); err == nil {
-			set, err = functions.New(context.Background(), cfg, os.Stdout)
+		var cfg setup.Config
+		if cfg, err = setup.ConfigFromEnv(os.Getenv); err == nil {
+			set, err = setup.New(context.Background(), cfg, os.Stdout)
 		}
 	})
 	return set, err
@@ -51,12 +51,12 @@ func built() (*functions.Set, error) {
 // lazy serves name with the handler pick chooses from the functions,
 // building them on first use. A failure to build them is logged with its
 // cause and answered with one that says only that: it is no caller's.
-func lazy(name string, pick func(*functions.Set) http.Handler) func(http.ResponseWriter, *http.Request) {
+func lazy(name string, pick func(*setup.Set) http.Handler) func(http.ResponseWriter, *http.Request) {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f, err := built()
 		if err != nil {
 			cloudlog.New(os.Stdout, slog.LevelInfo).Error(name+": setup failed", "error", err.Error())
-			httpjson.WriteError(w, functions.ErrSetup)
+			httpjson.WriteError(w, setup.ErrSetup)
 			return
 		}
 		pick(f).ServeHTTP(w, r)

@@ -18,18 +18,18 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/functions"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
+	"github.com/tallycounters/tally/setup"
 )
 
 // base is where the functions framework serves the registered functions.
 var base string
 
 func TestMain(m *testing.M) {
-	os.Setenv(functions.EnvProject, emulatortest.Project)
+	os.Setenv(setup.EnvProject, emulatortest.Project)
 	port, err := emulator.FreePort("127.0.0.1")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -67,7 +67,7 @@ func TestFunctions(t *testing.T) {
 	ctx := context.Background()
 	client := emulatortest.Client(t)
 	id := emulatortest.ID(t)
-	l := counting.Default()
+	l := core.Default()
 
 	type shardState struct {
 		count int64
@@ -176,18 +176,18 @@ func TestRollupHTTP(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
 		}
 	}
-	if snap, _ := counting.Default().Counter(client, id).Get(ctx); snap.Exists() {
+	if snap, _ := core.Default().Counter(client, id).Get(ctx); snap.Exists() {
 		t.Error("a refused request wrote a counter")
 	}
 }
 
 func total(t *testing.T, c *firestore.Client, id string) int64 {
 	t.Helper()
-	snap, err := counting.Default().Counter(c, id).Get(context.Background())
+	snap, err := core.Default().Counter(c, id).Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, _ := snap.Data()[counting.FieldTotal].(int64)
+	n, _ := snap.Data()[core.FieldTotal].(int64)
 	return n
 }
 
@@ -197,8 +197,8 @@ func TestReconcileFunction(t *testing.T) {
 	ctx := context.Background()
 	client := emulatortest.Client(t)
 	id := emulatortest.ID(t)
-	l := counting.Default()
-	if _, err := l.Counter(client, id).Set(ctx, map[string]any{counting.FieldNumShards: 2, counting.FieldTotal: 50}); err != nil {
+	l := core.Default()
+	if _, err := l.Counter(client, id).Set(ctx, map[string]any{core.FieldNumShards: 2, core.FieldTotal: 50}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Shard(client, id, "", 1).Set(ctx, map[string]any{l.ShardField: 8}); err != nil {

@@ -10,8 +10,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
@@ -51,7 +51,7 @@ func TestTenThousandShards(t *testing.T) {
 	if err := c.Create(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Reshard(ctx, id, counting.MaxShards, nil); err != nil {
+	if _, err := c.Reshard(ctx, id, core.MaxShards, nil); err != nil {
 		t.Fatal(err)
 	}
 	for range 7 {
@@ -82,30 +82,30 @@ func TestTenThousandShards(t *testing.T) {
 	if _, err := c.Reshard(ctx, id, 1, nil); err != nil {
 		t.Fatalf("the same reshard again: %v", err)
 	}
-	shards, err := counting.Default().Shards(fs, id, "").Select().Documents(ctx).GetAll()
+	shards, err := core.Default().Shards(fs, id, "").Select().Documents(ctx).GetAll()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(shards) != 1 || sum() != 21 {
 		t.Errorf("after the reshard run again: %d shards, sum %d; want 1 and 21", len(shards), sum())
 	}
-	snap, err := counting.Default().Counter(fs, id).Get(ctx)
-	if err != nil || snap.Data()[counting.FieldResharding] != nil {
-		t.Errorf("the counter = %v, %v; want its shrink finished, no %s", snap.Data(), err, counting.FieldResharding)
+	snap, err := core.Default().Counter(fs, id).Get(ctx)
+	if err != nil || snap.Data()[core.FieldResharding] != nil {
+		t.Errorf("the counter = %v, %v; want its shrink finished, no %s", snap.Data(), err, core.FieldResharding)
 	}
 
 	// Shards left past num_shards, as by a shrink cut off before its moves.
-	if _, err := c.Reshard(ctx, id, counting.MaxShards, nil); err != nil {
+	if _, err := c.Reshard(ctx, id, core.MaxShards, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := counting.Default().Counter(fs, id).Update(ctx, []firestore.Update{{Path: counting.FieldNumShards, Value: int64(1)}}); err != nil {
+	if _, err := core.Default().Counter(fs, id).Update(ctx, []firestore.Update{{Path: core.FieldNumShards, Value: int64(1)}}); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := c.Reconcile(ctx, id)
-	if err != nil || ds[0].Extra != counting.MaxShards-1 || sum() != 21 {
-		t.Errorf("reconcile: %+v, %v, sum %d; want %d shards moved, sum 21", ds, err, sum(), counting.MaxShards-1)
+	if err != nil || ds[0].Extra != core.MaxShards-1 || sum() != 21 {
+		t.Errorf("reconcile: %+v, %v, sum %d; want %d shards moved, sum 21", ds, err, sum(), core.MaxShards-1)
 	}
-	if _, err := c.Reshard(ctx, id, counting.MaxShards, nil); err != nil {
+	if _, err := c.Reshard(ctx, id, core.MaxShards, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Reset(ctx, id); err != nil || sum() != 0 {

@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -29,21 +29,21 @@ import (
 // emulator in FIRESTORE_EMULATOR_HOST) built as the functions build
 // theirs, for New: its folds sum at one read time in a single call, and a
 // plain increment that failed unavailable is not sent again blind, as it
-// may have been applied (its error then wraps counting.ErrOutcomeUnknown).
+// may have been applied (its error then wraps core.ErrOutcomeUnknown).
 func NewFirestoreClient(ctx context.Context, project, database string, opts ...option.ClientOption) (*firestore.Client, error) {
 	return fsrpc.NewClient(ctx, project, database, opts...)
 }
 
 // Errors a caller may test for with errors.Is.
 var (
-	ErrNotFound = counting.ErrNoCounter // the same value the functions' packages return
+	ErrNotFound = core.ErrNoCounter // the same value the functions' packages return
 	ErrExists   = errors.New("counter already exists")
 )
 
 // Options configures a Client. Zero fields take the defaults.
 type Options struct {
-	Layout        counting.Layout // default counting.Default(); with Docs, counts on the app's documents
-	DefaultShards int             // for Increment of a missing counter; default 1
+	Layout        core.Layout // default core.Default(); with Docs, counts on the app's documents
+	DefaultShards int         // for Increment of a missing counter; default 1
 	// ShardCacheTTL is how long the deployed Increment caches num_shards
 	// (its TALLY_SHARD_CACHE_TTL). Reshard waits this long, and a little
 	// more, before it removes shards. Default 10s.
@@ -70,9 +70,9 @@ type Options struct {
 // Client administers counters in one Firestore database.
 type Client struct {
 	fs       *firestore.Client
-	layout   counting.Layout
-	writer   *counting.Adder
-	folder   *counting.Folder
+	layout   core.Layout
+	writer   *core.Adder
+	folder   *core.Folder
 	cacheTTL time.Duration
 	timeout  time.Duration
 	shards   int // Options.DefaultShards
@@ -84,22 +84,22 @@ type Client struct {
 // New returns a Client using fs.
 func New(fs *firestore.Client, o Options) *Client {
 	if o.Layout.IsZero() {
-		o.Layout = counting.Default()
+		o.Layout = core.Default()
 	}
 	if o.ShardCacheTTL <= 0 {
-		o.ShardCacheTTL = counting.DefaultCacheTTL
+		o.ShardCacheTTL = core.DefaultCacheTTL
 	}
 	if o.DefaultShards <= 0 {
-		o.DefaultShards = counting.DefaultShards
+		o.DefaultShards = core.DefaultShards
 	}
 	if o.Window <= 0 {
-		o.Window = counting.DefaultWindow
+		o.Window = core.DefaultWindow
 	}
 	return &Client{
 		fs:       fs,
 		layout:   o.Layout,
-		writer:   counting.NewAdder(fs, counting.AdderConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: !o.RefuseMissing, CacheTTL: o.ShardCacheTTL}),
-		folder:   counting.NewFolder(fs, o.Layout, o.Window),
+		writer:   core.NewAdder(fs, core.AdderConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: !o.RefuseMissing, CacheTTL: o.ShardCacheTTL}),
+		folder:   core.NewFolder(fs, o.Layout, o.Window),
 		cacheTTL: o.ShardCacheTTL,
 		shards:   o.DefaultShards,
 		timeout:  o.Timeout,
@@ -147,7 +147,7 @@ func (c *Client) Create(ctx context.Context, id string, shards int) error {
 		err = c.adopt(cctx, id, shards)
 	} else {
 		_, err = c.layout.Counter(c.fs, id).Create(cctx, map[string]any{
-			counting.FieldNumShards: int64(shards), counting.FieldTotal: int64(0),
+			core.FieldNumShards: int64(shards), core.FieldTotal: int64(0),
 		})
 	}
 	switch {
@@ -273,7 +273,7 @@ func (c *Client) read(ctx context.Context, id, field string) (any, error) {
 		// total is their sum until a fold makes the parent.
 		return c.SumOf(ctx, id, "")
 	case field == "" && !c.layout.OnDocs():
-		field = counting.FieldTotal
+		field = core.FieldTotal
 	}
 	if v, ok := snap.Data()[field]; ok {
 		return v, nil
@@ -293,7 +293,7 @@ func (c *Client) readDoc(ctx context.Context, id, field string) (*firestore.Docu
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
 	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
-	if status.Code(err) == codes.NotFound && !c.layout.OnDocs() && (field == "" || field == counting.FieldTotal) {
+	if status.Code(err) == codes.NotFound && !c.layout.OnDocs() && (field == "" || field == core.FieldTotal) {
 		return nil, nil
 	}
 	if status.Code(err) == codes.NotFound {
@@ -329,7 +329,7 @@ func (c *Client) SumOf(ctx context.Context, id, field string) (int64, error) {
 	case int64:
 		return v, nil
 	case float64:
-		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), counting.ErrSumNotInteger, v)
+		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), core.ErrSumNotInteger, v)
 	}
 	return 0, nil
 }
@@ -346,8 +346,8 @@ func (c *Client) check(id string, shards int) error {
 	if err := c.layout.CheckName(id); err != nil {
 		return fmt.Errorf("counter: %w", err)
 	}
-	if shards < 1 || shards > counting.MaxShards {
-		return fmt.Errorf("counter: %d shards: want 1 to %d", shards, counting.MaxShards)
+	if shards < 1 || shards > core.MaxShards {
+		return fmt.Errorf("counter: %d shards: want 1 to %d", shards, core.MaxShards)
 	}
 	return nil
 }

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -21,14 +21,14 @@ func TestCreate(t *testing.T) {
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 4)
 	ctx := context.Background()
-	snap, err := counting.Default().Counter(fs, id).Get(ctx)
+	snap, err := core.Default().Counter(fs, id).Get(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := snap.Data(); d[counting.FieldNumShards] != int64(4) || d[counting.FieldTotal] != int64(0) {
+	if d := snap.Data(); d[core.FieldNumShards] != int64(4) || d[core.FieldTotal] != int64(0) {
 		t.Errorf("parent = %v", d)
 	}
-	shards, err := counting.Default().Shards(fs, id, "").Documents(ctx).GetAll()
+	shards, err := core.Default().Shards(fs, id, "").Documents(ctx).GetAll()
 	if err != nil || len(shards) != 4 {
 		t.Fatalf("%d shards, %v; want 4", len(shards), err)
 	}
@@ -38,7 +38,7 @@ func TestCreate(t *testing.T) {
 	for _, bad := range []struct {
 		id     string
 		shards int
-	}{{"a/b", 4}, {"", 4}, {emulatortest.ID(t), 0}, {emulatortest.ID(t), counting.MaxShards + 1}} {
+	}{{"a/b", 4}, {"", 4}, {emulatortest.ID(t), 0}, {emulatortest.ID(t), core.MaxShards + 1}} {
 		if err := c.Create(ctx, bad.id, bad.shards); err == nil {
 			t.Errorf("Create(%q, %d) succeeded", bad.id, bad.shards)
 		}
@@ -81,10 +81,10 @@ func TestIncrementOfMissing(t *testing.T) {
 	if err := refusing.Increment(ctx, id, 1); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("Increment of a missing counter with RefuseMissing: %v, want ErrNotFound", err)
 	}
-	if _, err := counting.Default().Counter(fs, id).Get(ctx); status.Code(err) != codes.NotFound {
+	if _, err := core.Default().Counter(fs, id).Get(ctx); status.Code(err) != codes.NotFound {
 		t.Errorf("the refused increment left a parent: %v", err)
 	}
-	if n, err := counting.Default().Shards(fs, id, "").Documents(ctx).GetAll(); err != nil || len(n) != 0 {
+	if n, err := core.Default().Shards(fs, id, "").Documents(ctx).GetAll(); err != nil || len(n) != 0 {
 		t.Errorf("the refused increment left %d shards, %v", len(n), err)
 	}
 	c, _ := newClient(t)
@@ -147,7 +147,7 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 		t.Errorf("Sum = %d, %v; want the %d acknowledged", sum, err, want)
 	}
 	waitTotal(t, c, id, want)
-	refs, err := counting.Default().Shards(fs, id, "").DocumentRefs(ctx).GetAll()
+	refs, err := core.Default().Shards(fs, id, "").DocumentRefs(ctx).GetAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestReshardKeepsTotal(t *testing.T) {
 		for ctx.Err() == nil {
 			var s int64
 			err := fs.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-				res, err := counting.Default().Shards(fs, id, "").NewAggregationQuery().WithSum(counting.DefaultShardField, "sum").Transaction(tx).Get(ctx)
+				res, err := core.Default().Shards(fs, id, "").NewAggregationQuery().WithSum(core.DefaultShardField, "sum").Transaction(tx).Get(ctx)
 				if err == nil {
 					v, _ := res["sum"].(*firestorepb.Value)
 					s = v.GetIntegerValue()

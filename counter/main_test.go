@@ -13,9 +13,9 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/stack"
+	"github.com/tallycounters/tally/setup"
 )
 
 // Short expiries keep reshard quick; growth is off so shard counts stay put.
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 		os.Exit(1)
 	}
-	cfg, err := functions.ConfigFromEnv(os.Getenv)
+	cfg, err := setup.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 		os.Exit(1)

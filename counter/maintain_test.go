@@ -11,8 +11,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -90,9 +90,9 @@ func TestReconcileRepairsCorruptedTotal(t *testing.T) {
 
 func corrupt(t *testing.T, fs *firestore.Client, id string, total int64) {
 	t.Helper()
-	_, err := counting.Default().Counter(fs, id).Update(context.Background(), []firestore.Update{
-		{Path: counting.FieldTotal, Value: total},
-		{Path: counting.FieldAsOf, Value: firestore.Delete},
+	_, err := core.Default().Counter(fs, id).Update(context.Background(), []firestore.Update{
+		{Path: core.FieldTotal, Value: total},
+		{Path: core.FieldAsOf, Value: firestore.Delete},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -112,8 +112,8 @@ func TestReconcileAll(t *testing.T) {
 		waitTotal(t, c, id, 3)
 		corrupt(t, fs, id, -4)
 	}
-	found := map[string]counting.Drift{}
-	err := c.ReconcileAll(ctx, func(d counting.Drift, err error) {
+	found := map[string]core.Drift{}
+	err := c.ReconcileAll(ctx, func(d core.Drift, err error) {
 		if err == nil {
 			found[d.Counter] = d
 		}
@@ -153,10 +153,10 @@ func TestDelete(t *testing.T) {
 	if err := local.Bridge.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if snap, _ := counting.Default().Counter(fs, id).Get(ctx); snap.Exists() {
+	if snap, _ := core.Default().Counter(fs, id).Get(ctx); snap.Exists() {
 		t.Errorf("parent exists after delete: %v", snap.Data())
 	}
-	if refs, _ := counting.Default().Shards(fs, id, "").DocumentRefs(ctx).GetAll(); len(refs) > 0 {
+	if refs, _ := core.Default().Shards(fs, id, "").DocumentRefs(ctx).GetAll(); len(refs) > 0 {
 		t.Errorf("%d shards remain after delete", len(refs))
 	}
 	if err := c.Delete(ctx, id); !errors.Is(err, counter.ErrNotFound) {
@@ -171,7 +171,7 @@ func TestReconcileMovesLeftOverShards(t *testing.T) {
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 2)
 	ctx := context.Background()
-	if _, err := counting.Default().Shard(fs, id, "", 5).Set(ctx, map[string]any{"count": 4}); err != nil {
+	if _, err := core.Default().Shard(fs, id, "", 5).Set(ctx, map[string]any{"count": 4}); err != nil {
 		t.Fatal(err)
 	}
 	incrementAndWait(t, c, id, 3, 7)
@@ -185,7 +185,7 @@ func TestReconcileMovesLeftOverShards(t *testing.T) {
 	if sum, _ := c.Sum(ctx, id); sum != 7 {
 		t.Errorf("Sum = %d after the move, want 7", sum)
 	}
-	if snap, _ := counting.Default().Shard(fs, id, "", 5).Get(ctx); snap.Exists() {
+	if snap, _ := core.Default().Shard(fs, id, "", 5).Get(ctx); snap.Exists() {
 		t.Error("shard 5 is still there")
 	}
 	waitTotal(t, c, id, 7)

@@ -7,8 +7,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -22,12 +22,12 @@ func TestWindowNewToADocument(t *testing.T) {
 	fs, ops := emulatortest.CountingClient(t)
 	ctx := context.Background()
 	coll := "newwin" + emulatortest.ID(t)
-	plain, windowed := counting.Default(), counting.Default()
+	plain, windowed := core.Default(), core.Default()
 	var err error
-	if plain.Docs, err = counting.ParseCounts(coll + ":views"); err != nil {
+	if plain.Docs, err = core.ParseCounts(coll + ":views"); err != nil {
 		t.Fatal(err)
 	}
-	if windowed.Docs, err = counting.ParseCounts(coll + ":views,views_m=views per minute"); err != nil {
+	if windowed.Docs, err = core.ParseCounts(coll + ":views,views_m=views per minute"); err != nil {
 		t.Fatal(err)
 	}
 	before := counter.New(fs, counter.Options{Layout: plain, Window: window})
@@ -55,7 +55,7 @@ func TestWindowNewToADocument(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cur := counting.StateOf(windowed, snap.Data(), "views_m").Bucket
+		cur := core.StateOf(windowed, snap.Data(), "views_m").Bucket
 		var want int64
 		for _, c := range commits[id] {
 			if !c.Before(cur) {

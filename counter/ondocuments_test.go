@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"cloud.google.com/go/firestore"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -18,9 +18,9 @@ import (
 func TestDocsLifecycle(t *testing.T) {
 	emulatortest.Require(t)
 	_, fs := newClient(t)
-	l := counting.Default()
+	l := core.Default()
 	var err error
-	if l.Docs, err = counting.ParseCounts("posts:likes,views"); err != nil {
+	if l.Docs, err = core.ParseCounts("posts:likes,views"); err != nil {
 		t.Fatal(err)
 	}
 	c := counter.New(fs, counter.Options{Layout: l, ShardCacheTTL: cacheTTL, Window: window})
@@ -108,9 +108,9 @@ func TestReconcileAllAggregates(t *testing.T) {
 	emulatortest.Require(t)
 	_, fs := newClient(t)
 	id := emulatortest.ID(t) // collections of the test's own: --all reads whole collection groups
-	l := counting.Default()
+	l := core.Default()
 	var err error
-	if l.Docs, err = counting.ParseCounts("p" + id + ":comments=count(comments),stars=avg(comments.stars);s" + id + "/site:users=count(/u" + id + ")"); err != nil {
+	if l.Docs, err = core.ParseCounts("p" + id + ":comments=count(comments),stars=avg(comments.stars);s" + id + "/site:users=count(/u" + id + ")"); err != nil {
 		t.Fatal(err)
 	}
 	c := counter.New(fs, counter.Options{Layout: l, ShardCacheTTL: cacheTTL, Window: window})
@@ -131,8 +131,8 @@ func TestReconcileAllAggregates(t *testing.T) {
 			}
 		}
 	}
-	drifts := map[string]counting.Drift{}
-	if err := c.ReconcileAll(ctx, func(d counting.Drift, err error) {
+	drifts := map[string]core.Drift{}
+	if err := c.ReconcileAll(ctx, func(d core.Drift, err error) {
 		if err != nil {
 			t.Errorf("reconcile: %v", err)
 		}

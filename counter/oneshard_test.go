@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -25,14 +25,14 @@ func TestReshardToOneWhileIncrementing(t *testing.T) {
 	marked := make(chan bool, 1)
 	go func() { // between lowering num_shards and the moves, the counter is marked
 		time.Sleep(cacheTTL)
-		snap, err := counting.Default().Counter(fs, id).Get(ctx)
-		marked <- err == nil && snap.Data()[counting.FieldResharding] != nil
+		snap, err := core.Default().Counter(fs, id).Get(ctx)
+		marked <- err == nil && snap.Data()[core.FieldResharding] != nil
 	}()
 	if old, err := c.Reshard(ctx, id, 1, nil); err != nil || old != 4 {
 		t.Fatalf("Reshard = %d, %v", old, err)
 	}
 	if !<-marked {
-		t.Errorf("while shrinking to one shard, the counter did not hold %s", counting.FieldResharding)
+		t.Errorf("while shrinking to one shard, the counter did not hold %s", core.FieldResharding)
 	}
 	time.Sleep(time.Second) // increments on one shard, folded from their events
 	want := stop()
@@ -44,14 +44,14 @@ func TestReshardToOneWhileIncrementing(t *testing.T) {
 			t.Fatalf("the total went down from %d to %d (of %d seen: %v)", seen[i-1], seen[i], len(seen), seen)
 		}
 	}
-	snap, err := counting.Default().Counter(fs, id).Get(context.Background())
+	snap, err := core.Default().Counter(fs, id).Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := snap.Data()[counting.FieldResharding]; ok {
-		t.Errorf("%s is still set after the reshard", counting.FieldResharding)
+	if _, ok := snap.Data()[core.FieldResharding]; ok {
+		t.Errorf("%s is still set after the reshard", core.FieldResharding)
 	}
-	if n, _ := snap.DataAt(counting.FieldNumShards); n != int64(1) {
+	if n, _ := snap.DataAt(core.FieldNumShards); n != int64(1) {
 		t.Errorf("num_shards = %v after the reshard, want 1", n)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // reshardMargin is added to the cache expiry before shards are removed, for
@@ -80,13 +80,13 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 		}
 		guard := any(firestore.Delete)
 		if n == 1 && old > 1 {
-			guard = firestore.ServerTimestamp // shard 0 is not yet the whole count: see counting.Layout.OneShard
+			guard = firestore.ServerTimestamp // shard 0 is not yet the whole count: see core.Layout.OneShard
 		}
 		if !exists {
 			if n == 1 && old > 1 {
-				return tx.Create(parent, map[string]any{counting.FieldNumShards: int64(n), counting.FieldResharding: firestore.ServerTimestamp})
+				return tx.Create(parent, map[string]any{core.FieldNumShards: int64(n), core.FieldResharding: firestore.ServerTimestamp})
 			}
-			return tx.Create(parent, map[string]any{counting.FieldNumShards: int64(n)})
+			return tx.Create(parent, map[string]any{core.FieldNumShards: int64(n)})
 		}
 		return tx.Update(parent, []firestore.Update{
 			{FieldPath: c.layout.NumShardsPath(), Value: int64(n)},
@@ -134,7 +134,7 @@ func (c *Client) endResharding(ctx context.Context, id string) error {
 	defer cancel()
 	_, err := c.layout.Counter(c.fs, id).Update(wctx, []firestore.Update{{FieldPath: c.layout.ReshardingPath(), Value: firestore.Delete}})
 	if err != nil {
-		return fmt.Errorf("counter: reshard %s: shards moved, but %s is still set: %w", id, counting.FieldResharding, err)
+		return fmt.Errorf("counter: reshard %s: shards moved, but %s is still set: %w", id, core.FieldResharding, err)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"iter"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/listen"
 )
 
@@ -28,10 +28,10 @@ func (c *Client) Watch(ctx context.Context, id string) iter.Seq2[int64, error] {
 // layout's total), from a listener on its document.
 func (c *Client) WatchField(ctx context.Context, id, field string) iter.Seq2[int64, error] {
 	return func(yield func(int64, error) bool) {
-		k := counting.Count{Field: field}
+		k := core.Count{Field: field}
 		switch c.layout.Kept(id, field) {
-		case counting.KeptAggregate, counting.KeptWindow:
-		case counting.KeptTrend:
+		case core.KeptAggregate, core.KeptWindow:
+		case core.KeptTrend:
 			yield(0, fmt.Errorf("counter: %s of %s is a trend, whose score changes by the moment: Trend reads it now", field, id))
 			return
 		default:

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // MoveReport is what a run of the boundary job did.
@@ -22,7 +22,7 @@ const moveWorkers = 32
 
 // MoveWindows is the boundary job: it moves the windows of every counted
 // document whose next_boundary is at or before now to the start of its
-// current bucket (counting.Folder.FoldAtBoundary), moveWorkers at a time,
+// current bucket (core.Folder.FoldAtBoundary), moveWorkers at a time,
 // and calls report for each it could not move.
 func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id string, err error)) (MoveReport, error) {
 	began := time.Now()
@@ -32,7 +32,7 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 	}
 	rep := MoveReport{Due: len(due)}
 	var mu sync.Mutex
-	jobs := make(chan counting.Due)
+	jobs := make(chan core.Due)
 	var wg sync.WaitGroup
 	for range min(moveWorkers, len(due)) {
 		wg.Go(func() {
@@ -68,7 +68,7 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 
 // Unit is the shortest unit of the windows declared, whose every start of
 // a bucket the boundary job runs at: "" if none is declared.
-func (c *Client) Unit() counting.Unit { return c.layout.SmallestUnit() }
+func (c *Client) Unit() core.Unit { return c.layout.SmallestUnit() }
 
 // Bucket is one bucket of a window's series.
 type Bucket struct {
@@ -81,36 +81,36 @@ type Bucket struct {
 // nothing), then the current one with the window's count in it so far.
 // One document read.
 func (c *Client) Series(ctx context.Context, id, field string) ([]Bucket, error) {
-	if c.layout.Kept(id, field) != counting.KeptWindow {
+	if c.layout.Kept(id, field) != core.KeptWindow {
 		return nil, fmt.Errorf("counter: %s of %s is not a declared window (name=count per unit, or over N units)", field, id)
 	}
 	snap, err := c.readDoc(ctx, id, field)
 	if err != nil {
 		return nil, err
 	}
-	var w counting.Window
+	var w core.Window
 	for _, x := range c.layout.WindowsOf(id) {
 		if x.Field == field {
 			w = x
 		}
 	}
-	st := counting.StateOf(c.layout, snap.Data(), field)
+	st := core.StateOf(c.layout, snap.Data(), field)
 	if st.Bucket.IsZero() {
 		return nil, nil // not folded since it was declared
 	}
 	keep := w.N
-	if w.Kind == counting.KindOver {
+	if w.Kind == core.KindOver {
 		keep = w.N - 1
 	}
 	zone := c.layout.Zone
 	out := make([]Bucket, keep+1)
 	b := st.Bucket
 	for i := keep; i >= 0; i-- {
-		out[i] = Bucket{Start: b, Count: st.Series[counting.BucketKey(b)]}
+		out[i] = Bucket{Start: b, Count: st.Series[core.BucketKey(b)]}
 		b = w.Unit.Prev(b, zone)
 	}
 	cur, _ := snap.Data()[w.Count].(int64)
-	if w.Kind == counting.KindPer {
+	if w.Kind == core.KindPer {
 		out[keep].Count, _ = snap.Data()[field].(int64)
 	} else {
 		out[keep].Count = cur - st.Base
@@ -121,7 +121,7 @@ func (c *Client) Series(ctx context.Context, id, field string) ([]Bucket, error)
 // Trend is the score now of the trend field of id: the decayed sum of its
 // counts, each unit weighing 2^(-age/half-life). One document read.
 func (c *Client) Trend(ctx context.Context, id, field string) (float64, error) {
-	if c.layout.Kept(id, field) != counting.KeptTrend {
+	if c.layout.Kept(id, field) != core.KeptTrend {
 		return 0, fmt.Errorf("counter: %s of %s is not a declared trend (name=trend(counts, half-life))", field, id)
 	}
 	snap, err := c.readDoc(ctx, id, field)
@@ -134,7 +134,7 @@ func (c *Client) Trend(ctx context.Context, id, field string) (float64, error) {
 	}
 	for _, w := range c.layout.WindowsOf(id) {
 		if w.Field == field {
-			return counting.TrendNow(S, time.Now(), w.HalfLife), nil
+			return core.TrendNow(S, time.Now(), w.HalfLife), nil
 		}
 	}
 	return 0, nil
@@ -144,7 +144,7 @@ func (c *Client) Trend(ctx context.Context, id, field string) (float64, error) {
 // window's int64; an aggregate's int64, float64 or nil; a trend's score
 // now, a float64. One document read.
 func (c *Client) Value(ctx context.Context, id, field string) (any, error) {
-	if c.layout.Kept(id, field) == counting.KeptTrend {
+	if c.layout.Kept(id, field) == core.KeptTrend {
 		return c.Trend(ctx, id, field)
 	}
 	return c.read(ctx, id, field)

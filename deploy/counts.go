@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 //go:embed counts.rules
@@ -18,7 +18,7 @@ var countsSource string
 // the app's own, a match for each counted collection that anyone may read
 // and signed-in users may write, never the counts. tally serve runs it as
 // it is.
-func CountsRules(l counting.Layout, signedInReads bool) (string, error) {
+func CountsRules(l core.Layout, signedInReads bool) (string, error) {
 	if !l.OnDocs() {
 		return "", fmt.Errorf("deploy: no counts on documents are declared (TALLY_COUNTS)")
 	}
@@ -54,14 +54,14 @@ func CountsRules(l counting.Layout, signedInReads bool) (string, error) {
 			var kept []string
 			for _, a := range d.Aggregates {
 				zero := "0"
-				if a.Op == counting.OpAvg {
+				if a.Op == core.OpAvg {
 					zero = "null"
 				}
 				kept = append(kept, fmt.Sprintf("'%s': %s", a.Field, zero))
 			}
 			for _, w := range d.Windows {
 				zero := "0"
-				if w.Kind == counting.KindTrend {
+				if w.Kind == core.KindTrend {
 					zero = "null"
 				}
 				kept = append(kept, fmt.Sprintf("'%s': %s", w.Field, zero))
@@ -108,7 +108,7 @@ func matchPath(collection string) string {
 // anyone may read its documents; a signed-in user creates one as its
 // owner, and only its owner edits or deletes it. Only tally's Rollup
 // writes the aggregates they make.
-func writeChildRules(b *strings.Builder, path string, aggs []counting.Aggregate, read string) {
+func writeChildRules(b *strings.Builder, path string, aggs []core.Aggregate, read string) {
 	var done []string
 	for _, a := range aggs {
 		if a.Root || slices.Contains(done, a.Child) {

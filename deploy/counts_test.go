@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -33,7 +33,7 @@ func TestCountsRules(t *testing.T) {
 	alice := rest{t, base, userToken(rulesProject, "alice")}
 	// A uid with '/' reads its own vote, whose id encodes it (the
 	// emulator's REST paths decode %25 twice for rules, so '%' is left
-	// to counting's TestUserKey).
+	// to core's TestUserKey).
 	slash := rest{t, base, userToken(rulesProject, "a/b")}
 	anon := rest{t, base, ""}
 	for _, c := range []struct {
@@ -144,11 +144,11 @@ func TestAggregateRules(t *testing.T) {
 func countsRulesEmulator(t *testing.T, counts string) (string, rest) {
 	t.Helper()
 	emulatortest.Require(t)
-	docs, err := counting.ParseCounts(counts)
+	docs, err := core.ParseCounts(counts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := counting.Default()
+	l := core.Default()
 	l.Docs = docs
 	src, err := CountsRules(l, false)
 	if err != nil {

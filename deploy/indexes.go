@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // IndexFile is Firestore's index configuration, as the Firebase CLI
@@ -55,32 +55,32 @@ type FieldIndex struct {
 // no query reads and which grows with a document's children, is kept out
 // of the indexes: its counted document's _tally.parts, and its part
 // documents' records.
-func Indexes(l counting.Layout) IndexFile {
+func Indexes(l core.Layout) IndexFile {
 	f := IndexFile{Indexes: []Index{}, FieldOverrides: []FieldOverride{}}
 	valued := false
 	for _, d := range l.Docs {
 		if len(d.Windows) > 0 {
 			// The boundary job finds the documents due with a query on
-			// next_boundary (counting.Folder.Due): of a collection under
+			// next_boundary (core.Folder.Due): of a collection under
 			// others (users/*/posts), a collection group query, which needs
 			// its index of that scope. A window's series, which no query
 			// reads, is kept out.
 			g := lastID(d.Collection, d.One())
 			if strings.Contains(d.Collection, "/") && !d.One() {
 				f.FieldOverrides = appendOnce(f.FieldOverrides, FieldOverride{CollectionGroup: g,
-					FieldPath: counting.FieldBookkeeping + "." + counting.FieldNextBoundary, Indexes: []FieldIndex{
+					FieldPath: core.FieldBookkeeping + "." + core.FieldNextBoundary, Indexes: []FieldIndex{
 						{Order: "ASCENDING", QueryScope: "COLLECTION"}, {Order: "ASCENDING", QueryScope: "COLLECTION_GROUP"}}})
 			}
 			f.FieldOverrides = appendOnce(f.FieldOverrides, FieldOverride{CollectionGroup: g,
-				FieldPath: counting.FieldBookkeeping + "." + counting.FieldWindows, Indexes: []FieldIndex{}})
+				FieldPath: core.FieldBookkeeping + "." + core.FieldWindows, Indexes: []FieldIndex{}})
 		}
 		if len(d.Aggregates) == 0 {
 			continue
 		}
 		f.FieldOverrides = appendOnce(f.FieldOverrides, FieldOverride{CollectionGroup: lastID(d.Collection, d.One()),
-			FieldPath: counting.FieldBookkeeping + "." + counting.FieldParts, Indexes: []FieldIndex{}})
+			FieldPath: core.FieldBookkeeping + "." + core.FieldParts, Indexes: []FieldIndex{}})
 		for _, a := range d.Aggregates {
-			valued = valued || a.Op != counting.OpCount
+			valued = valued || a.Op != core.OpCount
 			if len(a.Where) < 2 {
 				continue
 			}
@@ -99,7 +99,7 @@ func Indexes(l counting.Layout) IndexFile {
 		}
 	}
 	if valued {
-		f.FieldOverrides = append(f.FieldOverrides, FieldOverride{CollectionGroup: counting.PartsCollection, FieldPath: "records", Indexes: []FieldIndex{}})
+		f.FieldOverrides = append(f.FieldOverrides, FieldOverride{CollectionGroup: core.PartsCollection, FieldPath: "records", Indexes: []FieldIndex{}})
 	}
 	return f
 }

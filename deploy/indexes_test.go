@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // TestIndexes: a count with filters on two fields or more gets a
@@ -15,13 +15,13 @@ import (
 // declared; the guide layout needs nothing; and the file reads as
 // firestore.indexes.json.
 func TestIndexes(t *testing.T) {
-	docs, err := counting.ParseCounts(`posts:likes,comments=count(comments),shown=count(comments where hidden == false and lang == "en"),` +
+	docs, err := core.ParseCounts(`posts:likes,comments=count(comments),shown=count(comments where hidden == false and lang == "en"),` +
 		`en=count(comments where lang == "en" and hidden == false),one=count(comments where hidden == true),score=sum(comments.score);` +
 		`stats/site:pro=count(/users where plan == "pro" and active == true);shops/*/items:stock`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := counting.Default()
+	l := core.Default()
 	l.Docs = docs
 	want := []string{
 		"composite comments collection hidden lang",
@@ -33,7 +33,7 @@ func TestIndexes(t *testing.T) {
 	if got := Indexes(l).Lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Lines =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := Indexes(counting.Default()).Lines(); len(got) != 0 {
+	if got := Indexes(core.Default()).Lines(); len(got) != 0 {
 		t.Errorf("the guide layout needs %v", got)
 	}
 	b, err := json.Marshal(Indexes(l))

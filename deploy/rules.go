@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 //go:embed firestore.rules
@@ -22,8 +22,8 @@ type RulesOptions struct {
 // Rules renders firestore.rules for o.
 func Rules(o RulesOptions) (string, error) {
 	src := rulesSource
-	if o.Collection != "" && o.Collection != counting.DefaultCollection {
-		if err := counting.ValidName(o.Collection); err != nil {
+	if o.Collection != "" && o.Collection != core.DefaultCollection {
+		if err := core.ValidName(o.Collection); err != nil {
 			return "", fmt.Errorf("deploy: collection %q: %w", o.Collection, err)
 		}
 		src = replaceOnce(src, "match /counters/{counterId}", "match /"+o.Collection+"/{counterId}")

@@ -11,7 +11,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -23,7 +23,7 @@ func behindProxy(t *testing.T, cfg Config) (*Handler, *emulatortest.Proxy, *fire
 	direct := emulatortest.Client(t)
 	p := emulatortest.NewProxy(t)
 	t.Setenv("FIRESTORE_EMULATOR_HOST", p.Addr)
-	cfg.Layout, cfg.AutoCreate = counting.Default(), true
+	cfg.Layout, cfg.AutoCreate = core.Default(), true
 	return New(emulatortest.Client(t), cfg), p, direct
 }
 
@@ -40,7 +40,7 @@ func answer(h http.Handler, body string, header map[string]string) (int, string,
 // increment is one write in one commit, with no read and no transaction.
 func TestPlainIncrementIsOneWrite(t *testing.T) {
 	c, ops := emulatortest.CountingClient(t)
-	h := New(c, Config{Layout: counting.Default(), AutoCreate: true})
+	h := New(c, Config{Layout: core.Default(), AutoCreate: true})
 	id := emulatortest.ID(t)
 	body := `{"counter":"` + id + `"}`
 	if code, msg, _ := answer(h, body, nil); code != http.StatusOK {
@@ -148,7 +148,7 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		t.Errorf("shards sum %d: want 2, the two increments answered 200", n)
 	}
 
-	short := New(direct, Config{Layout: counting.Default(), AutoCreate: true, Timeout: counting.MinCommitTime / 2})
+	short := New(direct, Config{Layout: core.Default(), AutoCreate: true, Timeout: core.MinCommitTime / 2})
 	if code, _, after := answer(short, body, nil); code != http.StatusServiceUnavailable || after != "1" {
 		t.Errorf("too little time for a commit: %d, Retry-After %q; want 503, 1", code, after)
 	}

@@ -11,7 +11,7 @@ import (
 	firebase "firebase.google.com/go/v4"
 	"github.com/golang-jwt/jwt/v4"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/appchecktest"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
@@ -32,7 +32,7 @@ func TestAppCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := emulatortest.Client(t)
-	h := New(c, Config{Layout: counting.Default(), AutoCreate: true, AppCheck: verifier})
+	h := New(c, Config{Layout: core.Default(), AutoCreate: true, AppCheck: verifier})
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
 	id := emulatortest.ID(t)
 	post := func(token string) int {

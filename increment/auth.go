@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // authenticate returns the uid of the caller's verified Firebase ID token,
@@ -30,7 +30,7 @@ func (h *Handler) authenticate(ctx context.Context, r *http.Request) (string, er
 	return t.UID, nil
 }
 
-func unauthorized(msg string) error { return errorf(counting.Unauthenticated, "%s", msg) }
+func unauthorized(msg string) error { return errorf(core.Unauthenticated, "%s", msg) }
 
 // HeaderAppCheck carries a Firebase App Check token.
 const HeaderAppCheck = "X-Firebase-AppCheck"
@@ -65,15 +65,15 @@ func idempotencyKey(r *http.Request) (string, error) {
 	case len(vs) == 0:
 		return "", nil
 	case len(vs) > 1:
-		return "", errorf(counting.Invalid, "Idempotency-Key is given %d times; give it once", len(vs))
+		return "", errorf(core.Invalid, "Idempotency-Key is given %d times; give it once", len(vs))
 	}
 	k := vs[0]
 	if k == "" || len(k) > maxKeyBytes {
-		return "", errorf(counting.Invalid, "Idempotency-Key must be 1 to %d characters", maxKeyBytes)
+		return "", errorf(core.Invalid, "Idempotency-Key must be 1 to %d characters", maxKeyBytes)
 	}
 	for i := 0; i < len(k); i++ {
 		if k[i] < 0x21 || k[i] > 0x7e {
-			return "", errorf(counting.Invalid, "Idempotency-Key must be printable ASCII without spaces")
+			return "", errorf(core.Invalid, "Idempotency-Key must be printable ASCII without spaces")
 		}
 	}
 	return k, nil

@@ -16,7 +16,7 @@ import (
 	"cloud.google.com/go/firestore"
 	firebase "firebase.google.com/go/v4"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/opcount"
@@ -41,7 +41,7 @@ func signedIn(t testing.TB, cfg Config) (*Handler, *firestore.Client, *opcount.O
 	}
 	c, ops := emulatortest.CountingClient(t)
 	if cfg.Layout.IsZero() {
-		cfg.Layout = counting.Default()
+		cfg.Layout = core.Default()
 	}
 	return New(c, cfg), c, ops, host
 }
@@ -150,7 +150,7 @@ func TestVotes(t *testing.T) {
 	if got := sum(shards(t, c, id)); got != 1 {
 		t.Errorf("count = %d, want 1", got)
 	}
-	if _, err := counting.Default().Voter(c, id, "", "", b.UID).Get(context.Background()); err != nil {
+	if _, err := core.Default().Voter(c, id, "", "", b.UID).Get(context.Background()); err != nil {
 		t.Errorf("b's vote is not recorded: %v", err)
 	}
 	ops.Reset()
@@ -226,11 +226,11 @@ func TestIdempotencyKey(t *testing.T) {
 	if _, _, raw := call(h, u.IDToken, body, "Idempotency-Key", "req-1"); raw != answers[0] || ops.Writes() != 0 {
 		t.Errorf("a later retry: %s with %d writes; want the first answer and no write", raw, ops.Writes())
 	}
-	snap, err := counting.Default().Key(c, id, "", scopedKey(u.UID, "req-1")).Get(context.Background())
+	snap, err := core.Default().Key(c, id, "", scopedKey(u.UID, "req-1")).Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exp, _ := snap.Data()[counting.FieldExpiresAt].(time.Time); time.Until(exp) < 23*time.Hour {
+	if exp, _ := snap.Data()[core.FieldExpiresAt].(time.Time); time.Until(exp) < 23*time.Hour {
 		t.Errorf("the key expires at %v, want a day from now", exp)
 	}
 	call(h, u.IDToken, body, "Idempotency-Key", "req-2")
@@ -296,7 +296,7 @@ func TestPublicLimits(t *testing.T) {
 	u := user(t, host)
 	ctx := context.Background()
 	id := emulatortest.ID(t)
-	if _, err := counting.Default().Counter(c, id).Set(ctx, map[string]any{counting.FieldNumShards: 2}); err != nil {
+	if _, err := core.Default().Counter(c, id).Set(ctx, map[string]any{core.FieldNumShards: 2}); err != nil {
 		t.Fatal(err)
 	}
 	unknown := emulatortest.ID(t)

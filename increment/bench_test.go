@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -17,7 +17,7 @@ func BenchmarkParseRequest(b *testing.B) {
 		r.Header.Set("Content-Type", "application/json")
 		req, err := parseRequest(nil, r, false)
 		if err == nil {
-			_, err = req.validate(counting.Default(), DefaultMaxStep)
+			_, err = req.validate(core.Default(), DefaultMaxStep)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -29,7 +29,7 @@ func BenchmarkParseRequest(b *testing.B) {
 // shard write to the emulator.
 func BenchmarkHandler(b *testing.B) {
 	c := emulatortest.Client(b)
-	h := New(c, Config{Layout: counting.Default(), AutoCreate: true})
+	h := New(c, Config{Layout: core.Default(), AutoCreate: true})
 	body := `{"counter":"bench-handler","by":1}`
 	b.ReportAllocs()
 	for b.Loop() {

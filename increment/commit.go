@@ -13,21 +13,21 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // Op is an increment that a vote or an idempotency key goes with.
 type Op struct {
 	Counter string
-	Count   counting.Count // as counting.Layout.Check resolved it
+	Count   core.Count // as core.Layout.Check resolved it
 	By      int64
 	Voter   string        // uid of the voter, with Vote
 	Vote    *bool         // true: add Voter's vote (By +1); false: take it back (By -1)
 	Key     string        // scoped id of the idempotency key's record; "" for none
 	TTL     time.Duration // how long the key's record answers retries
 	Limits  Limits        // on Voter, for a plain step: past one, the answer is 429 and nothing is written
-	Once    counting.Unit // if set, the step counts at most once for Voter in each bucket of this unit
+	Once    core.Unit     // if set, the step counts at most once for Voter in each bucket of this unit
 }
 
 // Fields of a key's record.
@@ -52,7 +52,7 @@ func (op Op) asked() string {
 // errKeyReused refuses a request whose Idempotency-Key was sent before
 // with another request (422, as the IETF Idempotency-Key draft answers):
 // the first answer would say something of this one that is not so.
-var errKeyReused = errorf(counting.Conflict,
+var errKeyReused = errorf(core.Conflict,
 	"this Idempotency-Key was sent before with another request (another by or vote): nothing was written; send a new key for a new request")
 
 // errConflict means a precondition of the commit failed: the voter's vote,
@@ -74,7 +74,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	if err := counting.EnoughTime(ctx); err != nil {
+	if err := core.EnoughTime(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
 	kind := opKey
@@ -109,7 +109,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 			if op.Once != "" {
 				for _, b := range onceBuckets(op.Once, onceAt, w.layout.Zone) {
 					if err := tx.Create(w.onceMark(op, life, b), map[string]any{
-						counting.FieldExpiresAt: op.Once.Next(b, w.layout.Zone).Add(onceSpan)}); err != nil {
+						core.FieldExpiresAt: op.Once.Next(b, w.layout.Zone).Add(onceSpan)}); err != nil {
 						return err
 					}
 				}
@@ -128,13 +128,13 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 			}
 			return tx.Set(w.layout.Shard(w.client, op.Counter, life, shard), fields, firestore.MergeAll)
 		})
-		var refusal *counting.Error
+		var refusal *core.Error
 		switch status.Code(err) {
 		case codes.OK:
 			return body, commitTime(), nil
 		case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
 		default:
-			if errors.As(err, &refusal) && refusal.Code == counting.TooMany {
+			if errors.As(err, &refusal) && refusal.Code == core.TooMany {
 				// Past a limit: nothing written. A retry of a request that
 				// was counted before the limit was reached gets its answer.
 				if op.Key != "" {
@@ -195,13 +195,13 @@ func (w *Writer) putKey(tx *firestore.Transaction, op Op, life string, body []by
 	expires := time.Now().Add(op.TTL)
 	if replace.IsZero() {
 		return tx.Create(ref, map[string]any{fieldResponse: string(body), fieldRequest: op.asked(), fieldCreated: firestore.ServerTimestamp,
-			counting.FieldExpiresAt: expires})
+			core.FieldExpiresAt: expires})
 	}
 	return tx.Update(ref, []firestore.Update{
 		{Path: fieldResponse, Value: string(body)},
 		{Path: fieldRequest, Value: op.asked()},
 		{Path: fieldCreated, Value: firestore.ServerTimestamp},
-		{Path: counting.FieldExpiresAt, Value: expires},
+		{Path: core.FieldExpiresAt, Value: expires},
 	}, firestore.LastUpdateTime(replace))
 }
 
@@ -220,7 +220,7 @@ func (w *Writer) keptAnswer(ctx context.Context, op Op, life string) (kept []byt
 		return nil, time.Time{}, time.Time{}, fmt.Errorf("increment: read key for %s: %w", op.Counter, err)
 	}
 	d := snap.Data()
-	if until, _ := d[counting.FieldExpiresAt].(time.Time); time.Now().Before(until) {
+	if until, _ := d[core.FieldExpiresAt].(time.Time); time.Now().Before(until) {
 		if asked, ok := d[fieldRequest].(string); ok && asked != op.asked() {
 			return nil, time.Time{}, time.Time{}, errKeyReused
 		}
@@ -238,7 +238,7 @@ func (w *Writer) keptAnswer(ctx context.Context, op Op, life string) (kept []byt
 const onceSpan = 5 * time.Second
 
 // onceBuckets are the starts of the buckets of u from at to onceSpan later.
-func onceBuckets(u counting.Unit, at time.Time, loc *time.Location) []time.Time {
+func onceBuckets(u core.Unit, at time.Time, loc *time.Location) []time.Time {
 	var out []time.Time
 	for b := u.Start(at, loc); !b.After(at.Add(onceSpan)); b = u.Next(b, loc) {
 		out = append(out, b)
@@ -250,6 +250,6 @@ func onceBuckets(u counting.Unit, at time.Time, loc *time.Location) []time.Time 
 // that starts at b: one of the keys' records, whose TTL removes it once
 // the bucket is over.
 func (w *Writer) onceMark(op Op, life string, b time.Time) *firestore.DocumentRef {
-	sum := sha256.Sum256([]byte("once\x00" + op.Voter + "\x00" + op.Count.Field + "\x00" + string(op.Once) + "\x00" + counting.BucketKey(b)))
+	sum := sha256.Sum256([]byte("once\x00" + op.Voter + "\x00" + op.Count.Field + "\x00" + string(op.Once) + "\x00" + core.BucketKey(b)))
 	return w.layout.Key(w.client, op.Counter, life, "once-"+hex.EncodeToString(sum[:]))
 }

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -34,9 +34,9 @@ func (c cors) handle(w http.ResponseWriter, r *http.Request) bool {
 	if !c.allows(origin) {
 		switch {
 		case preflight:
-			httpjson.WriteError(w, errorf(counting.Forbidden, "origin %q is not allowed", origin))
+			httpjson.WriteError(w, errorf(core.Forbidden, "origin %q is not allowed", origin))
 		case origin != "":
-			httpjson.WriteError(w, errorf(counting.Forbidden, "pages of origin %q may not call this Increment (TALLY_CORS_ORIGINS): nothing was written", truncate(origin)))
+			httpjson.WriteError(w, errorf(core.Forbidden, "pages of origin %q may not call this Increment (TALLY_CORS_ORIGINS): nothing was written", truncate(origin)))
 			return true
 		}
 		return preflight

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // errorf is a failure of code whose message the caller sees as it is.
-func errorf(code counting.Code, format string, args ...any) error {
-	return counting.Errorf(code, format, args...)
+func errorf(code core.Code, format string, args ...any) error {
+	return core.Errorf(code, format, args...)
 }
 
 // What an increment whose outcome is unknown was.
@@ -22,7 +22,7 @@ const (
 
 // errBusy refuses a request before anything is written: this instance
 // works on as many as it takes.
-var errBusy = &counting.Error{Code: counting.Unavailable, RetryAfter: time.Second,
+var errBusy = &core.Error{Code: core.Unavailable, RetryAfter: time.Second,
 	Message: "this Increment instance is busy: nothing was written; retry after the time in Retry-After"}
 
 var unknownMessages = map[int]string{
@@ -33,11 +33,11 @@ var unknownMessages = map[int]string{
 }
 
 // commitError is err, the failure of a commit of op sent to Firestore: of
-// unknown outcome (counting.OutcomeUnknown, saying which retry is safe)
+// unknown outcome (core.OutcomeUnknown, saying which retry is safe)
 // unless its code says the commit was refused whole, and nothing written.
 func commitError(op int, err error) error {
-	if errors.Is(counting.Unconfirmed(err), counting.ErrOutcomeUnknown) {
-		return &counting.Error{Code: counting.OutcomeUnknown, Message: unknownMessages[op], Err: err}
+	if errors.Is(core.Unconfirmed(err), core.ErrOutcomeUnknown) {
+		return &core.Error{Code: core.OutcomeUnknown, Message: unknownMessages[op], Err: err}
 	}
 	return err
 }
@@ -45,8 +45,8 @@ func commitError(op int, err error) error {
 // plainError is the failure of a plain step: of unknown outcome, it says
 // so as a plain step's.
 func plainError(err error) error {
-	if errors.Is(err, counting.ErrOutcomeUnknown) {
-		return &counting.Error{Code: counting.OutcomeUnknown, Message: unknownMessages[opPlain], Err: err}
+	if errors.Is(err, core.ErrOutcomeUnknown) {
+		return &core.Error{Code: core.OutcomeUnknown, Message: unknownMessages[opPlain], Err: err}
 	}
 	return err
 }

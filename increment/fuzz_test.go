@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -51,7 +51,7 @@ func FuzzParseRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, contentType, query string, public bool) {
 		got, err := parse(body, contentType, query, public)
 		if err != nil {
-			var he *counting.Error
+			var he *core.Error
 			var hr *httpjson.Refusal
 			if !errors.As(err, &he) && !errors.As(err, &hr) {
 				t.Fatalf("error %v (%T) is not one a caller is told", err, err)
@@ -71,7 +71,7 @@ func FuzzParseRequest(f *testing.F) {
 		if public && len(bytes.TrimSpace(body)) == 0 {
 			t.Fatalf("a public Increment took %+v from no body", got)
 		}
-		if _, err := got.validate(counting.Default(), DefaultMaxStep); err != nil {
+		if _, err := got.validate(core.Default(), DefaultMaxStep); err != nil {
 			return
 		}
 		again, err := json.Marshal(got)

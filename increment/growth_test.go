@@ -8,31 +8,31 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestBusyInstanceSeesGrowth: two Increment instances have a new counter
 // (one shard) cached for an hour; it grows to 64 shards, as a fold grows
 // a busy one. The instance that goes on writing it reads it again, in the
-// background, once it has written it counting.RefreshWrites times and
-// counting.RefreshAge has passed, and spreads its writes over the new shards
+// background, once it has written it core.RefreshWrites times and
+// core.RefreshAge has passed, and spreads its writes over the new shards
 // from then on; the one that writes it once more does not read it at all.
 func TestBusyInstanceSeesGrowth(t *testing.T) {
 	c, ops := emulatortest.CountingClient(t)
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
-	busy := New(c, Config{Layout: counting.Default(), AutoCreate: true, CacheTTL: time.Hour, Now: func() time.Time { return time.Unix(0, now.Load()) }})
+	busy := New(c, Config{Layout: core.Default(), AutoCreate: true, CacheTTL: time.Hour, Now: func() time.Time { return time.Unix(0, now.Load()) }})
 	quiet, _ := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour})
 	id := emulatortest.ID(t)
 	incr := func(h *Handler) int { t.Helper(); return step(t, h, id) }
 	incr(busy) // makes the counter, on one shard
 	incr(quiet)
-	if _, err := counting.Default().Counter(c, id).Update(context.Background(), []firestore.Update{{Path: counting.FieldNumShards, Value: 64}}); err != nil {
+	if _, err := core.Default().Counter(c, id).Update(context.Background(), []firestore.Update{{Path: core.FieldNumShards, Value: 64}}); err != nil {
 		t.Fatal(err)
 	}
 	reads := ops.Reads()
-	for range counting.RefreshWrites {
+	for range core.RefreshWrites {
 		if n := incr(busy); n != 0 {
 			t.Fatalf("an increment went to shard %d before the instance read the counter again", n)
 		}
@@ -40,7 +40,7 @@ func TestBusyInstanceSeesGrowth(t *testing.T) {
 	if got := ops.Reads() - reads; got != 0 {
 		t.Errorf("%d reads within RefreshAge of the last; want none", got)
 	}
-	now.Add(int64(counting.RefreshAge))
+	now.Add(int64(core.RefreshAge))
 	seen := map[int]bool{}
 	for i := 0; i < 500 && len(seen) < 2; i++ {
 		seen[incr(busy)] = true

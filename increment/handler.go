@@ -19,18 +19,18 @@ import (
 	"firebase.google.com/go/v4/appcheck"
 	"firebase.google.com/go/v4/auth"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // Config configures a Handler. Zero fields take the defaults below.
 type Config struct {
-	Layout        counting.Layout
-	DefaultShards int           // shards of an auto-created counter; default counting.DefaultShards
+	Layout        core.Layout
+	DefaultShards int           // shards of an auto-created counter; default core.DefaultShards
 	AutoCreate    bool          // create any missing counter instead of 404
 	MaxStep       int64         // bound on |by|; default 1000
 	CORSOrigins   []string      // origins browsers may call from; "*" for any
-	CacheTTL      time.Duration // how long num_shards is cached; default counting.DefaultCacheTTL
+	CacheTTL      time.Duration // how long num_shards is cached; default core.DefaultCacheTTL
 	Logger        *slog.Logger  // nil discards logs
 
 	// Auth, if set, verifies each caller's Firebase ID token (Authorization:
@@ -196,17 +196,17 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 		return nil, err
 	}
 	if h.cfg.Public && h.cfg.VotesOnly && req.Vote == nil {
-		return nil, errorf(counting.Invalid, `this Increment takes votes only: send {"counter": "...", "vote": true}, or false to take a vote back`)
+		return nil, errorf(core.Invalid, `this Increment takes votes only: send {"counter": "...", "vote": true}, or false to take a vote back`)
 	}
 	key, err := idempotencyKey(r)
 	if err != nil {
 		return nil, err
 	}
 	if req.Vote != nil && uid == "" {
-		return nil, errorf(counting.Invalid, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
+		return nil, errorf(core.Invalid, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
 	}
 	if req.Once != "" && uid == "" {
-		return nil, errorf(counting.Invalid, "once needs a signed-in user, counted once per %s: this Increment does not verify ID tokens (TALLY_AUTH)", req.Once)
+		return nil, errorf(core.Invalid, "once needs a signed-in user, counted once per %s: this Increment does not verify ID tokens (TALLY_AUTH)", req.Once)
 	}
 	limits := Limits{}
 	if uid != "" && req.Vote == nil {
@@ -243,7 +243,7 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	op := Op{Counter: req.Counter, Count: count, By: req.By, Voter: uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: limits}
 	if req.Once != "" {
-		op.Once, _ = counting.ParseUnit(req.Once)
+		op.Once, _ = core.ParseUnit(req.Once)
 	}
 	if key != "" {
 		op.Key = scopedKey(uid, key)

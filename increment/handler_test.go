@@ -12,14 +12,14 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 func newHandler(t *testing.T, cfg Config) (*Handler, *firestore.Client) {
 	t.Helper()
 	c := emulatortest.Client(t)
-	cfg.Layout = counting.Default()
+	cfg.Layout = core.Default()
 	return New(c, cfg), c
 }
 
@@ -54,20 +54,20 @@ func step(t *testing.T, h http.Handler, id string) int {
 // shards reads every shard of counter id.
 func shards(t *testing.T, c *firestore.Client, id string) map[string]int64 {
 	t.Helper()
-	docs, err := counting.Default().Shards(c, id, "").Documents(context.Background()).GetAll()
+	docs, err := core.Default().Shards(c, id, "").Documents(context.Background()).GetAll()
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]int64{}
 	for _, d := range docs {
-		got[d.Ref.ID], _ = d.Data()[counting.DefaultShardField].(int64)
+		got[d.Ref.ID], _ = d.Data()[core.DefaultShardField].(int64)
 	}
 	return got
 }
 
 func exists(t *testing.T, c *firestore.Client, id string) bool {
 	t.Helper()
-	snap, err := counting.Default().Counter(c, id).Get(context.Background())
+	snap, err := core.Default().Counter(c, id).Get(context.Background())
 	if err != nil && snap == nil {
 		t.Fatal(err)
 	}
@@ -108,11 +108,11 @@ func TestIncrementCreatesAndGrowsShards(t *testing.T) {
 	if len(got) < 2 {
 		t.Errorf("40 increments landed on %d shard(s)", len(got))
 	}
-	snap, err := counting.Default().Counter(c, id).Get(context.Background())
+	snap, err := core.Default().Counter(c, id).Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := snap.DataAt(counting.FieldNumShards); n != int64(shardsMade) {
+	if n, _ := snap.DataAt(core.FieldNumShards); n != int64(shardsMade) {
 		t.Errorf("num_shards = %v, want %d", n, shardsMade)
 	}
 }
@@ -138,7 +138,7 @@ func TestIncrementQueryForm(t *testing.T) {
 func TestIncrementUsesNumShards(t *testing.T) {
 	h, c := newHandler(t, Config{AutoCreate: true})
 	id := emulatortest.ID(t)
-	if _, err := counting.Default().Counter(c, id).Set(context.Background(), map[string]any{counting.FieldNumShards: 3}); err != nil {
+	if _, err := core.Default().Counter(c, id).Set(context.Background(), map[string]any{core.FieldNumShards: 3}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 30; i++ {
@@ -160,7 +160,7 @@ func TestIncrementCachesNumShards(t *testing.T) {
 	h, c := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour, DefaultShards: 10, Now: func() time.Time { return now }})
 	id := emulatortest.ID(t)
 	serve(h, http.MethodPost, "/?counter="+id, "", nil)
-	if _, err := counting.Default().Counter(c, id).Update(context.Background(), []firestore.Update{{Path: counting.FieldNumShards, Value: 1}}); err != nil {
+	if _, err := core.Default().Counter(c, id).Update(context.Background(), []firestore.Update{{Path: core.FieldNumShards, Value: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[int]bool{}
@@ -278,7 +278,7 @@ func TestIncrementCORS(t *testing.T) {
 func TestIncrementFirestoreDown(t *testing.T) {
 	c := emulatortest.Unreachable(t)
 	dead := os.Getenv("FIRESTORE_EMULATOR_HOST")
-	h := New(c, Config{Layout: counting.Default(), AutoCreate: true})
+	h := New(c, Config{Layout: core.Default(), AutoCreate: true})
 	r := httptest.NewRequest(http.MethodPost, "/?counter=x", nil)
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()

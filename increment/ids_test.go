@@ -12,13 +12,13 @@ import (
 	firebase "firebase.google.com/go/v4"
 	"firebase.google.com/go/v4/auth"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // anyIDs are ids Firestore takes that are not plain ASCII names: each
 // names a counter, a counted document or a child of tally's as it is.
-var anyIDs = []string{"alice@example.com", "a b", "x:y", "a+b", "100%", "%41", "caf\u00e9", "\U0001F600", strings.Repeat("z", counting.MaxIDLength)}
+var anyIDs = []string{"alice@example.com", "a b", "x:y", "a+b", "100%", "%41", "caf\u00e9", "\U0001F600", strings.Repeat("z", core.MaxIDLength)}
 
 // TestAnyID: a counter of the guide layout and a counted post named by any
 // id Firestore takes are incremented, each on a shard of its own path; a
@@ -30,8 +30,8 @@ func TestAnyID(t *testing.T) {
 	ctx := context.Background()
 	for _, id := range anyIDs {
 		id := emulatortest.ID(t) + id
-		if len(id) > counting.MaxIDLength {
-			id = id[:counting.MaxIDLength]
+		if len(id) > core.MaxIDLength {
+			id = id[:core.MaxIDLength]
 		}
 		body, _ := json.Marshal(map[string]any{"counter": id, "by": 2})
 		if code, _, raw := call(h, token, string(body)); code != http.StatusOK {
@@ -54,8 +54,8 @@ func TestAnyID(t *testing.T) {
 				t.Errorf("uid %q, like %d: %d %s; want 200 and changed %v", uid, i+1, code, raw, want)
 			}
 		}
-		if _, err := counting.Default().Voter(c, id, "", "", uid).Get(ctx); err != nil {
-			t.Errorf("uid %q: the vote is not found at its key %q: %v", uid, counting.UserKey(uid), err)
+		if _, err := core.Default().Voter(c, id, "", "", uid).Get(ctx); err != nil {
+			t.Errorf("uid %q: the vote is not found at its key %q: %v", uid, core.UserKey(uid), err)
 		}
 	}
 	if got := sum(shards(t, c, id)); got != 4 {
@@ -125,10 +125,10 @@ func TestOncePerUserPerBucket(t *testing.T) {
 // commit may fall in it.
 func TestOnceBuckets(t *testing.T) {
 	at := time.Date(2026, 11, 25, 10, 59, 57, 0, time.UTC)
-	if got := onceBuckets(counting.Hour, at, time.UTC); len(got) != 2 || got[1] != at.Truncate(time.Hour).Add(time.Hour) {
+	if got := onceBuckets(core.Hour, at, time.UTC); len(got) != 2 || got[1] != at.Truncate(time.Hour).Add(time.Hour) {
 		t.Errorf("3 s before the hour: %v; want this hour and the next", got)
 	}
-	if got := onceBuckets(counting.Hour, at.Add(-time.Minute), time.UTC); len(got) != 1 {
+	if got := onceBuckets(core.Hour, at.Add(-time.Minute), time.UTC); len(got) != 1 {
 		t.Errorf("a minute earlier: %v; want this hour only", got)
 	}
 }

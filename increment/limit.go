@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // Rate is a limit of N increments per Per: N at once, then one every
@@ -80,7 +80,7 @@ type Limits struct {
 // on reports whether any limit is set.
 func (l Limits) on() bool { return l.Counter.N > 0 || l.User.N > 0 }
 
-// Fields of a user's limits document, counting.Limits.
+// Fields of a user's limits document, core.Limits.
 const (
 	fieldUserTAT     = "tat"      // the user's theoretical arrival time, over all counters
 	fieldCounterTATs = "counters" // counter id to the user's theoretical arrival time on it
@@ -90,7 +90,7 @@ const (
 // long exactly until the limit admits one more.
 func limited(which string, r Rate, wait time.Duration) error {
 	secs := max(1, int(math.Ceil(wait.Seconds())))
-	return &counting.Error{Code: counting.TooMany, RetryAfter: wait,
+	return &core.Error{Code: core.TooMany, RetryAfter: wait,
 		Message: fmt.Sprintf("too many increments: at most %s %s; nothing was written; retry after %d s", r, which, secs)}
 }
 
@@ -142,6 +142,6 @@ func (w *Writer) spend(tx *firestore.Transaction, op Op, now time.Time) error {
 	for _, v := range counters {
 		expires = maxTime(expires, v.(time.Time))
 	}
-	doc[fieldCounterTATs], doc[counting.FieldExpiresAt] = counters, expires
+	doc[fieldCounterTATs], doc[core.FieldExpiresAt] = counters, expires
 	return tx.Set(ref, doc)
 }

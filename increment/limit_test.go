@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -198,7 +198,7 @@ func BenchmarkLimitCost(b *testing.B) {
 			h, c, ops, host := signedIn(b, Config{Public: true, AutoCreate: true, Limits: tc.limits})
 			u := user(b, host)
 			id := emulatortest.ID(b)
-			if _, err := counting.Default().Counter(c, id).Set(context.Background(), map[string]any{counting.FieldNumShards: 10}); err != nil {
+			if _, err := core.Default().Counter(c, id).Set(context.Background(), map[string]any{core.FieldNumShards: 10}); err != nil {
 				b.Fatal(err)
 			}
 			limitedIncrement(h, u.IDToken, id) // num_shards cached

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -24,7 +24,7 @@ func TestCreatedAgainStartsAtZero(t *testing.T) {
 	alice, bob := user(t, host), user(t, host)
 	ctx := context.Background()
 	name := "posts/" + emulatortest.ID(t)
-	folder := counting.NewFolder(c, l, 50*time.Millisecond)
+	folder := core.NewFolder(c, l, 50*time.Millisecond)
 	counts := func() map[string]any {
 		t.Helper()
 		if _, err := folder.Fold(ctx, name); err != nil {
@@ -83,12 +83,12 @@ func TestCreatedAgainStartsAtZero(t *testing.T) {
 		t.Errorf("the post created again: %v; want likes 1, views 1", got)
 	}
 	second := emulatortest.Life(t, l, c, name)
-	if bk, _ := got[counting.FieldBookkeeping].(map[string]any); bk[counting.FieldLife] != second || second == first {
+	if bk, _ := got[core.FieldBookkeeping].(map[string]any); bk[core.FieldLife] != second || second == first {
 		t.Errorf("_tally = %v; want its life %s (the earlier one was %s)", bk, second, first)
 	}
 
 	admin := counter.New(c, counter.Options{Layout: l, Window: 50 * time.Millisecond})
-	if err := admin.ReconcileAll(ctx, func(counting.Drift, error) {}); err != nil {
+	if err := admin.ReconcileAll(ctx, func(core.Drift, error) {}); err != nil {
 		t.Fatal(err)
 	}
 	lives, err := l.Lives(c, name).DocumentRefs(ctx).GetAll()

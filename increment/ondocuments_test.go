@@ -10,23 +10,23 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // postsLayout counts likes and views on posts.
-func postsLayout(t *testing.T) counting.Layout {
+func postsLayout(t *testing.T) core.Layout {
 	t.Helper()
-	l := counting.Default()
+	l := core.Default()
 	var err error
-	if l.Docs, err = counting.ParseCounts("posts:likes,views"); err != nil {
+	if l.Docs, err = core.ParseCounts("posts:likes,views"); err != nil {
 		t.Fatal(err)
 	}
 	return l
 }
 
 // fieldSums adds up each count over a document's shards.
-func fieldSums(t *testing.T, c *firestore.Client, l counting.Layout, name string) map[string]int64 {
+func fieldSums(t *testing.T, c *firestore.Client, l core.Layout, name string) map[string]int64 {
 	t.Helper()
 	docs, err := l.Shards(c, name, emulatortest.Life(t, l, c, name)).Documents(context.Background()).GetAll()
 	if err != nil {
@@ -35,8 +35,8 @@ func fieldSums(t *testing.T, c *firestore.Client, l counting.Layout, name string
 	out := map[string]int64{}
 	for _, d := range docs {
 		for f, v := range d.Data() {
-			if f == counting.FieldBookkeeping {
-				continue // the parent's version Increment read (see counting.FieldParentSeen)
+			if f == core.FieldBookkeeping {
+				continue // the parent's version Increment read (see core.FieldParentSeen)
 			}
 			n, _ := v.(int64)
 			out[f] += n
@@ -210,9 +210,9 @@ func TestDocsVotesOnly(t *testing.T) {
 // document that holds aggregates only, is answered 400 saying why, and
 // nothing is written.
 func TestAggregatesAreNotIncremented(t *testing.T) {
-	l := counting.Default()
+	l := core.Default()
 	var err error
-	if l.Docs, err = counting.ParseCounts("posts:likes,comments=count(comments);stats/site:users=count(/users)"); err != nil {
+	if l.Docs, err = core.ParseCounts("posts:likes,comments=count(comments);stats/site:users=count(/users)"); err != nil {
 		t.Fatal(err)
 	}
 	c := emulatortest.Client(t)

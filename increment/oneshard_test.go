@@ -7,7 +7,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -22,7 +22,7 @@ func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
 	h, c := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour, Now: func() time.Time { return now }})
 	ctx := context.Background()
 	id := emulatortest.ID(t)
-	parent, shard0 := counting.Default().Counter(c, id), counting.Default().Shard(c, id, "", 0)
+	parent, shard0 := core.Default().Counter(c, id), core.Default().Shard(c, id, "", 0)
 	incr := func() time.Time { // shard 0's parent version after an increment that landed on it
 		t.Helper()
 		for {
@@ -34,7 +34,7 @@ func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
 		if err != nil {
 			t.Fatalf("shard 0: %v (every increment of a counter on one shard writes it)", err)
 		}
-		v, _ := snap.Data()[counting.FieldParentSeen].(time.Time)
+		v, _ := snap.Data()[core.FieldParentSeen].(time.Time)
 		return v
 	}
 	updated := func() time.Time {
@@ -43,7 +43,7 @@ func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := snap.DataAt(counting.FieldNumShards); n != int64(1) {
+		if n, _ := snap.DataAt(core.FieldNumShards); n != int64(1) {
 			t.Errorf("a new counter has num_shards %v, want 1", n)
 		}
 		return snap.UpdateTime
@@ -69,8 +69,8 @@ func TestOneShardWritesCarryTheParentVersion(t *testing.T) {
 		name   string
 		update []firestore.Update
 	}{
-		{"grown to 3 shards", []firestore.Update{{Path: counting.FieldNumShards, Value: 3}}},
-		{"shrinking to 1", []firestore.Update{{Path: counting.FieldNumShards, Value: 1}, {Path: counting.FieldResharding, Value: firestore.ServerTimestamp}}},
+		{"grown to 3 shards", []firestore.Update{{Path: core.FieldNumShards, Value: 3}}},
+		{"shrinking to 1", []firestore.Update{{Path: core.FieldNumShards, Value: 1}, {Path: core.FieldResharding, Value: firestore.ServerTimestamp}}},
 	} {
 		if _, err := parent.Update(ctx, tc.update); err != nil {
 			t.Fatal(err)

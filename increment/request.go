@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -54,7 +54,7 @@ func parseRequest(w http.ResponseWriter, r *http.Request, public bool) (Request,
 	case errors.As(err, &tooBig):
 		return Request{}, httpjson.Refuse(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", maxBody)
 	case err != nil:
-		return Request{}, errorf(counting.Invalid, "reading request body failed")
+		return Request{}, errorf(core.Invalid, "reading request body failed")
 	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		return Request{}, httpjson.Refuse(http.StatusUnsupportedMediaType, "Content-Encoding %s is not supported; send the body as it is", truncate(ce))
@@ -69,7 +69,7 @@ func parseRequest(w http.ResponseWriter, r *http.Request, public bool) (Request,
 		return fromQuery(query)
 	}
 	if len(query) > 0 {
-		return Request{}, errorf(counting.Invalid, "give the request in the JSON body or in the query string, not both")
+		return Request{}, errorf(core.Invalid, "give the request in the JSON body or in the query string, not both")
 	}
 	if !isJSON(r) {
 		return Request{}, httpjson.Refuse(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
@@ -97,21 +97,21 @@ func fromJSON(raw []byte) (Request, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return Request{}, errorf(counting.Invalid, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}: %s", jsonProblem(err))
+		return Request{}, errorf(core.Invalid, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}: %s", jsonProblem(err))
 	}
 	if len(bytes.TrimLeft(raw[dec.InputOffset():], jsonSpace)) > 0 {
-		return Request{}, errorf(counting.Invalid, "body holds more than one JSON object, or text after it")
+		return Request{}, errorf(core.Invalid, "body holds more than one JSON object, or text after it")
 	}
 	if !bytes.HasPrefix(bytes.TrimLeft(raw, jsonSpace), []byte("{")) {
-		return Request{}, errorf(counting.Invalid, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}")
+		return Request{}, errorf(core.Invalid, "body is not a JSON object {\"counter\": string, \"by\": integer} or {\"counter\": string, \"vote\": boolean}")
 	}
 	req := Request{Counter: b.Counter, Field: b.Field, By: 1, Vote: b.Vote, Once: b.Once}
 	if b.Vote != nil && b.Once != "" {
-		return Request{}, errorf(counting.Invalid, "give vote or once, not both: a vote counts once per user already")
+		return Request{}, errorf(core.Invalid, "give vote or once, not both: a vote counts once per user already")
 	}
 	if b.Vote != nil {
 		if len(b.By) > 0 {
-			return Request{}, errorf(counting.Invalid, "give by or vote, not both: a vote adds 1, or takes 1 back")
+			return Request{}, errorf(core.Invalid, "give by or vote, not both: a vote adds 1, or takes 1 back")
 		}
 		if !*b.Vote {
 			req.By = -1
@@ -121,7 +121,7 @@ func fromJSON(raw []byte) (Request, error) {
 	if len(b.By) > 0 && string(b.By) != "null" {
 		n, err := strconv.ParseInt(string(b.By), 10, 64)
 		if err != nil {
-			return Request{}, errorf(counting.Invalid, "by must be an integer, got %s", truncate(string(b.By)))
+			return Request{}, errorf(core.Invalid, "by must be an integer, got %s", truncate(string(b.By)))
 		}
 		req.By = n
 	}
@@ -133,23 +133,23 @@ func fromJSON(raw []byte) (Request, error) {
 func fromQuery(q url.Values) (Request, error) {
 	for key, vs := range q {
 		if !slices.Contains(requestKeys, key) {
-			return Request{}, errorf(counting.Invalid, "unknown key %q in the query string; the keys are %q (lower case)", truncate(key), requestKeys)
+			return Request{}, errorf(core.Invalid, "unknown key %q in the query string; the keys are %q (lower case)", truncate(key), requestKeys)
 		}
 		if len(vs) > 1 {
-			return Request{}, errorf(counting.Invalid, "%s is given %d times in the query string; give it once", truncate(key), len(vs))
+			return Request{}, errorf(core.Invalid, "%s is given %d times in the query string; give it once", truncate(key), len(vs))
 		}
 	}
 	req := Request{Counter: q.Get("counter"), Field: q.Get("field"), By: 1, Once: q.Get("once")}
 	if q.Has("vote") && q.Has("once") {
-		return Request{}, errorf(counting.Invalid, "give vote or once, not both: a vote counts once per user already")
+		return Request{}, errorf(core.Invalid, "give vote or once, not both: a vote counts once per user already")
 	}
 	if q.Has("vote") {
 		if q.Has("by") {
-			return Request{}, errorf(counting.Invalid, "give by or vote, not both: a vote adds 1, or takes 1 back")
+			return Request{}, errorf(core.Invalid, "give by or vote, not both: a vote adds 1, or takes 1 back")
 		}
 		v := q.Get("vote")
 		if v != "true" && v != "false" {
-			return Request{}, errorf(counting.Invalid, "vote must be true or false, got %q", truncate(v))
+			return Request{}, errorf(core.Invalid, "vote must be true or false, got %q", truncate(v))
 		}
 		vote := v == "true"
 		req.Vote = &vote
@@ -161,7 +161,7 @@ func fromQuery(q url.Values) (Request, error) {
 	if q.Has("by") {
 		n, err := strconv.ParseInt(q.Get("by"), 10, 64)
 		if err != nil {
-			return Request{}, errorf(counting.Invalid, "by must be an integer, got %q", truncate(q.Get("by")))
+			return Request{}, errorf(core.Invalid, "by must be an integer, got %q", truncate(q.Get("by")))
 		}
 		req.By = n
 	}
@@ -170,18 +170,18 @@ func fromQuery(q url.Values) (Request, error) {
 
 // validate resolves the count the request names in l and bounds |by| by
 // maxStep.
-func (req Request) validate(l counting.Layout, maxStep int64) (counting.Count, error) {
+func (req Request) validate(l core.Layout, maxStep int64) (core.Count, error) {
 	c, err := l.Check(req.Counter, req.Field)
 	if err == nil {
 		err = ValidateStep(req.By, maxStep)
 	}
 	if err == nil && req.Once != "" {
-		if _, uerr := counting.ParseUnit(req.Once); uerr != nil {
+		if _, uerr := core.ParseUnit(req.Once); uerr != nil {
 			err = fmt.Errorf("once: %w", uerr)
 		}
 	}
 	if err != nil {
-		return counting.Count{}, errorf(counting.Invalid, "%v", err)
+		return core.Count{}, errorf(core.Invalid, "%v", err)
 	}
 	return c, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -84,7 +84,7 @@ func TestParseRequest(t *testing.T) {
 			}
 			req, err := parseRequest(httptest.NewRecorder(), r, false)
 			if err == nil {
-				_, err = req.validate(counting.Default(), DefaultMaxStep)
+				_, err = req.validate(core.Default(), DefaultMaxStep)
 			}
 			if tc.status == 0 {
 				if err != nil {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // exactKeys checks that raw is a JSON object whose keys are among allowed,
@@ -26,9 +26,9 @@ func exactKeys(raw []byte, allowed ...string) error {
 		key, _ := t.(string)
 		switch {
 		case seen[key]:
-			return errorf(counting.Invalid, "key %q appears twice in the body; give it once", truncate(key))
+			return errorf(core.Invalid, "key %q appears twice in the body; give it once", truncate(key))
 		case !slices.Contains(allowed, key):
-			return errorf(counting.Invalid, "unknown key %q in the body; the keys are %q (lower case)", truncate(key), allowed)
+			return errorf(core.Invalid, "unknown key %q in the body; the keys are %q (lower case)", truncate(key), allowed)
 		}
 		seen[key] = true
 		var skip json.RawMessage

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // A signed-in user's votes and limited steps each run a transaction on the
@@ -35,7 +35,7 @@ type userQueue struct {
 
 // limitedUntil is a refusal past a limit and when it ends.
 type limitedUntil struct {
-	err   *counting.Error
+	err   *core.Error
 	until time.Time
 }
 
@@ -45,7 +45,7 @@ func newUsers() *users {
 }
 
 // errUserBusy refuses a step of a user who has maxUserWaiting waiting.
-var errUserBusy = &counting.Error{Code: counting.TooMany, RetryAfter: time.Second,
+var errUserBusy = &core.Error{Code: core.TooMany, RetryAfter: time.Second,
 	Message: "too many increments at once from this user: nothing was written; retry after 1 s"}
 
 // wait waits for uid's turn; release ends it.
@@ -94,8 +94,8 @@ func (u *users) refused(uid, counter string, now time.Time) error {
 
 // note remembers a refusal past a limit of uid's steps on counter.
 func (u *users) note(uid, counter string, err error, now time.Time) {
-	var le *counting.Error
-	if !errors.As(err, &le) || le.Code != counting.TooMany || le == errUserBusy || le.RetryAfter <= 0 {
+	var le *core.Error
+	if !errors.As(err, &le) || le.Code != core.TooMany || le == errUserBusy || le.RetryAfter <= 0 {
 		return // not a limit's refusal
 	}
 	u.mu.Lock()

@@ -6,31 +6,31 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // ErrNotFound is returned for a counter that does not exist when
-// auto-create is off. It is counting.ErrNoCounter.
-var ErrNotFound = counting.ErrNoCounter
+// auto-create is off. It is core.ErrNoCounter.
+var ErrNotFound = core.ErrNoCounter
 
 // WriterConfig configures a Writer. Zero fields take the defaults.
-type WriterConfig = counting.AdderConfig
+type WriterConfig = core.AdderConfig
 
-// Writer adds to counters: a plain step with counting.Adder, the one write it
+// Writer adds to counters: a plain step with core.Adder, the one write it
 // costs; a vote or a step with an Idempotency-Key in one commit with its
 // vote and its key's record (Commit).
 type Writer struct {
 	client *firestore.Client
-	layout counting.Layout
-	shards *counting.Adder
+	layout core.Layout
+	shards *core.Adder
 }
 
 // NewWriter returns a Writer for counters in client's database.
 func NewWriter(client *firestore.Client, cfg WriterConfig) *Writer {
-	return &Writer{client: client, layout: cfg.Layout, shards: counting.NewAdder(client, cfg)}
+	return &Writer{client: client, layout: cfg.Layout, shards: core.NewAdder(client, cfg)}
 }
 
-// Add adds by to count c of counter id on a random shard: see counting.Adder.Add.
-func (w *Writer) Add(ctx context.Context, id string, c counting.Count, by int64) (shard int, committed time.Time, err error) {
+// Add adds by to count c of counter id on a random shard: see core.Adder.Add.
+func (w *Writer) Add(ctx context.Context, id string, c core.Count, by int64) (shard int, committed time.Time, err error) {
 	return w.shards.Add(ctx, id, c, by)
 }

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
 
 // TestAggregatePartsBoundTheCost: a post with 3,000 comments, backfilled
-// by a reconcile, holds them in parts of at most counting.PartMax; then
+// by a reconcile, holds them in parts of at most core.PartMax; then
 // each new comment's event refolds only its part: one aggregation read
 // and one write of the post per comment, whatever the post's size, and
 // the count stays exact. (A new comment's own write is one more write;
@@ -111,7 +111,7 @@ func changeCost(t testing.TB, spec string, existing, added int) cost {
 		t.Fatal(err)
 	}
 	defer counted.Close()
-	folder := counting.NewFolder(counted, l, 50*time.Millisecond)
+	folder := core.NewFolder(counted, l, 50*time.Millisecond)
 	seeded := existing > reconcileMost && spec == countOnly
 	if seeded { // the reconcile of the empty post, whose parts seedParts replaces
 		if _, err := folder.Reconcile(ctx, name); err != nil {
@@ -132,8 +132,8 @@ func changeCost(t testing.TB, spec string, existing, added int) cost {
 	}
 	c.parts = len(p.Parts["comments"])
 	for key, part := range p.Parts["comments"] {
-		if part.N > counting.PartMax {
-			t.Errorf("part %s holds %d, past %d", key, part.N, counting.PartMax)
+		if part.N > core.PartMax {
+			t.Errorf("part %s holds %d, past %d", key, part.N, core.PartMax)
 		}
 	}
 	if got := p.Aggregates["comments"]; got != int64(existing) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -20,7 +20,7 @@ func BenchmarkDecode(b *testing.B) {
 	t0 := time.Now()
 	e := eventarc.Written("demo", "(default)",
 		eventarc.IntDoc("counters/likes/shards/3", "count", 41, t0), eventarc.IntDoc("counters/likes/shards/3", "count", 42, t0.Add(time.Millisecond)))
-	d := Decoder{Layout: counting.Default(), Project: "demo"}
+	d := Decoder{Layout: core.Default(), Project: "demo"}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := d.Decode(e, t0); err != nil {
@@ -37,10 +37,10 @@ func BenchmarkDecode(b *testing.B) {
 func BenchmarkHandlePeakMemory(b *testing.B) {
 	const rate, seconds, shards = 1000, 3, 10 // shards events per 10ms tick
 	client := emulatortest.Client(b)
-	l := counting.Default()
+	l := core.Default()
 	for b.Loop() {
 		id := emulatortest.ID(b)
-		if _, err := l.Counter(client, id).Set(context.Background(), map[string]any{counting.FieldNumShards: shards}); err != nil {
+		if _, err := l.Counter(client, id).Set(context.Background(), map[string]any{core.FieldNumShards: shards}); err != nil {
 			b.Fatal(err)
 		}
 		for s := range shards {
@@ -48,7 +48,7 @@ func BenchmarkHandlePeakMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: counting.DefaultWindow})
+		h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: core.DefaultWindow})
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)
@@ -102,7 +102,7 @@ func BenchmarkHandlePeakMemory(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got := snap.Data()[counting.FieldTotal]; got != int64(rate*seconds) {
+		if got := snap.Data()[core.FieldTotal]; got != int64(rate*seconds) {
 			b.Fatalf("total = %v, want %d", got, rate*seconds)
 		}
 	}

@@ -9,12 +9,12 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // The tracker's tests run on fakeStore; the product runs on
-// counting.Folder. storeContract is the one table of cases both must
+// core.Folder. storeContract is the one table of cases both must
 // answer alike, so that the two cannot drift: each case runs against the
 // fake (TestStoreContractFake, in the quick tier) and against the folder
 // on the emulator (TestStoreContractFolder).
@@ -34,7 +34,7 @@ type contractStore struct {
 type contractCase struct {
 	name   string
 	window time.Duration
-	run    func(t *testing.T, c contractStore) (counting.Outcome, error)
+	run    func(t *testing.T, c contractStore) (core.Outcome, error)
 	wrote  bool
 	err    error // matched with errors.Is; nil: none
 	total  int64 // the stored first count after it
@@ -42,7 +42,7 @@ type contractCase struct {
 
 // fold reads the parent, sums the shards and writes, as a tracker's fold
 // does.
-func fold(t *testing.T, c contractStore) (counting.Outcome, error) {
+func fold(t *testing.T, c contractStore) (core.Outcome, error) {
 	t.Helper()
 	ctx := context.Background()
 	p, err := c.s.Read(ctx, c.id)
@@ -60,19 +60,19 @@ func fold(t *testing.T, c contractStore) (counting.Outcome, error) {
 
 var storeContract = []contractCase{
 	{name: "a first fold makes the parent with the sum", window: time.Millisecond, wrote: true, total: 3,
-		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
 			c.add(3)
 			return fold(t, c)
 		}},
 	{name: "a later fold writes the new sum", window: time.Millisecond, wrote: true, total: 5,
-		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
 			c.add(3)
 			mustWrite(t, c)
 			c.add(2)
 			return fold(t, c)
 		}},
-	{name: "a fold on a parent read before another's write is stale", window: time.Millisecond, err: counting.ErrStale, total: 3,
-		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+	{name: "a fold on a parent read before another's write is stale", window: time.Millisecond, err: core.ErrStale, total: 3,
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
 			ctx := context.Background()
 			c.add(1)
 			mustWrite(t, c)
@@ -84,8 +84,8 @@ var storeContract = []contractCase{
 			out, _, err := c.s.Write(ctx, c.id, old, sum, 0)
 			return out, err
 		}},
-	{name: "within the window of the last write, a fold is refused", window: time.Hour, err: counting.ErrTooSoon, total: 1,
-		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+	{name: "within the window of the last write, a fold is refused", window: time.Hour, err: core.ErrTooSoon, total: 1,
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
 			ctx := context.Background()
 			c.add(1)
 			mustWrite(t, c)
@@ -96,7 +96,7 @@ var storeContract = []contractCase{
 			return out, err
 		}},
 	{name: "a sum no later than the stored one writes nothing", window: time.Millisecond, total: 2,
-		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
 			ctx := context.Background()
 			c.add(1)
 			p, _ := c.s.Read(ctx, c.id)
@@ -109,8 +109,8 @@ var storeContract = []contractCase{
 			out, _, err := c.s.Write(ctx, c.id, now, early, 0)
 			return out, err
 		}},
-	{name: "a sum of another life's shards is stale", window: time.Millisecond, err: counting.ErrStale, total: 1,
-		run: func(t *testing.T, c contractStore) (counting.Outcome, error) {
+	{name: "a sum of another life's shards is stale", window: time.Millisecond, err: core.ErrStale, total: 1,
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
 			ctx := context.Background()
 			c.add(1)
 			mustWrite(t, c)
@@ -160,10 +160,10 @@ func TestStoreContractFake(t *testing.T) {
 func TestStoreContractFolder(t *testing.T) {
 	emulatortest.Require(t)
 	client := emulatortest.Client(t)
-	layout := counting.Default()
+	layout := core.Default()
 	runContract(t, func(t *testing.T, window time.Duration) contractStore {
 		id := emulatortest.ID(t)
-		return contractStore{s: counting.NewFolder(client, layout, window), id: id,
+		return contractStore{s: core.NewFolder(client, layout, window), id: id,
 			add: func(by int64) {
 				_, err := layout.Shard(client, id, "", 0).Set(context.Background(),
 					map[string]any{layout.ShardField: firestore.Increment(by)}, firestore.MergeAll)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
@@ -29,7 +29,7 @@ func createdEvent(t *testing.T, name string) event.Event {
 	doc := eventarc.Snapshot(snap)
 	doc.Updated = doc.Created // the document as its creation wrote it
 	e := eventarc.Written(emulatortest.Project, "(default)", nil, doc)
-	e.SetType(counting.EventCreated)
+	e.SetType(core.EventCreated)
 	return e
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // Event types and content type of Firestore document events.
@@ -40,7 +40,7 @@ const DefaultMaxSkew = 5 * time.Second
 
 // Decoder turns Firestore document events into hints.
 type Decoder struct {
-	Layout   counting.Layout
+	Layout   core.Layout
 	Project  string        // events for another project are refused; "" accepts any
 	Database string        // events for another database are refused; "" means "(default)"
 	MaxSkew  time.Duration // 0 means DefaultMaxSkew
@@ -82,7 +82,7 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if path, err = matchSubject(path, e.Subject()); err != nil {
 		return Hint{}, err
 	}
-	if e.Type() == counting.EventCreated {
+	if e.Type() == core.EventCreated {
 		return d.created(e, path, after, received)
 	}
 	id, life, shard, err := d.Layout.ParseShardPath(path)
@@ -146,8 +146,8 @@ func (d Decoder) notAhead(e event.Event, at, received time.Time) error {
 }
 
 // oneShard reads what a write to shard 0 tells of the counts, should the
-// counter be on one shard (see counting.OneShard).
-func (d Decoder) oneShard(id string, after *firestoredata.Document) *counting.OneShard {
+// counter be on one shard (see core.OneShard).
+func (d Decoder) oneShard(id string, after *firestoredata.Document) *core.OneShard {
 	return d.Layout.ReadOneShard(id, func(path ...string) (any, bool) {
 		fields := after.GetFields()
 		for _, name := range path[:len(path)-1] {
@@ -230,7 +230,7 @@ func changedAt(e event.Event, after, before *firestoredata.Document, received ti
 		if after.GetUpdateTime() == nil {
 			return time.Time{}, fmt.Errorf("%w: document %s has no update time", ErrMalformed, after.GetName())
 		}
-		return counting.Precise(after.GetUpdateTime().AsTime()), nil
+		return core.Precise(after.GetUpdateTime().AsTime()), nil
 	}
 	if before.GetUpdateTime() == nil {
 		return time.Time{}, fmt.Errorf("%w: deleted document %s has no update time", ErrMalformed, before.GetName())
@@ -242,7 +242,7 @@ func changedAt(e event.Event, after, before *firestoredata.Document, received ti
 	case at.Equal(at.Truncate(time.Second)):
 		at = at.Add(time.Second - time.Microsecond)
 	}
-	return counting.Precise(maxTime(at, before.GetUpdateTime().AsTime().Add(time.Microsecond))), nil
+	return core.Precise(maxTime(at, before.GetUpdateTime().AsTime().Add(time.Microsecond))), nil
 }
 
 func maxTime(ts ...time.Time) time.Time {
@@ -257,7 +257,7 @@ func maxTime(ts ...time.Time) time.Time {
 
 // unchanged reports whether the child at path exists before and after and
 // has the same value, or none, in every field its aggregates read.
-func unchanged(l counting.Layout, path string, before, after *firestoredata.Document) bool {
+func unchanged(l core.Layout, path string, before, after *firestoredata.Document) bool {
 	if before == nil || after == nil {
 		return false
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -94,7 +94,7 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := counting.Default()
+			l := core.Default()
 			if tc.field != "" {
 				l.ShardField = tc.field
 			}
@@ -119,9 +119,9 @@ func TestDecode(t *testing.T) {
 // TestDecodeLife: a shard of a counted document is of one life of it, the
 // hint says which; a shard outside every life is no shard of tally's.
 func TestDecodeLife(t *testing.T) {
-	var l counting.Layout
+	var l core.Layout
 	var err error
-	if l.Docs, err = counting.ParseCounts("posts:likes"); err != nil {
+	if l.Docs, err = core.ParseCounts("posts:likes"); err != nil {
 		t.Fatal(err)
 	}
 	decode := func(path string) (Hint, error) {
@@ -142,14 +142,14 @@ func TestDecodeLife(t *testing.T) {
 // in the life its creation began, dated at its creation; the creation of
 // any other document is no hint of tally's.
 func TestDecodeCreated(t *testing.T) {
-	var l counting.Layout
+	var l core.Layout
 	var err error
-	if l.Docs, err = counting.ParseCounts("posts:likes,comments=count(comments);stats/site:users=count(/users)"); err != nil {
+	if l.Docs, err = core.ParseCounts("posts:likes,comments=count(comments);stats/site:users=count(/users)"); err != nil {
 		t.Fatal(err)
 	}
 	created := func(path string) (Hint, error) {
 		e := eventarc.Written("demo", "(default)", nil, shard(path, 1, t1))
-		e.SetType(counting.EventCreated)
+		e.SetType(core.EventCreated)
 		e.SetTime(t1)
 		return Decoder{Layout: l}.Decode(e, received)
 	}
@@ -165,8 +165,8 @@ func TestDecodeCreated(t *testing.T) {
 		}
 	}
 	guide := eventarc.Written("demo", "(default)", nil, shard("counters/likes", 1, t1))
-	guide.SetType(counting.EventCreated)
-	if _, err := (Decoder{Layout: counting.Default()}).Decode(guide, received); !errors.Is(err, ErrForeign) {
+	guide.SetType(core.EventCreated)
+	if _, err := (Decoder{Layout: core.Default()}).Decode(guide, received); !errors.Is(err, ErrForeign) {
 		t.Errorf("a creation in the guide layout: %v; want %v", err, ErrForeign)
 	}
 }
@@ -175,9 +175,9 @@ func TestDecodeCreated(t *testing.T) {
 // aggregates read is acknowledged with no fold; one that changes a field
 // summed or filtered on, or a create or delete, is folded.
 func TestDecodeChildEdit(t *testing.T) {
-	var l counting.Layout
+	var l core.Layout
 	var err error
-	if l.Docs, err = counting.ParseCounts("posts:comments=count(comments),shown=count(comments where hidden == false),score=sum(comments.stars)"); err != nil {
+	if l.Docs, err = core.ParseCounts("posts:comments=count(comments),shown=count(comments where hidden == false),score=sum(comments.stars)"); err != nil {
 		t.Fatal(err)
 	}
 	const path = "posts/p1/comments/c1"

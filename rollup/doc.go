@@ -3,7 +3,7 @@
 // always sum() of the shards at one server read time, written with that
 // time as as_of, at most once per window per counter, by whichever
 // instance gets there first. What a fold is, and how it writes, is package
-// counting's (counting.Folder); this package decides when to fold, and
+// core's (core.Folder); this package decides when to fold, and
 // answers events.
 //
 // A shard's write event is a hint that the counter changed at a time
@@ -17,12 +17,12 @@
 // other instances fold the same counters changes what a fold may trust
 // (sharing.go).
 //
-// The tracker reads and writes through a store (a counting.Folder) and
+// The tracker reads and writes through a store (a core.Folder) and
 // tells time by a clock it is given, so its decisions are tested without
 // a database (plan_test.go, tracker_test.go); the protocol as a whole is
 // tested on the emulator, with real trigger events.
 //
-// Counts on the app's documents (counting.Layout.Docs) fold the same way, a
+// Counts on the app's documents (core.Layout.Docs) fold the same way, a
 // document at a time: each of its counts is summed over its shards on its
 // own (an aggregation sees only the documents that hold every field it
 // names), all at one read time, and written together in one update that
@@ -31,6 +31,6 @@
 // the fold read again and write again; a document the app deleted is never
 // written, and the events of its shards are answered. A document deleted
 // and created again at the same path is another life of it (see package
-// counting): a fold sums the shards of the life the document has, and an
+// core): a fold sums the shards of the life the document has, and an
 // event of another life's shard is only a hint.
 package rollup

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
@@ -49,8 +49,8 @@ func TestOneAggregateFailingFreezesNothing(t *testing.T) {
 			t.Fatalf("a comment's event: %v; want it answered, the failure being for good", err)
 		}
 	}
-	adder := counting.NewAdder(client, counting.AdderConfig{Layout: l})
-	likes := counting.Count{Field: "likes", Shard: "likes"}
+	adder := core.NewAdder(client, core.AdderConfig{Layout: l})
+	likes := core.Count{Field: "likes", Shard: "likes"}
 	if _, _, err := adder.Add(ctx, name, likes, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // refresh reads the parent, answers what it covers, and folds at once if the
@@ -44,12 +44,12 @@ func (t *tracker) foldLatest(ctx context.Context, c *tracked) error {
 // onto it, if that is still a fold's to write (a sum from an event only
 // while the parent still has one shard since before it; else it sums the
 // shards); else it leaves c's waiters to plan again.
-func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at time.Time) error {
+func (t *tracker) fold(ctx context.Context, c *tracked, p core.Parent, at time.Time) error {
 	t.mu.Lock()
 	children, counts := t.wanted(c)
 	// Children are aggregated at a read time of now; the counts then are
 	// summed at it too, not taken from an event. t.mu is held.
-	eventSum := func() (counting.Sum, bool) {
+	eventSum := func() (core.Sum, bool) {
 		s, ok := t.eventSum(c, p, at)
 		return s, ok && len(children) == 0
 	}
@@ -71,7 +71,7 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 	partsAt := at
 	switch zero, ok := t.createdSum(c, p); {
 	case !counts:
-		s = counting.Sum{At: counting.Precise(at), Life: p.Life}
+		s = core.Sum{At: core.Precise(at), Life: p.Life}
 	case ok && !fromEvent:
 		s = zero
 	case !fromEvent:
@@ -86,7 +86,7 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 	if err == nil && len(children) > 0 {
 		s.Parts, err = t.store.SumParts(ctx, c.id, p, children, partsAt)
 	}
-	if errors.Is(err, counting.ErrSumNotInteger) {
+	if errors.Is(err, core.ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
 			"counter", c.id, "error", err.Error())
 		t.mu.Lock()
@@ -110,13 +110,13 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p counting.Parent, at ti
 		wrote, next, err := t.store.Write(ctx, c.id, p, s, grow)
 		t.mu.Lock()
 		if optimistic && attempt == 0 {
-			t.noteView(errors.Is(err, counting.ErrStale))
+			t.noteView(errors.Is(err, core.ErrStale))
 		}
-		if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, counting.ErrStale)) {
+		if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, core.ErrStale)) {
 			t.noteShared(err != nil) // on its own last write: did another writer come between?
 		}
 		t.mu.Unlock()
-		if errors.Is(err, counting.ErrStale) && attempt == 0 {
+		if errors.Is(err, core.ErrStale) && attempt == 0 {
 			if p, err = t.store.Read(ctx, c.id); err != nil {
 				return err
 			}
@@ -176,41 +176,41 @@ func (t *tracker) weighAt(c *tracked, at time.Time) time.Time {
 // after it was created), so that sum is exact. It is taken only when the
 // events held that want counts are all of the creation of p's life, and p
 // holds none yet. t.mu is not held.
-func (t *tracker) createdSum(c *tracked, p counting.Parent) (counting.Sum, bool) {
+func (t *tracker) createdSum(c *tracked, p core.Parent) (core.Sum, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !p.Exists || !p.AsOf.IsZero() {
-		return counting.Sum{}, false
+		return core.Sum{}, false
 	}
 	var at time.Time
 	for _, w := range c.waiting {
 		switch {
 		case c.known && c.covers(w), w.child != nil:
 		case !w.created || w.life != p.Life:
-			return counting.Sum{}, false // an increment's event, or another life's creation
+			return core.Sum{}, false // an increment's event, or another life's creation
 		default:
 			at = maxTime(at, w.at)
 		}
 	}
 	if at.IsZero() {
-		return counting.Sum{}, false
+		return core.Sum{}, false
 	}
 	n := len(t.store.Layout().Counts(c.id))
-	return counting.Sum{At: counting.Precise(at), Life: p.Life, Values: make([]int64, n), Shards: make([]int64, n)}, true
+	return core.Sum{At: core.Precise(at), Life: p.Life, Values: make([]int64, n), Shards: make([]int64, n)}, true
 }
 
 // finish records what the write of a fold did, and answers the waiters it
 // covers.
-func (t *tracker) finish(c *tracked, at time.Time, s counting.Sum, wrote counting.Outcome, next counting.Parent, err error) error {
+func (t *tracker) finish(c *tracked, at time.Time, s core.Sum, wrote core.Outcome, next core.Parent, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case errors.Is(err, counting.ErrStale):
+	case errors.Is(err, core.ErrStale):
 		c.known = false
 		return nil
-	case errors.Is(err, counting.ErrTooSoon):
+	case errors.Is(err, core.ErrTooSoon):
 		return nil // another instance folded meanwhile: plan again
-	case errors.Is(err, counting.ErrNoShardField):
+	case errors.Is(err, core.ErrNoShardField):
 		t.log.Error("rollup: cannot fold: is the shard field right? nothing written", "counter", c.id, "error", err.Error())
 		c.pause = t.now().Add(t.window)
 		t.answer(c, at, nil)
@@ -249,7 +249,7 @@ func (t *tracker) finish(c *tracked, at time.Time, s counting.Sum, wrote countin
 // wanted is what a fold of c must refold for its waiters that the known
 // parent does not cover: the children of aggregated collections, and
 // whether the counts too. t.mu is held.
-func (t *tracker) wanted(c *tracked) (children []counting.Child, counts bool) {
+func (t *tracker) wanted(c *tracked) (children []core.Child, counts bool) {
 	at := map[childKey]int{}
 	for _, w := range c.waiting {
 		switch {
@@ -270,7 +270,7 @@ func (t *tracker) wanted(c *tracked) (children []counting.Child, counts bool) {
 				continue
 			}
 			at[k] = len(children)
-			children = append(children, counting.Child{Source: k.source, ID: k.id, At: w.at})
+			children = append(children, core.Child{Source: k.source, ID: k.id, At: w.at})
 		default:
 			counts = true
 		}

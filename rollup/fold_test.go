@@ -12,7 +12,7 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 func slicesSortTimes(ts []time.Time) { slices.SortFunc(ts, time.Time.Compare) }
@@ -122,7 +122,7 @@ func TestFoldShardDeleted(t *testing.T) {
 	h.delete(0)
 	h.deliver(h.handler(Config{}), h.events...)
 	h.checkExact()
-	if got := h.parent().Data()[counting.FieldTotal]; got != int64(3) {
+	if got := h.parent().Data()[core.FieldTotal]; got != int64(3) {
 		t.Errorf("total = %v, want 3", got)
 	}
 
@@ -145,7 +145,7 @@ func TestFoldShardResetToZero(t *testing.T) {
 	h.set(0, 0)
 	h.incr(0, 1)
 	h.deliver(h.handler(Config{}), h.events...)
-	if got := h.parent().Data()[counting.FieldTotal]; got != int64(1) {
+	if got := h.parent().Data()[core.FieldTotal]; got != int64(1) {
 		t.Errorf("total = %v, want 1", got)
 	}
 	h.checkExact()
@@ -157,7 +157,7 @@ func TestFoldShardResetToZero(t *testing.T) {
 func TestFoldGuideCounter(t *testing.T) {
 	h := newHistory(t)
 	ctx := context.Background()
-	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{counting.FieldNumShards: int64(4), "label": "likes"}); err != nil {
+	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{core.FieldNumShards: int64(4), "label": "likes"}); err != nil {
 		t.Fatal(err)
 	}
 	for n := 0; n < 4; n++ {
@@ -170,7 +170,7 @@ func TestFoldGuideCounter(t *testing.T) {
 	h.deliver(h.handler(Config{}), h.events...)
 	h.checkExact()
 	p := h.parent().Data()
-	if p[counting.FieldNumShards] != int64(4) || p["label"] != "likes" || p[counting.FieldTotal] != int64(3) {
+	if p[core.FieldNumShards] != int64(4) || p["label"] != "likes" || p[core.FieldTotal] != int64(3) {
 		t.Errorf("parent = %v, want num_shards 4, label likes, total 3", p)
 	}
 }
@@ -184,7 +184,7 @@ func TestFoldParentMissing(t *testing.T) {
 	}
 	h.deliver(h.handler(Config{}), h.events...)
 	h.checkExact()
-	if _, ok := h.parent().Data()[counting.FieldNumShards]; ok {
+	if _, ok := h.parent().Data()[core.FieldNumShards]; ok {
 		t.Error("rollup wrote num_shards; it belongs to the admin")
 	}
 }

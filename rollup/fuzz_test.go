@@ -10,7 +10,7 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -48,7 +48,7 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add(s.data, s.typ, s.subject, int64(s.offset))
 	}
-	d := Decoder{Layout: counting.Default(), Project: "demo"}
+	d := Decoder{Layout: core.Default(), Project: "demo"}
 	f.Fuzz(func(t *testing.T, raw []byte, typ, subject string, offset int64) {
 		e := event.New()
 		e.SetID("fuzz")
@@ -83,7 +83,7 @@ func FuzzDecode(f *testing.F) {
 		switch {
 		case !ok || perr != nil || id != h.Counter || life != h.Life || n != h.Shard:
 			t.Fatalf("took %+v from a write to %q", h, name)
-		case counting.ValidID(h.Counter) != nil:
+		case core.ValidID(h.Counter) != nil:
 			t.Fatalf("took counter id %q", h.Counter)
 		case h.At.IsZero() || h.At.After(received.Add(DefaultMaxSkew)):
 			t.Fatalf("took %+v, dated past %s", h, received.Add(DefaultMaxSkew))

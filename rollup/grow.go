@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // GrowPolicy says when the rollup adds shards to a busy counter. It never
@@ -15,7 +15,7 @@ type GrowPolicy struct {
 	PerShard float64       // writes per second one shard should take; 0 disables growth
 	Max      int           // most shards growth leads to
 	Period   time.Duration // a rate is measured between two sums at least this far apart; default DefaultGrow.Period
-	Default  int           // shards of a counted document without num_shards; default counting.DefaultShards
+	Default  int           // shards of a counted document without num_shards; default core.DefaultShards
 }
 
 // DefaultGrow is the growth policy of a deployment that says nothing else
@@ -39,11 +39,11 @@ const measureAt = 4
 // counts / Δ read time, between s and the sum before it at least a period
 // earlier (c.base). A counter past PerShard writes a second on each shard
 // grows to the shards that rate needs, and at least doubles.
-func (t *tracker) growTo(c *tracked, p counting.Parent, s counting.Sum) int {
+func (t *tracker) growTo(c *tracked, p core.Parent, s core.Sum) int {
 	g := t.grow
 	n := p.NumShards
 	if n == 0 && t.store.Layout().OnDocs() {
-		n = cmp.Or(g.Default, counting.DefaultShards) // increments use the default on a document without num_shards
+		n = cmp.Or(g.Default, core.DefaultShards) // increments use the default on a document without num_shards
 	}
 	if !g.on() || !p.Exists || n <= 0 || n >= g.Max {
 		return 0
@@ -77,7 +77,7 @@ func (g GrowPolicy) period() time.Duration { return cmp.Or(g.Period, DefaultGrow
 // measuring reports whether c, on one shard as the fold knows its parent
 // p, holds enough events that its folds sum its shard, so that its rate
 // is measured. t.mu is held.
-func (t *tracker) measuring(c *tracked, p counting.Parent) bool {
+func (t *tracker) measuring(c *tracked, p core.Parent) bool {
 	return t.grow.on() && c.counting() >= measureAt && p.NumShards < t.grow.Max
 }
 
@@ -108,4 +108,4 @@ func (t *tracker) probe(ctx context.Context, c *tracked) error {
 }
 
 // defaults is how many shards a counted document without num_shards has.
-func (t *tracker) defaults() int { return cmp.Or(t.grow.Default, counting.DefaultShards) }
+func (t *tracker) defaults() int { return cmp.Or(t.grow.Default, core.DefaultShards) }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -18,7 +18,7 @@ var growing = GrowPolicy{PerShard: 1, Max: 1000, Period: 100 * time.Millisecond}
 // oneShard makes h's counter as Increment makes a new one: one shard.
 func oneShard(h *history) {
 	h.t.Helper()
-	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{counting.FieldNumShards: 1, counting.FieldTotal: 0}); err != nil {
+	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{core.FieldNumShards: 1, core.FieldTotal: 0}); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -26,7 +26,7 @@ func oneShard(h *history) {
 // numShards is the counter's num_shards as stored.
 func (h *history) numShards() int64 {
 	h.t.Helper()
-	n, _ := h.parent().Data()[counting.FieldNumShards].(int64)
+	n, _ := h.parent().Data()[core.FieldNumShards].(int64)
 	return n
 }
 
@@ -68,7 +68,7 @@ func TestForgedCountsNeverGrow(t *testing.T) {
 	// A forged count, then a reconcile with no write in between.
 	time.Sleep(2 * testWindow)
 	h.deliver(h.live, eventarc.Written(emulatortest.Project, "(default)", h.last[0], forgedCount(h, 7_000_000, time.Now().Add(-time.Millisecond))))
-	drift, err := counting.NewFolder(h.client, h.layout, testWindow).Reconcile(context.Background(), h.id)
+	drift, err := core.NewFolder(h.client, h.layout, testWindow).Reconcile(context.Background(), h.id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestFutureCountNotTaken(t *testing.T) {
 	time.Sleep(2 * testWindow)
 	h.deliver(h.live, eventarc.Written(emulatortest.Project, "(default)", h.last[0], forgedCount(h, 9_000_000, time.Now().Add(2*time.Second))))
 	h.checkExact()
-	if total, _ := h.parent().Data()[counting.FieldTotal].(int64); total != 1 {
+	if total, _ := h.parent().Data()[core.FieldTotal].(int64); total != 1 {
 		t.Errorf("total = %d after an event dated 2 s ahead; want the shard's 1", total)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // TestGrowTo checks the shards a fold grows a counter to, from two sums of
@@ -12,7 +12,7 @@ import (
 // take a write a second, so a counter grows to its net rate in writes a
 // second, at least doubling, and at most to Max.
 func TestGrowTo(t *testing.T) {
-	docs, err := counting.ParseCounts("posts:likes,views")
+	docs, err := core.ParseCounts("posts:likes,views")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,16 +38,16 @@ func TestGrowTo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFakeStore(t)
 			if tc.docs {
-				s.layout = counting.Layout{Docs: docs}
+				s.layout = core.Layout{Docs: docs}
 			}
 			tr := newTracker(s, s.clock.now, tc.policy, 0, nil)
 			c := tr.counter("c")
-			p := counting.Parent{Exists: true, NumShards: tc.numShards}
-			first := counting.Sum{At: start, Values: make([]int64, len(tc.moved))}
+			p := core.Parent{Exists: true, NumShards: tc.numShards}
+			first := core.Sum{At: start, Values: make([]int64, len(tc.moved))}
 			if got := tr.growTo(c, p, first); got != 0 {
 				t.Fatalf("first sum: growTo = %d, want 0: no rate yet", got)
 			}
-			second := counting.Sum{At: start.Add(tc.after), Values: tc.moved}
+			second := core.Sum{At: start.Add(tc.after), Values: tc.moved}
 			if got := tr.growTo(c, p, second); got != tc.want {
 				t.Errorf("growTo = %d, want %d", got, tc.want)
 			}
@@ -61,9 +61,9 @@ func TestGrowToMeasuresFromTheLastBase(t *testing.T) {
 	s := newFakeStore(t)
 	tr := newTracker(s, s.clock.now, DefaultGrow, 0, nil)
 	c := tr.counter("c")
-	p := counting.Parent{Exists: true, NumShards: 1}
-	sum := func(after time.Duration, v int64) counting.Sum {
-		return counting.Sum{At: start.Add(after), Values: []int64{v}}
+	p := core.Parent{Exists: true, NumShards: 1}
+	sum := func(after time.Duration, v int64) core.Sum {
+		return core.Sum{At: start.Add(after), Values: []int64{v}}
 	}
 	tr.growTo(c, p, sum(0, 0))
 	tr.growTo(c, p, sum(100*time.Millisecond, 50)) // within the period

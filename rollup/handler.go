@@ -9,15 +9,15 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // Config configures a Handler.
 type Config struct {
-	Layout   counting.Layout
+	Layout   core.Layout
 	Project  string        // events for another project are dropped; "" accepts any
 	Database string        // events for another database are dropped; "" means "(default)"
-	Window   time.Duration // each parent is written at most once per Window; default counting.DefaultWindow
+	Window   time.Duration // each parent is written at most once per Window; default core.DefaultWindow
 	Grow     GrowPolicy    // adding shards to busy counters; zero: never
 	MaxSkew  time.Duration // how far ahead an event may be dated; default DefaultMaxSkew
 	Hold     time.Duration // longest a handler waits for a fold; default DefaultHold
@@ -51,9 +51,9 @@ func New(client *firestore.Client, cfg Config) *Handler {
 		cfg.Hold = DefaultHold
 	}
 	if cfg.Window <= 0 {
-		cfg.Window = counting.DefaultWindow
+		cfg.Window = core.DefaultWindow
 	}
-	t := newTracker(counting.NewFolder(client, cfg.Layout, cfg.Window), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
+	t := newTracker(core.NewFolder(client, cfg.Layout, cfg.Window), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},

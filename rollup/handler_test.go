@@ -12,7 +12,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -51,7 +51,7 @@ func forged(h *history) map[string]event.Event {
 func TestForgedEventsAmongReal(t *testing.T) {
 	h := newHistory(t)
 	ctx := context.Background()
-	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{counting.FieldNumShards: 4, counting.FieldTotal: 0}); err != nil {
+	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{core.FieldNumShards: 4, core.FieldTotal: 0}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 40; i++ {
@@ -83,7 +83,7 @@ func TestForgedEventsAmongReal(t *testing.T) {
 	wg.Wait()
 	h.checkExact()
 	checkSpaced(t, h.folds.writes(), testWindow)
-	if n := h.parent().Data()[counting.FieldNumShards]; n != int64(4) {
+	if n := h.parent().Data()[core.FieldNumShards]; n != int64(4) {
 		t.Errorf("num_shards = %v, want 4 as it was", n)
 	}
 	refs, err := h.layout.Shards(h.client, h.id, "").DocumentRefs(ctx).GetAll()
@@ -123,7 +123,7 @@ func TestHandleDropsBadEventsWithoutWriting(t *testing.T) {
 // TestHandleRetriesTransient points the handler at a closed port: the error
 // is returned, so the platform retries.
 func TestHandleRetriesTransient(t *testing.T) {
-	handler := New(emulatortest.Unreachable(t), Config{Layout: counting.Default(), Window: testWindow})
+	handler := New(emulatortest.Unreachable(t), Config{Layout: core.Default(), Window: testWindow})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	e := eventarc.Written(emulatortest.Project, "(default)", nil, eventarc.IntDoc("counters/c/shards/0", "count", 1, time.Now()))
@@ -178,8 +178,8 @@ func TestFoldRepairsWrongTypes(t *testing.T) {
 	h := newHistory(t)
 	ctx := context.Background()
 	_, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{
-		counting.FieldNumShards: 2, counting.FieldTotal: "lots", counting.FieldAsOf: 42,
-		counting.FieldLegacy: map[string]any{"shards": map[string]any{"0": "garbage", "9": map[string]any{"version": "x"}}},
+		core.FieldNumShards: 2, core.FieldTotal: "lots", core.FieldAsOf: 42,
+		core.FieldLegacy: map[string]any{"shards": map[string]any{"0": "garbage", "9": map[string]any{"version": "x"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestFoldRepairsWrongTypes(t *testing.T) {
 func TestFoldSumPastInt64(t *testing.T) {
 	h := newHistory(t)
 	ctx := context.Background()
-	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{counting.FieldNumShards: 2, counting.FieldTotal: 7}); err != nil {
+	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{core.FieldNumShards: 2, core.FieldTotal: 7}); err != nil {
 		t.Fatal(err)
 	}
 	before := h.parent()
@@ -218,7 +218,7 @@ func TestFoldTwoThousandShards(t *testing.T) {
 	h := newHistory(t)
 	ctx := context.Background()
 	bw := h.client.BulkWriter(ctx)
-	if _, err := bw.Set(h.layout.Counter(h.client, h.id), map[string]any{counting.FieldNumShards: 2000}); err != nil {
+	if _, err := bw.Set(h.layout.Counter(h.client, h.id), map[string]any{core.FieldNumShards: 2000}); err != nil {
 		t.Fatal(err)
 	}
 	for n := 0; n < 2000; n++ {
@@ -235,7 +235,7 @@ func TestFoldTwoThousandShards(t *testing.T) {
 	}
 
 	g := newHistory(t)
-	if _, err := g.layout.Counter(g.client, g.id).Set(ctx, map[string]any{counting.FieldNumShards: 1000}); err != nil {
+	if _, err := g.layout.Counter(g.client, g.id).Set(ctx, map[string]any{core.FieldNumShards: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	g.live = g.handler(Config{Grow: GrowPolicy{PerShard: 0.001, Max: 2000, Period: 200 * time.Millisecond}})
@@ -243,7 +243,7 @@ func TestFoldTwoThousandShards(t *testing.T) {
 		g.incr(rand.IntN(1000), 1)
 	}
 	g.checkExact()
-	if n := g.parent().Data()[counting.FieldNumShards]; n != int64(2000) {
+	if n := g.parent().Data()[core.FieldNumShards]; n != int64(2000) {
 		t.Errorf("num_shards = %v, want it grown to 2000", n)
 	}
 	if !strings.Contains(g.logs.String(), "added shards") {
@@ -256,7 +256,7 @@ func TestFoldTwoThousandShards(t *testing.T) {
 // whose shards do not move leaves its num_shards as it is.
 func TestHintsAloneNeverGrowACounter(t *testing.T) {
 	h := newHistory(t)
-	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{counting.FieldNumShards: 2}); err != nil {
+	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{core.FieldNumShards: 2}); err != nil {
 		t.Fatal(err)
 	}
 	h.live = h.handler(Config{Grow: GrowPolicy{PerShard: 1, Max: 8, Period: 100 * time.Millisecond}})
@@ -277,7 +277,7 @@ func TestHintsAloneNeverGrowACounter(t *testing.T) {
 	}
 	wg.Wait()
 	h.checkExact()
-	if n := h.parent().Data()[counting.FieldNumShards]; n != int64(2) {
+	if n := h.parent().Data()[core.FieldNumShards]; n != int64(2) {
 		t.Errorf("num_shards = %v, want 2", n)
 	}
 }
@@ -287,7 +287,7 @@ func TestHintsAloneNeverGrowACounter(t *testing.T) {
 // a non-zero total alone instead of writing 0 over it.
 func TestFoldKeepsTotalWithoutShardField(t *testing.T) {
 	h := newHistory(t)
-	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{counting.FieldNumShards: 2, counting.FieldTotal: 12}); err != nil {
+	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{core.FieldNumShards: 2, core.FieldTotal: 12}); err != nil {
 		t.Fatal(err)
 	}
 	h.incr(0, 5)
@@ -329,7 +329,7 @@ func TestPagesCannotPostEvents(t *testing.T) {
 // shards.
 func TestShardsDeletedRaiseNoAlarm(t *testing.T) {
 	h := newHistory(t)
-	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{counting.FieldNumShards: 2}); err != nil {
+	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{core.FieldNumShards: 2}); err != nil {
 		t.Fatal(err)
 	}
 	h.live = h.handler(Config{})

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // Hint is what a shard's write event tells the rollup: counter Counter
@@ -19,10 +19,10 @@ type Hint struct {
 	// time of its own; At is then an upper bound of when it committed.
 	At time.Time
 	// One is set for a write to shard 0 whose counts are integers.
-	One *counting.OneShard
+	One *core.OneShard
 	// Child is set for a write to a child of an aggregated collection:
 	// the aggregates of Counter over Child's part changed at At.
-	Child *counting.Child
+	Child *core.Child
 	// Created is set for the creation of the counted document Counter, at
 	// At, in Life: it has no counts until a fold gives it every one.
 	Created bool

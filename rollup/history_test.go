@@ -12,7 +12,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
@@ -27,7 +27,7 @@ const testWindow = 50 * time.Millisecond
 type history struct {
 	t      *testing.T
 	client *firestore.Client
-	layout counting.Layout
+	layout core.Layout
 	id     string
 	last   map[int]*eventarc.Doc
 	events []event.Event
@@ -42,7 +42,7 @@ type history struct {
 }
 
 func newHistory(t *testing.T) *history {
-	return &history{t: t, client: emulatortest.Client(t), layout: counting.Default(), id: emulatortest.ID(t), last: map[int]*eventarc.Doc{}}
+	return &history{t: t, client: emulatortest.Client(t), layout: core.Default(), id: emulatortest.ID(t), last: map[int]*eventarc.Doc{}}
 }
 
 // handler is a Rollup instance for the history's counter, with its own
@@ -59,7 +59,7 @@ func (h *history) handler(cfg Config) *Handler {
 }
 
 func (h *history) path(n int) string {
-	return fmt.Sprintf("%s/%s/%s/%d", h.layout.Collection, h.id, counting.ShardsCollection, n)
+	return fmt.Sprintf("%s/%s/%s/%d", h.layout.Collection, h.id, core.ShardsCollection, n)
 }
 
 func (h *history) record(n int, after *eventarc.Doc) event.Event {
@@ -178,14 +178,14 @@ func (h *history) checkExact() {
 		h.t.Fatal("no parent")
 	}
 	d := snap.Data()
-	if want := h.sum(); d[counting.FieldTotal] != want {
-		h.t.Errorf("total = %v (%T), want the shards' sum %d", d[counting.FieldTotal], d[counting.FieldTotal], want)
+	if want := h.sum(); d[core.FieldTotal] != want {
+		h.t.Errorf("total = %v (%T), want the shards' sum %d", d[core.FieldTotal], d[core.FieldTotal], want)
 	}
-	if _, ok := d[counting.FieldAsOf].(time.Time); !ok {
-		h.t.Errorf("as_of = %v (%T), want a timestamp", d[counting.FieldAsOf], d[counting.FieldAsOf])
+	if _, ok := d[core.FieldAsOf].(time.Time); !ok {
+		h.t.Errorf("as_of = %v (%T), want a timestamp", d[core.FieldAsOf], d[core.FieldAsOf])
 	}
-	if _, ok := d[counting.FieldLegacy]; ok {
-		h.t.Errorf("the old bookkeeping is still there: %v", d[counting.FieldLegacy])
+	if _, ok := d[core.FieldLegacy]; ok {
+		h.t.Errorf("the old bookkeeping is still there: %v", d[core.FieldLegacy])
 	}
 	if size := docSize(d); size > 64<<10 {
 		h.t.Errorf("parent is about %d bytes, over 64 KiB", size)

@@ -8,7 +8,7 @@ import (
 
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -31,7 +31,7 @@ const MaxEventBytes = 512 << 10
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); origin != "" {
 		// Eventarc sends no Origin; a browser does, for any page's request.
-		httpjson.WriteError(w, counting.Errorf(counting.Forbidden, "Rollup takes events from Eventarc, not from web pages"))
+		httpjson.WriteError(w, core.Errorf(core.Forbidden, "Rollup takes events from Eventarc, not from web pages"))
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -47,7 +47,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteError(w, httpjson.Refuse(http.StatusRequestEntityTooLarge, "an event is at most 512 KiB"))
 		return
 	case err != nil:
-		httpjson.WriteError(w, counting.Errorf(counting.Invalid, "reading the body failed"))
+		httpjson.WriteError(w, core.Errorf(core.Invalid, "reading the body failed"))
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -58,7 +58,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.Handle(r.Context(), *e); err != nil {
-		httpjson.WriteError(w, &counting.Error{Code: counting.Unavailable, Message: "no fold covered the event in time; retry", Err: err})
+		httpjson.WriteError(w, &core.Error{Code: core.Unavailable, Message: "no fold covered the event in time; retry", Err: err})
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

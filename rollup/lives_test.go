@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -23,10 +23,10 @@ import (
 func TestCreatedAgainHoldsNothingOfItsEarlierLife(t *testing.T) {
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:likes,views")
-	stale := counting.NewAdder(client, counting.AdderConfig{Layout: l, CacheTTL: time.Hour})
+	stale := core.NewAdder(client, core.AdderConfig{Layout: l, CacheTTL: time.Hour})
 	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: testWindow})
-	likes, views := counting.Count{Field: "likes", Shard: "likes"}, counting.Count{Field: "views", Shard: "views"}
-	add := func(c counting.Count) {
+	likes, views := core.Count{Field: "likes", Shard: "likes"}, core.Count{Field: "views", Shard: "views"}
+	add := func(c core.Count) {
 		t.Helper()
 		if _, _, err := stale.Add(ctx, name, c, 1); err != nil {
 			t.Fatal(err)
@@ -78,7 +78,7 @@ func TestCreatedAgainHoldsNothingOfItsEarlierLife(t *testing.T) {
 	if got["likes"] != int64(0) || got["views"] != nil && got["views"] != int64(0) {
 		t.Errorf("the post created again: likes %v, views %v; want likes 0 and no view, nothing of its earlier life", got["likes"], got["views"])
 	}
-	if bk, _ := got[counting.FieldBookkeeping].(map[string]any); bk != nil && bk[counting.FieldLife] == first {
-		t.Errorf("_tally.life = %v, the earlier life's", bk[counting.FieldLife])
+	if bk, _ := got[core.FieldBookkeeping].(map[string]any); bk != nil && bk[core.FieldLife] == first {
+		t.Errorf("_tally.life = %v, the earlier life's", bk[core.FieldLife])
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/heaptest"
 )
 
@@ -23,12 +23,12 @@ func BenchmarkTrackerCountersSeen(b *testing.B) {
 				goroutines := runtime.NumGoroutine()
 				var t *tracker
 				heaptest.PerCounter(b, n, func() any {
-					t = newTracker(counting.NewFolder(nil, counting.Default(), counting.DefaultWindow), time.Now, GrowPolicy{}, 0, nil)
+					t = newTracker(core.NewFolder(nil, core.Default(), core.DefaultWindow), time.Now, GrowPolicy{}, 0, nil)
 					now := time.Now()
 					for i := range n {
 						t.mu.Lock()
 						c := t.counter(fmt.Sprintf("post-%d-likes", i))
-						c.p = counting.Parent{Exists: true, Updated: now, Written: now, AsOf: now, Totals: []int64{int64(i)}, NumShards: 10, Anchor: now, AnchorAt: now}
+						c.p = core.Parent{Exists: true, Updated: now, Written: now, AsOf: now, Totals: []int64{int64(i)}, NumShards: 10, Anchor: now, AnchorAt: now}
 						c.known, c.mine, c.read = true, now, now
 						t.mu.Unlock()
 					}

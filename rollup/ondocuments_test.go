@@ -9,19 +9,19 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
 // newPost declares the counts given (TALLY_COUNTS) and creates a post of
 // the test's own, titled hello, as the app does.
-func newPost(t testing.TB, counts string) (*firestore.Client, counting.Layout, string) {
+func newPost(t testing.TB, counts string) (*firestore.Client, core.Layout, string) {
 	t.Helper()
 	client := emulatortest.Client(t)
-	l := counting.Default()
+	l := core.Default()
 	var err error
-	if l.Docs, err = counting.ParseCounts(counts); err != nil {
+	if l.Docs, err = core.ParseCounts(counts); err != nil {
 		t.Fatal(err)
 	}
 	name := "posts/" + emulatortest.ID(t)
@@ -77,7 +77,7 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 	if n, _ := l.NumShards(d); n <= 4 || n > 20 {
 		t.Errorf("_tally.num_shards = %d, want the default 4 grown, to at most 20", n)
 	}
-	if _, ok := d[counting.FieldNumShards]; ok {
+	if _, ok := d[core.FieldNumShards]; ok {
 		t.Error("num_shards was written beside the app's fields")
 	}
 

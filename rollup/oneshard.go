@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // A counter on one shard (most counters: they start on one, and only the
@@ -31,9 +31,9 @@ import (
 // other instances hold too, and they find their events covered rather
 // than fold again a window later. Nor while c is measured (see
 // measuring): its folds sum, so that it can grow. t.mu is held.
-func (t *tracker) eventSum(c *tracked, p counting.Parent, now time.Time) (counting.Sum, bool) {
+func (t *tracker) eventSum(c *tracked, p core.Parent, now time.Time) (core.Sum, bool) {
 	if t.measuring(c, p) {
-		return counting.Sum{}, false
+		return core.Sum{}, false
 	}
 	var best *waiter
 	for _, w := range c.waiting {
@@ -42,9 +42,9 @@ func (t *tracker) eventSum(c *tracked, p counting.Parent, now time.Time) (counti
 		}
 	}
 	if best == nil || t.sharing() && now.Sub(best.at) > t.window/2 {
-		return counting.Sum{}, false
+		return core.Sum{}, false
 	}
-	s := counting.Sum{At: best.at, Life: best.life, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
+	s := core.Sum{At: best.at, Life: best.life, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
 	for i, held := range best.one.Held {
 		if held {
 			s.Shards[i] = 1

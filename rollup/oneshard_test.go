@@ -8,7 +8,7 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -24,38 +24,38 @@ func TestDecodeOneShard(t *testing.T) {
 	tallyMap := func(fields map[string]*firestoredata.Value) *firestoredata.Value {
 		return &firestoredata.Value{ValueType: &firestoredata.Value_MapValue{MapValue: &firestoredata.MapValue{Fields: fields}}}
 	}
-	docs := counting.Layout{}
+	docs := core.Layout{}
 	var err error
-	if docs.Docs, err = counting.ParseCounts("posts:likes,views,shares"); err != nil {
+	if docs.Docs, err = core.ParseCounts("posts:likes,views,shares"); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name   string
-		layout counting.Layout
+		layout core.Layout
 		path   string
 		fields map[string]*firestoredata.Value
-		want   *counting.OneShard
+		want   *core.OneShard
 	}{
-		{"guide layout", counting.Default(), "counters/likes/shards/0",
-			map[string]*firestoredata.Value{"count": integer(7), counting.FieldParentSeen: seen},
-			&counting.OneShard{Seen: t1, Values: []int64{7}, Held: []bool{true}}},
-		{"no parent version", counting.Default(), "counters/likes/shards/0",
-			map[string]*firestoredata.Value{"count": integer(7)}, &counting.OneShard{Values: []int64{7}, Held: []bool{true}}},
-		{"another shard", counting.Default(), "counters/likes/shards/2",
-			map[string]*firestoredata.Value{"count": integer(7), counting.FieldParentSeen: seen}, nil},
-		{"a count that is not an integer", counting.Default(), "counters/likes/shards/0",
-			map[string]*firestoredata.Value{"count": {ValueType: &firestoredata.Value_DoubleValue{DoubleValue: 7}}, counting.FieldParentSeen: seen}, nil},
-		{"no count", counting.Default(), "counters/likes/shards/0",
-			map[string]*firestoredata.Value{counting.FieldParentSeen: seen}, nil},
-		{"the version not a timestamp", counting.Default(), "counters/likes/shards/0",
-			map[string]*firestoredata.Value{"count": integer(7), counting.FieldParentSeen: integer(1)}, &counting.OneShard{Values: []int64{7}, Held: []bool{true}}},
+		{"guide layout", core.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{"count": integer(7), core.FieldParentSeen: seen},
+			&core.OneShard{Seen: t1, Values: []int64{7}, Held: []bool{true}}},
+		{"no parent version", core.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{"count": integer(7)}, &core.OneShard{Values: []int64{7}, Held: []bool{true}}},
+		{"another shard", core.Default(), "counters/likes/shards/2",
+			map[string]*firestoredata.Value{"count": integer(7), core.FieldParentSeen: seen}, nil},
+		{"a count that is not an integer", core.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{"count": {ValueType: &firestoredata.Value_DoubleValue{DoubleValue: 7}}, core.FieldParentSeen: seen}, nil},
+		{"no count", core.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{core.FieldParentSeen: seen}, nil},
+		{"the version not a timestamp", core.Default(), "counters/likes/shards/0",
+			map[string]*firestoredata.Value{"count": integer(7), core.FieldParentSeen: integer(1)}, &core.OneShard{Values: []int64{7}, Held: []bool{true}}},
 		{"counts on documents, two of three held", docs, "posts/p1/lives/1732000000000000/shards/0",
 			map[string]*firestoredata.Value{"likes": integer(3), "shares": integer(1),
-				counting.FieldBookkeeping: tallyMap(map[string]*firestoredata.Value{counting.FieldParentSeen: seen})},
-			&counting.OneShard{Seen: t1, Values: []int64{3, 0, 1}, Held: []bool{true, false, true}}},
+				core.FieldBookkeeping: tallyMap(map[string]*firestoredata.Value{core.FieldParentSeen: seen})},
+			&core.OneShard{Seen: t1, Values: []int64{3, 0, 1}, Held: []bool{true, false, true}}},
 		{"counts on documents, the version at the top, where an app's field could be", docs, "posts/p1/lives/1732000000000000/shards/0",
-			map[string]*firestoredata.Value{"likes": integer(3), counting.FieldParentSeen: seen},
-			&counting.OneShard{Values: []int64{3, 0, 0}, Held: []bool{true, false, false}}},
+			map[string]*firestoredata.Value{"likes": integer(3), core.FieldParentSeen: seen},
+			&core.OneShard{Values: []int64{3, 0, 0}, Held: []bool{true, false, false}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,9 +73,9 @@ func TestDecodeOneShard(t *testing.T) {
 	t.Run("dated after it came", func(t *testing.T) {
 		at := received.Add(time.Second) // within the skew the decoder allows
 		e := eventarc.Written("demo", "(default)", nil, &eventarc.Doc{Path: "counters/likes/shards/0",
-			Fields: map[string]*firestoredata.Value{"count": integer(7), counting.FieldParentSeen: seen}, Created: at, Updated: at})
+			Fields: map[string]*firestoredata.Value{"count": integer(7), core.FieldParentSeen: seen}, Created: at, Updated: at})
 		e.SetTime(at)
-		got, err := Decoder{Layout: counting.Default()}.Decode(e, received)
+		got, err := Decoder{Layout: core.Default()}.Decode(e, received)
 		if err != nil {
 			t.Fatal(err)
 		}

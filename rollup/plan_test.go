@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // These tests check what a tracker plans for a counter's waiters, on a
@@ -165,11 +165,11 @@ func TestPlanWaitsOutAPause(t *testing.T) {
 // A missing parent in the guide layout is folded (a fold creates it); an
 // app's document that is gone is read again, and never created.
 func TestPlanForAMissingParent(t *testing.T) {
-	docs, err := counting.ParseCounts("posts:likes")
+	docs, err := core.ParseCounts("posts:likes")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []counting.Layout{counting.Default(), {Docs: docs}} {
+	for _, l := range []core.Layout{core.Default(), {Docs: docs}} {
 		s := newFakeStore(t)
 		s.layout, s.exists = l, false
 		tr := s.tracker()
@@ -207,7 +207,7 @@ func TestPlanProbesABusyCounterOnOneShard(t *testing.T) {
 	wait, next := planFor(tr, s.add(1, false))
 	wantPlan(t, wait, next, 0, stepProbe)
 	tr.mu.Lock()
-	c.base = counting.Sum{At: s.clock.now(), Values: []int64{4}}
+	c.base = core.Sum{At: s.clock.now(), Values: []int64{4}}
 	tr.mu.Unlock()
 	wait, next = planFor(tr)
 	wantPlan(t, wait, next, s.untilDue(), stepFold)

@@ -9,7 +9,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -123,7 +123,7 @@ func TestFoldSumsInOneCall(t *testing.T) {
 	}{{"tally's client", fsClient}, {"a plain client", plain}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHistory(t)
-			handler := New(tc.client, Config{Layout: counting.Default(), Project: emulatortest.Project, Window: testWindow})
+			handler := New(tc.client, Config{Layout: core.Default(), Project: emulatortest.Project, Window: testWindow})
 			ops.Reset()
 			for i := range 5 {
 				time.Sleep(2 * testWindow)

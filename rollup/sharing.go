@@ -1,6 +1,6 @@
 package rollup
 
-import "github.com/tallycounters/tally/counting"
+import "github.com/tallycounters/tally/core"
 
 // Whether other instances fold the counters this one folds decides two
 // things: whether a fold may trust a view of the parent older than a
@@ -24,7 +24,7 @@ func (t *tracker) trustOldViews() bool { return t.staleViews < 0.5 }
 // wrote it since this instance last did, if it ever did. Where that is
 // usual, other instances fold the same counters: they hold events for
 // them too. t.mu is held.
-func (t *tracker) noteRead(c *tracked, p counting.Parent) {
+func (t *tracker) noteRead(c *tracked, p core.Parent) {
 	if c.mine.IsZero() || !p.Exists || p.Written.Before(c.mine) {
 		return
 	}

@@ -3,7 +3,7 @@ package rollup
 import (
 	"testing"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // An instance that finds, read after read, that another wrote the parents
@@ -14,10 +14,10 @@ func TestSharingFollowsWhatReadsFind(t *testing.T) {
 	tr := s.tracker()
 	c := tr.counter("c")
 	c.mine = start
-	mine := counting.Parent{Exists: true, Written: start}
-	other := counting.Parent{Exists: true, Written: start.Add(1)}
-	older := counting.Parent{Exists: true, Written: start.Add(-1)}
-	read := func(p counting.Parent, n int) {
+	mine := core.Parent{Exists: true, Written: start}
+	other := core.Parent{Exists: true, Written: start.Add(1)}
+	older := core.Parent{Exists: true, Written: start.Add(-1)}
+	read := func(p core.Parent, n int) {
 		for range n {
 			tr.noteRead(c, p)
 		}

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // The tracker's decisions are tested here with no database: a fakeStore
 // keeps one counter's parent, its shard sums and one part of its
 // comments in memory, behaves as
-// counting.Folder does (a write is a compare-and-set on the update time,
+// core.Folder does (a write is a compare-and-set on the update time,
 // no later than the window allows, and no older than the stored as_of),
 // and counts the calls a fold makes. The local and the server clock are
 // one fake clock, which only tests move. contract_test.go holds the fake
@@ -50,7 +50,7 @@ func (c *fakeClock) tick() time.Time {
 // fakeStore is one counter "c" (in the guide layout unless told) as the
 // server holds it.
 type fakeStore struct {
-	layout counting.Layout
+	layout core.Layout
 	window time.Duration
 	clock  *fakeClock
 
@@ -63,7 +63,7 @@ type fakeStore struct {
 	numShards           int
 	shards              []int64 // the shards' sum of each count
 	comments            int64   // children of the one aggregated collection, "comments", all in one part
-	part                *counting.Part
+	part                *core.Part
 	sumErr, writeErr    error // returned by the next SumNow or Write, once
 	reads, sums, writes int   // calls made; writes counts attempts
 	partSums            int
@@ -72,7 +72,7 @@ type fakeStore struct {
 func newFakeStore(t *testing.T) *fakeStore {
 	t.Helper()
 	clock := &fakeClock{t: start}
-	s := &fakeStore{layout: counting.Default(), window: time.Second, clock: clock,
+	s := &fakeStore{layout: core.Default(), window: time.Second, clock: clock,
 		exists: true, totals: []int64{0}, numShards: 1, shards: []int64{0}}
 	s.updated, s.written = clock.tick(), clock.now()
 	return s
@@ -83,10 +83,10 @@ func (s *fakeStore) tracker() *tracker {
 	return newTracker(s, s.clock.now, GrowPolicy{}, 0, nil)
 }
 
-func (s *fakeStore) Layout() counting.Layout { return s.layout }
-func (s *fakeStore) Window() time.Duration   { return s.window }
+func (s *fakeStore) Layout() core.Layout   { return s.layout }
+func (s *fakeStore) Window() time.Duration { return s.window }
 
-func (s *fakeStore) Read(_ context.Context, id string) (counting.Parent, error) {
+func (s *fakeStore) Read(_ context.Context, id string) (core.Parent, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reads++
@@ -94,34 +94,34 @@ func (s *fakeStore) Read(_ context.Context, id string) (counting.Parent, error) 
 }
 
 // parent is the parent as a read now gets it. s.mu is held.
-func (s *fakeStore) parent() counting.Parent {
+func (s *fakeStore) parent() core.Parent {
 	now := s.clock.now()
-	p := counting.Parent{Anchor: now, AnchorAt: now}
+	p := core.Parent{Anchor: now, AnchorAt: now}
 	if !s.exists {
 		return p
 	}
 	p.Exists, p.Life, p.Updated, p.Written, p.AsOf = true, s.life, s.updated, s.written, s.asOf
 	p.Totals, p.NumShards, p.OneSince = slices.Clone(s.totals), s.numShards, s.updated
 	if s.part != nil {
-		p.Parts = map[string]counting.Parts{"comments": {counting.PartKey(""): *s.part}}
+		p.Parts = map[string]core.Parts{"comments": {core.PartKey(""): *s.part}}
 	}
 	return p
 }
 
 // SumParts aggregates the one part of "comments" at at.
-func (s *fakeStore) SumParts(_ context.Context, _ string, _ counting.Parent, children []counting.Child, at time.Time) ([]counting.PartFold, error) {
+func (s *fakeStore) SumParts(_ context.Context, _ string, _ core.Parent, children []core.Child, at time.Time) ([]core.PartFold, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(children) == 0 {
 		return nil, nil
 	}
 	s.partSums++
-	part := counting.Part{At: at, N: s.comments, V: map[string]any{"comments": s.comments}}
-	return []counting.PartFold{{Source: "comments", Parts: counting.Parts{counting.PartKey(""): part}}}, nil
+	part := core.Part{At: at, N: s.comments, V: map[string]any{"comments": s.comments}}
+	return []core.PartFold{{Source: "comments", Parts: core.Parts{core.PartKey(""): part}}}, nil
 }
 
 // ReadBoundaries reads nothing: the fake keeps no windows.
-func (s *fakeStore) ReadBoundaries(context.Context, string, counting.Parent, *counting.Sum, time.Time) error {
+func (s *fakeStore) ReadBoundaries(context.Context, string, core.Parent, *core.Sum, time.Time) error {
 	return nil
 }
 
@@ -130,16 +130,16 @@ func (s *fakeStore) comment() Hint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.comments++
-	return Hint{Counter: "c", Child: &counting.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
+	return Hint{Counter: "c", Child: &core.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
 }
 
-func (s *fakeStore) SumNow(_ context.Context, _, life string, notBefore time.Time) (counting.Sum, error) {
+func (s *fakeStore) SumNow(_ context.Context, _, life string, notBefore time.Time) (core.Sum, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sums++
 	if err := s.sumErr; err != nil {
 		s.sumErr = nil
-		return counting.Sum{}, err
+		return core.Sum{}, err
 	}
 	at := s.clock.now()
 	if at.Before(notBefore) {
@@ -149,34 +149,34 @@ func (s *fakeStore) SumNow(_ context.Context, _, life string, notBefore time.Tim
 	for i := range ones {
 		ones[i] = 1
 	}
-	return counting.Sum{At: at, Life: life, Values: slices.Clone(s.shards), Shards: ones}, nil
+	return core.Sum{At: at, Life: life, Values: slices.Clone(s.shards), Shards: ones}, nil
 }
 
-func (s *fakeStore) Write(_ context.Context, id string, p counting.Parent, sum counting.Sum, grow int) (counting.Outcome, counting.Parent, error) {
+func (s *fakeStore) Write(_ context.Context, id string, p core.Parent, sum core.Sum, grow int) (core.Outcome, core.Parent, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.writes++
-	out := counting.Outcome{Counter: id, Before: p.Totals, Sum: sum, NumShards: p.NumShards}
+	out := core.Outcome{Counter: id, Before: p.Totals, Sum: sum, NumShards: p.NumShards}
 	if err := s.writeErr; err != nil {
 		s.writeErr = nil
 		return out, p, err
 	}
 	counts := sum.Values != nil && (!p.Exists || p.AsOf.Before(sum.At))
-	var part *counting.Part
+	var part *core.Part
 	if len(sum.Parts) > 0 {
-		if pt := sum.Parts[0].Parts[counting.PartKey("")]; s.part == nil || s.part.At.Before(pt.At) {
+		if pt := sum.Parts[0].Parts[core.PartKey("")]; s.part == nil || s.part.At.Before(pt.At) {
 			part = &pt
 		}
 	}
 	switch {
 	case p.Exists && counts && sum.Life != p.Life:
-		return out, p, counting.ErrStale
+		return out, p, core.ErrStale
 	case p.Exists && !counts && part == nil:
 		return out, p, nil
 	case p.Exists && sum.At.Before(p.Written.Add(s.window)) && p.Now(s.clock.now()).Before(p.Written.Add(s.window)):
-		return out, p, counting.ErrTooSoon
+		return out, p, core.ErrTooSoon
 	case p.Exists != s.exists || !p.Updated.Equal(s.updated):
-		return out, p, counting.ErrStale
+		return out, p, core.ErrStale
 	}
 	now := s.clock.tick()
 	s.exists, s.updated, s.written = true, now, now
@@ -208,7 +208,7 @@ func (s *fakeStore) add(by int64, seen bool) Hint {
 	defer s.mu.Unlock()
 	s.shards[0] += by
 	h := Hint{Counter: "c", Life: s.life, At: s.clock.tick()}
-	h.One = &counting.OneShard{Values: slices.Clone(s.shards), Held: []bool{true}}
+	h.One = &core.OneShard{Values: slices.Clone(s.shards), Held: []bool{true}}
 	if seen {
 		h.One.Seen = s.updated
 	}

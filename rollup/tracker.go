@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // tracker holds the hints given to one instance until a fold covers them,
@@ -39,20 +39,20 @@ type tracker struct {
 }
 
 // store is what a tracker reads and writes counters with: a
-// *counting.Folder, or, in tests of the tracker's decisions, a fake.
+// *core.Folder, or, in tests of the tracker's decisions, a fake.
 type store interface {
-	Layout() counting.Layout
+	Layout() core.Layout
 	Window() time.Duration
-	Read(ctx context.Context, id string) (counting.Parent, error)
-	SumNow(ctx context.Context, id, life string, notBefore time.Time) (counting.Sum, error)
-	SumParts(ctx context.Context, id string, p counting.Parent, children []counting.Child, at time.Time) ([]counting.PartFold, error)
-	ReadBoundaries(ctx context.Context, id string, p counting.Parent, s *counting.Sum, now time.Time) error
-	Write(ctx context.Context, id string, p counting.Parent, s counting.Sum, grow int) (counting.Outcome, counting.Parent, error)
+	Read(ctx context.Context, id string) (core.Parent, error)
+	SumNow(ctx context.Context, id, life string, notBefore time.Time) (core.Sum, error)
+	SumParts(ctx context.Context, id string, p core.Parent, children []core.Child, at time.Time) ([]core.PartFold, error)
+	ReadBoundaries(ctx context.Context, id string, p core.Parent, s *core.Sum, now time.Time) error
+	Write(ctx context.Context, id string, p core.Parent, s core.Sum, grow int) (core.Outcome, core.Parent, error)
 }
 
 // FoldInfo describes one fold a Handler made, for logs and measurements.
 type FoldInfo struct {
-	counting.Outcome
+	core.Outcome
 	Covered int           // hints this fold answered on this instance
 	Lag     time.Duration // from the oldest of those hints' writes to the fold's commit
 }
@@ -78,8 +78,8 @@ const (
 // tracked is one counter as this instance sees it.
 type tracked struct {
 	id      string
-	layout  counting.Layout
-	p       counting.Parent
+	layout  core.Layout
+	p       core.Parent
 	known   bool      // p was read, or written by us
 	mine    time.Time // update_time of this instance's last fold of the counter
 	read    time.Time // local time of the last read of the parent
@@ -87,7 +87,7 @@ type tracked struct {
 	waiting []*waiter
 	running bool
 	wake    chan struct{}
-	base    counting.Sum // growth is measured from this snapshot
+	base    core.Sum // growth is measured from this snapshot
 	used    time.Time
 	// childAt: of the children of valued sources (a sum or an average is
 	// declared over them) that events asked for, the read time of the
@@ -102,11 +102,11 @@ type childKey struct{ source, id string }
 type waiter struct {
 	ctx  context.Context
 	at   time.Time
-	life string             // of the counted document the event's shard is of
-	one  *counting.OneShard // what the event says of a counter on one shard, if anything
+	life string         // of the counted document the event's shard is of
+	one  *core.OneShard // what the event says of a counter on one shard, if anything
 	// child: the child of an aggregated collection the event is of; nil
 	// for a shard's event
-	child *counting.Child
+	child *core.Child
 	// valued: the child's collection has a sum or an average declared
 	// over it, whose fold reads the child
 	valued bool
@@ -203,7 +203,7 @@ func (t *tracker) hold(ctx context.Context, h Hint) (*tracked, *waiter) {
 	}
 	if h.One != nil && !h.One.Seen.IsZero() && h.One.Seen.Before(h.At) && (!c.known || c.p.Updated.Before(h.One.Seen)) &&
 		len(t.store.Layout().WindowsOf(h.Counter)) == 0 { // windows move on what the document holds: read it
-		c.p, c.known = counting.SeenAt(h.Life, h.One.Seen, h.At, t.now()), true // newer than this instance knew: no need to read it
+		c.p, c.known = core.SeenAt(h.Life, h.One.Seen, h.At, t.now()), true // newer than this instance knew: no need to read it
 	}
 	c.waiting = append(c.waiting, w)
 	return c, w
@@ -269,7 +269,7 @@ func (t *tracker) run(c *tracked) {
 			backoff = minBackoff
 			continue
 		}
-		if counting.Permanent(err) {
+		if core.Permanent(err) {
 			// No retry can cure it (a document Firestore refuses to take,
 			// say): answer the events held rather than have the platform
 			// send them again without end, and say so.

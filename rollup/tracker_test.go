@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // These tests check what a tracker's folds read, sum and write, on a fake
@@ -213,7 +213,7 @@ func TestFoldNeverBringsBackADeletedParent(t *testing.T) {
 func TestTooSoonLeavesTheWaitersToPlanAgain(t *testing.T) {
 	s := newFakeStore(t)
 	s.clock.advance(2 * s.window)
-	s.writeErr = counting.ErrTooSoon // another instance folded meanwhile
+	s.writeErr = core.ErrTooSoon // another instance folded meanwhile
 	tr := s.tracker()
 	view(tr, s, false)
 	ws := takeStep(t, tr, stepFold, s.add(1, false))
@@ -227,13 +227,13 @@ func TestTooSoonLeavesTheWaitersToPlanAgain(t *testing.T) {
 // past int64) writes nothing, answers the events it covers, and waits a
 // window before the next.
 func TestUnfoldableSumPausesAndAnswers(t *testing.T) {
-	for _, err := range []error{counting.ErrNoShardField, counting.ErrSumNotInteger} {
+	for _, err := range []error{core.ErrNoShardField, core.ErrSumNotInteger} {
 		t.Run(err.Error(), func(t *testing.T) {
 			s := newFakeStore(t)
 			s.numShards = 4
 			s.clock.advance(2 * s.window)
-			wrapped := fmt.Errorf("counting: fold c: %w", err)
-			if errors.Is(err, counting.ErrNoShardField) {
+			wrapped := fmt.Errorf("core: fold c: %w", err)
+			if errors.Is(err, core.ErrNoShardField) {
 				s.writeErr = wrapped
 			} else {
 				s.sumErr = wrapped

@@ -12,7 +12,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -85,7 +85,7 @@ func TestAggregatesEqualFirestores(t *testing.T) {
 	check(t, client, name, comments.Query, "after the comments")
 
 	// Children at the parts' boundaries, a NaN, edits and deletes.
-	p, err := counting.NewFolder(client, l, testWindow).Read(ctx, name)
+	p, err := core.NewFolder(client, l, testWindow).Read(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestAggregatesEqualFirestores(t *testing.T) {
 	check(t, client, name, comments.Query, "after edits and deletes")
 
 	// A reconcile from scratch agrees.
-	if _, err := counting.NewFolder(client, l, testWindow).Reconcile(ctx, name); err != nil {
+	if _, err := core.NewFolder(client, l, testWindow).Reconcile(ctx, name); err != nil {
 		t.Fatal(err)
 	}
 	check(t, client, name, comments.Query, "after a reconcile")

@@ -10,11 +10,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/testkit/browsertest"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/stack"
+	"github.com/tallycounters/tally/setup"
 )
 
 // TestAggregateShows: the client reads an aggregate as it reads a count:
@@ -57,7 +57,7 @@ func TestChildShowsAtOnce(t *testing.T) {
 	bundle(t, dir)
 	// Signed in, under the rules tally serve runs, which let signed-in
 	// users write comments.
-	s := startLocal(t, functions.EnvAuth, functions.AuthFirebase, functions.EnvCounts, "posts:comments=count(comments)")
+	s := startLocal(t, setup.EnvAuth, setup.AuthFirebase, setup.EnvCounts, "posts:comments=count(comments)")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()
 	post := fs.Collection("posts").Doc(emulatortest.ID(t))

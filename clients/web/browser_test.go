@@ -15,11 +15,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/testkit/browsertest"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/npmci"
 	"github.com/tallycounters/tally/internal/tools/stack"
+	"github.com/tallycounters/tally/setup"
 )
 
 // bundle builds the browser tests' page with esbuild, the client and the
@@ -43,11 +43,11 @@ func bundle(t *testing.T, dir string) {
 func startLocal(t *testing.T, env ...string) *stack.Stack {
 	t.Helper()
 	paths := emulatortest.RequirePaths(t)
-	vars := map[string]string{functions.EnvCORSOrigins: "*", functions.EnvAutoGrow: "false"}
+	vars := map[string]string{setup.EnvCORSOrigins: "*", setup.EnvAutoGrow: "false"}
 	for i := 0; i+1 < len(env); i += 2 {
 		vars[env[i]] = env[i+1]
 	}
-	cfg, err := functions.ConfigFromEnv(func(k string) string { return vars[k] })
+	cfg, err := setup.ConfigFromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/npmci"
 	"github.com/tallycounters/tally/internal/tools/stack"
+	"github.com/tallycounters/tally/setup"
 )
 
 // TestLikeDocumentsFromTwoDevices runs docs/mobile.md's like as a
@@ -38,7 +38,7 @@ func TestLikeDocumentsFromTwoDevices(t *testing.T) {
 	if _, err := npmci.Install(context.Background(), ".", filepath.Join("firebase", "package.json"), "the web client's build tools", os.Stderr); err != nil {
 		t.Fatal(err)
 	}
-	s := startLocal(t, functions.EnvAuth, functions.AuthFirebase, functions.EnvCounts, "posts:views,likes=count(likes)")
+	s := startLocal(t, setup.EnvAuth, setup.AuthFirebase, setup.EnvCounts, "posts:views,likes=count(likes)")
 	loadMobileRules(t, s)
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()

@@ -17,12 +17,12 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/chromedp/chromedp"
 
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/testkit/appchecktest"
 	"github.com/tallycounters/tally/internal/testkit/browsertest"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/stack"
+	"github.com/tallycounters/tally/setup"
 )
 
 // answers proxies to target and keeps the status of every answer to a
@@ -80,7 +80,7 @@ func TestSignedIn(t *testing.T) {
 	dir := t.TempDir()
 	bundle(t, dir)
 	keys := appchecktest.New(t)
-	s := startLocal(t, functions.EnvAuth, functions.AuthFirebase, functions.EnvAppCheck, "true", functions.EnvCounts, "posts:likes,views")
+	s := startLocal(t, setup.EnvAuth, setup.AuthFirebase, setup.EnvAppCheck, "true", setup.EnvCounts, "posts:likes,views")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	post := fs.Doc("posts/" + emulatortest.ID(t))
 	if _, err := post.Create(context.Background(), map[string]any{"title": "Hello", "likes": 0, "views": 0}); err != nil {

@@ -13,9 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/tools/bench"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/stack"
 )
@@ -61,16 +62,16 @@ func benchCommand() *cobra.Command {
 	f.BoolVar(&o.Listeners, "listeners", false, "hold a listener on every counter, as pages showing it do, and report the visible latency: an increment's answer to a listener seeing it in the total")
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
 	f.DurationVar(&o.Warmup, "warmup", 3*time.Second, "unmeasured load before the first mode")
-	f.DurationVar(&o.Window, "window", counting.DefaultWindow, "tally's window: each parent is written at most once per window")
+	f.DurationVar(&o.Window, "window", core.DefaultWindow, "tally's window: each parent is written at most once per window")
 	f.IntVar(&o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
-	f.StringVar(&o.Delivery, "delivery", bench.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
+	f.StringVar(&o.Delivery, "delivery", report.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
 	f.Float64Var(&o.DuplicateRate, "duplicate", 0.1, "share of shard events delivered twice")
 	f.Float64Var(&o.DelayRate, "delay", 0.1, "share of shard events held back, so that later ones overtake them")
 	f.DurationVar(&o.MaxDelay, "max-delay", 2*time.Second, "longest hold-back of a delayed event")
 	f.DurationVar(&o.Settle, "settle", bench.DefaultSettle, "longest wait, after the load, for a mode's total")
-	f.Float64Var(&o.Prices.Read, "price-read", bench.StandardPrices.Read, "US dollars per 100,000 document reads (Firestore Standard edition, us-central1)")
-	f.Float64Var(&o.Prices.Write, "price-write", bench.StandardPrices.Write, "US dollars per 100,000 document writes")
-	f.Float64Var(&o.Prices.Delete, "price-delete", bench.StandardPrices.Delete, "US dollars per 100,000 document deletes")
+	f.Float64Var(&o.Prices.Read, "price-read", report.StandardPrices.Read, "US dollars per 100,000 document reads (Firestore Standard edition, us-central1)")
+	f.Float64Var(&o.Prices.Write, "price-write", report.StandardPrices.Write, "US dollars per 100,000 document writes")
+	f.Float64Var(&o.Prices.Delete, "price-delete", report.StandardPrices.Delete, "US dollars per 100,000 document deletes")
 	modes := f.String("modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
 	f.StringVar(&o.EmulatorHost, "emulator", "", "use this running emulator (started with --functions_emulator 127.0.0.1:<bridge-port>)")
 	f.IntVar(&o.BridgePort, "bridge-port", 0, "port the emulator posts trigger events to (default: a free one)")

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -44,7 +44,7 @@ func configCommand() *cobra.Command {
 		}
 		if *triggers {
 			for _, tr := range cfg.Layout.Triggers() {
-				if tr.Type == counting.EventCreated {
+				if tr.Type == core.EventCreated {
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "created")
 				} else {
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern)

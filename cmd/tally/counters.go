@@ -12,16 +12,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/httpjson"
+	"github.com/tallycounters/tally/setup"
 )
 
 // admin is what a counter command works with.
 type admin struct {
-	cfg    functions.Config
+	cfg    setup.Config
 	field  string // the count a command on one count names: its second argument
 	json   bool
 	stdout io.Writer
@@ -43,11 +43,11 @@ type action = func(ctx context.Context, a *admin, c *counter.Client, id string) 
 
 // counterCommand builds a command on one counter (or, with args allowing
 // none, on all): its own flags, the configuration's, and an action.
-func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*cobra.Command) action) *cobra.Command {
+func counterCommand(use, short string, args cobra.PositionalArgs, build func(*cobra.Command) action) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: short, Args: args}
 	s := configFlags(cmd)
 	s.clientFlags()
-	act := setup(cmd)
+	act := build(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg, err := s.config()
 		if err != nil {
@@ -90,7 +90,7 @@ func counterCommand(use, short string, args cobra.PositionalArgs, setup func(*co
 
 // missing says, in one sentence, that there is no counter id (yet, for a
 // watch that waits for it), and how one is made.
-func missing(l counting.Layout, id string, yet bool) error {
+func missing(l core.Layout, id string, yet bool) error {
 	when := ""
 	if yet {
 		when = " yet"
@@ -111,7 +111,7 @@ func counterCommands() []*cobra.Command {
 	}
 	return []*cobra.Command{
 		counterCommand("create ID", "Create a counter with its shards", one, func(cmd *cobra.Command) action {
-			shards := cmd.Flags().Int("shards", counting.DefaultShards, "number of shards (a counter grows when busy, if the rollup grows counters)")
+			shards := cmd.Flags().Int("shards", core.DefaultShards, "number of shards (a counter grows when busy, if the rollup grows counters)")
 			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
 				if err := c.Create(ctx, id, *shards); errors.Is(err, counter.ErrExists) {
 					return fmt.Errorf("%s exists already: 'tally reshard %s --shards N' changes its shards", id, id)
@@ -259,7 +259,7 @@ func reconcileCommand() *cobra.Command {
 	return counterCommand("reconcile ID | --all", "Fold a counter now and report how far its total had drifted", upToOne, func(cmd *cobra.Command) action {
 		all := cmd.Flags().Bool("all", false, "reconcile every counter; one that cannot be folded is reported, and the others are folded all the same (exit status 1 if any was not)")
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			report := func(d counting.Drift, err error) {
+			report := func(d core.Drift, err error) {
 				if err != nil {
 					a.print(map[string]any{"counter": d.Counter, "error": err.Error()}, "%s: not folded: %v", d.Counter, err)
 					return
@@ -329,7 +329,7 @@ func (a *admin) checkKept(id string) error {
 }
 
 // zoneOf is the time zone of windows' buckets.
-func zoneOf(l counting.Layout) *time.Location {
+func zoneOf(l core.Layout) *time.Location {
 	if l.Zone == nil {
 		return time.UTC
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 

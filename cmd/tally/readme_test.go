@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/functions"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/bench"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/stack"
+	"github.com/tallycounters/tally/setup"
 )
 
 // readme returns what follows the README's marker <!-- README test: name -->:
@@ -252,7 +253,7 @@ func readmeText(t *testing.T) string {
 func waitFolded(t *testing.T, host, id string) {
 	t.Helper()
 	fs := emulatortest.ClientAt(t, host, stack.DefaultProject)
-	l := counting.Default()
+	l := core.Default()
 	ctx := context.Background()
 	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		parent, err := l.Counter(fs, id).Get(ctx)
@@ -272,7 +273,7 @@ func waitFolded(t *testing.T, host, id string) {
 				written = s.UpdateTime
 			}
 		}
-		total, _ := parent.Data()[counting.FieldTotal].(int64)
+		total, _ := parent.Data()[core.FieldTotal].(int64)
 		if total == sum && !l.AsOf(parent.Data()).Before(written.Truncate(time.Second).Add(time.Second)) {
 			return
 		}
@@ -333,7 +334,7 @@ func TestReadmeCommands(t *testing.T) {
 // configuration reads.
 func TestReadmeConfiguration(t *testing.T) {
 	t.Parallel()
-	cfg, err := functions.ConfigFromEnv(func(string) string { return "" })
+	cfg, err := setup.ConfigFromEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,9 +388,9 @@ func TestReadmeDeploy(t *testing.T) {
 // and the first line, that the bench prints.
 func TestReadmeBenchTable(t *testing.T) {
 	t.Parallel()
-	rep := &bench.Report{Options: bench.OptionsJSON{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000, Popularity: bench.PopularityUniform, Delivery: bench.DeliveryEmulator,
-		Instances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30, Prices: bench.StandardPrices}}
-	rep.Modes = []bench.ModeResult{{Mode: bench.ModeRaw, IncrPerSec: 500}, {Mode: bench.ModeTally}, {Mode: bench.ModeNaive}, {Mode: bench.ModeSingle}} // a machine that kept up
+	rep := &report.Load{Options: report.Options{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000, Popularity: bench.PopularityUniform, Delivery: report.DeliveryEmulator,
+		Instances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30, Prices: report.StandardPrices}}
+	rep.Modes = []report.Mode{{Mode: report.ModeRaw, IncrPerSec: 500}, {Mode: report.ModeTally}, {Mode: report.ModeNaive}, {Mode: report.ModeSingle}} // a machine that kept up
 	block, lines := readmeOutput(t, "bench table", rep.WriteTable)
 	if block[0] != lines[0] {
 		t.Errorf("the README's first line:\n%s\nthe bench's, with the defaults:\n%s", block[0], lines[0])
@@ -409,9 +410,9 @@ func TestReadmeBenchTable(t *testing.T) {
 func TestReadmeSoakTable(t *testing.T) {
 	t.Parallel()
 	ms := 1.0
-	rep := &bench.SoakReport{Options: bench.SoakOptionsJSON{Seconds: 60, Workers: 64, Rate: bench.SoakRate, Counters: 5, Shards: 10,
+	rep := &report.Soak{Options: report.SoakOptions{Seconds: 60, Workers: 64, Rate: bench.SoakRate, Counters: 5, Shards: 10,
 		Instances: 3, PauseSeconds: 5, DownSeconds: 2, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30},
-		Faults: make([]bench.Fault, 4), Counters: make([]bench.SoakCounter, 5), ExactAfter: &ms, AnsweredAfter: &ms}
+		Faults: make([]report.Fault, 4), Counters: make([]report.SoakCounter, 5), ExactAfter: &ms, AnsweredAfter: &ms}
 	block, lines := readmeOutput(t, "soak table", rep.WriteTable)
 	for i, line := range lines {
 		want, got := label.FindStringSubmatch(line), label.FindStringSubmatch(block[i])

@@ -13,11 +13,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/stack"
+	"github.com/tallycounters/tally/setup"
 )
 
 // EnvEmulator is where the Firestore client finds the emulator.
@@ -37,12 +37,12 @@ type settings struct {
 func configFlags(cmd *cobra.Command) *settings {
 	s := &settings{cmd: cmd}
 	f := cmd.Flags()
-	f.StringVar(&s.project, "project", "", "Google Cloud project ("+functions.EnvProject+"; "+stack.DefaultProject+" on the emulator)")
-	f.StringVar(&s.database, "database", "", "Firestore database ("+functions.EnvDatabase+"; default (default))")
-	f.StringVar(&s.collection, "collection", "", "collection of counters ("+functions.EnvCollection+"; default counters)")
-	f.StringVar(&s.field, "shard-field", "", "integer field of each shard ("+functions.EnvShardField+"; default count)")
-	f.StringVar(&s.counts, "counts", "", "counts on your documents, such as 'posts:likes,views;users/*/posts:likes' ("+functions.EnvCounts+")")
-	f.StringVar(&s.shards, "shards-collection", "", "subcollection of shards under each counted document ("+functions.EnvShards+"; default shards)")
+	f.StringVar(&s.project, "project", "", "Google Cloud project ("+setup.EnvProject+"; "+stack.DefaultProject+" on the emulator)")
+	f.StringVar(&s.database, "database", "", "Firestore database ("+setup.EnvDatabase+"; default (default))")
+	f.StringVar(&s.collection, "collection", "", "collection of counters ("+setup.EnvCollection+"; default counters)")
+	f.StringVar(&s.field, "shard-field", "", "integer field of each shard ("+setup.EnvShardField+"; default count)")
+	f.StringVar(&s.counts, "counts", "", "counts on your documents, such as 'posts:likes,views;users/*/posts:likes' ("+setup.EnvCounts+")")
+	f.StringVar(&s.shards, "shards-collection", "", "subcollection of shards under each counted document ("+setup.EnvShards+"; default shards)")
 	return s
 }
 
@@ -54,10 +54,10 @@ func (s *settings) clientFlags() {
 
 // config is the functions' configuration from the environment, with the
 // flags given on top. A bad value is a usage error naming its variable.
-func (s *settings) config() (functions.Config, error) {
-	cfg, err := functions.ConfigFromEnv(os.Getenv)
+func (s *settings) config() (setup.Config, error) {
+	cfg, err := setup.ConfigFromEnv(os.Getenv)
 	if err != nil {
-		return functions.Config{}, usageError{err}
+		return setup.Config{}, usageError{err}
 	}
 	f := s.cmd.Flags()
 	if f.Changed("project") {
@@ -73,15 +73,15 @@ func (s *settings) config() (functions.Config, error) {
 		cfg.Layout.ShardField = s.field
 	}
 	if f.Changed("counts") {
-		if cfg.Layout.Docs, err = counting.ParseCounts(s.counts); err != nil {
-			return functions.Config{}, usageError{fmt.Errorf("--counts: %w", err)}
+		if cfg.Layout.Docs, err = core.ParseCounts(s.counts); err != nil {
+			return setup.Config{}, usageError{fmt.Errorf("--counts: %w", err)}
 		}
 	}
 	if f.Changed("shards-collection") {
 		cfg.Layout.ShardsName = s.shards
 	}
 	if err := cfg.Layout.Validate(); err != nil {
-		return functions.Config{}, usageError{err}
+		return setup.Config{}, usageError{err}
 	}
 	if cfg.Project == "" && os.Getenv(EnvEmulator) != "" {
 		cfg.Project = stack.DefaultProject
@@ -92,10 +92,10 @@ func (s *settings) config() (functions.Config, error) {
 // sources says where each variable's value came from: a flag, the
 // environment, or the default.
 func (s *settings) sources() map[string]string {
-	flags := map[string]string{functions.EnvProject: "project", functions.EnvDatabase: "database",
-		functions.EnvCollection: "collection", functions.EnvShardField: "shard-field", functions.EnvCounts: "counts", functions.EnvShards: "shards-collection"}
+	flags := map[string]string{setup.EnvProject: "project", setup.EnvDatabase: "database",
+		setup.EnvCollection: "collection", setup.EnvShardField: "shard-field", setup.EnvCounts: "counts", setup.EnvShards: "shards-collection"}
 	out := map[string]string{}
-	cfg, _ := functions.ConfigFromEnv(func(string) string { return "" })
+	cfg, _ := setup.ConfigFromEnv(func(string) string { return "" })
 	for _, v := range cfg.Vars() {
 		switch {
 		case flags[v.Name] != "" && s.cmd.Flags().Changed(flags[v.Name]):
@@ -110,7 +110,7 @@ func (s *settings) sources() map[string]string {
 }
 
 // connect checks the emulator, if one is set, and opens a client for cfg.
-func connect(ctx context.Context, cfg functions.Config) (*firestore.Client, error) {
+func connect(ctx context.Context, cfg setup.Config) (*firestore.Client, error) {
 	if host := os.Getenv(EnvEmulator); host != "" {
 		if err := emulator.Check(host); err != nil {
 			return nil, fmt.Errorf("%v (%s=%s). Start one with 'tally serve', which prints the value to export, "+

@@ -1,7 +1,7 @@
 // Package httpjson writes the JSON that tally's functions and command
 // answer with: one value a line, with <, > and & as they are, not escaped
 // for HTML, since people read these answers in curl and terminals. It is
-// where a failure's code (counting.Code) becomes an HTTP status, for every
+// where a failure's code (core.Code) becomes an HTTP status, for every
 // function alike (WriteError), and where a request of the wrong shape for
 // HTTP (method, size, media type) is refused with its own (Refusal).
 package httpjson
@@ -15,7 +15,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // Encode is v as one line of JSON, newline included.
@@ -43,16 +43,16 @@ func Error(w http.ResponseWriter, code int, msg string) {
 
 // statuses is the status each kind of failure is answered with: the one
 // mapping of tally's functions.
-var statuses = map[counting.Code]int{
-	counting.Internal:        http.StatusInternalServerError,
-	counting.Invalid:         http.StatusBadRequest,
-	counting.Unauthenticated: http.StatusUnauthorized,
-	counting.Forbidden:       http.StatusForbidden,
-	counting.NotFound:        http.StatusNotFound,
-	counting.Conflict:        http.StatusUnprocessableEntity,
-	counting.TooMany:         http.StatusTooManyRequests,
-	counting.Unavailable:     http.StatusServiceUnavailable,
-	counting.OutcomeUnknown:  http.StatusGatewayTimeout,
+var statuses = map[core.Code]int{
+	core.Internal:        http.StatusInternalServerError,
+	core.Invalid:         http.StatusBadRequest,
+	core.Unauthenticated: http.StatusUnauthorized,
+	core.Forbidden:       http.StatusForbidden,
+	core.NotFound:        http.StatusNotFound,
+	core.Conflict:        http.StatusUnprocessableEntity,
+	core.TooMany:         http.StatusTooManyRequests,
+	core.Unavailable:     http.StatusServiceUnavailable,
+	core.OutcomeUnknown:  http.StatusGatewayTimeout,
 }
 
 // Refusal is a request refused for its shape as HTTP, before anything of
@@ -71,13 +71,13 @@ func Refuse(status int, format string, args ...any) *Refusal {
 func (r *Refusal) Error() string { return r.Message }
 
 // Answer is how err is answered: its status, the message a caller may
-// see (a Refusal's, or see counting.Describe), and the whole seconds of
+// see (a Refusal's, or see core.Describe), and the whole seconds of
 // its Retry-After (0: none).
 func Answer(err error) (status int, msg string, retryAfter int) {
 	if r := (*Refusal)(nil); errors.As(err, &r) {
 		return r.Status, r.Message, 0
 	}
-	code, msg, wait := counting.Describe(err)
+	code, msg, wait := core.Describe(err)
 	if wait > 0 {
 		retryAfter = max(1, int(math.Ceil(wait.Seconds())))
 	}

@@ -12,18 +12,18 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // TestEveryCodeHasItsStatus: each code is answered with the status its
 // declaration gives, and none falls through to 0.
 func TestEveryCodeHasItsStatus(t *testing.T) {
-	want := map[counting.Code]int{
-		counting.Internal: 500, counting.Invalid: 400, counting.Unauthenticated: 401, counting.Forbidden: 403,
-		counting.NotFound: 404, counting.Conflict: 422, counting.TooMany: 429, counting.Unavailable: 503, counting.OutcomeUnknown: 504,
+	want := map[core.Code]int{
+		core.Internal: 500, core.Invalid: 400, core.Unauthenticated: 401, core.Forbidden: 403,
+		core.NotFound: 404, core.Conflict: 422, core.TooMany: 429, core.Unavailable: 503, core.OutcomeUnknown: 504,
 	}
-	for code := counting.Internal; code <= counting.OutcomeUnknown; code++ {
-		if got, _, _ := Answer(counting.Errorf(code, "x")); got != want[code] || got == 0 {
+	for code := core.Internal; code <= core.OutcomeUnknown; code++ {
+		if got, _, _ := Answer(core.Errorf(code, "x")); got != want[code] || got == 0 {
 			t.Errorf("code %d: status %d, want %d", code, got, want[code])
 		}
 	}
@@ -39,9 +39,9 @@ func TestWriteError(t *testing.T) {
 		msg        string
 		retryAfter string
 	}{
-		{counting.Errorf(counting.Invalid, "counter is required"), 400, "counter is required", ""},
-		{fmt.Errorf("wrapped: %w", &counting.Error{Code: counting.TooMany, Message: "slow down", RetryAfter: 1500 * time.Millisecond}), 429, "slow down", "2"},
-		{fmt.Errorf("read: %w", counting.ErrNoCounter), 404, counting.ErrNoCounter.Error(), ""},
+		{core.Errorf(core.Invalid, "counter is required"), 400, "counter is required", ""},
+		{fmt.Errorf("wrapped: %w", &core.Error{Code: core.TooMany, Message: "slow down", RetryAfter: 1500 * time.Millisecond}), 429, "slow down", "2"},
+		{fmt.Errorf("read: %w", core.ErrNoCounter), 404, core.ErrNoCounter.Error(), ""},
 		{status.Error(codes.Unavailable, "backend"), 503, "Firestore is unavailable: nothing was written; retry after the time in Retry-After", "1"},
 		{errors.New("secret detail"), 500, "internal error: nothing was written", ""},
 		{fmt.Errorf("read: %w", Refuse(http.StatusUnsupportedMediaType, "Content-Type must be %s", "application/json")), 415, "Content-Type must be application/json", ""},
@@ -60,7 +60,7 @@ func TestWriteError(t *testing.T) {
 		}
 	}
 	w := httptest.NewRecorder()
-	WriteError(w, counting.Errorf(counting.Unauthenticated, "sign in"))
+	WriteError(w, core.Errorf(core.Unauthenticated, "sign in"))
 	if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") == "" {
 		t.Errorf("401: %d, WWW-Authenticate %q", w.Code, w.Header().Get("WWW-Authenticate"))
 	}

@@ -3,7 +3,7 @@
 /**
  * A user's uid as it names a document of tally's (a vote): "%" and "/"
  * percent-encoded, and the first character of a uid that would still be
- * no document id (".", "..", "__name__"), as package counting's UserKey.
+ * no document id (".", "..", "__name__"), as package core's UserKey.
  * @param {string} uid
  * @returns {string}
  */

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { compareIDs, userKey } from "../src/keys.js";
 import { partAt } from "../src/pending.js";
 
-// The same table as package counting's TestUserKey: the functions and the
+// The same table as package core's TestUserKey: the functions and the
 // client name a user's vote alike.
 test("userKey names every uid's vote as the functions do", () => {
   const want = {

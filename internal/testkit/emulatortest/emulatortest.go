@@ -19,7 +19,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/opcount"
@@ -162,7 +162,7 @@ func CountingClient(t testing.TB) (*firestore.Client, *opcount.Ops) {
 	ops := &opcount.Ops{}
 	c, err := opcount.Client(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, ops)
 	if err != nil {
-		t.Fatalf("emulatortest: counting client: %v", err)
+		t.Fatalf("emulatortest: core client: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c, ops
@@ -197,8 +197,8 @@ func ID(t testing.TB) string {
 
 // Life is the life of the named counter's document now (see layout's
 // life.go), under which its shards, votes and keys are: "" in the guide
-// counting.
-func Life(t testing.TB, l counting.Layout, c *firestore.Client, name string) string {
+// core.
+func Life(t testing.TB, l core.Layout, c *firestore.Client, name string) string {
 	t.Helper()
 	life, err := l.CurrentLife(context.Background(), c, name)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -69,7 +70,7 @@ func (e *env) changer(run *aggRun) incrementFunc {
 		run.truth[i] += int64(ch.delta)
 		run.changes = append(run.changes, ch)
 		run.mu.Unlock()
-		if e.o.Delivery == DeliveryDirect && run.mode != AggQuery {
+		if e.o.Delivery == report.DeliveryDirect && run.mode != report.AggQuery {
 			e.sendChange(run, postID, ch)
 		}
 		return answer{Status: http.StatusOK, Committed: ch.at}, nil
@@ -93,9 +94,9 @@ func (e *env) sendChange(run *aggRun, postID string, ch change) {
 	if err != nil {
 		return
 	}
-	b := e.bridges[AggTrigger]
-	if run.mode == AggTally {
-		b = e.bridges[ModeTally]
+	b := e.bridges[report.AggTrigger]
+	if run.mode == report.AggTally {
+		b = e.bridges[report.ModeTally]
 	}
 	b.Send(req.Header, ev.Data())
 }

@@ -9,7 +9,8 @@ import (
 
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
 // settleAggregate waits, after the load that ended at end, for the mode's
@@ -19,20 +20,20 @@ import (
 // settleBound. It says when that was, and whether the bound cut it short.
 // The query keeps nothing to wait for.
 func (e *env) settleAggregate(ctx context.Context, run *aggRun, end time.Time, want int64) (time.Time, bool) {
-	if run.mode == AggQuery {
+	if run.mode == report.AggQuery {
 		return end, false
 	}
 	deadline := end.Add(settleBound(e.o))
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	b := e.bridges[AggTrigger]
-	if run.mode == AggTally {
-		b = e.bridges[ModeTally]
+	b := e.bridges[report.AggTrigger]
+	if run.mode == report.AggTally {
+		b = e.bridges[report.ModeTally]
 	}
 	for {
 		e.report(run.mode+" settle", time.Since(end), settleBound(e.o), "", false)
 		done := b.Stats().Received >= want && b.Idle()
-		if done && run.mode == AggTally {
+		if done && run.mode == report.AggTally {
 			got, err := e.postCounts(wctx, run)
 			run.mu.Lock()
 			done = err == nil && slices.Equal(got, run.truth)
@@ -55,7 +56,7 @@ func (e *env) settleAggregate(ctx context.Context, run *aggRun, end time.Time, w
 // how often posts were written, when each count took in each change, and
 // how far each post's count is from Firestore's own count() of its
 // comments at the end.
-func (e *env) measureAggregate(ctx context.Context, r *AggregateResult, run *aggRun, res loadResult, settled time.Time) error {
+func (e *env) measureAggregate(ctx context.Context, r *report.AggregateMode, run *aggRun, res loadResult, settled time.Time) error {
 	r.Seconds = res.End.Sub(res.Start).Seconds()
 	r.Errors = res.Errors
 	run.mu.Lock()
@@ -78,23 +79,23 @@ func (e *env) measureAggregate(ctx context.Context, r *AggregateResult, run *agg
 	var byPost map[int][]time.Time
 	var seen []time.Duration
 	switch run.mode {
-	case AggTally:
+	case report.AggTally:
 		byPost, seen = tallySeen(r, run, folds, changes)
-	case AggTrigger:
+	case report.AggTrigger:
 		byPost, seen = triggerSeen(r, trigger, changes)
 	}
 	r.Visible = spreadOf(seen)
-	if run.mode != AggQuery {
+	if run.mode != report.AggQuery {
 		hotParents(r, byPost, res.Start, int(settled.Sub(res.Start)/time.Second)+1)
 	}
-	if run.mode == AggTally {
+	if run.mode == report.AggTally {
 		r.PartsMost, err = e.mostParts(ctx, run, truth)
 	}
 	return err
 }
 
 // tallyChanges counts the load's changes by kind.
-func tallyChanges(r *AggregateResult, changes []change) {
+func tallyChanges(r *report.AggregateMode, changes []change) {
 	for _, c := range changes {
 		switch c.delta {
 		case 1:
@@ -111,11 +112,11 @@ func tallyChanges(r *AggregateResult, changes []change) {
 
 // aggOps sets the reads and writes per change, the load's and the
 // trigger's or the Rollup instances', and returns the instances' folds.
-func (e *env) aggOps(r *AggregateResult, run *aggRun) ([]FoldWrite, error) {
+func (e *env) aggOps(r *report.AggregateMode, run *aggRun) ([]FoldWrite, error) {
 	ops := e.ops[run.mode] // the load's writes, and the trigger's
 	reads, writes := ops.Reads(), ops.Writes()
 	var folds []FoldWrite
-	if run.mode == AggTally {
+	if run.mode == report.AggTally {
 		for _, in := range e.instances {
 			st, err := in.stats()
 			if err != nil {
@@ -137,20 +138,20 @@ func (e *env) aggOps(r *AggregateResult, run *aggRun) ([]FoldWrite, error) {
 // checkAggCounts compares Firestore's own count of each post's comments
 // with the load's truth, and the counts the mode kept on the posts with
 // it; for the query, it prices what a reader pays to show it.
-func (e *env) checkAggCounts(ctx context.Context, r *AggregateResult, run *aggRun, truth []int64) error {
+func (e *env) checkAggCounts(ctx context.Context, r *report.AggregateMode, run *aggRun, truth []int64) error {
 	counted := e.ops[run.mode]
 	counted.Reset()
 	got, err := e.countComments(ctx, run)
 	if err != nil {
 		return err
 	}
-	if run.mode == AggQuery {
+	if run.mode == report.AggQuery {
 		r.ReadsPerView = ptr(float64(counted.Reads()) / float64(len(run.ids)))
 	}
 	if !slices.Equal(got, truth) {
 		return fmt.Errorf("the posts' comments counted by Firestore are not those the load made")
 	}
-	if run.mode == AggQuery {
+	if run.mode == report.AggQuery {
 		return nil
 	}
 	kept, err := e.postCounts(ctx, run)
@@ -169,7 +170,7 @@ func (e *env) checkAggCounts(ctx context.Context, r *AggregateResult, run *aggRu
 // tallySeen is when each post was written by a fold, and how long each
 // change took to show: until the first fold that read at or after it and
 // covered its child.
-func tallySeen(r *AggregateResult, run *aggRun, folds []FoldWrite, changes []change) (map[int][]time.Time, []time.Duration) {
+func tallySeen(r *report.AggregateMode, run *aggRun, folds []FoldWrite, changes []change) (map[int][]time.Time, []time.Duration) {
 	byPost := map[int][]time.Time{}
 	index := map[string]int{}
 	for i, id := range run.ids {
@@ -202,7 +203,7 @@ func tallySeen(r *AggregateResult, run *aggRun, folds []FoldWrite, changes []cha
 
 // triggerSeen is when the trigger wrote each post, and how long each
 // change took to show: until the trigger first applied it.
-func triggerSeen(r *AggregateResult, trigger []applied, changes []change) (map[int][]time.Time, []time.Duration) {
+func triggerSeen(r *report.AggregateMode, trigger []applied, changes []change) (map[int][]time.Time, []time.Duration) {
 	byPost := map[int][]time.Time{}
 	first := map[string]time.Time{}
 	for _, a := range trigger {
@@ -229,7 +230,7 @@ func triggerSeen(r *AggregateResult, trigger []applied, changes []change) (map[i
 
 // hotParents sets the most writes any one post took in each second from
 // start, over seconds, and the posts' writes in all.
-func hotParents(r *AggregateResult, byPost map[int][]time.Time, start time.Time, seconds int) {
+func hotParents(r *report.AggregateMode, byPost map[int][]time.Time, start time.Time, seconds int) {
 	r.HotParentSeries = make([]int, seconds)
 	for _, ts := range byPost {
 		for s, k := range perSecond(ts, start, seconds) {
@@ -302,7 +303,7 @@ func (e *env) mostParts(ctx context.Context, run *aggRun, truth []int64) (int, e
 			biggest = i
 		}
 	}
-	p, err := counting.NewFolder(e.reader, tallyLayout(e.o), e.o.Window).Read(ctx, run.coll+"/"+run.ids[biggest])
+	p, err := core.NewFolder(e.reader, tallyLayout(e.o), e.o.Window).Read(ctx, run.coll+"/"+run.ids[biggest])
 	if err != nil {
 		return 0, err
 	}

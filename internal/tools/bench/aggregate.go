@@ -8,29 +8,22 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
 
-// The modes of RunAggregate, in the order they run: three ways of keeping
-// each post's count of its comments.
-const (
-	AggTally   = ModeTally // tally's Rollup folds comments=count(comments) onto each post from the comments' events
-	AggTrigger = "trigger" // a per-event trigger adds +1 or -1 to the post for each comment created or deleted
-	AggQuery   = "query"   // nothing is kept: each reader runs count() over the post's comments
-)
-
 // AggregateModes lists the modes of RunAggregate.
-var AggregateModes = []string{AggTally, AggTrigger, AggQuery}
+var AggregateModes = []string{report.AggTally, report.AggTrigger, report.AggQuery}
 
 var aggDescriptions = map[string]string{
-	AggTally:   "tally Rollup: comments=count(comments), folded in parts at one read time",
-	AggTrigger: "per-event trigger: increment(+1/-1) on the post for each comment created or deleted",
-	AggQuery:   "no trigger: a count() query over the comments on every read",
+	report.AggTally:   "tally Rollup: comments=count(comments), folded in parts at one read time",
+	report.AggTrigger: "per-event trigger: increment(+1/-1) on the post for each comment created or deleted",
+	report.AggQuery:   "no trigger: a count() query over the comments on every read",
 }
 
 // aggCollections keeps the modes' posts apart.
-var aggCollections = map[string]string{AggTally: collPosts, AggTrigger: "bench_trigger", AggQuery: "bench_query"}
+var aggCollections = map[string]string{report.AggTally: collPosts, report.AggTrigger: "bench_trigger", report.AggQuery: "bench_query"}
 
 // The aggregate every mode keeps: a post's count of its comments.
 const (
@@ -39,8 +32,8 @@ const (
 )
 
 // aggregateDocs is the TALLY_COUNTS of tally's mode.
-var aggregateDocs = func() []counting.Docs {
-	d, err := counting.ParseCounts(collPosts + ":" + aggField + "=count(" + aggChild + ")")
+var aggregateDocs = func() []core.Docs {
+	d, err := core.ParseCounts(collPosts + ":" + aggField + "=count(" + aggChild + ")")
 	if err != nil {
 		panic(err) // a constant
 	}
@@ -53,7 +46,7 @@ var aggregateDocs = func() []counting.Docs {
 // edited (a quarter) and deleted (a quarter) at o.Rate for o.Duration,
 // spread over the posts by o.Popularity, their events duplicated and
 // delayed as o says.
-func RunAggregate(ctx context.Context, opts AggregateOptions) (*AggregateReport, error) {
+func RunAggregate(ctx context.Context, opts AggregateOptions) (*report.Aggregate, error) {
 	o := opts.all()
 	if err := o.pickModes(AggregateModes, "--aggregate"); err != nil {
 		return nil, err
@@ -67,7 +60,7 @@ func RunAggregate(ctx context.Context, opts AggregateOptions) (*AggregateReport,
 	}
 	defer e.stop()
 	o = e.o // checked, its defaults filled in
-	rep := &AggregateReport{Started: time.Now(), Options: optionsJSON(o)}
+	rep := &report.Aggregate{Started: time.Now(), Options: optionsJSON(o)}
 	for _, m := range o.Modes {
 		r, err := e.runAggregate(ctx, m)
 		if err != nil {
@@ -110,9 +103,9 @@ type applied struct {
 // date the mode's way (tally's backfilled by a reconcile, the trigger's
 // written as an app's hand-kept count), registers the mode's trigger,
 // drives the load, waits for the counts to settle and measures.
-func (e *env) runAggregate(ctx context.Context, m string) (AggregateResult, error) {
+func (e *env) runAggregate(ctx context.Context, m string) (report.AggregateMode, error) {
 	o := e.o
-	r := AggregateResult{Mode: m, Description: aggDescriptions[m], Existing: o.Existing}
+	r := report.AggregateMode{Mode: m, Description: aggDescriptions[m], Existing: o.Existing}
 	run, err := e.prepareAggregate(ctx, &r, m)
 	if err != nil {
 		return r, err
@@ -121,9 +114,9 @@ func (e *env) runAggregate(ctx context.Context, m string) (AggregateResult, erro
 	if err != nil {
 		return r, err
 	}
-	b := e.bridges[AggTrigger]
-	if m == AggTally {
-		b = e.bridges[ModeTally]
+	b := e.bridges[report.AggTrigger]
+	if m == report.AggTally {
+		b = e.bridges[report.ModeTally]
 	}
 	before := b.Stats()
 	res := drive(ctx, run.ids, load{workers: o.Workers, rate: o.Rate, rest: o.Rest, pick: pick}, o.Duration, e.changer(run),
@@ -138,7 +131,7 @@ func (e *env) runAggregate(ctx context.Context, m string) (AggregateResult, erro
 	if err := e.measureAggregate(ctx, &r, run, res, settled); err != nil {
 		return r, err
 	}
-	if m != AggQuery {
+	if m != report.AggQuery {
 		st := b.Stats()
 		r.Events, r.Duplicated, r.Delayed = ptr(st.Received-before.Received), ptr(st.Duplicated-before.Duplicated), ptr(st.Delayed-before.Delayed)
 	}
@@ -149,7 +142,7 @@ func (e *env) runAggregate(ctx context.Context, m string) (AggregateResult, erro
 // first comments made (for tally, backfilled, r.Backfill), its trigger
 // registered, the run recorded for the per-event trigger, and every count
 // of operations reset.
-func (e *env) prepareAggregate(ctx context.Context, r *AggregateResult, m string) (*aggRun, error) {
+func (e *env) prepareAggregate(ctx context.Context, r *report.AggregateMode, m string) (*aggRun, error) {
 	if err := e.freshEmulator(ctx); err != nil {
 		return nil, err
 	}
@@ -163,7 +156,7 @@ func (e *env) prepareAggregate(ctx context.Context, r *AggregateResult, m string
 	if err := e.makePosts(ctx, run); err != nil {
 		return nil, err
 	}
-	if m == AggTally {
+	if m == report.AggTally {
 		b, err := e.backfill(ctx, run)
 		if err != nil {
 			return nil, err
@@ -184,7 +177,7 @@ func (e *env) prepareAggregate(ctx context.Context, r *AggregateResult, m string
 			return nil, err
 		}
 	}
-	if m == AggTally {
+	if m == report.AggTally {
 		if err := e.pullFolds(); err != nil { // the backfill's: none are the load's
 			return nil, err
 		}
@@ -197,11 +190,11 @@ func (e *env) prepareAggregate(ctx context.Context, r *AggregateResult, m string
 // own events would only slow the run's start): tally's to its Rollup
 // instances, the trigger's to the per-event trigger.
 func (e *env) registerAggregate(ctx context.Context, m, coll string) error {
-	if e.o.Delivery != DeliveryEmulator || m == AggQuery {
+	if e.o.Delivery != report.DeliveryEmulator || m == report.AggQuery {
 		return nil
 	}
 	pattern := tallyLayout(e.o).ChildPatterns()[0]
-	if m == AggTrigger {
+	if m == report.AggTrigger {
 		pattern = coll + "/{doc0}/" + aggChild + "/{child}"
 	}
 	t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: pattern}
@@ -227,7 +220,7 @@ func (e *env) makePosts(ctx context.Context, run *aggRun) error {
 			for i := w; i < len(run.ids); i += writers {
 				post := e.reader.Collection(run.coll).Doc(run.ids[i])
 				doc := map[string]any{"title": "a post"}
-				if run.mode == AggTrigger {
+				if run.mode == report.AggTrigger {
 					doc[aggField] = n
 				}
 				if _, err := bw.Create(post, doc); err != nil {
@@ -261,10 +254,10 @@ func (e *env) makePosts(ctx context.Context, run *aggRun) error {
 
 // backfill computes every post's count from scratch, as `tally reconcile`
 // does for an app that starts using tally, and says what it cost.
-func (e *env) backfill(ctx context.Context, run *aggRun) (*Backfill, error) {
+func (e *env) backfill(ctx context.Context, run *aggRun) (*report.Backfill, error) {
 	ops := e.ops["reader"]
 	ops.Reset()
-	folder := counting.NewFolder(e.reader, tallyLayout(e.o), e.o.Window)
+	folder := core.NewFolder(e.reader, tallyLayout(e.o), e.o.Window)
 	start := time.Now()
 	const workers = 16
 	next := make(chan string)
@@ -298,7 +291,7 @@ func (e *env) backfill(ctx context.Context, run *aggRun) (*Backfill, error) {
 	}
 	e.report(run.mode+" backfill", time.Since(start), time.Since(start), fmt.Sprintf("%d posts reconciled", len(run.ids)), true)
 	n := float64(len(run.ids))
-	return &Backfill{Seconds: time.Since(start).Seconds(), Reads: ops.Reads(), Writes: ops.Writes(),
+	return &report.Backfill{Seconds: time.Since(start).Seconds(), Reads: ops.Reads(), Writes: ops.Writes(),
 		ReadsPerPost: float64(ops.Reads()) / n}, nil
 }
 

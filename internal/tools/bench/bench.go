@@ -3,7 +3,8 @@
 // single-document counter, and sharded counters with the per-event rollup
 // (total += after - before). The trigger events come from the emulator
 // itself, or, past what its serial delivery keeps up with, straight from
-// the load generator's commits.
+// the load generator's commits. Its reports, and their tables, JSON and
+// charts, are package report's.
 package bench
 
 import (
@@ -18,33 +19,20 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/bridge"
 	"github.com/tallycounters/tally/internal/tools/contention"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
 
-// The modes, in the order they run.
-const (
-	ModeRaw    = "raw"    // client writes to random shards: the ceiling
-	ModeTally  = "tally"  // Increment + tally's Rollup
-	ModeNaive  = "naive"  // Increment + the guides' per-event rollup
-	ModeSingle = "single" // client writes to one document per counter
-)
-
-// AllModes lists every mode.
-var AllModes = []string{ModeRaw, ModeTally, ModeNaive, ModeSingle}
-
-// How shard events reach the rollups.
-const (
-	DeliveryEmulator = "emulator" // the emulator's own triggers, one event at a time
-	DeliveryDirect   = "direct"   // posted by the bench from each commit, concurrently, as Eventarc does
-)
+// AllModes lists every mode, in the order they run.
+var AllModes = []string{report.ModeRaw, report.ModeTally, report.ModeNaive, report.ModeSingle}
 
 // Collections keep the modes' data apart.
 const (
-	collTally  = counting.DefaultCollection
+	collTally  = core.DefaultCollection
 	collNaive  = "bench_naive"
 	collRaw    = "bench_raw"
 	collSingle = "bench_single"
@@ -66,7 +54,7 @@ type settings struct {
 	Project, EmulatorHost, LogPath, URL string
 	BridgePort                          int
 	Emulator                            emulator.Paths
-	Prices                              Prices
+	Prices                              report.Prices
 	Progress                            func(Phase)
 	Logger                              *slog.Logger
 	InstanceCommand                     []string
@@ -94,41 +82,6 @@ func (e *env) report(name string, elapsed, bound time.Duration, detail string, d
 	if e.o.Progress != nil {
 		e.o.Progress(Phase{Name: name, Elapsed: elapsed, Bound: bound, Detail: detail, Done: done})
 	}
-}
-
-// Report is every figure of one run.
-type Report struct {
-	Started time.Time    `json:"started"`
-	Options OptionsJSON  `json:"options"`
-	Modes   []ModeResult `json:"modes"`
-}
-
-// OptionsJSON is the part of settings a report records.
-type OptionsJSON struct {
-	Counters      int     `json:"counters"`
-	Fields        int     `json:"fields,omitempty"`
-	Shards        int     `json:"shards"` // 0: new counters, which grow
-	Burst         bool    `json:"burst,omitempty"`
-	Contention    float64 `json:"contention_writes_per_second,omitempty"`
-	Feed          bool    `json:"feed_listener,omitempty"`
-	Workers       int     `json:"workers"`
-	Rate          float64 `json:"rate"`
-	Popularity    string  `json:"popularity"`
-	RestMS        float64 `json:"rest_ms"`
-	Listeners     bool    `json:"listeners"`
-	Seconds       float64 `json:"seconds"`
-	WindowMS      float64 `json:"window_ms"`
-	Instances     int     `json:"rollup_instances"`
-	Delivery      string  `json:"delivery"`
-	SettleSeconds float64 `json:"settle_bound_seconds"`
-	DuplicateRate float64 `json:"duplicate_rate"`
-	DelayRate     float64 `json:"delay_rate"`
-	MaxDelayMS    float64 `json:"max_delay_ms"`
-	Prices        Prices  `json:"usd_per_100k"`
-	URL           string  `json:"url,omitempty"`
-	Aggregate     bool    `json:"aggregate,omitempty"`
-	Windows       bool    `json:"windows,omitempty"`
-	Existing      int     `json:"existing,omitempty"` // with Aggregate: comments a post had before the load
 }
 
 func settleBound(o settings) time.Duration {
@@ -170,7 +123,7 @@ func begin(ctx context.Context, o settings) (*env, error) {
 }
 
 // Run starts the environment, runs each mode in turn and reports.
-func Run(ctx context.Context, opts Options) (*Report, error) {
+func Run(ctx context.Context, opts Options) (*report.Load, error) {
 	o := opts.all()
 	if len(o.Modes) == 0 {
 		o.Modes = AllModes
@@ -181,7 +134,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	defer e.stop()
 	o = e.o // checked, its defaults filled in
-	rep := &Report{Started: time.Now(), Options: optionsJSON(o)}
+	rep := &report.Load{Started: time.Now(), Options: optionsJSON(o)}
 	if o.Warmup > 0 {
 		e.warmup(ctx)
 	}
@@ -191,7 +144,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if err != nil {
 			return rep, fmt.Errorf("bench: mode %s: %w", m, err)
 		}
-		if m == ModeRaw {
+		if m == report.ModeRaw {
 			raw = r.IncrPerSec
 		}
 		rep.Modes = append(rep.Modes, r)
@@ -207,8 +160,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 // checkOptions checks o and fills in its defaults.
 func checkOptions(o settings) (settings, error) {
 	o.Instances = max(1, o.Instances)
-	if o.Prices == (Prices{}) {
-		o.Prices = StandardPrices
+	if o.Prices == (report.Prices{}) {
+		o.Prices = report.StandardPrices
 	}
 	if o.Prices.Read < 0 || o.Prices.Write < 0 || o.Prices.Delete < 0 {
 		return o, fmt.Errorf("bench: prices must not be negative: %+v", o.Prices)
@@ -225,19 +178,19 @@ func checkOptions(o settings) (settings, error) {
 	if o.Counters < 1 || o.Workers < 1 {
 		return o, fmt.Errorf("bench: want at least 1 counter and 1 client, not %d and %d", o.Counters, o.Workers)
 	}
-	if o.Shards < 0 || o.Shards > counting.MaxShards || o.Contention < 0 {
-		return o, fmt.Errorf("bench: --shards %d: want 0 (new counters, which grow) to %d; --contention %g: want 0 (off) or more", o.Shards, counting.MaxShards, o.Contention)
+	if o.Shards < 0 || o.Shards > core.MaxShards || o.Contention < 0 {
+		return o, fmt.Errorf("bench: --shards %d: want 0 (new counters, which grow) to %d; --contention %g: want 0 (off) or more", o.Shards, core.MaxShards, o.Contention)
 	}
 	switch o.Delivery {
 	case "":
-		o.Delivery = DeliveryEmulator
-	case DeliveryEmulator:
-	case DeliveryDirect:
+		o.Delivery = report.DeliveryEmulator
+	case report.DeliveryEmulator:
+	case report.DeliveryDirect:
 		if o.URL != "" {
 			return o, fmt.Errorf("bench: direct delivery needs the in-process Increment, not --url")
 		}
 	default:
-		return o, fmt.Errorf("bench: delivery %q: want %s or %s", o.Delivery, DeliveryEmulator, DeliveryDirect)
+		return o, fmt.Errorf("bench: delivery %q: want %s or %s", o.Delivery, report.DeliveryEmulator, report.DeliveryDirect)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -246,8 +199,8 @@ func checkOptions(o settings) (settings, error) {
 }
 
 // optionsJSON is the part of o a report records.
-func optionsJSON(o settings) OptionsJSON {
-	return OptionsJSON{
+func optionsJSON(o settings) report.Options {
+	return report.Options{
 		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
 		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
@@ -275,12 +228,12 @@ func start(ctx context.Context, o settings) (_ *env, err error) {
 	}
 	faults := bridge.Faults{DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay}
 	router := bridge.Router{}
-	for _, m := range []string{ModeTally, ModeNaive, AggTrigger} {
+	for _, m := range []string{report.ModeTally, report.ModeNaive, report.AggTrigger} {
 		// As Eventarc, more than the instances take: each tally instance
 		// holds at most MaxRequestsPerInstance at once, as Cloud Run does,
 		// and answers 429 past that; the bridge then retries.
 		e.bridges[m] = bridge.New(bridge.Options{Target: e.funcsURL + "/" + m + "/Rollup", Faults: faults,
-			Logger: o.Logger, OnReceive: e.obs.delivered, MaxInFlight: 2 * MaxRequestsPerInstance * o.Instances})
+			Logger: o.Logger, OnReceive: e.obs.delivered, MaxInFlight: 2 * report.MaxRequestsPerInstance * o.Instances})
 		router[m] = e.bridges[m]
 	}
 	e.serve(bl, router)
@@ -304,14 +257,14 @@ func start(ctx context.Context, o settings) (_ *env, err error) {
 	if err := e.registerTriggers(ctx); err != nil {
 		return nil, err
 	}
-	for _, m := range slices.Concat(AllModes, []string{AggTrigger, AggQuery, "reader"}) {
+	for _, m := range slices.Concat(AllModes, []string{report.AggTrigger, report.AggQuery, "reader"}) {
 		e.ops[m] = &opcount.Ops{}
 		if e.clients[m], err = opcount.Client(ctx, e.host, o.Project, e.ops[m]); err != nil {
 			return nil, err
 		}
 	}
-	if o.Delivery == DeliveryDirect {
-		for _, m := range []string{ModeTally, ModeNaive} {
+	if o.Delivery == report.DeliveryDirect {
+		for _, m := range []string{report.ModeTally, report.ModeNaive} {
 			e.ops[m].OnCommit = direct(o.Project, e.bridges[m])
 		}
 	}
@@ -326,9 +279,9 @@ func start(ctx context.Context, o settings) (_ *env, err error) {
 func (e *env) warmup(ctx context.Context) {
 	o := e.o
 	id := fmt.Sprintf("warmup-%d", time.Now().UnixNano())
-	inc := e.incrementer(ModeRaw, collRaw, e.reader)
-	if slices.Contains(o.Modes, ModeTally) && o.URL == "" {
-		inc = e.incrementer(ModeTally, collTally, e.clients[ModeTally])
+	inc := e.incrementer(report.ModeRaw, collRaw, e.reader)
+	if slices.Contains(o.Modes, report.ModeTally) && o.URL == "" {
+		inc = e.incrementer(report.ModeTally, collTally, e.clients[report.ModeTally])
 	}
 	drive(ctx, []string{id}, load{workers: o.Workers, rate: o.Rate}, o.Warmup, inc, func(el time.Duration, n int64, done bool) {
 		e.report("warmup", el, o.Warmup, fmt.Sprintf("%d increments, not measured", n), done)

@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
 
@@ -35,7 +36,7 @@ func TestBenchSmall(t *testing.T) {
 		Counters: 20, Popularity: PopularityZipf, Listeners: true, Shards: 4,
 		Setup: Setup{
 			Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window, Instances: 2, DuplicateRate: 0.2,
-			DelayRate: 0.2, MaxDelay: 500 * time.Millisecond, Modes: []string{ModeTally, ModeNaive},
+			DelayRate: 0.2, MaxDelay: 500 * time.Millisecond, Modes: []string{report.ModeTally, report.ModeNaive},
 			Project: emulatortest.Project, Emulator: paths,
 		},
 	})
@@ -97,14 +98,14 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Stop()
-	inc := httptest.NewServer(increment.New(emulatortest.ClientAt(t, e.Host(), emulatortest.Project), increment.Config{Layout: counting.Default(), AutoCreate: true}))
+	inc := httptest.NewServer(increment.New(emulatortest.ClientAt(t, e.Host(), emulatortest.Project), increment.Config{Layout: core.Default(), AutoCreate: true}))
 	defer inc.Close()
 
 	rep, err := Run(context.Background(), Options{
 		Counters: 1, Shards: 4, URL: inc.URL,
 		Setup: Setup{
 			Workers: 4, Rate: 50, Duration: 2 * time.Second, Window: 200 * time.Millisecond,
-			Modes: []string{ModeTally}, Project: emulatortest.Project, EmulatorHost: e.Host(), BridgePort: port,
+			Modes: []string{report.ModeTally}, Project: emulatortest.Project, EmulatorHost: e.Host(), BridgePort: port,
 		},
 	})
 	if err != nil {
@@ -126,7 +127,7 @@ func TestBenchFields(t *testing.T) {
 		Counters: 2, Fields: 3, Shards: 4,
 		Setup: Setup{
 			Workers: 8, Rate: 150, Duration: 3 * time.Second, Window: 500 * time.Millisecond, Instances: 2,
-			Modes: []string{ModeTally}, Project: emulatortest.Project, Emulator: paths,
+			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
 		},
 	})
 	if err != nil {
@@ -135,10 +136,10 @@ func TestBenchFields(t *testing.T) {
 	m := rep.Modes[0]
 	if m.Acked == 0 || m.Drift != 0 || m.ShardSum != m.Acked || m.ParentPeak == nil || *m.ParentPeak > 2 || m.ParentGap != nil && *m.ParentGap < 500 {
 		t.Errorf("3 counts on 2 documents: acknowledged %d, total - acknowledged %+d, shards %d, most writes to one document in a second %v, closest two %v ms",
-			m.Acked, m.Drift, m.ShardSum, opt("%d", m.ParentPeak), opt("%.0f", m.ParentGap))
+			m.Acked, m.Drift, m.ShardSum, report.Maybe("%d", m.ParentPeak), report.Maybe("%.0f", m.ParentGap))
 	}
 	if m.ReadsPerFold == nil || *m.WritesPerFold > 1.01 {
-		t.Errorf("a fold of 3 counts: %s reads and %s writes", opt("%.2f", m.ReadsPerFold), opt("%.2f", m.WritesPerFold))
+		t.Errorf("a fold of 3 counts: %s reads and %s writes", report.Maybe("%.2f", m.ReadsPerFold), report.Maybe("%.2f", m.WritesPerFold))
 	}
 }
 
@@ -147,7 +148,7 @@ var pngDecode = png.Decode
 // checkReportFiles writes the report's JSON and its chart, as SVG and PNG,
 // and checks that each is what it claims: JSON with null where a figure does
 // not apply, a PNG image that decodes, an SVG document.
-func checkReportFiles(t *testing.T, rep *Report) {
+func checkReportFiles(t *testing.T, rep *report.Load) {
 	t.Helper()
 	dir := t.TempDir()
 	js := filepath.Join(dir, "bench.json")
@@ -165,7 +166,7 @@ func checkReportFiles(t *testing.T, rep *Report) {
 		if v, ok := m["ratio_to_raw"]; !ok || v != nil {
 			t.Errorf("%s: ratio_to_raw = %v, want null (no raw mode ran)", m["mode"], v)
 		}
-		if m["mode"] == ModeNaive {
+		if m["mode"] == report.ModeNaive {
 			if v, ok := m["last_increment_to_exact_ms"]; !ok || v != nil {
 				t.Errorf("naive: last_increment_to_exact_ms = %v, want null: never", v)
 			}

@@ -8,6 +8,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
 // prime makes each counter of mode m quiet before a burst: made (by its
@@ -67,16 +69,12 @@ func stepUntilWritten(ctx context.Context, inc incrementFunc, id string, by int6
 	}
 }
 
-// SpreadLimit is the most writes one document should take in any second:
-// where the bench counts a counter as spread.
-const SpreadLimit = 10
-
 // hotSpots records, for each second of the load, the most writes any one
 // shard took (or, for a single-document counter, its one document), and
 // the most any one parent took, and from which second on no shard took
 // more than SpreadLimit. Shard writes are dated by their commit times
 // where the answers give them, parent writes by theirs.
-func (e *env) hotSpots(r *ModeResult, coll string, ids []string, res loadResult) {
+func (e *env) hotSpots(r *report.Mode, coll string, ids []string, res loadResult) {
 	seconds := int(res.End.Sub(res.Start) / time.Second) // whole seconds only
 	if seconds <= 0 {
 		return
@@ -112,7 +110,7 @@ func (e *env) hotSpots(r *ModeResult, coll string, ids []string, res loadResult)
 			}
 		}
 	}
-	for s := seconds; s > 0 && r.HotShardSeries[s-1] <= SpreadLimit; s-- {
+	for s := seconds; s > 0 && r.HotShardSeries[s-1] <= report.SpreadLimit; s-- {
 		r.SpreadAfter = ptr(float64(s - 1))
 	}
 	for _, n := range r.HotShardSeries {
@@ -134,13 +132,13 @@ func writeTimes(ws []write) []time.Time {
 // none), or what the mode writes to.
 func (e *env) shardsAtEnd(ctx context.Context, m, coll string, ids []string) *int {
 	switch m {
-	case ModeSingle:
+	case report.ModeSingle:
 		return nil
-	case ModeRaw:
+	case report.ModeRaw:
 		return ptr(e.rawShards())
 	}
 	lay := tallyLayout(e.o)
-	if m != ModeTally {
+	if m != report.ModeTally {
 		lay.Docs = nil
 	}
 	most := 1

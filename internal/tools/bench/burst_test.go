@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
 // TestViralCounterUnderContention takes a quiet counter, new and on one
@@ -26,7 +27,7 @@ func TestViralCounterUnderContention(t *testing.T) {
 		Counters: 1, Burst: true, Contention: 10,
 		Setup: Setup{
 			Workers: 32, Rate: 200, Duration: 4 * time.Second, Window: window, DuplicateRate: 0.1,
-			DelayRate: 0.1, MaxDelay: 500 * time.Millisecond, Modes: []string{ModeTally, ModeSingle},
+			DelayRate: 0.1, MaxDelay: 500 * time.Millisecond, Modes: []string{report.ModeTally, report.ModeSingle},
 			Project: emulatortest.Project, Emulator: paths,
 		},
 	})
@@ -35,7 +36,7 @@ func TestViralCounterUnderContention(t *testing.T) {
 	}
 	tally, single := rep.Modes[0], rep.Modes[1]
 	for _, m := range rep.Modes {
-		t.Logf("%s: answers %v, hottest document each second %v, shards at the end %s", m.Mode, m.Answers, m.HotShardSeries, opt("%d", m.ShardsAtEnd))
+		t.Logf("%s: answers %v, hottest document each second %v, shards at the end %s", m.Mode, m.Answers, m.HotShardSeries, report.Maybe("%d", m.ShardsAtEnd))
 		if m.RefusedWritten != 0 || m.Answers["500"] != 0 {
 			t.Errorf("%s: %d refused increments were written; answers %v", m.Mode, m.RefusedWritten, m.Answers)
 		}
@@ -44,12 +45,12 @@ func TestViralCounterUnderContention(t *testing.T) {
 		t.Errorf("tally: total - acknowledged %+d, shards %d for %d acknowledged", tally.Drift, tally.ShardSum, tally.Acked)
 	}
 	if tally.ShardsAtEnd == nil || *tally.ShardsAtEnd < 2 {
-		t.Errorf("tally: %s shards at the end; want the counter grown", opt("%d", tally.ShardsAtEnd))
+		t.Errorf("tally: %s shards at the end; want the counter grown", report.Maybe("%d", tally.ShardsAtEnd))
 	}
 	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
 		t.Errorf("tally: two parent writes %.1fms apart, inside the window", *tally.ParentGap)
 	}
-	share := func(m ModeResult) float64 {
+	share := func(m report.Mode) float64 {
 		return float64(m.Answers["503"]) / float64(m.Acked+m.Errors)
 	}
 	t.Logf("refused: tally %.3f, the single document %.3f", share(tally), share(single))
@@ -67,7 +68,7 @@ func TestBenchFeed(t *testing.T) {
 		Feed: true,
 		Setup: Setup{
 			Workers: 20, Duration: 3 * time.Second, Window: 300 * time.Millisecond, Instances: 2,
-			Modes: []string{ModeTally}, Project: emulatortest.Project, Emulator: paths,
+			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
 		},
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
 // TestQuietCost runs tally and the per-event rollup side by side over
@@ -29,7 +30,7 @@ func TestQuietCost(t *testing.T) {
 			Counters: 400, Popularity: PopularityTurns, Fields: fields, Shards: 1, Warmup: time.Second,
 			Setup: Setup{
 				Workers: 4, Rate: 40, Duration: 3 * time.Second, ShardCacheTTL: time.Nanosecond,
-				Modes: []string{ModeTally, ModeNaive}, Project: emulatortest.Project, Emulator: paths,
+				Modes: []string{report.ModeTally, report.ModeNaive}, Project: emulatortest.Project, Emulator: paths,
 			},
 		})
 		if err != nil {
@@ -42,7 +43,7 @@ func TestQuietCost(t *testing.T) {
 			t.Errorf("--fields %d: tally: %d acknowledged, total - acknowledged %+d, shards %d", fields, tally.Acked, tally.Drift, tally.ShardSum)
 		}
 		if tally.ReadsPerFold == nil || *tally.ReadsPerFold > 0.05 {
-			t.Errorf("--fields %d: tally's Rollup read %s per parent write; a counter on one shard is folded from its events", fields, opt("%.3f", tally.ReadsPerFold))
+			t.Errorf("--fields %d: tally's Rollup read %s per parent write; a counter on one shard is folded from its events", fields, report.Maybe("%.3f", tally.ReadsPerFold))
 		}
 		// Both pay Increment's read; tally's Rollup may read for a fold now
 		// and then (at most 0.05 a parent write, checked above).

@@ -8,7 +8,7 @@ import (
 
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/tools/bridge"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -27,7 +27,7 @@ func direct(project string, b *bridge.Bridge) func(*firestorepb.CommitRequest, *
 			name := w.GetUpdate().GetName()
 			_, rel, _ := strings.Cut(name, "/documents/")
 			parts := strings.Split(rel, "/")
-			if k := len(parts); k < 4 || parts[k-2] != counting.ShardsCollection || len(w.GetUpdateTransforms()) != 1 || // {doc}/shards/{n}, {doc}/lives/{life}/shards/{n}
+			if k := len(parts); k < 4 || parts[k-2] != core.ShardsCollection || len(w.GetUpdateTransforms()) != 1 || // {doc}/shards/{n}, {doc}/lives/{life}/shards/{n}
 				i >= len(resp.GetWriteResults()) || len(resp.GetWriteResults()[i].GetTransformResults()) != 1 {
 				continue
 			}

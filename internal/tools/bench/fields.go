@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
 // collPosts holds tally's counters with settings.Fields: counts on
@@ -13,8 +14,8 @@ const collPosts = "posts"
 
 // tallyLayout is the layout tally's mode runs: the guide's, or with
 // settings.Fields, that many counts on each document of posts.
-func tallyLayout(o settings) counting.Layout {
-	l := counting.Default()
+func tallyLayout(o settings) core.Layout {
+	l := core.Default()
 	if o.Aggregate {
 		l.Docs = aggregateDocs
 		return l
@@ -23,7 +24,7 @@ func tallyLayout(o settings) counting.Layout {
 		return windowsLayout(WinWindows)
 	}
 	if o.Fields > 0 {
-		l.Docs = []counting.Docs{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
+		l.Docs = []core.Docs{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
 	}
 	return l
 }
@@ -59,7 +60,7 @@ func (e *env) counterIDs(m, run string) []string {
 // fieldsOf is how many counts each document of mode m holds: 0 for a
 // counter of its own.
 func (e *env) fieldsOf(m string) int {
-	if m == ModeTally {
+	if m == report.ModeTally {
 		return e.o.Fields
 	}
 	return 0
@@ -72,7 +73,7 @@ func target(coll, id string) (doc, field string) {
 		d, f, _ := strings.Cut(id, ".")
 		return coll + "/" + d, f
 	}
-	return coll + "/" + id, counting.FieldTotal
+	return coll + "/" + id, core.FieldTotal
 }
 
 // docOf is the index of the document that counter i of mode m counts on.

@@ -6,19 +6,20 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
 
 // registerTriggers registers, with direct delivery none, the emulator's
 // triggers on the shards of the rolled-up modes.
 func (e *env) registerTriggers(ctx context.Context) error {
-	if e.o.Delivery != DeliveryEmulator || e.o.Aggregate {
+	if e.o.Delivery != report.DeliveryEmulator || e.o.Aggregate {
 		return nil // aggregates: each mode's own, once its children are made
 	}
-	naive := counting.Default()
+	naive := core.Default()
 	naive.Collection = collNaive
-	for key, l := range map[string]counting.Layout{ModeTally: tallyLayout(e.o), ModeNaive: naive} {
+	for key, l := range map[string]core.Layout{report.ModeTally: tallyLayout(e.o), report.ModeNaive: naive} {
 		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: l.TriggerPatterns()[0]}
 		if err := emulator.RegisterTrigger(ctx, e.emuHost, e.o.Project, key, t); err != nil {
 			return err

@@ -19,8 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 	"github.com/tallycounters/tally/rollup"
 )
@@ -46,7 +47,7 @@ type instanceSpec struct {
 // reset, and its memory.
 type InstanceStats struct {
 	Requests  int64 `json:"requests"`   // Rollup requests taken
-	Refused   int64 `json:"refused"`    // answered 429, holding MaxRequestsPerInstance
+	Refused   int64 `json:"refused"`    // answered 429, holding report.MaxRequestsPerInstance
 	MostHeld  int64 `json:"most_held"`  // requests held at once, at most
 	Held      int64 `json:"held"`       // requests held now
 	Reads     int64 `json:"reads"`      // Firestore documents read
@@ -89,7 +90,7 @@ type FoldWrite struct {
 // rollupInstance is the serving side of one instance.
 type rollupInstance struct {
 	handler  http.Handler
-	layout   counting.Layout
+	layout   core.Layout
 	ops      *opcount.Ops
 	mu       sync.Mutex
 	folds    []FoldWrite // not yet taken by the bench
@@ -125,8 +126,8 @@ func serveInstance(specJSON string, out io.Writer) error {
 		return err
 	}
 	defer client.Close()
-	lay := counting.Layout{Collection: spec.Collection, ShardField: spec.ShardField}
-	if lay.Docs, err = counting.ParseCounts(spec.Counts); err != nil {
+	lay := core.Layout{Collection: spec.Collection, ShardField: spec.ShardField}
+	if lay.Docs, err = core.ParseCounts(spec.Counts); err != nil {
 		return err
 	}
 	in.layout = lay
@@ -156,7 +157,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 func (in *rollupInstance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := in.inflight.Add(1)
 	defer in.inflight.Add(-1)
-	if n > MaxRequestsPerInstance {
+	if n > report.MaxRequestsPerInstance {
 		in.refused.Add(1)
 		http.Error(w, "too many requests", http.StatusTooManyRequests)
 		return

@@ -16,15 +16,12 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/proc"
 	"github.com/tallycounters/tally/rollup"
 )
-
-// MaxRequestsPerInstance is Cloud Run's highest concurrency: an instance
-// holding this many requests answers 429, and the platform retries.
-const MaxRequestsPerInstance = 1000
 
 // instance is one of tally's Rollup instances: a process of its own, with
 // its own Firestore client and heap, as on Cloud Run.
@@ -156,22 +153,22 @@ func (in *instance) reset() error {
 // random one, as the platform spreads events over instances.
 func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 	mux := http.NewServeMux()
-	for _, m := range []string{ModeTally, ModeNaive} {
+	for _, m := range []string{report.ModeTally, report.ModeNaive} {
 		lay := tallyLayout(e.o)
-		if m == ModeNaive {
-			lay = counting.Default()
+		if m == report.ModeNaive {
+			lay = core.Default()
 			lay.Collection = collNaive
 		}
 		c := e.clients[m]
 		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: lay, AutoCreate: true, DefaultShards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL}))
-		if m == ModeNaive {
+		if m == report.ModeNaive {
 			mux.Handle("/"+m+"/Rollup", cloudEventHandler(naiveRollup(c, lay, e.obs.added)))
 		}
 	}
-	mux.Handle("/"+AggTrigger+"/Rollup", cloudEventHandler(e.perEventTrigger(e.clients[AggTrigger])))
+	mux.Handle("/"+report.AggTrigger+"/Rollup", cloudEventHandler(e.perEventTrigger(e.clients[report.AggTrigger])))
 	e.serve(l, mux)
-	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: counting.DefaultShardField,
-		Counts: counting.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath}
+	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: core.DefaultShardField,
+		Counts: core.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath}
 	if e.o.Shards == 0 {
 		spec.Grow = rollup.DefaultGrow // new counters grow as deployed; given shards are kept
 	}
@@ -193,7 +190,7 @@ func (e *env) retarget() {
 	for _, in := range e.instances {
 		targets = append(targets, in.url+"/Rollup")
 	}
-	e.bridges[ModeTally].SetTargets(targets)
+	e.bridges[report.ModeTally].SetTargets(targets)
 }
 
 // pauseEmulator stops the emulator's processes where they are, as a

@@ -15,31 +15,32 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/bridge"
 	"github.com/tallycounters/tally/rollup"
 )
 
 var descriptions = map[string]string{
-	ModeRaw:    "client increments to random shards, no HTTP, no rollup (ceiling)",
-	ModeTally:  "Increment + tally Rollup (snapshot folds)",
-	ModeNaive:  "Increment + per-event rollup of the guides (total += after - before)",
-	ModeSingle: "client increments to one document per counter, no shards",
+	report.ModeRaw:    "client increments to random shards, no HTTP, no rollup (ceiling)",
+	report.ModeTally:  "Increment + tally Rollup (snapshot folds)",
+	report.ModeNaive:  "Increment + per-event rollup of the guides (total += after - before)",
+	report.ModeSingle: "client increments to one document per counter, no shards",
 }
 
 // collections of the modes.
-var collections = map[string]string{ModeRaw: collRaw, ModeTally: collTally, ModeNaive: collNaive, ModeSingle: collSingle}
+var collections = map[string]string{report.ModeRaw: collRaw, report.ModeTally: collTally, report.ModeNaive: collNaive, report.ModeSingle: collSingle}
 
 // runMode prepares fresh counters for mode m, drives the load, waits for the
 // rollup to settle and measures.
-func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
+func (e *env) runMode(ctx context.Context, m string) (report.Mode, error) {
 	o := e.o
 	st, err := e.prepareMode(ctx, m)
 	if st.lis != nil {
 		defer st.lis.stop()
 	}
 	if err != nil {
-		return ModeResult{}, err
+		return report.Mode{}, err
 	}
 	coll, ids := st.coll, st.ids
 	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate, rest: o.Rest, pick: st.pick}, o.Duration, st.inc,
@@ -47,9 +48,9 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 			e.report(m+" load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
 		})
 	var during []InstanceStats // what each instance took while the load ran
-	if m == ModeTally {
+	if m == report.ModeTally {
 		if during, err = e.instanceStats(); err != nil {
-			return ModeResult{}, err
+			return report.Mode{}, err
 		}
 	}
 	r, err := e.loadFigures(m, res)
@@ -58,7 +59,7 @@ func (e *env) runMode(ctx context.Context, m string) (ModeResult, error) {
 	}
 	settled, bounded := e.settle(ctx, m, coll, ids, res)
 	r.SettleWait, r.SettleBounded = ms(max(0, settled.Sub(res.End))), bounded
-	if m == ModeTally {
+	if m == report.ModeTally {
 		if err := e.pullFolds(); err != nil {
 			return r, err
 		}
@@ -126,7 +127,7 @@ func (e *env) prepareMode(ctx context.Context, m string) (modeStart, error) {
 			return st, err
 		}
 	}
-	if o.Listeners && m != ModeRaw {
+	if o.Listeners && m != report.ModeRaw {
 		start := startListeners
 		if o.Feed {
 			start = startFeed
@@ -145,7 +146,7 @@ func (e *env) prepareMode(ctx context.Context, m string) (modeStart, error) {
 	if b := e.bridges[m]; b != nil {
 		st.bridge = b.Stats()
 	}
-	if m == ModeTally {
+	if m == report.ModeTally {
 		for _, in := range e.instances {
 			if err := in.reset(); err != nil {
 				return st, err
@@ -157,9 +158,9 @@ func (e *env) prepareMode(ctx context.Context, m string) (modeStart, error) {
 
 // loadFigures is what mode m's load itself shows: increments taken, their
 // latency, the hottest document, increments a second.
-func (e *env) loadFigures(m string, res loadResult) (ModeResult, error) {
-	r := ModeResult{Mode: m, Description: descriptions[m], Seconds: res.End.Sub(res.Start).Seconds(),
-		Acked: int64(len(res.Acks)), Errors: res.Errors, HasRollup: m == ModeTally || m == ModeNaive,
+func (e *env) loadFigures(m string, res loadResult) (report.Mode, error) {
+	r := report.Mode{Mode: m, Description: descriptions[m], Seconds: res.End.Sub(res.Start).Seconds(),
+		Acked: int64(len(res.Acks)), Errors: res.Errors, HasRollup: m == report.ModeTally || m == report.ModeNaive,
 		Answers: answersByStatus(res.Statuses)}
 	if r.Acked == 0 {
 		return r, fmt.Errorf("no increment was acknowledged (%d answered otherwise)", res.Errors)
@@ -167,7 +168,7 @@ func (e *env) loadFigures(m string, res loadResult) (ModeResult, error) {
 	r.IncrPerSec = float64(r.Acked) / r.Seconds
 	slices.Sort(res.Latencies)
 	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
-	r.HotDocPerS = float64(hottest(res.Acks, m == ModeSingle, func(i int) int { return e.docOf(m, i) })) / r.Seconds
+	r.HotDocPerS = float64(hottest(res.Acks, m == report.ModeSingle, func(i int) int { return e.docOf(m, i) })) / r.Seconds
 	r.IncrSeries = perSecond(ackTimes(res.Acks), res.Start, int(res.End.Sub(res.Start)/time.Second)+1)
 	return r, nil
 }
@@ -175,11 +176,11 @@ func (e *env) loadFigures(m string, res loadResult) (ModeResult, error) {
 // opsFigures sets the reads, writes, deletes and failed writes per
 // increment, the load's and, for tally, its Rollup instances' (during:
 // what they took while the load ran), and their price.
-func (e *env) opsFigures(r *ModeResult, m string, during []InstanceStats) error {
+func (e *env) opsFigures(r *report.Mode, m string, during []InstanceStats) error {
 	ops := e.ops[m]
 	reads, writes, deletes, failed := ops.Reads(), ops.Writes(), ops.Deletes(), ops.Failed()
 	r.IncrementTxPerIncr = ptr(float64(ops.Transactions()) / float64(r.Acked))
-	if m == ModeTally {
+	if m == report.ModeTally {
 		after, err := e.instanceStats()
 		if err != nil {
 			return err
@@ -217,14 +218,14 @@ func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) 
 			var jobs []*firestore.BulkWriterJob
 			n := max(e.fieldsOf(m), 1) // one document for the counts next to each other
 			for i := w * n; i < len(ids); i += writers * n {
-				doc := map[string]any{counting.FieldNumShards: e.o.Shards, counting.FieldTotal: 0}
+				doc := map[string]any{core.FieldNumShards: e.o.Shards, core.FieldTotal: 0}
 				switch {
-				case m == ModeSingle:
-					doc = map[string]any{counting.FieldTotal: 0}
+				case m == report.ModeSingle:
+					doc = map[string]any{core.FieldTotal: 0}
 				case e.fieldsOf(m) > 0:
 					doc = map[string]any{"title": "a post"}
 					if e.o.Shards > 0 {
-						doc[counting.FieldBookkeeping] = map[string]any{counting.FieldNumShards: e.o.Shards}
+						doc[core.FieldBookkeeping] = map[string]any{core.FieldNumShards: e.o.Shards}
 					}
 					for _, f := range fieldNames(n) {
 						doc[f] = 0
@@ -283,17 +284,17 @@ func ackTimes(acks []ack) []time.Time {
 // incrementer is how mode m adds 1 to a counter.
 func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 	switch m {
-	case ModeRaw:
+	case report.ModeRaw:
 		shards := e.rawShards()
 		return func(ctx context.Context, id string, by int64) (answer, error) {
 			n := rand.IntN(shards)
-			wr, err := c.Collection(coll).Doc(id).Collection(counting.ShardsCollection).Doc(fmt.Sprint(n)).
-				Set(ctx, map[string]any{counting.DefaultShardField: firestore.Increment(by)}, firestore.MergeAll)
+			wr, err := c.Collection(coll).Doc(id).Collection(core.ShardsCollection).Doc(fmt.Sprint(n)).
+				Set(ctx, map[string]any{core.DefaultShardField: firestore.Increment(by)}, firestore.MergeAll)
 			return clientAnswer(n, wr, err)
 		}
-	case ModeSingle:
+	case report.ModeSingle:
 		return func(ctx context.Context, id string, by int64) (answer, error) {
-			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{counting.FieldTotal: firestore.Increment(by)}, firestore.MergeAll)
+			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{core.FieldTotal: firestore.Increment(by)}, firestore.MergeAll)
 			if err == nil {
 				e.obs.added(coll+"/"+id, wr.UpdateTime, by)
 			}
@@ -301,7 +302,7 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 		}
 	}
 	url := e.funcsURL + "/" + m + "/Increment"
-	if m == ModeTally && e.o.URL != "" {
+	if m == report.ModeTally && e.o.URL != "" {
 		url = e.o.URL
 	}
 	return httpIncrement(url, e.o.Workers, coll)

@@ -10,14 +10,14 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // naiveRollup is the rollup of the public distributed-counter guides: each
 // event adds after - before to the parent's total. Nothing is deduplicated,
 // and every event is one more write to the parent. Each parent write is
 // reported to record.
-func naiveRollup(client *firestore.Client, l counting.Layout, record func(path string, at time.Time, delta int64)) func(context.Context, event.Event) error {
+func naiveRollup(client *firestore.Client, l core.Layout, record func(path string, at time.Time, delta int64)) func(context.Context, event.Event) error {
 	return func(ctx context.Context, e event.Event) error {
 		data, rel, ok := written(e)
 		if !ok {
@@ -29,7 +29,7 @@ func naiveRollup(client *firestore.Client, l counting.Layout, record func(path s
 		}
 		count := func(d *firestoredata.Document) int64 { return d.GetFields()[l.ShardField].GetIntegerValue() }
 		delta := count(data.GetValue()) - count(data.GetOldValue())
-		wr, err := l.Counter(client, id).Set(ctx, map[string]any{counting.FieldTotal: firestore.Increment(delta)}, firestore.MergeAll)
+		wr, err := l.Counter(client, id).Set(ctx, map[string]any{core.FieldTotal: firestore.Increment(delta)}, firestore.MergeAll)
 		if err != nil {
 			return err
 		}

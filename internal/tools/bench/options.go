@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
 
@@ -20,7 +21,7 @@ type Setup struct {
 
 	Window        time.Duration // tally's window: each parent is written at most once per window
 	Instances     int           // tally Rollup instances, each a process of its own; each event goes to a random one
-	Delivery      string        // DeliveryEmulator (default) or DeliveryDirect
+	Delivery      string        // report.DeliveryEmulator (default) or report.DeliveryDirect
 	DuplicateRate float64       // share of events delivered twice
 	DelayRate     float64       // share of events held back (reordered)
 	MaxDelay      time.Duration
@@ -31,7 +32,7 @@ type Setup struct {
 	BridgePort   int
 	Emulator     emulator.Paths
 
-	Prices   Prices        // what the report prices operations at; zero: StandardPrices
+	Prices   report.Prices // what the report prices operations at; zero: report.StandardPrices
 	Settle   time.Duration // longest wait for a mode's counts after its load; default DefaultSettle
 	Progress func(Phase)   // hears how each phase goes; nil: nothing
 	Logger   *slog.Logger  // the in-process functions' logs

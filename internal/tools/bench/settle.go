@@ -10,7 +10,8 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
 // DefaultSettle bounds the wait for a mode's total after its load.
@@ -25,7 +26,7 @@ const DefaultSettle = 30 * time.Second
 // acknowledged after their write. It returns when it stopped and whether
 // the bound stopped it.
 func (e *env) settle(ctx context.Context, m, coll string, ids []string, res loadResult) (time.Time, bool) {
-	if m == ModeRaw || m == ModeSingle {
+	if m == report.ModeRaw || m == report.ModeSingle {
 		return res.End, false
 	}
 	bound := settleBound(e.o)
@@ -34,7 +35,7 @@ func (e *env) settle(ctx context.Context, m, coll string, ids []string, res load
 	var last int64 = -1
 	stableSince := start
 	for {
-		if m == ModeTally {
+		if m == report.ModeTally {
 			e.pullFolds()
 		}
 		var seen int64
@@ -48,7 +49,7 @@ func (e *env) settle(ctx context.Context, m, coll string, ids []string, res load
 		if seen != last {
 			last, stableSince = seen, time.Now()
 		}
-		if idle && (seen == want || m != ModeTally && time.Since(stableSince) >= time.Second) && e.sumTotals(ctx, coll, ids) == seen {
+		if idle && (seen == want || m != report.ModeTally && time.Since(stableSince) >= time.Second) && e.sumTotals(ctx, coll, ids) == seen {
 			e.report(m+" settle", time.Since(start), bound, fmt.Sprintf("total %d of %d acknowledged", seen, want), true)
 			return time.Now(), false
 		}
@@ -109,11 +110,11 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64
 		index[id] = i
 	}
 	out := make([]int64, len(ids))
-	fields := []string{counting.DefaultShardField}
+	fields := []string{core.DefaultShardField}
 	if coll == collPosts {
 		fields = fieldNames(e.o.Fields)
 	}
-	it := e.reader.CollectionGroup(counting.ShardsCollection).Select(fields...).Documents(ctx)
+	it := e.reader.CollectionGroup(core.ShardsCollection).Select(fields...).Documents(ctx)
 	defer it.Stop()
 	for {
 		snap, err := it.Next()
@@ -132,7 +133,7 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64
 		}
 		for f, v := range snap.Data() {
 			key := parent.ID + "." + f // a count on a document
-			if coll != collPosts && f == counting.DefaultShardField {
+			if coll != collPosts && f == core.DefaultShardField {
 				key = parent.ID
 			}
 			if i, ok := index[key]; ok {
@@ -148,14 +149,14 @@ func (e *env) shardSums(ctx context.Context, coll string, ids []string) ([]int64
 // counter, what its shards hold beyond the increments answered 200. Those a
 // refusal (429, 503) accounts for break the contract; an unknown outcome
 // (504, or no answer) may rightly have been written.
-func (e *env) finalTotals(ctx context.Context, r *ModeResult, m, coll string, ids []string, res loadResult) error {
+func (e *env) finalTotals(ctx context.Context, r *report.Mode, m, coll string, ids []string, res loadResult) error {
 	totals := e.totals(ctx, coll, ids)
 	acked := make([]int64, len(ids))
 	for _, a := range res.Acks {
 		acked[a.Counter]++
 	}
 	sums := totals
-	if m != ModeSingle {
+	if m != report.ModeSingle {
 		var err error
 		if sums, err = e.shardSums(ctx, coll, ids); err != nil {
 			return err
@@ -168,7 +169,7 @@ func (e *env) finalTotals(ctx context.Context, r *ModeResult, m, coll string, id
 		r.NonOKWritten += extra
 		r.RefusedWritten += max(0, extra-res.PerCounter[i].Other)
 	}
-	if m == ModeRaw {
+	if m == report.ModeRaw {
 		r.Total = r.ShardSum
 	}
 	r.Drift = r.Total - r.Acked
@@ -190,7 +191,7 @@ func (e *env) instanceStats() ([]InstanceStats, error) {
 // instanceFigures records, per Rollup instance, the events it took per
 // second while the load ran, the most it held at once, what it refused,
 // and its peak memory.
-func (e *env) instanceFigures(r *ModeResult, during, after []InstanceStats) {
+func (e *env) instanceFigures(r *report.Mode, during, after []InstanceStats) {
 	var most int
 	var refused int64
 	for i, st := range after {
@@ -205,8 +206,8 @@ func (e *env) instanceFigures(r *ModeResult, during, after []InstanceStats) {
 }
 
 // measureParents derives parent writes and rollup lag from the observer.
-func (e *env) measureParents(r *ModeResult, coll string, ids []string, res loadResult, settled time.Time) {
-	if r.Mode == ModeRaw {
+func (e *env) measureParents(r *report.Mode, coll string, ids []string, res loadResult, settled time.Time) {
+	if r.Mode == report.ModeRaw {
 		return
 	}
 	f := parentFigures{start: res.Start, exactAt: res.End, gap: -1,
@@ -241,7 +242,7 @@ type parentFigures struct {
 // add takes one counter's writes and its acknowledged increments' times
 // (sorted); first: it is the first count of its document, whose writes
 // are counted once for all of its counts.
-func (f *parentFigures) add(r *ModeResult, writes []write, acks []time.Time, first bool, end time.Time) {
+func (f *parentFigures) add(r *report.Mode, writes []write, acks []time.Time, first bool, end time.Time) {
 	var times []time.Time
 	for _, w := range writes {
 		times = append(times, w.At)
@@ -283,7 +284,7 @@ func (f *parentFigures) add(r *ModeResult, writes []write, acks []time.Time, fir
 }
 
 // set writes the figures into r, the load having ended at end.
-func (f *parentFigures) set(r *ModeResult, end time.Time) {
+func (f *parentFigures) set(r *report.Mode, end time.Time) {
 	peakAll := 0
 	for _, n := range r.ParentSeries {
 		peakAll = max(peakAll, n)

@@ -8,7 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/stack"
 )
@@ -47,11 +48,11 @@ type SoakOptions struct {
 // and started again. After the load it waits for each total, and reports
 // whether each equals the increments acknowledged. Nothing is reconciled
 // before that check.
-func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
+func Soak(ctx context.Context, o SoakOptions) (_ *report.Soak, err error) {
 	o = soakDefaults(o)
 	e, err := start(ctx, settings{
 		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Duration: o.Duration,
-		Window: counting.DefaultWindow, Instances: o.Instances, Delivery: DeliveryEmulator, Modes: []string{ModeTally},
+		Window: core.DefaultWindow, Instances: o.Instances, Delivery: report.DeliveryEmulator, Modes: []string{report.ModeTally},
 		DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, Settle: o.Settle,
 		Project: o.Project, Emulator: o.Emulator, Logger: slog.New(slog.NewJSONHandler(o.Logs, nil)),
 		InstanceCommand: o.InstanceCommand,
@@ -61,16 +62,16 @@ func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 	}
 	defer e.stop()
 
-	rep := &SoakReport{Options: o.json()}
+	rep := &report.Soak{Options: o.json()}
 	run := fmt.Sprintf("soak-%d", time.Now().UnixNano())
 	ids := make([]string, o.Counters)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s-%d", run, i)
 	}
 	start := time.Now()
-	faults := make(chan []Fault, 1)
+	faults := make(chan []report.Fault, 1)
 	go func() { faults <- e.injectFaults(ctx, o, start) }()
-	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate}, o.Duration, e.incrementer(ModeTally, collTally, e.clients[ModeTally]),
+	res := drive(ctx, ids, load{workers: o.Workers, rate: o.Rate}, o.Duration, e.incrementer(report.ModeTally, collTally, e.clients[report.ModeTally]),
 		func(el time.Duration, n int64, done bool) {
 			soakPhase(o, "soak load", el, o.Duration, fmt.Sprintf("%d increments, %.0f/s", n, float64(n)/max(el.Seconds(), 0.001)), done)
 		})
@@ -90,7 +91,7 @@ func Soak(ctx context.Context, o SoakOptions) (_ *SoakReport, err error) {
 	if err := soakSettle(ctx, o, e, ids, acked, res.End, rep); err != nil {
 		return rep, err
 	}
-	rep.Bridge = e.bridges[ModeTally].Stats()
+	rep.Bridge = e.bridges[report.ModeTally].Stats()
 	return rep, nil
 }
 
@@ -135,8 +136,8 @@ func soakPhase(o SoakOptions, name string, elapsed, bound time.Duration, detail 
 // for o.Pause, then, at 60% of the load, once Rollup instance 0 holds an
 // event (waiting up to 5 s for one), kills it and starts it again o.Down
 // later. The emulator is always let go on return.
-func (e *env) injectFaults(ctx context.Context, o SoakOptions, start time.Time) []Fault {
-	var out []Fault
+func (e *env) injectFaults(ctx context.Context, o SoakOptions, start time.Time) []report.Fault {
+	var out []report.Fault
 	at := func(frac float64) bool {
 		select {
 		case <-ctx.Done():
@@ -145,7 +146,7 @@ func (e *env) injectFaults(ctx context.Context, o SoakOptions, start time.Time) 
 			return true
 		}
 	}
-	note := func(what string) { out = append(out, Fault{AtSeconds: time.Since(start).Seconds(), What: what}) }
+	note := func(what string) { out = append(out, report.Fault{AtSeconds: time.Since(start).Seconds(), What: what}) }
 	if !at(0.2) {
 		return out
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
 // The statistics behind the README's figures, on inputs whose answers are
@@ -57,7 +59,7 @@ func TestSpreadOf(t *testing.T) {
 		t.Error("the spread of nothing is not nil")
 	}
 	got := spreadOf(msList(30, 10, 20, 40)) // unsorted: spreadOf sorts
-	want := Spread{N: 4, P50: 20, P90: 40, P99: 40, Max: 40}
+	want := report.Spread{N: 4, P50: 20, P90: 40, P99: 40, Max: 40}
 	if *got != want {
 		t.Errorf("spreadOf = %+v, want %+v", *got, want)
 	}
@@ -134,10 +136,10 @@ func TestVisibleLatency(t *testing.T) {
 		t.Errorf("hot %d, quiet %d, unseen %d; want 1, 2 (the unseen one counts), 1", v.HotCounters, v.QuietCounters, v.Unseen)
 	}
 	// Hot: 500, 1100, 800 ms; quiet: 1000 ms.
-	if got, want := *v.Hot, (Spread{N: 3, P50: 800, P90: 1100, P99: 1100, Max: 1100}); got != want {
+	if got, want := *v.Hot, (report.Spread{N: 3, P50: 800, P90: 1100, P99: 1100, Max: 1100}); got != want {
 		t.Errorf("hot spread %+v, want %+v", got, want)
 	}
-	if got, want := *v.Quiet, (Spread{N: 1, P50: 1000, P90: 1000, P99: 1000, Max: 1000}); got != want {
+	if got, want := *v.Quiet, (report.Spread{N: 1, P50: 1000, P90: 1000, P99: 1000, Max: 1000}); got != want {
 		t.Errorf("quiet spread %+v, want %+v", got, want)
 	}
 	if v.All.N != 4 {
@@ -255,13 +257,13 @@ func TestHotSpots(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := &env{obs: newObserver()}
-			r := ModeResult{Mode: ModeRaw}
+			r := report.Mode{Mode: report.ModeRaw}
 			e.hotSpots(&r, collRaw, []string{"a", "b"}, loadResult{Start: t0, End: at(c.end), Acks: c.acks})
 			if !slices.Equal(r.HotShardSeries, c.series) {
 				t.Errorf("hottest shard each second %v, want %v", r.HotShardSeries, c.series)
 			}
 			if (r.SpreadAfter == nil) != (c.after == nil) || r.SpreadAfter != nil && *r.SpreadAfter != *c.after {
-				t.Errorf("spread after %v, want %v", opt("%g", r.SpreadAfter), opt("%g", c.after))
+				t.Errorf("spread after %v, want %v", report.Maybe("%g", r.SpreadAfter), report.Maybe("%g", c.after))
 			}
 		})
 	}
@@ -274,7 +276,7 @@ func TestHotSpots(t *testing.T) {
 		e.obs.wrote("posts/d.f1", at(ms), 1)
 	}
 	e.obs.wrote("posts/e.f0", at(100), 1)
-	r := ModeResult{Mode: ModeTally, HasRollup: true}
+	r := report.Mode{Mode: report.ModeTally, HasRollup: true}
 	e.hotSpots(&r, collPosts, []string{"d.f0", "d.f1", "e.f0", "e.f1"}, loadResult{Start: t0, End: at(2000)})
 	if want := []int{2, 3}; !slices.Equal(r.HotParentSeries, want) {
 		t.Errorf("hottest parent each second %v, want %v", r.HotParentSeries, want)

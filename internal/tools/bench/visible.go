@@ -3,48 +3,28 @@ package bench
 import (
 	"slices"
 	"time"
+
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
-// Spread is a distribution of durations, in milliseconds.
-type Spread struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50_ms"`
-	P90 float64 `json:"p90_ms"`
-	P99 float64 `json:"p99_ms"`
-	Max float64 `json:"max_ms"`
-}
-
 // spreadOf summarises d, which it sorts.
-func spreadOf(d []time.Duration) *Spread {
+func spreadOf(d []time.Duration) *report.Spread {
 	if len(d) == 0 {
 		return nil
 	}
 	slices.Sort(d)
-	return &Spread{N: len(d), P50: ms(percentile(d, .5)), P90: ms(percentile(d, .9)), P99: ms(percentile(d, .99)), Max: ms(d[len(d)-1])}
-}
-
-// Visible is what a user sees: the time from an increment's answer to a
-// listener on its counter seeing it in the total, for every counter, the
-// hot ones (more than one increment per window during the load) and the
-// quiet ones.
-type Visible struct {
-	All           *Spread `json:"all"`
-	Hot           *Spread `json:"hot"`
-	Quiet         *Spread `json:"quiet"`
-	HotCounters   int     `json:"hot_counters"`
-	QuietCounters int     `json:"quiet_counters"` // counters that took at least one increment
-	Unseen        int     `json:"increments_never_seen"`
+	return &report.Spread{N: len(d), P50: ms(percentile(d, .5)), P90: ms(percentile(d, .9)), P99: ms(percentile(d, .99)), Max: ms(d[len(d)-1])}
 }
 
 // visibleLatency pairs the k-th acknowledged increment of each counter with
 // the first snapshot its listener got whose total reached k. Increments are
 // all +1, so an exact total only grows.
-func visibleLatency(acks []ack, l *listeners, counters int, seconds float64, window time.Duration) *Visible {
+func visibleLatency(acks []ack, l *listeners, counters int, seconds float64, window time.Duration) *report.Visible {
 	byCounter := make([][]time.Time, counters)
 	for _, a := range acks {
 		byCounter[a.Counter] = append(byCounter[a.Counter], a.At)
 	}
-	v := &Visible{}
+	v := &report.Visible{}
 	var all, hot, quiet []time.Duration
 	for i, times := range byCounter {
 		if len(times) == 0 {

@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
 
@@ -32,13 +33,13 @@ const winHot = "hot"
 const DefaultQuiet = 10000
 
 // windowsLayout is the layout of mode m.
-func windowsLayout(m string) counting.Layout {
+func windowsLayout(m string) core.Layout {
 	decl := collPosts + ":views"
 	if m == WinWindows {
 		decl += "," + winDecl
 	}
-	l := counting.Default()
-	d, err := counting.ParseCounts(decl)
+	l := core.Default()
+	d, err := core.ParseCounts(decl)
 	if err != nil {
 		panic(err) // a constant
 	}
@@ -55,7 +56,7 @@ func windowsLayout(m string) counting.Layout {
 // without windows, what the boundary job costs and takes per document,
 // and how every closed bucket, window and trend compares with the truth
 // that the increments' commit times give.
-func RunWindows(ctx context.Context, opts WindowsOptions) (*WindowsReport, error) {
+func RunWindows(ctx context.Context, opts WindowsOptions) (*report.Windows, error) {
 	o := opts.all()
 	if err := o.pickModes(WindowsModes, "--windows"); err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func RunWindows(ctx context.Context, opts WindowsOptions) (*WindowsReport, error
 	}
 	defer e.stop()
 	o = e.o
-	rep := &WindowsReport{Started: time.Now(), Options: optionsJSON(o), Quiet: o.Counters, HotRate: o.Rate,
+	rep := &report.Windows{Started: time.Now(), Options: optionsJSON(o), Quiet: o.Counters, HotRate: o.Rate,
 		Boundaries: o.Boundaries, Windows: winDecl}
 	for _, m := range o.Modes {
 		r, err := e.runWindows(ctx, m)
@@ -87,20 +88,20 @@ type winRun struct {
 	ids   []string // counters: the hot post's first, then the quiet ones'
 	hot   loadResult
 	quiet loadResult
-	jobs  []BoundaryRun
+	jobs  []report.Boundary
 }
 
 // runWindows makes mode m's posts, starts its Rollup instances, drives the
 // load from the start of a minute, runs the boundary job at each start of
 // a minute after it, waits for every event and fold, and measures.
-func (e *env) runWindows(ctx context.Context, m string) (WindowsResult, error) {
+func (e *env) runWindows(ctx context.Context, m string) (report.WindowsMode, error) {
 	o := e.o
-	r := WindowsResult{Mode: m}
+	r := report.WindowsMode{Mode: m}
 	if err := e.freshEmulator(ctx); err != nil {
 		return r, err
 	}
 	spec := e.spec
-	spec.Counts = counting.FormatCounts(windowsLayout(m).Docs)
+	spec.Counts = core.FormatCounts(windowsLayout(m).Docs)
 	if err := e.restartInstances(ctx, spec); err != nil {
 		return r, err
 	}
@@ -111,7 +112,7 @@ func (e *env) runWindows(ctx context.Context, m string) (WindowsResult, error) {
 	if err := e.makeWindowPosts(ctx, run); err != nil {
 		return r, err
 	}
-	for _, k := range []string{ModeTally, "reader"} {
+	for _, k := range []string{report.ModeTally, "reader"} {
 		e.ops[k].Reset()
 	}
 	for _, in := range e.instances {
@@ -128,7 +129,7 @@ func (e *env) runWindows(ctx context.Context, m string) (WindowsResult, error) {
 		return r, err
 	}
 	end := m0.Add(time.Duration(o.Boundaries)*time.Minute + 5*time.Second)
-	inc := e.incrementer(ModeTally, collPosts, e.clients[ModeTally])
+	inc := e.incrementer(report.ModeTally, collPosts, e.clients[report.ModeTally])
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		run.hot = drive(ctx, run.ids[:1], load{workers: o.Workers, rate: o.Rate}, time.Until(end), inc,
@@ -197,15 +198,15 @@ func (e *env) makeWindowPosts(ctx context.Context, run *winRun) error {
 // boundaryJobs runs the boundary job at each of the n starts of a minute
 // after m0, as the scheduler does, each on a client of its own whose
 // operations it counts.
-func (e *env) boundaryJobs(ctx context.Context, m0 time.Time, n int) []BoundaryRun {
+func (e *env) boundaryJobs(ctx context.Context, m0 time.Time, n int) []report.Boundary {
 	ops := &opcount.Ops{}
 	fs, err := opcount.Client(ctx, e.host, e.o.Project, ops)
 	if err != nil {
-		return []BoundaryRun{{Error: err.Error()}}
+		return []report.Boundary{{Error: err.Error()}}
 	}
 	defer fs.Close()
 	c := counter.New(fs, counter.Options{Layout: windowsLayout(WinWindows), Window: e.o.Window})
-	var out []BoundaryRun
+	var out []report.Boundary
 	for k := 1; k <= n; k++ {
 		at := m0.Add(time.Duration(k) * time.Minute)
 		if sleepUntil(ctx, at) != nil {
@@ -213,7 +214,7 @@ func (e *env) boundaryJobs(ctx context.Context, m0 time.Time, n int) []BoundaryR
 		}
 		ops.Reset()
 		rep, err := c.MoveWindows(ctx, time.Now(), nil)
-		b := BoundaryRun{Boundary: at, Due: rep.Due, Moved: rep.Moved, Errors: rep.Errors, TookMS: float64(rep.TookMS),
+		b := report.Boundary{Boundary: at, Due: rep.Due, Moved: rep.Moved, Errors: rep.Errors, TookMS: float64(rep.TookMS),
 			Reads: ops.Reads(), Writes: ops.Writes()}
 		if err != nil {
 			b.Error = err.Error()
@@ -232,7 +233,7 @@ func (e *env) settleWindows(ctx context.Context, run *winRun) time.Duration {
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, settleBound(e.o))
 	defer cancel()
-	e.bridges[ModeTally].Wait(wctx)
+	e.bridges[report.ModeTally].Wait(wctx)
 	sleepUntil(wctx, time.Now().Add(2*e.o.Window))
 	e.report(run.mode+" settle", time.Since(start), settleBound(e.o), "every event answered", true)
 	return time.Since(start)

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 //go:embed demo.html
@@ -71,16 +71,16 @@ func (s *Stack) feed() *demoFeed {
 			f.View = d.Fields[1]
 		}
 		for _, a := range d.Aggregates {
-			if a.Op == counting.OpCount && !a.Root && len(a.Where) == 0 {
+			if a.Op == core.OpCount && !a.Root && len(a.Where) == 0 {
 				f.Comments, f.Children = a.Field, a.Child
 				break
 			}
 		}
 		for _, w := range d.Windows {
 			switch {
-			case w.Kind == counting.KindPer && w.Count == f.Like && f.Today == "":
+			case w.Kind == core.KindPer && w.Count == f.Like && f.Today == "":
 				f.Today = w.Field
-			case w.Kind == counting.KindTrend && f.Hot == "":
+			case w.Kind == core.KindTrend && f.Hot == "":
 				f.Hot = w.Field
 			}
 		}

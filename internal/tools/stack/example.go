@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 )
 
 // SeedDemo adds the demo's posts to the feed's collection if it is empty,
@@ -28,7 +28,7 @@ func (s *Stack) SeedDemo(ctx context.Context) error {
 func (s *Stack) Example(ctx context.Context) (doc, field string, exists bool, err error) {
 	l := s.o.Config.Layout
 	if !l.OnDocs() {
-		return l.Path("likes"), counting.FieldTotal, true, nil
+		return l.Path("likes"), core.FieldTotal, true, nil
 	}
 	d := l.Docs[0]
 	for _, c := range l.Docs {

@@ -16,12 +16,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/listen"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/setup"
 )
 
 const docsWindow = 300 * time.Millisecond
@@ -45,9 +45,9 @@ func startDocs(t *testing.T) (*Stack, *firestore.Client) {
 // startFromEnv starts the stack configured from the environment, as serve
 // is, for the test's project, to be stopped when the test ends, and a
 // client of its emulator.
-func startFromEnv(t *testing.T, paths emulator.Paths) (*Stack, *firestore.Client, functions.Config) {
+func startFromEnv(t *testing.T, paths emulator.Paths) (*Stack, *firestore.Client, setup.Config) {
 	t.Helper()
-	cfg, err := functions.ConfigFromEnv(os.Getenv)
+	cfg, err := setup.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +143,8 @@ func TestCountsOnDocuments(t *testing.T) {
 		if data["shares"] != int64(0) {
 			t.Errorf("shares = %v, want 0: no shard holds it, and the post had none", data["shares"])
 		}
-		bk, _ := data[counting.FieldBookkeeping].(map[string]any)
-		if _, ok := bk[counting.FieldAsOf].(time.Time); !ok || len(data) != 5 || len(bk) != 3 || bk[counting.FieldLife] == nil {
+		bk, _ := data[core.FieldBookkeeping].(map[string]any)
+		if _, ok := bk[core.FieldAsOf].(time.Time); !ok || len(data) != 5 || len(bk) != 3 || bk[core.FieldLife] == nil {
 			t.Errorf("document = %v; want title, likes, views, shares and _tally{as_of, written, life}", data)
 		}
 		for _, f := range []string{"likes", "views"} {
@@ -154,7 +154,7 @@ func TestCountsOnDocuments(t *testing.T) {
 			}
 		}
 		// One write a window, for all the counts of the document.
-		last, _ := bk[counting.FieldWritten].(time.Time)
+		last, _ := bk[core.FieldWritten].(time.Time)
 		ws := written(last)
 		t.Logf("%d tally writes seen, %d likes and %d views acknowledged", len(ws), acked["likes"], acked["views"])
 		if len(ws) < 2 {
@@ -218,7 +218,7 @@ func TestCountsOnDocuments(t *testing.T) {
 			t.Fatalf("increment: %d %s", code, body)
 		}
 		waitCounts(t, doc, map[string]int64{"views": 5})
-		life := doc.Collection(counting.LivesCollection).Doc(emulatortest.Life(t, s.Config().Layout, fs, name))
+		life := doc.Collection(core.LivesCollection).Doc(emulatortest.Life(t, s.Config().Layout, fs, name))
 		if _, err := doc.Delete(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func TestCountsOnDocuments(t *testing.T) {
 		}
 		// Reconcile removes what tally kept under it.
 		var reconciled []string
-		err := counterClient(fs).ReconcileAll(ctx, func(d counting.Drift, err error) {
+		err := counterClient(fs).ReconcileAll(ctx, func(d core.Drift, err error) {
 			reconciled = append(reconciled, d.Counter)
 		})
 		if err != nil {
@@ -279,8 +279,8 @@ func watchWritten(t *testing.T, doc *firestore.DocumentRef) func(last time.Time)
 				mu.Unlock()
 				return
 			}
-			bk, _ := snap.Data()[counting.FieldBookkeeping].(map[string]any)
-			w, ok := bk[counting.FieldWritten].(time.Time)
+			bk, _ := snap.Data()[core.FieldBookkeeping].(map[string]any)
+			w, ok := bk[core.FieldWritten].(time.Time)
 			mu.Lock()
 			if ok && (len(seen) == 0 || !w.Equal(seen[len(seen)-1])) {
 				seen = append(seen, w)
@@ -348,8 +348,8 @@ func waitDelivered(t *testing.T, s *Stack) {
 }
 
 func counterClient(fs *firestore.Client) *counter.Client {
-	l := counting.Default()
-	l.Docs, _ = counting.ParseCounts("posts:likes,views,shares;users/*/posts:likes")
+	l := core.Default()
+	l.Docs, _ = core.ParseCounts("posts:likes,views,shares;users/*/posts:likes")
 	l.ShardsName = "tally_shards"
 	return counter.New(fs, counter.Options{Layout: l, Window: docsWindow, ShardCacheTTL: 300 * time.Millisecond})
 }

@@ -21,16 +21,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
 	"github.com/tallycounters/tally/deploy"
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/bridge"
 	"github.com/tallycounters/tally/internal/tools/contention"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/rollup"
+	"github.com/tallycounters/tally/setup"
 )
 
 // TriggerKey names the Rollup trigger registered with the emulator; those
@@ -43,13 +43,13 @@ const DefaultProject = "demo-tally"
 
 // Options configures Start.
 type Options struct {
-	Config         functions.Config // the functions' configuration; Project defaults to DefaultProject
-	Host           string           // address to serve on; default 127.0.0.1
-	Port           int              // functions port; 0 picks a free one
-	EmulatorPort   int              // 0 picks a free one
-	BridgePort     int              // 0 picks a free one
-	DataDir        string           // import on start, export on Stop
-	ExternalHost   string           // use this running emulator instead of starting one
+	Config         setup.Config // the functions' configuration; Project defaults to DefaultProject
+	Host           string       // address to serve on; default 127.0.0.1
+	Port           int          // functions port; 0 picks a free one
+	EmulatorPort   int          // 0 picks a free one
+	BridgePort     int          // 0 picks a free one
+	DataDir        string       // import on start, export on Stop
+	ExternalHost   string       // use this running emulator instead of starting one
 	Emulator       emulator.Paths
 	EmulatorOutput io.Writer
 	Logs           io.Writer      // the functions' JSON log lines; nil discards
@@ -79,7 +79,7 @@ type Stack struct {
 	BridgeAddr   string // the --functions_emulator address
 	Emulator     *emulator.Emulator
 	Bridge       *bridge.Bridge
-	Functions    *functions.Set
+	Functions    *setup.Set
 	Rules        string // the rules file the emulator enforces; "" for an external emulator
 	Settled      int    // counters whose totals Start brought up to date
 	// Unsettled are the counters Start could not fold, each with why: it
@@ -274,7 +274,7 @@ func (s *Stack) startEmulator(ctx context.Context) error {
 // functions verify ID tokens and none was given.
 func (s *Stack) startAuth(ctx context.Context) error {
 	s.AuthHost = s.o.AuthHost
-	if s.AuthHost == "" && s.o.Config.Auth == functions.AuthFirebase {
+	if s.AuthHost == "" && s.o.Config.Auth == setup.AuthFirebase {
 		var err error
 		if s.Auth, err = authemu.Start(ctx, s.o.Config.Project, s.o.EmulatorOutput); err != nil {
 			return err
@@ -292,7 +292,7 @@ var envMu sync.Mutex
 
 // newFunctions points this process at the stack's emulators and makes the
 // functions. The variables stay set, for what the process runs next.
-func (s *Stack) newFunctions(ctx context.Context) (*functions.Set, error) {
+func (s *Stack) newFunctions(ctx context.Context) (*setup.Set, error) {
 	envMu.Lock()
 	defer envMu.Unlock()
 	host := s.EmulatorHost
@@ -303,7 +303,7 @@ func (s *Stack) newFunctions(ctx context.Context) (*functions.Set, error) {
 	if s.AuthHost != "" {
 		os.Setenv(authemu.EnvHost, s.AuthHost)
 	}
-	return functions.New(ctx, s.o.Config, s.o.Logs)
+	return setup.New(ctx, s.o.Config, s.o.Logs)
 }
 
 // register has the emulator deliver to the bridge every write to a shard
@@ -339,7 +339,7 @@ type Unsettled struct {
 func (s *Stack) settle(ctx context.Context) (int, []Unsettled, error) {
 	n := 0
 	var failed []Unsettled
-	err := s.admin.ReconcileAll(ctx, func(d counting.Drift, err error) {
+	err := s.admin.ReconcileAll(ctx, func(d core.Drift, err error) {
 		switch {
 		case err != nil:
 			failed = append(failed, Unsettled{Counter: d.Counter, Err: err})
@@ -385,7 +385,7 @@ func (s *Stack) gate(h http.Handler) http.Handler {
 }
 
 // Config is the functions' configuration in force, its defaults filled in.
-func (s *Stack) Config() functions.Config { return s.o.Config }
+func (s *Stack) Config() setup.Config { return s.o.Config }
 
 // Done is closed if the emulator the stack started exits; nil for an
 // external emulator.

@@ -12,9 +12,9 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/functions"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/setup"
 )
 
 // TestEndToEnd runs the whole local stack: 2,000 concurrent HTTP increments
@@ -26,7 +26,7 @@ func TestEndToEnd(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	t.Setenv("TALLY_AUTO_GROW", "false") // keep the shards the test counts
 	ctx := context.Background()
-	cfg, err := functions.ConfigFromEnv(os.Getenv)
+	cfg, err := setup.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestEndToEnd(t *testing.T) {
 	defer client.Close()
 	counters := []string{emulatortest.ID(t) + "-a", emulatortest.ID(t) + "-b", emulatortest.ID(t) + "-c"}
 	wantShards := map[string]int{counters[0]: 1, counters[1]: 1, counters[2]: 10}
-	if _, err := counting.Default().Counter(client, counters[2]).Create(ctx, map[string]any{counting.FieldNumShards: 10, counting.FieldTotal: 0}); err != nil {
+	if _, err := core.Default().Counter(client, counters[2]).Create(ctx, map[string]any{core.FieldNumShards: 10, core.FieldTotal: 0}); err != nil {
 		t.Fatal(err)
 	}
 	const increments, workers = 2000, 64
@@ -117,14 +117,14 @@ func TestEndToEnd(t *testing.T) {
 // after emulatortest.Liveness (a liveness bound, not a measurement).
 func waitConverged(t *testing.T, c *firestore.Client, id string, want int64) (total, sum int64, shards int) {
 	t.Helper()
-	l := counting.Default()
+	l := core.Default()
 	deadline := time.Now().Add(emulatortest.Liveness)
 	for {
 		snap, err := l.Counter(c, id).Get(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		total, _ = snap.Data()[counting.FieldTotal].(int64)
+		total, _ = snap.Data()[core.FieldTotal].(int64)
 		if total == want || time.Now().After(deadline) {
 			break
 		}

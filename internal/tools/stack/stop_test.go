@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/functions"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/setup"
 )
 
 // TestStopSavesWhateverEventsDo: with --data, an event that cannot be
@@ -24,7 +24,7 @@ import (
 func TestStopSavesWhateverEventsDo(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	t.Setenv("TALLY_AUTO_GROW", "false")
-	cfg, err := functions.ConfigFromEnv(os.Getenv)
+	cfg, err := setup.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +73,11 @@ func TestStopSavesWhateverEventsDo(t *testing.T) {
 		}
 	}()
 	client := emulatortest.ClientAt(t, again.EmulatorHost, emulatortest.Project)
-	snap, err := counting.Default().Counter(client, id).Get(ctx)
+	snap, err := core.Default().Counter(client, id).Get(ctx)
 	if err != nil {
 		t.Fatalf("the counter after a restart on the data: %v", err)
 	}
-	if got := snap.Data()[counting.FieldTotal]; got != int64(3) {
+	if got := snap.Data()[core.FieldTotal]; got != int64(3) {
 		t.Errorf("total = %v after a restart on the data, want 3 (its shard, folded as the stack started)", got)
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/counting"
-	"github.com/tallycounters/tally/functions"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/setup"
 )
 
 // hugeBody is a body with which the post at name is within Firestore's
@@ -31,7 +31,7 @@ func hugeBody(name string) string {
 func TestOneDocumentStopsNothing(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	t.Setenv("TALLY_COUNTS", "posts:likes,comments=count(comments)")
-	cfg, err := functions.ConfigFromEnv(os.Getenv)
+	cfg, err := setup.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestOneDocumentStopsNothing(t *testing.T) {
 	}
 	var reported []string
 	admin := counter.New(client, counter.Options{Layout: cfg.Layout})
-	err = admin.ReconcileAll(ctx, func(d counting.Drift, err error) {
+	err = admin.ReconcileAll(ctx, func(d core.Drift, err error) {
 		if err != nil {
 			reported = append(reported, d.Counter)
 		}

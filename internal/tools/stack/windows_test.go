@@ -10,7 +10,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/counting"
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -39,7 +39,7 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 	// View from now until 8 s into the next minute: across its start.
 	truth := map[string]int64{} // minute start -> views committed in it
 	var commits []time.Time
-	end := counting.Minute.Next(counting.Minute.Start(time.Now(), cfg.Layout.Zone), cfg.Layout.Zone).Add(8 * time.Second)
+	end := core.Minute.Next(core.Minute.Start(time.Now(), cfg.Layout.Zone), cfg.Layout.Zone).Add(8 * time.Second)
 	for ; time.Now().Before(end); time.Sleep(150 * time.Millisecond) {
 		code, body := post(t, s, fmt.Sprintf(`{"counter":%q,"field":"views"}`, "posts/"+doc.ID))
 		if code != 200 {
@@ -50,7 +50,7 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 			t.Fatal(err)
 		}
 		commits = append(commits, r.Committed)
-		truth[counting.BucketKey(counting.Minute.Start(r.Committed, cfg.Layout.Zone))]++
+		truth[core.BucketKey(core.Minute.Start(r.Committed, cfg.Layout.Zone))]++
 	}
 	last := commits[len(commits)-1]
 	data := settledWindows(t, doc, int64(len(commits)), last)
@@ -60,12 +60,12 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 	for _, c := range commits {
 		want += math.Exp2(-now.Sub(c).Seconds() / (6 * time.Hour).Seconds())
 	}
-	if got := counting.TrendNow(data["hot"].(float64), now, 6*time.Hour); math.Abs(got-want) > 1e-4*want {
+	if got := core.TrendNow(data["hot"].(float64), now, 6*time.Hour); math.Abs(got-want) > 1e-4*want {
 		t.Errorf("hot is %g now, the decayed sum of the views' commit times %g", got, want)
 	}
 
 	// The next minute, with no view: the boundary job moves the windows.
-	next := counting.Minute.Next(counting.Minute.Start(last, cfg.Layout.Zone), cfg.Layout.Zone)
+	next := core.Minute.Next(core.Minute.Start(last, cfg.Layout.Zone), cfg.Layout.Zone)
 	time.Sleep(time.Until(next))
 	for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) { // a liveness bound
 		snap, err := doc.Get(ctx)
@@ -96,7 +96,7 @@ func settledWindows(t *testing.T, doc *firestore.DocumentRef, views int64, last 
 			t.Fatal(err)
 		}
 		data := snap.Data()
-		asOf, _ := data[counting.FieldBookkeeping].(map[string]any)[counting.FieldAsOf].(time.Time)
+		asOf, _ := data[core.FieldBookkeeping].(map[string]any)[core.FieldAsOf].(time.Time)
 		if data["views"] == views && !asOf.Before(last) {
 			return data
 		}
@@ -108,8 +108,8 @@ func settledWindows(t *testing.T, doc *firestore.DocumentRef, views int64, last 
 
 // windowOf is the bookkeeping of the window field of a post's data.
 func windowOf(data map[string]any, field string) map[string]any {
-	bk, _ := data[counting.FieldBookkeeping].(map[string]any)
-	ws, _ := bk[counting.FieldWindows].(map[string]any)
+	bk, _ := data[core.FieldBookkeeping].(map[string]any)
+	ws, _ := bk[core.FieldWindows].(map[string]any)
 	w, _ := ws[field].(map[string]any)
 	return w
 }
@@ -121,21 +121,21 @@ func checkWindows(t *testing.T, data map[string]any, truth map[string]int64, zon
 	t.Helper()
 	w := windowOf(data, "views_min")
 	b, _ := w["b"].(time.Time)
-	if got := data["views_min"]; got != truth[counting.BucketKey(b)] {
-		t.Errorf("%s: views_min = %v in the minute of %s, want %d", when, got, b, truth[counting.BucketKey(b)])
+	if got := data["views_min"]; got != truth[core.BucketKey(b)] {
+		t.Errorf("%s: views_min = %v in the minute of %s, want %d", when, got, b, truth[core.BucketKey(b)])
 	}
 	want := int64(0)
-	for m, k := b, 0; k < 3; m, k = counting.Minute.Prev(m, zone), k+1 {
-		want += truth[counting.BucketKey(m)]
+	for m, k := b, 0; k < 3; m, k = core.Minute.Prev(m, zone), k+1 {
+		want += truth[core.BucketKey(m)]
 	}
 	if got := data["views_3m"]; got != want {
 		t.Errorf("%s: views_3m = %v, want %d", when, got, want)
 	}
 	series, _ := w["s"].(map[string]any)
-	for m, k := counting.Minute.Prev(b, zone), 0; k < 5; m, k = counting.Minute.Prev(m, zone), k+1 {
-		got, _ := series[counting.BucketKey(m)].(int64)
-		if got != truth[counting.BucketKey(m)] {
-			t.Errorf("%s: the series holds %d views in the minute of %s, want %d (series %v)", when, got, m, truth[counting.BucketKey(m)], series)
+	for m, k := core.Minute.Prev(b, zone), 0; k < 5; m, k = core.Minute.Prev(m, zone), k+1 {
+		got, _ := series[core.BucketKey(m)].(int64)
+		if got != truth[core.BucketKey(m)] {
+			t.Errorf("%s: the series holds %d views in the minute of %s, want %d (series %v)", when, got, m, truth[core.BucketKey(m)], series)
 		}
 	}
 }

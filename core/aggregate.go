@@ -1,0 +1,175 @@
+package core
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Aggregate is a field of a counted document that tally keeps as an
+// aggregation over documents of the app's: count, sum or average over a
+// child collection of the document (posts/p/comments), or over a
+// collection named from the root (users).
+type Aggregate struct {
+	Field string   // the counted document's field
+	Op    string   // OpCount, OpSum or OpAvg
+	Child string   // the collection: an id under the document, or a path from the root when Root
+	Root  bool     // Child is a collection path from the database root
+	Of    string   // the children's field summed or averaged; "" for a count
+	Where []Filter // a count's filters, all of which a child must pass
+}
+
+// Aggregations an Aggregate may be.
+const (
+	OpCount = "count"
+	OpSum   = "sum"
+	OpAvg   = "avg"
+)
+
+// Filter is one equality filter of a count: the child's Field equals Value,
+// a string, an int64 or a bool.
+type Filter struct {
+	Field string
+	Value any
+}
+
+// String writes a as ParseCounts reads it.
+func (a Aggregate) String() string {
+	child := a.Child
+	if a.Root {
+		child = "/" + child
+	}
+	switch {
+	case a.Op != OpCount:
+		return fmt.Sprintf("%s=%s(%s.%s)", a.Field, a.Op, child, a.Of)
+	case len(a.Where) == 0:
+		return fmt.Sprintf("%s=count(%s)", a.Field, child)
+	}
+	conds := make([]string, len(a.Where))
+	for i, f := range a.Where {
+		v := fmt.Sprint(f.Value)
+		if s, ok := f.Value.(string); ok {
+			v = strconv.Quote(s)
+		}
+		conds[i] = f.Field + " == " + v
+	}
+	return fmt.Sprintf("%s=count(%s where %s)", a.Field, child, strings.Join(conds, " and "))
+}
+
+// aggregateSpec is name=op(argument).
+var aggregateSpec = regexp.MustCompile(`^\s*([^=\s]+)\s*=\s*(count|sum|avg)\s*\((.*)\)\s*$`)
+
+// parseAggregate reads one aggregate of TALLY_COUNTS:
+// name=count(CHILD), name=count(CHILD where FIELD == VALUE [and ...]),
+// name=sum(CHILD.FIELD) or name=avg(CHILD.FIELD). CHILD is a collection
+// id under the counted document, or /a/path/from/the/root.
+func parseAggregate(s string) (Aggregate, error) {
+	m := aggregateSpec.FindStringSubmatch(s)
+	if m == nil {
+		return Aggregate{}, fmt.Errorf("aggregate %q: want name=count(child), name=count(child where field == value), name=sum(child.field) or name=avg(child.field)", s)
+	}
+	a := Aggregate{Field: m[1], Op: m[2]}
+	arg := strings.TrimSpace(m[3])
+	if a.Op == OpCount {
+		child, cond, _ := strings.Cut(arg, " where ")
+		a.Child = strings.TrimSpace(child)
+		if cond != "" {
+			for _, c := range splitOutsideQuotes(cond, " and ") {
+				f, err := parseFilter(c)
+				if err != nil {
+					return Aggregate{}, fmt.Errorf("aggregate %q: %w", s, err)
+				}
+				a.Where = append(a.Where, f)
+			}
+		}
+	} else {
+		dot := strings.LastIndex(arg, ".")
+		if dot < 0 {
+			return Aggregate{}, fmt.Errorf("aggregate %q: %s takes child.field", s, a.Op)
+		}
+		a.Child, a.Of = strings.TrimSpace(arg[:dot]), strings.TrimSpace(arg[dot+1:])
+		if !fieldName.MatchString(a.Of) {
+			return Aggregate{}, fmt.Errorf("aggregate %q: the field %q is not a plain name", s, a.Of)
+		}
+	}
+	if strings.HasPrefix(a.Child, "/") {
+		a.Root, a.Child = true, strings.Trim(a.Child, "/")
+	}
+	if err := validChild(a); err != nil {
+		return Aggregate{}, fmt.Errorf("aggregate %q: %w", s, err)
+	}
+	return a, nil
+}
+
+// validChild checks an aggregate's collection: an id, or a path from the
+// root with an odd number of segments.
+func validChild(a Aggregate) error {
+	segs := strings.Split(a.Child, "/")
+	if !a.Root && len(segs) != 1 {
+		return fmt.Errorf("the collection %q: give a collection id under the document (comments), or a path from the root (/users)", a.Child)
+	}
+	if len(segs)%2 == 0 {
+		return fmt.Errorf("the collection /%s is a document path, not a collection's", a.Child)
+	}
+	for _, s := range segs {
+		if err := ValidName(s); err != nil {
+			return fmt.Errorf("the collection %q: segment %q: %w", a.Child, s, err)
+		}
+	}
+	return nil
+}
+
+// parseFilter reads FIELD == VALUE: a quoted string, an integer, true or
+// false.
+func parseFilter(s string) (Filter, error) {
+	field, value, ok := strings.Cut(s, "==")
+	field, value = strings.TrimSpace(field), strings.TrimSpace(value)
+	if !ok || !fieldName.MatchString(field) {
+		return Filter{}, fmt.Errorf("the filter %q: want field == value", strings.TrimSpace(s))
+	}
+	f := Filter{Field: field}
+	switch {
+	case value == "true" || value == "false":
+		f.Value = value == "true"
+	case strings.HasPrefix(value, `"`) || strings.HasPrefix(value, `'`):
+		if len(value) < 2 || value[len(value)-1] != value[0] {
+			return Filter{}, fmt.Errorf("the filter %q: the string is not closed", s)
+		}
+		f.Value = value[1 : len(value)-1]
+	default:
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return Filter{}, fmt.Errorf("the filter %q: the value is not a quoted string, an integer, true or false", strings.TrimSpace(s))
+		}
+		f.Value = n
+	}
+	return f, nil
+}
+
+// splitOutsideQuotes splits s at each sep that is outside quotes and
+// parentheses.
+func splitOutsideQuotes(s, sep string) []string {
+	var out []string
+	var quote byte
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case depth == 0 && strings.HasPrefix(s[i:], sep):
+			out = append(out, s[start:i])
+			start = i + len(sep)
+			i += len(sep) - 1
+		}
+	}
+	return append(out, s[start:])
+}

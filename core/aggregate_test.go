@@ -1,0 +1,123 @@
+package core
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseAggregates(t *testing.T) {
+	docs, err := ParseCounts(`posts:likes,comments=count(comments),shown=count(comments where hidden == false and lang == "en, fr"),` +
+		`score=sum(comments.score);products:stars=avg(reviews.stars);stats/site:users=count(/users)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 3 || len(docs[0].Fields) != 1 || len(docs[0].Aggregates) != 3 {
+		t.Fatalf("= %+v", docs)
+	}
+	shown := docs[0].Aggregates[1]
+	if len(shown.Where) != 2 || shown.Where[0].Value != false || shown.Where[1].Value != "en, fr" {
+		t.Errorf("shown = %+v", shown)
+	}
+	if a := docs[2].Aggregates[0]; !a.Root || a.Child != "users" || !docs[2].One() {
+		t.Errorf("users = %+v", a)
+	}
+	again, err := ParseCounts(FormatCounts(docs))
+	if err != nil || FormatCounts(again) != FormatCounts(docs) {
+		t.Errorf("FormatCounts does not read back: %q, %v", FormatCounts(docs), err)
+	}
+	l := Layout{Docs: docs}
+	want := []string{"posts/{doc0}/lives/{life}/shards/{shardId}", "posts/{doc0}/comments/{child}", "products/{doc0}/reviews/{child}", "users/{child}"}
+	if got := l.TriggerPatterns(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("TriggerPatterns = %v, want %v", got, want)
+	}
+	if p, c, ok := l.ParentOf("posts/p1/comments/c1"); !ok || p != "posts/p1" || c != (Child{Source: "comments", ID: "c1"}) {
+		t.Errorf("ParentOf(comment) = %q, %+v, %v", p, c, ok)
+	}
+	if p, c, ok := l.ParentOf("users/u1"); !ok || p != "stats/site" || c != (Child{Source: "/users", ID: "u1"}) {
+		t.Errorf("ParentOf(user) = %q, %+v, %v", p, c, ok)
+	}
+	for _, id := range []string{"alice@example.com", "a b", "x:y", "a+b", "100%", "caf\u00e9", "\U0001F600", strings.Repeat("z", MaxIDLength)} {
+		if p, c, ok := l.ParentOf("users/" + id); !ok || p != "stats/site" || c.ID != id {
+			t.Errorf("ParentOf(users/%s) = %q, %+v, %v; want every id Firestore takes", id, p, c, ok)
+		}
+		if p, c, ok := l.ParentOf("posts/" + id + "/comments/" + id); !ok || p != "posts/"+id || c.ID != id {
+			t.Errorf("ParentOf(a comment %s) = %q, %+v, %v", id, p, c, ok)
+		}
+	}
+	if _, _, ok := l.ParentOf("posts/p1/likes/c1"); ok {
+		t.Error("ParentOf took a collection nothing aggregates")
+	}
+	if _, err := l.Check("posts/p1", "comments"); err == nil || !strings.Contains(err.Error(), "cannot be incremented") {
+		t.Errorf("Check(comments) = %v, want it refused as an aggregate", err)
+	}
+	if _, _, _, err := l.ParseShardPath("stats/site/lives/1/shards/0"); err == nil {
+		t.Error("a shard of a document of aggregates only was taken")
+	}
+}
+
+func TestParseAggregatesNamesTheBadPart(t *testing.T) {
+	for spec, want := range map[string]string{
+		"posts:c=count()":                               "collection",
+		"posts:c=count(comments where x = 1)":           "want field == value",
+		"posts:c=count(comments where x == 1.5)":        "not a quoted string",
+		"posts:c=max(comments.x)":                       "want name=count(child)",
+		"posts:c=sum(comments)":                         "takes child.field",
+		"posts:c=count(shards)":                         "tally's subcollections",
+		"posts:c=count(a/b)":                            "a path from the root",
+		"posts:c=count(/users/u1)":                      "document path",
+		"stats/site:likes":                              "aggregates only",
+		"stats/site:c=count(comments)":                  "from the root",
+		"posts:likes,likes=count(comments)":             "given twice",
+		"posts:c=count(comments where x == 'a)":         "not closed",
+		"posts:a=count(/users);stats/s:b=count(/users)": "onto one place",
+	} {
+		_, err := ParseCounts(spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseCounts(%q) = %v, want an error saying %q", spec, err, want)
+		}
+	}
+}
+
+func TestSplitsPartitionTheRange(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi string
+		n      int64
+		want   int
+	}{{"", "", 1001, 3}, {"", "", 100000, 200}, {"A", "B", 5000, 10}, {"A5", "A6", 1200, 3}, {"zzzzzzzzzy", "zzzzzzzzzz", 5000, 1}} {
+		starts := splits(c.lo, c.hi, c.n)
+		if starts[0] != c.lo || len(starts) != c.want {
+			t.Errorf("splits(%q, %q, %d) = %d starts from %q; want %d from %q", c.lo, c.hi, c.n, len(starts), starts[0], c.want, c.lo)
+			continue
+		}
+		for i := 1; i < len(starts); i++ {
+			if starts[i] <= starts[i-1] || c.hi != "" && starts[i] >= c.hi {
+				t.Errorf("splits(%q, %q) = %v: not increasing within the range", c.lo, c.hi, starts)
+			}
+		}
+	}
+}
+
+func TestAggregateValuesOverParts(t *testing.T) {
+	aggs := []Aggregate{{Field: "n", Op: OpCount, Child: "c"}, {Field: "s", Op: OpSum, Child: "c", Of: "x"},
+		{Field: "a", Op: OpAvg, Child: "c", Of: "y"}, {Field: "e", Op: OpAvg, Child: "d", Of: "y"}}
+	at := time.Now()
+	parts := map[string]Parts{"c": {
+		PartKey(""):  {At: at, V: map[string]any{"n": int64(2), "s": int64(3), "a": int64(8)}, C: map[string]int64{"a": 2}},
+		PartKey("M"): {At: at, V: map[string]any{"n": int64(1), "s": 0.5, "a": int64(1)}, C: map[string]int64{"a": 1}},
+	}}
+	got := AggregateValues(aggs, parts)
+	if got["n"] != int64(3) || got["s"] != 3.5 || got["a"] != 3.0 || got["e"] != nil {
+		t.Errorf("= %v; want n 3, s 3.5, a 3, e nil", got)
+	}
+	p := Parent{Exists: true, Parts: parts}
+	if !p.CoversChild("c", "Q", at) || p.CoversChild("c", "Q", at.Add(time.Microsecond)) || p.CoversChild("d", "Q", at) {
+		t.Error("CoversChild: want a child covered by its part's time only")
+	}
+	if key, hi, _ := parts["c"].Of("Q"); key != PartKey("M") || hi != "" {
+		t.Errorf("Of(Q) = %q, %q", key, hi)
+	}
+	if key, hi, _ := parts["c"].Of("B"); key != PartKey("") || hi != "M" {
+		t.Errorf("Of(B) = %q, %q", key, hi)
+	}
+}

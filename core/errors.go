@@ -1,0 +1,124 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Code is the kind of a failure that a caller should tell apart. The
+// functions' HTTP edge answers each with a status of its choosing
+// (internal/httpjson); the Go client returns the errors as they are.
+type Code int
+
+// The codes.
+const (
+	Internal        Code = iota // anything else
+	Invalid                     // the request is wrong
+	Unauthenticated             // no valid credentials
+	Forbidden                   // the caller may not
+	NotFound                    // no such counter or document
+	Conflict                    // an Idempotency-Key sent before with another request
+	TooMany                     // past a limit; nothing was written
+	Unavailable                 // nothing was written; a retry may succeed
+	OutcomeUnknown              // sent and not confirmed: it may have been applied
+)
+
+// Error is a failure whose Message may be shown to a caller, as it is. Its
+// cause, Err, is for the logs only.
+type Error struct {
+	Code       Code
+	Message    string
+	RetryAfter time.Duration // a refusal's wait before a retry may succeed, exactly; 0 for none
+	Err        error
+}
+
+// Errorf is an Error of code with the message format makes.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes every Error of code OutcomeUnknown match ErrOutcomeUnknown.
+func (e *Error) Is(target error) bool { return target == ErrOutcomeUnknown && e.Code == OutcomeUnknown }
+
+// ErrNoCounter means a counter's parent document does not exist. The
+// packages that report it all return this one value, so errors.Is works
+// whichever of them a caller used.
+var ErrNoCounter = errors.New("counter does not exist")
+
+// ErrNoTime refuses, before anything is written, an increment whose
+// context leaves less than MinCommitTime for its commit.
+var ErrNoTime = errors.New("core: too little time left to commit: nothing was written")
+
+// ErrOutcomeUnknown is matched by the error of an increment whose commit
+// was sent to Firestore but not confirmed: it may or may not have been
+// applied. Retrying it blindly may count it twice; a retry with the same
+// Idempotency-Key, or of a vote, cannot.
+var ErrOutcomeUnknown = errors.New("core: the commit was sent and not confirmed: it may have been applied")
+
+// Unconfirmed is err, the failure of a commit sent to Firestore, as an
+// Error of code OutcomeUnknown unless its code says the commit was refused
+// whole: then nothing was written, and it is err.
+func Unconfirmed(err error) error {
+	switch status.Code(err) {
+	case codes.InvalidArgument, codes.NotFound, codes.AlreadyExists, codes.PermissionDenied, codes.FailedPrecondition,
+		codes.Aborted, codes.OutOfRange, codes.Unimplemented, codes.Unauthenticated, codes.ResourceExhausted:
+		return err
+	}
+	return &Error{Code: OutcomeUnknown, Message: "the commit was sent and not confirmed: it may have been applied", Err: err}
+}
+
+// Messages of the failures that no Error describes.
+const (
+	msgUnavailable = "Firestore is unavailable: nothing was written; retry after the time in Retry-After"
+	msgInternal    = "internal error: nothing was written"
+)
+
+// Describe is what a caller may be told of err: its code, a message safe
+// to show, and how long to wait before a retry (0: none said). An Error
+// says it itself; the errors of this package, of Firestore's client and
+// of a context that ended have their own; anything else is Internal, its
+// text kept to the logs.
+func Describe(err error) (Code, string, time.Duration) {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e.Code, e.Message, e.RetryAfter
+	case errors.Is(err, ErrNoTime):
+		return Unavailable, msgUnavailable, time.Second
+	case errors.Is(err, ErrNoCounter):
+		return NotFound, ErrNoCounter.Error(), 0
+	case errors.Is(err, context.DeadlineExceeded):
+		return Unavailable, msgUnavailable, time.Second
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
+		return Unavailable, msgUnavailable, time.Second
+	}
+	return Internal, msgInternal, 0
+}
+
+// Permanent reports whether err, from Firestore, is one that no retry of
+// the same request can cure: a query it refuses (one that needs an index
+// it lacks, or that it cannot run), a value it cannot take, a document too
+// big. A fold that meets one reports it and goes on with the rest.
+func Permanent(err error) bool {
+	switch status.Code(err) {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented, codes.PermissionDenied:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,256 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"github.com/googleapis/gax-go/v2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/internal/fsrpc"
+)
+
+// ErrSumNotInteger means sum() over a counter's shards came back as a
+// double: the sum is past int64, or a shard holds a non-integer count. No
+// fold can succeed until the shards are repaired, so nothing is written.
+var ErrSumNotInteger = errors.New("the shards' sum is not an int64")
+
+// Folder folds counters: it sums each count of a counted document over
+// its shards, all at one read time, with no lock on them, and writes those
+// sums and that time to the document in one write, if its as_of is older
+// and tally's last write of it is at least a window old.
+type Folder struct {
+	client     *firestore.Client
+	layout     Layout
+	window     time.Duration
+	noReadTime atomic.Bool // the client reports no aggregation read times
+}
+
+// DefaultWindow is the least time between two writes of a parent by folds:
+// Firestore's sustained one write per second per document.
+const DefaultWindow = time.Second
+
+// Precise cuts t to the microseconds Firestore keeps.
+func Precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
+
+// Layout is where the Folder's counters are.
+func (f *Folder) Layout() Layout { return f.layout }
+
+// Window is the least time between two writes of a parent by folds.
+func (f *Folder) Window() time.Duration { return f.window }
+
+// NewFolder returns a Folder for counters in client's database, writing each
+// parent at most once per window.
+func NewFolder(client *firestore.Client, l Layout, window time.Duration) *Folder {
+	return &Folder{client: client, layout: l, window: window}
+}
+
+// Sum is sum() over a counter's shards at one read time, for each of its
+// counts.
+type Sum struct {
+	At     time.Time  // the read time
+	Life   string     // the life of the counted document whose shards were summed ("" in the guide layout)
+	Values []int64    // each count's sum, in Counts order; nil: the counts are not summed
+	Shards []int64    // shard documents summed for each count: those that hold its field
+	Parts  []PartFold // parts of aggregated sources refolded at At
+	// Window, if set, is the instant windows move to: the start of a
+	// bucket, where At is a microsecond before it (the boundary job's
+	// fold); zero: At.
+	Window time.Time
+	// Boundaries are the counts read at starts of buckets since the
+	// document was last folded (ReadBoundaries).
+	Boundaries []Boundary
+	// Weigh, if set, is the instant a trend weighs the fold's change at:
+	// the mean commit time of the increments it holds, as their events
+	// said; zero: At.
+	Weigh time.Time
+}
+
+// Outcome says what one fold did.
+type Outcome struct {
+	Counter   string    `json:"counter"`
+	Before    []int64   `json:"totals_before"` // the counts when read, in Counts order
+	Sum       Sum       `json:"-"`
+	Wrote     bool      `json:"wrote"`   // false: the parent already held this or a later snapshot, or there is nothing to hold
+	Updated   time.Time `json:"updated"` // the write's commit time
+	NumShards int       `json:"num_shards"`
+	Grew      bool      `json:"grew"`  // num_shards was raised in this write
+	Parts     int       `json:"parts"` // parts of aggregated sources refolded in this write
+	// AggregatesBefore and Aggregates are the aggregates' values when
+	// read and after the write (see AggregateValues).
+	AggregatesBefore map[string]any `json:"aggregates_before,omitempty"`
+	Aggregates       map[string]any `json:"aggregates,omitempty"`
+	// Children: of valued sources, each child asked for whose value the
+	// document's aggregates now hold, with the read time of that value.
+	Children []Child `json:"-"`
+	// Failed: aggregates that could not be folded, for good; they keep
+	// their values, and the rest was written.
+	Failed []Failure `json:"-"`
+	// Unread: starts of buckets that this fold closed with no read of the
+	// counts there (no fold or boundary job came within BoundaryLag of
+	// them, or past Firestore's retention), while the counts changed
+	// since the last fold: the increments since are counted in the bucket
+	// of this fold, not spread over the buckets they were made in.
+	Unread []time.Time `json:"unread_boundaries,omitempty"`
+}
+
+// Read gets the counted document as it is now.
+func (f *Folder) Read(ctx context.Context, id string) (Parent, error) {
+	snap, err := f.layout.Counter(f.client, id).Get(ctx)
+	if err != nil && status.Code(err) != codes.NotFound {
+		return Parent{}, fmt.Errorf("core: read %s: %w", id, err)
+	}
+	return ParentFrom(f.layout, id, snap, time.Now()), nil
+}
+
+// aggregation is sum() and count() over id's shards that hold the field of
+// count c: one aggregation query. Each count is summed on its own, as a
+// query's aggregations all see only the documents that hold every field
+// they name, and a shard holds only the counts it was incremented for.
+func (f *Folder) aggregation(id, life string, c Count) *firestore.AggregationQuery {
+	holding := f.layout.Shards(f.client, id, life).Where(c.Shard, "!=", nil)
+	return holding.NewAggregationQuery().WithSum(c.Shard, "sum").WithCount("shards")
+}
+
+// sumOf reads count i's aggregation result into s.
+func sumOf(res firestore.AggregationResult, s *Sum, i int) error {
+	sum, _ := res["sum"].(*firestorepb.Value)
+	n, _ := res["shards"].(*firestorepb.Value)
+	s.Shards[i] = n.GetIntegerValue()
+	switch v := sum.GetValueType().(type) {
+	case *firestorepb.Value_IntegerValue:
+		s.Values[i] = v.IntegerValue
+	case *firestorepb.Value_DoubleValue:
+		return fmt.Errorf("%w: sum() is the double %g", ErrSumNotInteger, v.DoubleValue)
+	}
+	return nil
+}
+
+func newSum(at time.Time, life string, counts int) Sum {
+	return Sum{At: Precise(at), Life: life, Values: make([]int64, counts), Shards: make([]int64, counts)}
+}
+
+// SumNow sums the shards of id's given life now, at a read time no
+// earlier than notBefore (a time the server has passed): its first count
+// with one aggregation query, whose result holds at the read time the
+// server reports, when the client is built with fsrpc's options, and any
+// other counts at that same read time; otherwise at notBefore, as sumAt
+// does.
+func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Time) (Sum, error) {
+	if f.noReadTime.Load() {
+		return f.sumAt(ctx, id, life, notBefore)
+	}
+	counts := f.layout.Counts(id)
+	if len(counts) == 0 {
+		return Sum{}, fmt.Errorf("core: sum of %s: %w", id, ErrUndeclared)
+	}
+	rctx, readTime := fsrpc.WithReadTime(ctx)
+	res, err := f.aggregation(id, life, counts[0]).Get(rctx)
+	if err != nil {
+		return Sum{}, fmt.Errorf("core: sum of %s: %w", id, err)
+	}
+	at := readTime()
+	if at.IsZero() {
+		f.noReadTime.Store(true) // a client without the options: read at a chosen time from now on
+		return f.sumAt(ctx, id, life, notBefore)
+	}
+	if Precise(at).Before(notBefore) {
+		return f.sumAt(ctx, id, life, notBefore)
+	}
+	s := newSum(at, life, len(counts))
+	if err := sumOf(res, &s, 0); err != nil {
+		return Sum{}, fmt.Errorf("core: sum of %s: %w", id, err)
+	}
+	if err := f.sumRest(ctx, id, life, &s, 1); err != nil { // the other counts at the same read time
+		return Sum{}, err
+	}
+	return s, nil
+}
+
+// sumAt sums every count of the shards of id's life at the read time at.
+func (f *Folder) sumAt(ctx context.Context, id, life string, at time.Time) (Sum, error) {
+	s := newSum(at, life, len(f.layout.Counts(id)))
+	if err := f.sumRest(ctx, id, life, &s, 0); err != nil {
+		return Sum{}, err
+	}
+	return s, nil
+}
+
+// sumRest runs the aggregation of each count from the from'th on over id's
+// shards, in one read-only transaction at s.At: no shard is locked, and
+// every sum holds every shard write committed at or before s.At.
+func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int) error {
+	counts := f.layout.Counts(id)
+	if from >= len(counts) {
+		return nil
+	}
+	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		for i := from; i < len(counts); i++ {
+			res, err := f.aggregation(id, life, counts[i]).Transaction(tx).Get(ctx)
+			if err != nil {
+				return err
+			}
+			if err := sumOf(res, s, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, firestore.TransactionReadTime(s.At))
+	if err != nil {
+		return fmt.Errorf("core: sum of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
+	}
+	return nil
+}
+
+// Fold folds id now: it reads the parent, waits out the rest of the window
+// if the parent was written within it, sums the shards at the time of that
+// read and writes the sum. It is what Reset and Reconcile do; events need
+// no such call. A missing parent is ErrNoCounter.
+func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
+	for {
+		p, err := f.Read(ctx, id)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if !p.Exists {
+			// In the guide layout, shards with no parent (as Google's
+			// samples make them) are a counter: the fold makes its parent.
+			some := false
+			if !f.layout.OnDocs() {
+				if some, err = f.anyShard(ctx, id, ""); err != nil {
+					return Outcome{}, err
+				}
+			}
+			if !some {
+				return Outcome{}, fmt.Errorf("core: fold %s: %w", id, ErrNoCounter)
+			}
+		}
+		if wait := p.Written.Add(f.window).Sub(p.Anchor); p.Exists && wait > 0 {
+			if err := gax.Sleep(ctx, wait+time.Millisecond); err != nil {
+				return Outcome{}, fmt.Errorf("core: fold %s: %w", id, err)
+			}
+			continue
+		}
+		s, err := f.sumAt(ctx, id, p.Life, p.Anchor)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if err := f.ReadBoundaries(ctx, id, p, &s, time.Now()); err != nil {
+			return Outcome{}, err
+		}
+		if s.Parts, err = f.SumParts(ctx, id, p, f.AllParts(id, p), s.At); err != nil {
+			return Outcome{}, err
+		}
+		fold, _, err := f.Write(ctx, id, p, s, 0)
+		if errors.Is(err, ErrStale) {
+			continue
+		}
+		return fold, err
+	}
+}

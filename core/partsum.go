@@ -1,0 +1,221 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
+)
+
+// Child names a child document of an aggregated source, and when it was
+// written (its event's time), or, in what a fold says of it, the read
+// time of the value the document's aggregates hold of it.
+type Child struct {
+	Source string
+	ID     string
+	At     time.Time
+	// Whole asks for the whole part that holds ID refolded from its
+	// children (a reconcile), not only ID.
+	Whole bool
+}
+
+// Failure is an aggregate that a fold could not aggregate for a reason no
+// retry fixes (a query Firestore refuses, such as one that needs an index
+// it lacks): its value stays as it was, and the fold writes the rest.
+type Failure struct {
+	Field string
+	Err   error
+}
+
+// SumParts refolds, at the read time at, the parts of the document at id
+// that hold the given children: every part of a source of which p holds
+// none. Each part is aggregated over its own range only, and split if it
+// holds more than PartMax children. A part of a source that a sum or an
+// average is declared over (a valued source) keeps its children's
+// records, and reads the children asked for (valued.go).
+func (f *Folder) SumParts(ctx context.Context, id string, p Parent, children []Child, at time.Time) ([]PartFold, error) {
+	aggs := f.layout.Aggregates(id)
+	type rng struct {
+		src, lo, hi string
+	}
+	var want []rng
+	asked := map[rng][]Child{}
+	whole := map[rng]bool{}
+	for _, c := range children {
+		r := rng{src: c.Source}
+		if key, hi, ok := p.Parts[c.Source].Of(c.ID); ok {
+			r.lo, r.hi = partLo(key), hi
+		}
+		if _, seen := asked[r]; !seen {
+			want = append(want, r)
+			asked[r] = nil
+		}
+		if c.Whole {
+			whole[r] = true
+		} else {
+			asked[r] = append(asked[r], c)
+		}
+	}
+	var out []PartFold
+	for _, r := range want {
+		var pf PartFold
+		var err error
+		if valued(aggs, r.src) {
+			var old *Part
+			if part, ok := p.Parts[r.src][PartKey(r.lo)]; ok {
+				old = &part
+			}
+			pf, err = f.foldValued(ctx, id, p.Life, aggs, r.src, r.lo, r.hi, old, asked[r], whole[r], Precise(at))
+		} else {
+			pf, err = f.foldPart(ctx, id, aggs, r.src, r.lo, r.hi, p.Parts[r.src], Precise(at))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("core: aggregate the children of %s at %s: %w", id, at.Format(time.RFC3339Nano), err)
+		}
+		out = append(out, pf)
+	}
+	return out, nil
+}
+
+// AllParts names every part p holds, and the start of each source it has
+// none of: what a fold from scratch refolds, each part whole.
+func (f *Folder) AllParts(id string, p Parent) []Child {
+	var out []Child
+	for _, src := range sources(f.layout.Aggregates(id)) {
+		if len(p.Parts[src]) == 0 {
+			out = append(out, Child{Source: src, Whole: true})
+			continue
+		}
+		for _, k := range p.Parts[src].keys() {
+			out = append(out, Child{Source: src, ID: partLo(k), Whole: true})
+		}
+	}
+	return out
+}
+
+// Unfolded names the start of each aggregated source of the document name
+// that p holds no part of: what its first fold aggregates from scratch.
+func (l Layout) Unfolded(name string, p Parent) []Child {
+	var out []Child
+	for _, src := range sources(l.Aggregates(name)) {
+		if len(p.Parts[src]) == 0 {
+			out = append(out, Child{Source: src, Whole: true})
+		}
+	}
+	return out
+}
+
+// foldPart aggregates the part [lo, hi) of a source with counts only,
+// splitting it if it is too big; old are the source's parts as the
+// document holds them.
+func (f *Folder) foldPart(ctx context.Context, id string, aggs []Aggregate, src, lo, hi string, old Parts, at time.Time) (PartFold, error) {
+	pf := PartFold{Source: src, Lo: lo, Hi: hi, Parts: Parts{}}
+	var prev *Part
+	if part, ok := old[PartKey(lo)]; ok {
+		prev = &part
+	}
+	return pf, f.fill(ctx, &pf, id, aggs, lo, hi, at, prev, 0)
+}
+
+// maxSplits bounds how many times a fold splits a part within itself:
+// ids that share a long prefix (chosen by the app) stop there, in a part
+// that is bigger and exact.
+const maxSplits = 4
+
+// fill aggregates [lo, hi) into pf's parts: as one part if it holds
+// PartMax children or fewer, else split, each split filled the same way.
+func (f *Folder) fill(ctx context.Context, pf *PartFold, id string, aggs []Aggregate, lo, hi string, at time.Time, old *Part, depth int) error {
+	var part Part
+	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		var err error
+		part, err = f.countRange(ctx, tx, pf, id, aggs, pf.Source, lo, hi, at, old)
+		return err
+	}, firestore.ReadOnly, firestore.TransactionReadTime(at))
+	if err != nil {
+		return err
+	}
+	if part.N <= PartMax || depth >= maxSplits {
+		pf.Parts[PartKey(lo)] = part
+		return nil
+	}
+	starts := splits(lo, hi, part.N)
+	if len(starts) < 2 {
+		pf.Parts[PartKey(lo)] = part
+		return nil
+	}
+	for i, s := range starts {
+		end := hi
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		if err := f.fill(ctx, pf, id, aggs, s, end, at, nil, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countRange runs the counts of src's aggregates over the children in
+// [lo, hi) at the read time at, in tx (one per part, so that none
+// outlives its limits however many parts a fold splits into): a count of
+// them all, and one more query for each count with filters. A filtered
+// count that Firestore refuses for good keeps old's value (none without
+// old), and is reported in pf.Failed; any other failure is returned.
+func (f *Folder) countRange(ctx context.Context, tx *firestore.Transaction, pf *PartFold, id string, aggs []Aggregate, src, lo, hi string, at time.Time, old *Part) (Part, error) {
+	q := rangeOf(f.source(id, src), lo, hi)
+	part := Part{At: at, V: map[string]any{}, C: map[string]int64{}}
+	res, err := q.NewAggregationQuery().WithCount("n").Transaction(tx).Get(ctx)
+	if err != nil {
+		return part, err
+	}
+	part.N = value(res["n"]).(int64)
+	for _, a := range aggs {
+		switch {
+		case a.Source() != src || a.Op != OpCount:
+		case len(a.Where) == 0:
+			part.V[a.Field] = part.N
+		default:
+			fq := q
+			for _, w := range a.Where {
+				fq = fq.Where(w.Field, "==", w.Value)
+			}
+			res, err := fq.NewAggregationQuery().WithCount("n").Transaction(tx).Get(ctx)
+			switch {
+			case err == nil:
+				part.V[a.Field] = value(res["n"])
+			case Permanent(err):
+				pf.Failed = append(pf.Failed, Failure{Field: a.Field, Err: err})
+				if old != nil {
+					if v, ok := old.V[a.Field]; ok {
+						part.V[a.Field] = v
+					}
+				}
+			default:
+				return part, err
+			}
+		}
+	}
+	return part, nil
+}
+
+// source is the collection of src's children of the document at id.
+func (f *Folder) source(id, src string) *firestore.CollectionRef {
+	if src[0] == '/' {
+		return f.client.Collection(src[1:])
+	}
+	return f.layout.Counter(f.client, id).Collection(src)
+}
+
+// value is an aggregation result as an int64 or a float64 (0 if absent).
+func value(v any) any {
+	pv, _ := v.(*firestorepb.Value)
+	switch x := pv.GetValueType().(type) {
+	case *firestorepb.Value_DoubleValue:
+		return x.DoubleValue
+	case *firestorepb.Value_IntegerValue:
+		return x.IntegerValue
+	}
+	return int64(0)
+}

@@ -1,0 +1,229 @@
+package core
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Window is a field of a counted document that tally keeps as a count of
+// one of its counts by time (windows.go, buckets.go):
+//
+//	views_today=views per day         the count in the current bucket
+//	views_7d=views over 7 days        in the current bucket and the 6 before it
+//	hot=trend(likes + views/10, 6h)   a decayed score, 2^(-age/half-life) a unit
+//
+// A per or over window is the difference of two exact snapshots of its
+// count: the count now and the count at a bucket's start, which a fold
+// reads at that time, after the fact. A trend adds each fold's change of
+// its counts, weighed by the time of the fold.
+type Window struct {
+	Field    string
+	Kind     string // KindPer, KindOver or KindTrend
+	Count    string // per, over: the count it windows
+	Unit     Unit   // per, over: the buckets
+	N        int    // per: closed buckets kept in the series; over: buckets summed
+	Terms    []Term // trend: the counts it weighs
+	HalfLife time.Duration
+}
+
+// Kinds of Window.
+const (
+	KindPer   = "per"
+	KindOver  = "over"
+	KindTrend = "trend"
+)
+
+// Term is one count of a trend's weighted sum: Weight units for each of
+// Field's.
+type Term struct {
+	Field  string
+	Weight float64
+}
+
+// DefaultKeep is how many closed buckets a per window keeps in its series,
+// unless its declaration says (`views_today=views per day keep 90`).
+var DefaultKeep = map[Unit]int{Minute: 60, Hour: 48, Day: 30, Week: 26, Month: 24}
+
+// MaxKeep bounds the buckets a window keeps: a document holds them all.
+const MaxKeep = 400
+
+var (
+	perSpec   = regexp.MustCompile(`^\s*([^=\s]+)\s*=\s*([A-Za-z_][A-Za-z0-9_]*)\s+per\s+([a-z]+)\s*(?:keep\s+([0-9]+)\s*)?$`)
+	overSpec  = regexp.MustCompile(`^\s*([^=\s]+)\s*=\s*([A-Za-z_][A-Za-z0-9_]*)\s+over\s+([0-9]+)\s+([a-z]+)\s*$`)
+	trendSpec = regexp.MustCompile(`^\s*([^=\s]+)\s*=\s*trend\s*\((.*),\s*([^,()]+)\)\s*$`)
+	termSpec  = regexp.MustCompile(`^(?:([0-9.]+)\s*\*\s*)?([A-Za-z_][A-Za-z0-9_]*)(?:\s*/\s*([0-9.]+))?$`)
+)
+
+// isWindow reports whether a field's declaration is a window's.
+func isWindow(s string) bool {
+	return perSpec.MatchString(s) || overSpec.MatchString(s) || trendSpec.MatchString(s)
+}
+
+// parseWindow reads one window of TALLY_COUNTS (see Window).
+func parseWindow(s string) (Window, error) {
+	if m := perSpec.FindStringSubmatch(s); m != nil {
+		u, err := ParseUnit(m[3])
+		if err != nil {
+			return Window{}, fmt.Errorf("window %q: %w", s, err)
+		}
+		w := Window{Field: m[1], Kind: KindPer, Count: m[2], Unit: u, N: DefaultKeep[u]}
+		if m[4] != "" {
+			if w.N, err = strconv.Atoi(m[4]); err != nil || w.N < 1 || w.N > MaxKeep {
+				return Window{}, fmt.Errorf("window %q: keep 1 to %d buckets", s, MaxKeep)
+			}
+		}
+		return w, nil
+	}
+	if m := overSpec.FindStringSubmatch(s); m != nil {
+		u, err := ParseUnit(m[4])
+		if err != nil {
+			return Window{}, fmt.Errorf("window %q: %w", s, err)
+		}
+		n, err := strconv.Atoi(m[3])
+		if err != nil || n < 1 || n > MaxKeep {
+			return Window{}, fmt.Errorf("window %q: over 1 to %d %ss", s, MaxKeep, u)
+		}
+		return Window{Field: m[1], Kind: KindOver, Count: m[2], Unit: u, N: n}, nil
+	}
+	m := trendSpec.FindStringSubmatch(s)
+	if m == nil {
+		return Window{}, fmt.Errorf("window %q: want name=count per unit [keep N], name=count over N units, or name=trend(count + count/K, half-life)", s)
+	}
+	h, err := parseHalfLife(m[3])
+	if err != nil {
+		return Window{}, fmt.Errorf("window %q: %w", s, err)
+	}
+	w := Window{Field: m[1], Kind: KindTrend, HalfLife: h}
+	for _, t := range strings.Split(m[2], "+") {
+		tm := termSpec.FindStringSubmatch(strings.TrimSpace(t))
+		if tm == nil {
+			return Window{}, fmt.Errorf("window %q: the term %q is not count, K*count or count/K", s, strings.TrimSpace(t))
+		}
+		term := Term{Field: tm[2], Weight: 1}
+		if tm[1] != "" {
+			if term.Weight, err = strconv.ParseFloat(tm[1], 64); err != nil || term.Weight <= 0 {
+				return Window{}, fmt.Errorf("window %q: the weight %q is not a positive number", s, tm[1])
+			}
+		}
+		if tm[3] != "" {
+			d, err := strconv.ParseFloat(tm[3], 64)
+			if err != nil || d <= 0 {
+				return Window{}, fmt.Errorf("window %q: the divisor %q is not a positive number", s, tm[3])
+			}
+			term.Weight /= d
+		}
+		w.Terms = append(w.Terms, term)
+	}
+	return w, nil
+}
+
+// parseHalfLife reads a half-life: a Go duration (6h, 90m), or whole days
+// (2d) or weeks (1w); at least a minute.
+func parseHalfLife(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	var err error
+	switch {
+	case strings.HasSuffix(s, "d"), strings.HasSuffix(s, "w"):
+		n, perr := strconv.Atoi(s[:len(s)-1])
+		d, err = time.Duration(n)*24*time.Hour, perr
+		if strings.HasSuffix(s, "w") {
+			d *= 7
+		}
+	default:
+		d, err = time.ParseDuration(s)
+	}
+	if err != nil || d < time.Minute {
+		return 0, fmt.Errorf("the half-life %q: want a duration of a minute or more (6h, 90m, 2d, 1w)", s)
+	}
+	return d, nil
+}
+
+// String writes w as ParseCounts reads it.
+func (w Window) String() string {
+	switch w.Kind {
+	case KindPer:
+		if w.N != DefaultKeep[w.Unit] {
+			return fmt.Sprintf("%s=%s per %s keep %d", w.Field, w.Count, w.Unit, w.N)
+		}
+		return fmt.Sprintf("%s=%s per %s", w.Field, w.Count, w.Unit)
+	case KindOver:
+		return fmt.Sprintf("%s=%s over %d %ss", w.Field, w.Count, w.N, w.Unit)
+	}
+	terms := make([]string, len(w.Terms))
+	for i, t := range w.Terms {
+		switch {
+		case t.Weight == 1:
+			terms[i] = t.Field
+		case t.Weight < 1:
+			terms[i] = t.Field + "/" + strconv.FormatFloat(1/t.Weight, 'g', -1, 64)
+		default:
+			terms[i] = strconv.FormatFloat(t.Weight, 'g', -1, 64) + "*" + t.Field
+		}
+	}
+	return fmt.Sprintf("%s=trend(%s, %s)", w.Field, strings.Join(terms, " + "), w.HalfLife)
+}
+
+// Counts are the fields w reads.
+func (w Window) Counts() []string {
+	if w.Kind != KindTrend {
+		return []string{w.Count}
+	}
+	out := make([]string, len(w.Terms))
+	for i, t := range w.Terms {
+		out[i] = t.Field
+	}
+	return out
+}
+
+// What a field of a counted document is to tally, as Kept says.
+const (
+	KeptCount     = "count"
+	KeptAggregate = "aggregate"
+	KeptWindow    = "window" // per or over
+	KeptTrend     = "trend"
+)
+
+// Kept says what field of the counter name is, of what tally keeps: a
+// count (in the guide layout, "" or total), an aggregate, a per or over
+// window, or a trend; "" if tally keeps no such field.
+func (l Layout) Kept(name, field string) string {
+	if _, err := l.Check(name, field); err == nil {
+		return KeptCount
+	}
+	if l.IsAggregate(name, field) {
+		return KeptAggregate
+	}
+	for _, w := range l.WindowsOf(name) {
+		if w.Field == field {
+			if w.Kind == KindTrend {
+				return KeptTrend
+			}
+			return KeptWindow
+		}
+	}
+	return ""
+}
+
+// BeforeFold is what field of the counter name reads before its first fold
+// writes it: 0 for a count, a window, or a count or sum of children; 0.0
+// for a trend; nil for an average, which is over no children yet, and for
+// a field tally does not keep.
+func (l Layout) BeforeFold(name, field string) any {
+	switch l.Kept(name, field) {
+	case KeptCount, KeptWindow:
+		return int64(0)
+	case KeptTrend:
+		return 0.0
+	case KeptAggregate:
+		for _, a := range l.Aggregates(name) {
+			if a.Field == field && a.Op != OpAvg {
+				return int64(0)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,273 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// ErrNoShardField means no shard of a counter whose total is not 0 holds
+// the shard field: most likely the field is misconfigured
+// (TALLY_SHARD_FIELD), and writing the sum, 0, would wipe the total. Nothing
+// is written.
+var ErrNoShardField = errors.New("no shard holds the shard field")
+
+// ErrStale ends a fold whose view of the parent is out of date: someone
+// wrote or deleted it since. Read it again.
+var ErrStale = errors.New("parent changed since it was read")
+
+// ErrTooSoon ends a fold whose sum is within the window of the parent's
+// last write: not this fold's to write.
+var ErrTooSoon = errors.New("within the window of the parent's last write")
+
+// zero reports whether every count sums to 0.
+func (s Sum) zero() bool {
+	for _, v := range s.Values {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Write commits the fold s onto p, the counted document as last known,
+// once the server's clock has passed p's window (s may be older: a sum
+// from an event), raising num_shards to grow if that is more. It writes only the counts
+// and tally's bookkeeping, with an update mask, and commits only if the
+// document is still exactly p (an update_time precondition makes the write
+// a compare-and-set), so the as_of and window checks made on p hold at
+// commit, and a write of the app's in between is never overwritten: the
+// fold is then stale, and is made again on the document as it now is. It
+// creates a missing parent only in the guide layout, and only for shards
+// that hold something: an app's document that is gone stays gone.
+func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int) (Outcome, Parent, error) {
+	fold := Outcome{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards, AggregatesBefore: p.Aggregates}
+	for _, pf := range s.Parts {
+		fold.Failed = append(fold.Failed, pf.Failed...)
+	}
+	ref := f.layout.Counter(f.client, id)
+	docs := f.layout.OnDocs()
+	counts := s.Values != nil && (!p.Exists || p.AsOf.Before(s.At))
+	parts, applied, misfit := mergeParts(p.Parts, s.Parts)
+	switch {
+	case p.Exists && misfit:
+		return fold, p, ErrStale // parts were split since p was read: fold them again
+	case p.Exists && counts && s.Life != p.Life:
+		return fold, p, ErrStale // a sum of another life's shards: the document was created again since
+	case p.Exists && !counts && len(applied) == 0:
+		for _, pf := range s.Parts {
+			if pf.Same {
+				fold.Children = append(fold.Children, pf.Children...)
+			}
+		}
+		return fold, p, nil // a later fold is there already
+	case p.Exists && s.At.Before(p.Written.Add(f.window)) && p.Now(time.Now()).Before(p.Written.Add(f.window)):
+		return fold, p, fmt.Errorf("core: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
+	case !p.Exists && (docs || s.zero()):
+		p.AsOf = s.At // nothing to hold, as of then
+		return fold, p, nil
+	case !docs && p.Exists && s.Shards[0] == 0 && (p.Seen || p.Totals[0] != 0):
+		// No shard holds the field. If shards are there, the field is most
+		// likely wrong; if none is (the counter's shards deleted, by
+		// tally delete before its parent), the sum, 0, is the total.
+		some, err := f.anyShard(ctx, id, p.Life)
+		if err != nil {
+			return fold, p, err
+		}
+		if some {
+			return fold, p, fmt.Errorf("core: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
+		}
+	}
+	if err := f.writeParts(ctx, applied); err != nil {
+		return fold, p, err
+	}
+	var aggregates map[string]any
+	if len(applied) > 0 {
+		aggregates = AggregateValues(f.layout.Aggregates(id), parts)
+	}
+	times, moved := f.timeUpdates(id, p, s, counts, aggregates)
+	var wr *firestore.WriteResult
+	var err error
+	if p.Exists {
+		updates := f.countUpdates(id, p, s, counts)
+		updates = append(updates, f.partUpdates(id, parts, applied)...)
+		updates = append(updates, times...)
+		if docs {
+			updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp},
+				firestore.Update{FieldPath: f.layout.LifePath(), Value: p.Life})
+		}
+		if grow > 0 && counts {
+			updates = append(updates, firestore.Update{FieldPath: f.layout.NumShardsPath(), Value: int64(grow)})
+			fold.NumShards, fold.Grew = grow, true
+		}
+		wr, err = ref.Update(ctx, updates, firestore.LastUpdateTime(p.Updated))
+	} else {
+		data := map[string]any{FieldTotal: s.Values[0], FieldAsOf: s.At}
+		setPaths(data, times)
+		wr, err = ref.Create(ctx, data)
+	}
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
+		return fold, p, ErrStale
+	default:
+		return fold, p, fmt.Errorf("core: write fold of %s: %w", id, err)
+	}
+	fold.Wrote, fold.Updated, fold.Parts = true, wr.UpdateTime, len(applied)
+	for _, pf := range applied {
+		fold.Children = append(fold.Children, pf.Children...)
+	}
+	fold.Aggregates, fold.Unread = aggregates, moved.unread
+	next := p
+	moved.apply(&next)
+	next.Exists, next.Updated, next.Written, next.Parts = true, wr.UpdateTime, wr.UpdateTime, parts
+	next.Seen, next.Anchor, next.AnchorAt = false, wr.UpdateTime, time.Now()
+	if counts {
+		next.AsOf, next.Totals, next.NumShards = s.At, f.totals(id, p, s), fold.NumShards
+		next.Present = nil // every count is there now: a field no shard held was written 0
+		next.Legacy = false
+		if fold.Grew || next.OneSince.IsZero() { // the write changed nothing of p's shards but their number, if it grew
+			next.OneSince = wr.UpdateTime
+		}
+	}
+	return fold, next, nil
+}
+
+// countUpdates are the fields a fold of the counts s writes: each count's
+// sum and as_of. None if counts is false.
+func (f *Folder) countUpdates(id string, p Parent, s Sum, counts bool) []firestore.Update {
+	if !counts {
+		return nil
+	}
+	docs := f.layout.OnDocs()
+	var updates []firestore.Update
+	for i, c := range f.layout.Counts(id) {
+		if docs && s.Shards[i] == 0 && p.holds(i) {
+			continue // no shard holds it: the app's value stays (0 is written where there is none)
+		}
+		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{c.Field}, Value: s.Values[i]})
+	}
+	updates = append(updates, firestore.Update{FieldPath: f.layout.AsOfPath(), Value: s.At})
+	if p.Legacy {
+		updates = append(updates, firestore.Update{Path: FieldLegacy, Value: firestore.Delete})
+	}
+	return updates
+}
+
+// partUpdates are the fields a fold of parts writes: each part refolded,
+// and every aggregate of the sources they are of, over parts.
+func (f *Folder) partUpdates(id string, parts map[string]Parts, applied []PartFold) []firestore.Update {
+	if len(applied) == 0 {
+		return nil
+	}
+	var updates []firestore.Update
+	for _, pf := range applied {
+		for key, part := range pf.Parts {
+			updates = append(updates, firestore.Update{FieldPath: append(slices.Clone(f.layout.path(FieldParts)), pf.Source, key), Value: part.stored()})
+		}
+	}
+	aggs := f.layout.Aggregates(id)
+	values := AggregateValues(aggs, parts)
+	for _, a := range aggs {
+		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{a.Field}, Value: values[a.Field]})
+	}
+	return updates
+}
+
+// totals are the counts after the fold s onto p.
+func (f *Folder) totals(id string, p Parent, s Sum) []int64 {
+	counts := f.layout.Counts(id)
+	totals := slices.Clone(p.Totals)
+	if totals == nil {
+		totals = make([]int64, len(counts))
+	}
+	for i := range counts {
+		if !f.layout.OnDocs() || s.Shards[i] > 0 || !p.holds(i) {
+			totals[i] = s.Values[i]
+		}
+	}
+	return totals
+}
+
+// anyShard reports whether id has a shard document at all in the given
+// life, whatever it holds.
+func (f *Folder) anyShard(ctx context.Context, id, life string) (bool, error) {
+	return f.layout.AnyShard(ctx, f.client, id, life)
+}
+
+// AnyShard reports whether the counter name has a shard document at all
+// in the given life, whatever it holds: one read. In the guide layout, a
+// counter whose parent does not exist but whose shards do (as Google's
+// samples make them) is a counter.
+func (l Layout) AnyShard(ctx context.Context, c *firestore.Client, name, life string) (bool, error) {
+	refs, err := l.Shards(c, name, life).Select().Limit(1).Documents(ctx).GetAll()
+	if err != nil {
+		return false, fmt.Errorf("core: list the shards of %s: %w", name, err)
+	}
+	return len(refs) > 0, nil
+}
+
+// writeParts writes the part documents of the folds applied, each on the
+// condition that it is as the fold read it: ErrStale if one is not (another
+// fold wrote it since). They are written before the counted document, so
+// that its parts are never of records not yet kept; a part document newer
+// than what the counted document holds of it is what the next fold goes on
+// from.
+func (f *Folder) writeParts(ctx context.Context, applied []PartFold) error {
+	var writes []partWrite
+	for _, pf := range applied {
+		writes = append(writes, pf.docs...)
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	one := func(w partWrite) (*firestore.WriteResult, error) {
+		if w.exists {
+			return w.ref.Update(ctx, w.updates(), firestore.LastUpdateTime(w.updated))
+		}
+		return w.ref.Create(ctx, w.data)
+	}
+	var errs []error
+	if len(writes) == 1 {
+		_, err := one(writes[0])
+		errs = append(errs, err)
+	} else {
+		bw := f.client.BulkWriter(ctx)
+		jobs := make([]*firestore.BulkWriterJob, 0, len(writes))
+		for _, w := range writes {
+			var j *firestore.BulkWriterJob
+			var err error
+			if w.exists {
+				j, err = bw.Update(w.ref, w.updates(), firestore.LastUpdateTime(w.updated))
+			} else {
+				j, err = bw.Create(w.ref, w.data)
+			}
+			if err != nil {
+				bw.End()
+				return fmt.Errorf("core: write a part: %w", err)
+			}
+			jobs = append(jobs, j)
+		}
+		bw.End()
+		for _, j := range jobs {
+			_, err := j.Results()
+			errs = append(errs, err)
+		}
+	}
+	for _, err := range errs {
+		switch status.Code(err) {
+		case codes.OK:
+		case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
+			return ErrStale
+		default:
+			return fmt.Errorf("core: write a part: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,9 +1,0 @@
-package functions
-
-import (
-	"testing"
-
-	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-)
-
-func TestMain(m *testing.M) { emulatortest.Main(m) }

@@ -1,0 +1,261 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// modeColors tells the modes apart in every panel.
+var modeColors = map[string]color.Color{
+	ModeRaw:    color.RGBA{0x5f, 0x63, 0x68, 0xff},
+	ModeTally:  color.RGBA{0x1a, 0x73, 0xe8, 0xff},
+	ModeNaive:  color.RGBA{0xd9, 0x30, 0x25, 0xff},
+	ModeSingle: color.RGBA{0xf2, 0x99, 0x00, 0xff},
+}
+
+// WriteChart draws the run to path, an .svg or a .png, in four panels over
+// the same time axis, from the start of each mode's load to the last
+// second any panel shows something (the end of the load, and what
+// settling shows after it): the most writes one document took each
+// second, parent writes per second, how many acknowledged increments the
+// total lacks, and increments per second. The axes are linear, so zero is
+// zero, with whole-number ticks; the title is one line, and the run's
+// parameters are the caption under the last panel.
+func (r *Load) WriteChart(path string) error {
+	const w, h = 10 * vg.Inch, 14 * vg.Inch
+	var canvas interface {
+		vg.CanvasWriterTo
+		vg.CanvasSizer
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg":
+		canvas = vgsvg.New(w, h)
+	case ".png":
+		canvas = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	default:
+		return fmt.Errorf("bench: chart %s: want a .svg or .png file", path)
+	}
+	seconds := max(1, r.shownSeconds())
+	panels := []*plot.Plot{r.hotPanel(), r.parentPanel(), r.lagPanel(), r.incrPanel()}
+	panels[0].Title.Text = fmt.Sprintf("tally bench: %s over %gs a mode", r.modeNames(), r.Options.Seconds)
+	for _, p := range panels {
+		p.X.Label.Text = "seconds since the mode's load began"
+		p.X.Min, p.X.Max = 0, seconds
+		p.X.Tick.Marker = wholeTicks{}
+		p.Y.Tick.Marker = wholeTicks{}
+		p.Legend.Top = true
+		p.Add(plotter.NewGrid())
+	}
+	last := panels[len(panels)-1]
+	last.X.Label.Text += "\n\n" + wrap(r.Title(), 120)
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadTop: vg.Millimeter * 4, PadBottom: vg.Millimeter * 4,
+		PadLeft: vg.Millimeter * 4, PadRight: vg.Millimeter * 6, PadY: vg.Millimeter * 8}
+	grid := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		grid[i] = []*plot.Plot{p}
+	}
+	dc := draw.New(canvas)
+	for i, row := range plot.Align(grid, tiles, dc) {
+		panels[i].Draw(row[0])
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("bench: chart: %w", err)
+	}
+	if _, err := canvas.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("bench: chart: %w", err)
+	}
+	return f.Close()
+}
+
+// hotPanel: the most writes any one shard (solid) and any one parent
+// (dashed) took in each second of the load, with the line of SpreadLimit.
+func (r *Load) hotPanel() *plot.Plot {
+	p := plot.New()
+	p.Y.Label.Text = "most writes to one document in a second"
+	p.Y.Min = 0
+	longest := 0
+	for _, m := range r.Modes {
+		longest = max(longest, len(m.HotShardSeries))
+		addLine(p, m.Mode+": a shard", perSecondPoints(m.HotShardSeries), plotter.PostStep)
+		if m.HotParentSeries != nil && m.Mode != ModeSingle {
+			addLine(p, m.Mode+": a parent", perSecondPoints(m.HotParentSeries), plotter.PostStep)
+		}
+	}
+	addLimit(p, SpreadLimit, longest, fmt.Sprintf("%d writes/s: a document spread", SpreadLimit))
+	return p
+}
+
+// addLimit draws a dashed grey line at y across seconds, with its label.
+func addLimit(p *plot.Plot, y float64, seconds int, label string) {
+	limit, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: y}, {X: float64(max(seconds, 1)), Y: y}})
+	limit.Color = color.Gray{0x80}
+	limit.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+	p.Add(limit)
+	p.Legend.Add(label, limit)
+}
+
+// parentPanel: writes per second to the counters' parent documents, with
+// the line of one write a second, what one document sustains.
+func (r *Load) parentPanel() *plot.Plot {
+	p := plot.New()
+	p.Y.Label.Text = "parent writes per second"
+	p.Y.Min = 0
+	longest := 0
+	for _, m := range r.Modes {
+		if m.ParentSeries == nil {
+			continue
+		}
+		longest = max(longest, len(m.ParentSeries))
+		addLine(p, m.Mode, perSecondPoints(m.ParentSeries), plotter.PostStep)
+	}
+	addLimit(p, 1, longest, "1 write/s: one document's sustained rate")
+	return p
+}
+
+// lagPanel: acknowledged increments not yet in the total, every 100 ms;
+// below zero, the total counts more than was acknowledged.
+func (r *Load) lagPanel() *plot.Plot {
+	p := plot.New()
+	p.Y.Label.Text = "acknowledged increments not in the total"
+	for _, m := range r.Modes {
+		if !m.HasRollup {
+			continue
+		}
+		pts := make(plotter.XYs, len(m.LagSeries))
+		for i, v := range m.LagSeries {
+			pts[i] = plotter.XY{X: float64(i) / 10, Y: v}
+		}
+		addLine(p, m.Mode, pts, plotter.NoStep)
+	}
+	return p
+}
+
+// incrPanel: acknowledged increments per second, for every mode.
+func (r *Load) incrPanel() *plot.Plot {
+	p := plot.New()
+	p.Y.Label.Text = "increments per second"
+	p.Y.Min = 0
+	for _, m := range r.Modes {
+		addLine(p, m.Mode, perSecondPoints(m.IncrSeries), plotter.PostStep)
+	}
+	return p
+}
+
+// perSecondPoints draws per-second counts as steps across each second.
+func perSecondPoints(series []int) plotter.XYs {
+	pts := make(plotter.XYs, 0, len(series)+1)
+	for s, n := range series {
+		pts = append(pts, plotter.XY{X: float64(s), Y: float64(n)})
+	}
+	if n := len(series); n > 0 {
+		pts = append(pts, plotter.XY{X: float64(n), Y: float64(series[n-1])})
+	}
+	return pts
+}
+
+// addLine draws one mode's line, in its color; a label "mode: what" is
+// that mode's, dashed unless it is its shards'.
+func addLine(p *plot.Plot, label string, pts plotter.XYs, step plotter.StepKind) {
+	if len(pts) == 0 {
+		return
+	}
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return // no finite points to draw
+	}
+	mode, what, _ := strings.Cut(label, ": ")
+	l.StepStyle = step
+	l.Color = modeColors[mode]
+	l.Width = vg.Points(1.5)
+	if what != "" && what != "a shard" {
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	}
+	p.Add(l)
+	p.Legend.Add(label, l)
+}
+
+// wrap breaks s into lines of at most n bytes at spaces.
+func wrap(s string, n int) string {
+	var lines []string
+	for len(s) > n {
+		i := strings.LastIndex(s[:n], " ")
+		if i <= 0 {
+			break
+		}
+		lines = append(lines, s[:i])
+		s = s[i+1:]
+	}
+	return strings.Join(append(lines, s), "\n")
+}
+
+// shownSeconds is the last second of the run that any panel has something
+// to show in: the end of the longest load, or a later second in which a
+// mode still wrote, or its total still lacked increments.
+func (r *Load) shownSeconds() float64 {
+	end := 0.0
+	lastNonZero := func(series []int) float64 {
+		for i := len(series) - 1; i >= 0; i-- {
+			if series[i] != 0 {
+				return float64(i + 1)
+			}
+		}
+		return 0
+	}
+	for _, m := range r.Modes {
+		end = max(end, float64(len(m.IncrSeries)), lastNonZero(m.ParentSeries), lastNonZero(m.HotShardSeries))
+		for i := len(m.LagSeries) - 1; i >= 0; i-- {
+			if m.LagSeries[i] != 0 {
+				end = max(end, float64(i+1)/10)
+				break
+			}
+		}
+	}
+	return math.Ceil(end)
+}
+
+// modeNames is the modes of the run, "raw, tally and naive".
+func (r *Load) modeNames() string {
+	var names []string
+	for _, m := range r.Modes {
+		names = append(names, m.Mode)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// wholeTicks are gonum's default ticks, at whole numbers only and labelled
+// without decimals: the panels count writes, increments and seconds.
+type wholeTicks struct{}
+
+func (wholeTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
+		if t.Value != math.Trunc(t.Value) {
+			continue
+		}
+		if t.Label != "" {
+			t.Label = strconv.FormatFloat(t.Value, 'f', 0, 64)
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		out = []plot.Tick{{Value: math.Ceil(min), Label: strconv.FormatFloat(math.Ceil(min), 'f', 0, 64)}}
+	}
+	return out
+}

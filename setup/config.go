@@ -1,0 +1,369 @@
+package setup
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // the functions run where no zoneinfo may be: TALLY_TIME_ZONE needs its own
+
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/rollup"
+)
+
+// Environment variables read by the functions (ConfigFromEnv). Nothing
+// else of tally reads the environment but the tally command, and the
+// clients of the emulators: Firestore's (and internal/fsrpc, which dials
+// it as Firestore's does) in FIRESTORE_EMULATOR_HOST, Firebase Auth's in
+// FIREBASE_AUTH_EMULATOR_HOST.
+const (
+	EnvProject       = "GOOGLE_CLOUD_PROJECT"
+	EnvDatabase      = "TALLY_DATABASE"          // default "(default)"
+	EnvCollection    = "TALLY_COLLECTION"        // default "counters"
+	EnvShardField    = "TALLY_SHARD_FIELD"       // default "count"
+	EnvCounts        = "TALLY_COUNTS"            // counts on the app's documents: "posts:likes,views;users/*/posts:likes"
+	EnvTimeZone      = "TALLY_TIME_ZONE"         // the time zone of windows' buckets, an IANA name; default UTC
+	EnvShards        = "TALLY_SHARDS_COLLECTION" // subcollection of shards under each counted document; default "shards"
+	EnvVoters        = "TALLY_VOTERS_COLLECTION" // default "voters"
+	EnvKeys          = "TALLY_KEYS_COLLECTION"   // default "keys"
+	EnvDefaultShards = "TALLY_DEFAULT_SHARDS"    // default 1: a counter starts on one shard, and grows when busy
+	EnvAutoCreate    = "TALLY_AUTO_CREATE"       // default true
+	EnvMaxStep       = "TALLY_MAX_STEP"          // default 1000, at most MaxStep
+	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"      // comma-separated; "*" for any
+	EnvCacheTTL      = "TALLY_SHARD_CACHE_TTL"
+	EnvLogLevel      = "TALLY_LOG_LEVEL"      // debug, info, warning, error
+	EnvWindow        = "TALLY_ROLLUP_WINDOW"  // default 1s
+	EnvAutoGrow      = "TALLY_AUTO_GROW"      // default true
+	EnvGrowPerShard  = "TALLY_GROW_PER_SHARD" // writes/s a shard should take; default 1
+	EnvGrowMax       = "TALLY_GROW_MAX_SHARDS"
+	EnvGrowPeriod    = "TALLY_GROW_PERIOD"
+	EnvAuth          = "TALLY_AUTH"              // none (default) or firebase
+	EnvPublic        = "TALLY_PUBLIC"            // default false: anyone may call Increment
+	EnvCounterPat    = "TALLY_COUNTER_PATTERN"   // ids a public Increment may create
+	EnvPublicMaxStep = "TALLY_PUBLIC_MAX_STEP"   // default 1
+	EnvIdemTTL       = "TALLY_IDEMPOTENCY_TTL"   // default 24h
+	EnvMaxInFlight   = "TALLY_MAX_IN_FLIGHT"     // increments one instance works on at once; default 100
+	EnvPublicRate    = "TALLY_PUBLIC_RATE"       // plain steps one user may make on one counter; default 10/m when public and signed in
+	EnvUserRate      = "TALLY_PUBLIC_USER_RATE"  // plain steps one user may make over all counters; default 100/m when public and signed in
+	EnvVotesOnly     = "TALLY_PUBLIC_VOTES_ONLY" // a public Increment takes votes only; default false
+	EnvAppCheck      = "TALLY_APP_CHECK"         // verify Firebase App Check tokens; default false
+)
+
+// Defaults of the public limits, in force when Increment is public and
+// takes signed-in users only.
+const (
+	DefaultPublicRate = "10/m"
+	DefaultUserRate   = "100/m"
+)
+
+// Values of TALLY_AUTH.
+const (
+	AuthNone     = "none"
+	AuthFirebase = "firebase"
+)
+
+// Config is everything the functions are configured with.
+type Config struct {
+	Project       string // empty: detected from the environment
+	Database      string
+	Layout        core.Layout
+	DefaultShards int
+	AutoCreate    bool
+	MaxStep       int64
+	CORSOrigins   []string
+	CacheTTL      time.Duration
+	LogLevel      slog.Level
+	Window        time.Duration
+	AutoGrow      bool
+	Grow          rollup.GrowPolicy // in force when AutoGrow is on
+
+	Auth           string         // AuthNone or AuthFirebase
+	Public         bool           // anyone may call Increment
+	CounterPattern *regexp.Regexp // ids a public Increment may create; nil: none
+	PublicMaxStep  int64
+	IdempotencyTTL time.Duration
+	MaxInFlight    int              // increments one Increment instance works on at once
+	Limits         increment.Limits // how often one signed-in user may make a plain step
+	VotesOnly      bool             // a public Increment takes votes only
+	AppCheck       bool             // Increment verifies Firebase App Check tokens
+}
+
+// MaxStep bounds TALLY_MAX_STEP, so that a counter's shards sum past int64
+// only after about 9 * 10^12 increments of the largest step.
+const MaxStep = 1_000_000
+
+// ConfigFromEnv reads the configuration through getenv (os.Getenv in
+// production) and checks it; the first bad value is the error.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	env := func(key, def string) string {
+		if v := strings.TrimSpace(getenv(key)); v != "" {
+			return v
+		}
+		return def
+	}
+	cfg := Config{
+		Project:  env(EnvProject, ""),
+		Database: env(EnvDatabase, "(default)"),
+		Layout:   core.Layout{Collection: env(EnvCollection, core.DefaultCollection), ShardField: env(EnvShardField, core.DefaultShardField)},
+	}
+	if err := core.ValidName(cfg.Layout.Collection); err != nil {
+		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvCollection, cfg.Layout.Collection, err)
+	}
+	if err := cfg.Layout.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvShardField, cfg.Layout.ShardField, err)
+	}
+	var err error
+	if cfg.Layout.Docs, err = core.ParseCounts(env(EnvCounts, "")); err != nil {
+		return Config{}, fmt.Errorf("config: %s: %w", EnvCounts, err)
+	}
+	if err := guideWindows(&cfg.Layout); err != nil {
+		return Config{}, fmt.Errorf("config: %s: %w", EnvCounts, err)
+	}
+	if cfg.Layout.Zone, err = time.LoadLocation(env(EnvTimeZone, "UTC")); err != nil {
+		return Config{}, fmt.Errorf("config: %s=%q is not a time zone of the IANA database (Europe/Paris, America/New_York, UTC): %v", EnvTimeZone, getenv(EnvTimeZone), err)
+	}
+	cfg.Layout.ShardsName = env(EnvShards, core.ShardsCollection)
+	cfg.Layout.VotersName = env(EnvVoters, core.VotersCollection)
+	cfg.Layout.KeysName = env(EnvKeys, core.KeysCollection)
+	if err := cfg.Layout.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config: %s, %s, %s, %s: %w", EnvCounts, EnvShards, EnvVoters, EnvKeys, err)
+	}
+	if !validDatabase(cfg.Database) {
+		return Config{}, fmt.Errorf("config: %s=%q is not a database id: (default), or 4 to 63 of a-z, 0-9 and '-', "+
+			"starting with a letter and not ending with '-'", EnvDatabase, cfg.Database)
+	}
+	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, strconv.Itoa(core.DefaultShards)), EnvDefaultShards, 1, core.MaxShards); err != nil {
+		return Config{}, err
+	}
+	if err := publicFromEnv(env, &cfg); err != nil {
+		return Config{}, err
+	}
+	// A public Increment creates no counter unless told to.
+	if cfg.AutoCreate, err = strconv.ParseBool(env(EnvAutoCreate, strconv.FormatBool(!cfg.Public))); err != nil {
+		return Config{}, fmt.Errorf("config: %s=%q is not a boolean", EnvAutoCreate, getenv(EnvAutoCreate))
+	}
+	step, err := intIn(env(EnvMaxStep, "1000"), EnvMaxStep, 1, MaxStep)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.MaxStep = int64(step)
+	if cfg.CacheTTL, err = time.ParseDuration(env(EnvCacheTTL, core.DefaultCacheTTL.String())); err != nil || cfg.CacheTTL <= 0 {
+		return Config{}, fmt.Errorf("config: %s=%q is not a positive duration such as 10s", EnvCacheTTL, getenv(EnvCacheTTL))
+	}
+	for _, o := range strings.Split(env(EnvCORSOrigins, ""), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+		}
+	}
+	if cfg.Window, err = time.ParseDuration(env(EnvWindow, core.DefaultWindow.String())); err != nil || cfg.Window <= 0 || cfg.Window > time.Hour {
+		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 1s", EnvWindow, getenv(EnvWindow))
+	}
+	if err := growFromEnv(env, &cfg); err != nil {
+		return Config{}, err
+	}
+	if cfg.MaxInFlight, err = intIn(env(EnvMaxInFlight, strconv.Itoa(increment.DefaultMaxInFlight)), EnvMaxInFlight, 1, 100000); err != nil {
+		return Config{}, err
+	}
+	if cfg.LogLevel, err = cloudlog.ParseLevel(env(EnvLogLevel, "info")); err != nil {
+		return Config{}, fmt.Errorf("config: %s: %w", EnvLogLevel, err)
+	}
+	return cfg, nil
+}
+
+// validDatabase reports whether id names a Firestore database.
+func validDatabase(id string) bool {
+	if id == "(default)" {
+		return true
+	}
+	if len(id) < 4 || len(id) > 63 || id[0] < 'a' || id[0] > 'z' || id[len(id)-1] == '-' {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func intIn(s, key string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("config: %s=%q is not an integer in [%d, %d]", key, s, lo, hi)
+	}
+	return n, nil
+}
+
+// growFromEnv reads the auto-grow switch and policy.
+func growFromEnv(env func(key, def string) string, cfg *Config) error {
+	on, err := strconv.ParseBool(env(EnvAutoGrow, "true"))
+	if err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvAutoGrow, env(EnvAutoGrow, ""))
+	}
+	def := rollup.DefaultGrow
+	per, err := strconv.ParseFloat(env(EnvGrowPerShard, strconv.FormatFloat(def.PerShard, 'g', -1, 64)), 64)
+	if err != nil || per <= 0 {
+		return fmt.Errorf("config: %s=%q is not a positive number", EnvGrowPerShard, env(EnvGrowPerShard, ""))
+	}
+	maxShards, err := intIn(env(EnvGrowMax, strconv.Itoa(def.Max)), EnvGrowMax, 1, core.MaxShards)
+	if err != nil {
+		return err
+	}
+	period, err := time.ParseDuration(env(EnvGrowPeriod, def.Period.String()))
+	if err != nil || period <= 0 {
+		return fmt.Errorf("config: %s=%q is not a positive duration such as 500ms", EnvGrowPeriod, env(EnvGrowPeriod, ""))
+	}
+	cfg.AutoGrow = on
+	cfg.Grow = rollup.GrowPolicy{PerShard: per, Max: maxShards, Period: period}
+	return nil
+}
+
+// publicFromEnv reads who may call Increment and what they may do.
+func publicFromEnv(env func(key, def string) string, cfg *Config) error {
+	var err error
+	switch cfg.Auth = env(EnvAuth, AuthNone); cfg.Auth {
+	case AuthNone, AuthFirebase:
+	default:
+		return fmt.Errorf("config: %s=%q: want %s or %s", EnvAuth, cfg.Auth, AuthNone, AuthFirebase)
+	}
+	if cfg.Public, err = strconv.ParseBool(env(EnvPublic, "false")); err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvPublic, env(EnvPublic, ""))
+	}
+	if p := env(EnvCounterPat, ""); p != "" {
+		if cfg.CounterPattern, err = regexp.Compile("^(?:" + p + ")$"); err != nil {
+			return fmt.Errorf("config: %s=%q is not a regular expression: %v", EnvCounterPat, p, err)
+		}
+	}
+	step, err := intIn(env(EnvPublicMaxStep, "1"), EnvPublicMaxStep, 1, MaxStep)
+	if err != nil {
+		return err
+	}
+	cfg.PublicMaxStep = int64(step)
+	if cfg.IdempotencyTTL, err = time.ParseDuration(env(EnvIdemTTL, "24h")); err != nil || cfg.IdempotencyTTL < time.Minute {
+		return fmt.Errorf("config: %s=%q is not a duration of a minute or more such as 24h", EnvIdemTTL, env(EnvIdemTTL, ""))
+	}
+	if cfg.VotesOnly, err = strconv.ParseBool(env(EnvVotesOnly, "false")); err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvVotesOnly, env(EnvVotesOnly, ""))
+	}
+	if cfg.AppCheck, err = strconv.ParseBool(env(EnvAppCheck, "false")); err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvAppCheck, env(EnvAppCheck, ""))
+	}
+	return limitsFromEnv(env, cfg)
+}
+
+// limitsFromEnv reads the public limits. They count each signed-in user's
+// steps, so they are on by default when Increment is public and verifies ID
+// tokens, and setting one needs TALLY_AUTH=firebase.
+func limitsFromEnv(env func(key, def string) string, cfg *Config) error {
+	counterDef, userDef := "off", "off"
+	if cfg.Public && cfg.Auth == AuthFirebase {
+		counterDef, userDef = DefaultPublicRate, DefaultUserRate
+	}
+	for _, l := range []struct {
+		key, def string
+		into     *increment.Rate
+	}{{EnvPublicRate, counterDef, &cfg.Limits.Counter}, {EnvUserRate, userDef, &cfg.Limits.User}} {
+		r, err := increment.ParseRate(env(l.key, l.def))
+		if err != nil {
+			return fmt.Errorf("config: %s: %w", l.key, err)
+		}
+		if r.N > 0 && cfg.Auth != AuthFirebase {
+			return fmt.Errorf("config: %s=%s counts each signed-in user's steps: it needs %s=%s", l.key, r, EnvAuth, AuthFirebase)
+		}
+		*l.into = r
+	}
+	return nil
+}
+
+// Var is one environment variable of the configuration, with the value
+// that is in force.
+type Var struct {
+	Name, Value string
+}
+
+// Vars lists every variable of the configuration with its value in force,
+// written as it would be set in the environment.
+func (c Config) Vars() []Var {
+	shards, voters, keys := c.Layout.Subcollections()
+	return []Var{
+		{EnvProject, c.Project},
+		{EnvDatabase, c.Database},
+		{EnvCollection, c.Layout.Collection},
+		{EnvShardField, c.Layout.ShardField},
+		{EnvCounts, countsOf(c.Layout)},
+		{EnvTimeZone, zoneOf(c.Layout)},
+		{EnvShards, shards},
+		{EnvVoters, voters},
+		{EnvKeys, keys},
+		{EnvDefaultShards, strconv.Itoa(c.DefaultShards)},
+		{EnvAutoCreate, strconv.FormatBool(c.AutoCreate)},
+		{EnvMaxStep, strconv.FormatInt(c.MaxStep, 10)},
+		{EnvCORSOrigins, strings.Join(c.CORSOrigins, ",")},
+		{EnvCacheTTL, c.CacheTTL.String()},
+		{EnvWindow, c.Window.String()},
+		{EnvAutoGrow, strconv.FormatBool(c.AutoGrow)},
+		{EnvGrowPerShard, strconv.FormatFloat(c.Grow.PerShard, 'g', -1, 64)},
+		{EnvGrowMax, strconv.Itoa(c.Grow.Max)},
+		{EnvGrowPeriod, c.Grow.Period.String()},
+		{EnvLogLevel, cloudlog.LevelName(c.LogLevel)},
+		{EnvAuth, c.Auth},
+		{EnvPublic, strconv.FormatBool(c.Public)},
+		{EnvCounterPat, patternSource(c.CounterPattern)},
+		{EnvPublicMaxStep, strconv.FormatInt(c.PublicMaxStep, 10)},
+		{EnvIdemTTL, c.IdempotencyTTL.String()},
+		{EnvMaxInFlight, strconv.Itoa(c.MaxInFlight)},
+		{EnvPublicRate, c.Limits.Counter.String()},
+		{EnvUserRate, c.Limits.User.String()},
+		{EnvVotesOnly, strconv.FormatBool(c.VotesOnly)},
+		{EnvAppCheck, strconv.FormatBool(c.AppCheck)},
+	}
+}
+
+// patternSource is the pattern as it was given.
+func patternSource(re *regexp.Regexp) string {
+	if re == nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(re.String(), "^(?:"), ")$")
+}
+
+// guideWindows takes, from TALLY_COUNTS, the windows of the guide layout's
+// counters (counters:today=total per day), which keep the guide layout:
+// an entry of windows of the total alone, on the collection of counters.
+func guideWindows(l *core.Layout) error {
+	if len(l.Docs) != 1 || !core.GuideWindows(l.Docs[0]) {
+		for _, d := range l.Docs {
+			if core.GuideWindows(d) {
+				return fmt.Errorf("windows of %s's total are of the guide layout, whose counters are %s/{id}: "+
+					"declare them alone, as %s:today=total per day", d.Collection, l.Collection, l.Collection)
+			}
+		}
+		return nil
+	}
+	if l.Docs[0].Collection != l.Collection {
+		return fmt.Errorf("windows of %s's total: the counters are %s/{id} (%s); declare %s:...", l.Docs[0].Collection, l.Collection, EnvCollection, l.Collection)
+	}
+	l.Windows, l.Docs = l.Docs[0].Windows, nil
+	return nil
+}
+
+// countsOf writes TALLY_COUNTS as it reads: the counts on documents, or
+// the windows of the guide layout's counters.
+func countsOf(l core.Layout) string {
+	if len(l.Windows) > 0 {
+		return core.FormatCounts([]core.Docs{{Collection: l.Collection, Windows: l.Windows}})
+	}
+	return core.FormatCounts(l.Docs)
+}
+
+// zoneOf is TALLY_TIME_ZONE as it reads.
+func zoneOf(l core.Layout) string {
+	if l.Zone == nil {
+		return "UTC"
+	}
+	return l.Zone.String()
+}

@@ -1,0 +1,131 @@
+// Package setup builds tally's three functions from their
+// configuration, on one Firestore client: Increment, Rollup and
+// Reconcile, as the functions framework serves them in the cloud (see the
+// root package, which registers them) and as tally serve serves them
+// locally. Only it, and the tally command, read the environment
+// (ConfigFromEnv); the Firestore client reads FIRESTORE_EMULATOR_HOST
+// itself.
+package setup
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"cloud.google.com/go/compute/metadata"
+	"cloud.google.com/go/firestore"
+	firebase "firebase.google.com/go/v4"
+
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/fsrpc"
+	"github.com/tallycounters/tally/rollup"
+)
+
+// Set is tally's three HTTP functions built from one Config, on one
+// Firestore client: what the functions framework serves in the cloud, and
+// what tally serve serves locally.
+type Set struct {
+	Increment http.Handler
+	Rollup    *rollup.Handler
+	Reconcile http.Handler
+	Client    *firestore.Client
+	Log       *slog.Logger
+}
+
+// ErrSetup answers a call to a function that could not be built (a bad
+// configuration, no project): its cause is in the logs, not the answer.
+var ErrSetup = &core.Error{Code: core.Internal,
+	Message: "this function could not start, so nothing was done: its logs say why"}
+
+// New builds the functions for cfg, logging JSON lines to logs.
+// With no project configured it asks the metadata server, as Cloud
+// Functions (2nd gen) does not set GOOGLE_CLOUD_PROJECT.
+func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
+	logger := cloudlog.New(logs, cfg.LogLevel)
+	if cfg.Project == "" && metadata.OnGCE() {
+		p, err := metadata.ProjectIDWithContext(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("functions: project from the metadata server: %w", err)
+		}
+		cfg.Project = p
+	}
+	if cfg.Project == "" {
+		return nil, fmt.Errorf("functions: no project: set %s", EnvProject)
+	}
+	client, err := fsrpc.NewClient(ctx, cfg.Project, cfg.Database)
+	if err != nil {
+		return nil, fmt.Errorf("functions: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
+	}
+	grow := rollup.GrowPolicy{}
+	if cfg.AutoGrow {
+		grow = cfg.Grow
+	}
+	grow.Default = cfg.DefaultShards
+	verifier, appCheck, err := firebaseVerifiers(ctx, cfg)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	return &Set{
+		Increment: increment.New(client, increment.Config{
+			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
+			MaxStep: cfg.MaxStep, CORSOrigins: cfg.CORSOrigins, CacheTTL: cfg.CacheTTL, Logger: logger,
+			Auth: verifier, Public: cfg.Public, PublicMaxStep: cfg.PublicMaxStep, CounterPattern: cfg.CounterPattern,
+			IdempotencyTTL: cfg.IdempotencyTTL, MaxInFlight: cfg.MaxInFlight,
+			Limits: cfg.Limits, VotesOnly: cfg.VotesOnly, AppCheck: appCheck,
+		}),
+		Rollup: rollup.New(client, rollup.Config{
+			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Window: cfg.Window, Grow: grow, Logger: logger,
+		}),
+		Reconcile: reconcileHandler(counter.New(client, counter.Options{
+			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window,
+		}), logger),
+		Client: client,
+		Log:    logger,
+	}, nil
+}
+
+// firebaseVerifiers builds, with the Firebase Admin SDK, what checks
+// callers: their ID tokens (TALLY_AUTH=firebase; the SDK honours
+// FIREBASE_AUTH_EMULATOR_HOST) and their App Check tokens (TALLY_APP_CHECK),
+// whose public keys the SDK fetches once here, and then every 6 hours.
+func firebaseVerifiers(ctx context.Context, cfg Config) (increment.TokenVerifier, increment.AppCheckVerifier, error) {
+	if cfg.Auth != AuthFirebase && !cfg.AppCheck {
+		return nil, nil, nil
+	}
+	app, err := firebase.NewApp(ctx, &firebase.Config{ProjectID: cfg.Project})
+	if err != nil {
+		return nil, nil, fmt.Errorf("functions: Firebase for project %q: %w", cfg.Project, err)
+	}
+	var tokens increment.TokenVerifier
+	var apps increment.AppCheckVerifier
+	if cfg.Auth == AuthFirebase {
+		if tokens, err = app.Auth(ctx); err != nil {
+			return nil, nil, fmt.Errorf("functions: Firebase Auth for project %q: %w", cfg.Project, err)
+		}
+	}
+	if cfg.AppCheck {
+		if apps, err = app.AppCheck(ctx); err != nil {
+			return nil, nil, fmt.Errorf("functions: Firebase App Check for project %q: its public keys: %w", cfg.Project, err)
+		}
+	}
+	return tokens, apps, nil
+}
+
+// Handler serves the functions at /Increment, /Rollup and /Reconcile, as
+// the functions framework serves them when no FUNCTION_TARGET is set.
+func (f *Set) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/Increment", f.Increment)
+	mux.Handle("/Rollup", f.Rollup)
+	mux.Handle("/Reconcile", f.Reconcile)
+	return mux
+}
+
+// Close closes the Firestore client.
+func (f *Set) Close() error { return f.Client.Close() }
