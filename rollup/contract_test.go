@@ -3,14 +3,10 @@ package rollup
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
-	"cloud.google.com/go/firestore"
-
 	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // The tracker's tests run on fakeStore; the product runs on
@@ -154,30 +150,5 @@ func TestStoreContractFake(t *testing.T) {
 		return contractStore{s: s, id: "c",
 			add:  func(by int64) { s.add(by, false) },
 			pass: func() { s.clock.advance(2 * window) }}
-	})
-}
-
-func TestStoreContractFolder(t *testing.T) {
-	emulatortest.Require(t)
-	client := emulatortest.Client(t)
-	layout := core.Default()
-	runContract(t, func(t *testing.T, window time.Duration) contractStore {
-		id := emulatortest.ID(t)
-		return contractStore{s: core.NewFolder(client, layout, window), id: id,
-			add: func(by int64) {
-				_, err := layout.Shard(client, id, "", 0).Set(context.Background(),
-					map[string]any{layout.ShardField: firestore.Increment(by)}, firestore.MergeAll)
-				if err != nil {
-					t.Fatal(fmt.Errorf("add to %s: %w", id, err))
-				}
-			},
-			// Time only moves on: sleeping past the window passes it
-			// however loaded the machine is. The cases that must stay
-			// within it have an hour's window.
-			pass: func() {
-				if window < time.Second {
-					time.Sleep(2 * window)
-				}
-			}}
 	})
 }

@@ -10,13 +10,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/bench"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/stack"
@@ -78,89 +76,6 @@ func session(block string) []step {
 	return steps
 }
 
-// TestReadmeServeAndSessions starts tally serve and checks the README
-// against it: its ready banner, the CLI session (each command run, its
-// output compared), the watch that ran beside it, and the quickstart.
-func TestReadmeServeAndSessions(t *testing.T) {
-	t.Parallel()
-	// As on a new user's machine: no project set.
-	cmd, out, stderr := start(t, []string{"TALLY_SHARD_CACHE_TTL=300ms", "GOOGLE_CLOUD_PROJECT="}, "serve", "--port", "0")
-	r := waitReady(t, out, stderr)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("serve's stderr:\n%s\nand its output after the banner:\n%s", stderr, r.later)
-		}
-	})
-	banner := r.lines
-	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if later := strings.Split(strings.TrimSpace(r.later.String()), "\n"); len(later) >= 2 {
-			banner = append(banner, later[:2]...) // the two curl lines after FIRESTORE_EMULATOR_HOST
-			break
-		}
-	}
-	if got, want := normalize(strings.Join(banner, "\n")), normalize(readme(t, "serve banner")); got != want {
-		t.Errorf("serve printed:\n%s\nthe README says:\n%s", got, want)
-	}
-	emulatorAddr := r.emulator
-	functionsAddr := strings.TrimPrefix(r.functions, "http://")
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr, "GOOGLE_CLOUD_PROJECT=", "TALLY_SHARD_CACHE_TTL=300ms"}
-
-	watch := tallyCommand("", []string{"FIRESTORE_EMULATOR_HOST=" + emulatorAddr}, "watch", "likes")
-	var watched, watchErr testio.Buffer
-	watch.Stdout, watch.Stderr = &watched, &watchErr
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { watch.Process.Kill(); watch.Wait() }()
-	for deadline := time.Now().Add(emulatortest.Liveness); !strings.Contains(watched.String(), "likes 0") && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
-
-	runStep := stepRunner(t, env, functionsAddr, emulatorAddr)
-	check := func(block string) {
-		for _, s := range session(block) {
-			if strings.Contains(s.command, "updateMask.fieldPaths") {
-				// The step overwrites the total behind the rollup's back,
-				// and the next steps show it: wait until the rollup has
-				// folded the events it still holds (the reshard's moves),
-				// or its fold would overwrite the step's total first.
-				waitFolded(t, emulatorAddr, "likes")
-			}
-			want := normalize(s.output)
-			var got string
-			// The rollup may still be folding: a total is read again until it
-			// has caught up (a liveness bound, not a measurement).
-			for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) {
-				if got = normalize(runStep(s)); got == want || time.Now().After(deadline) ||
-					!strings.Contains(s.command, "get likes") && !strings.Contains(s.command, "mask.fieldPaths") {
-					break
-				}
-			}
-			if got != want {
-				t.Errorf("$ %s\ngave:\n%s\nthe README says:\n%s", s.command, got, want)
-			}
-		}
-	}
-	check(readme(t, "cli session"))
-
-	watch.Process.Signal(syscall.SIGINT)
-	watch.Wait()
-	var totals []string
-	for _, line := range strings.Split(strings.TrimSpace(watched.String()), "\n") {
-		totals = append(totals, strings.TrimPrefix(line, "likes "))
-	}
-	if i := slices.Index(totals, "17"); i < 0 || !slices.Equal(totals[i:], []string{"17", "999", "17", "0"}) || totals[0] != "0" {
-		t.Errorf("watch printed %v; the README says 0, the totals on the way to 17, then 999, 17, 0", totals)
-	}
-	if want := "tally watch: there is no counter likes yet: 'tally create likes' makes one; until then it reads 0"; !strings.Contains(watchErr.String(), want) {
-		t.Errorf("watch, started before the counter was made, said %q; want %q", watchErr.String(), want)
-	}
-
-	check(readme(t, "quickstart"))
-	cmd.Process.Signal(syscall.SIGTERM)
-	waitExit(t, cmd)
-}
-
 // stepRunner runs one step of a README session against a serve whose
 // functions and emulator are at the addresses given: the README's are the
 // defaults. A tally command runs as a child, with env.
@@ -174,45 +89,6 @@ func stepRunner(t *testing.T, env []string, functionsAddr, emulatorAddr string) 
 		line = strings.ReplaceAll(line, "127.0.0.1:41235", emulatorAddr)
 		b, _ := exec.Command("bash", "-c", line).CombinedOutput()
 		return string(b)
-	}
-}
-
-// TestReadmeCounts runs serve with counts on documents as the README starts
-// it, and the README's session against it.
-func TestReadmeCounts(t *testing.T) {
-	t.Parallel()
-	line := "TALLY_COUNTS='posts:likes,views;users/*/posts:likes' go run ./cmd/tally serve"
-	if !strings.Contains(readmeText(t), "\n"+line+"\n") {
-		t.Fatalf("the README no longer starts serve with %s", line)
-	}
-	counts := "TALLY_COUNTS=posts:likes,views;users/*/posts:likes"
-	_, out, stderr := start(t, []string{counts, "GOOGLE_CLOUD_PROJECT="}, "serve", "--port", "0")
-	r := waitReady(t, out, stderr)
-	if !strings.Contains(strings.Join(r.lines, "\n"), "enforcing deploy/counts.rules") {
-		t.Errorf("serve does not say which rules it enforces:\n%s", strings.Join(r.lines, "\n"))
-	}
-	for deadline := time.Now().Add(emulatortest.Liveness); !strings.Contains(r.later.String(), "documents/posts/counts?mask.fieldPaths=likes") && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
-	// On one of the demo's posts, which serve adds to an empty feed.
-	if later := r.later.String(); !strings.Contains(later, `{"counter":"posts/counts","field":"likes"}`) {
-		t.Errorf("serve's examples are not for the counts declared, on a post that exists:\n%s", later)
-	}
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + r.emulator, "GOOGLE_CLOUD_PROJECT=", counts}
-	runStep := stepRunner(t, env, strings.TrimPrefix(r.functions, "http://"), r.emulator)
-	for _, s := range session(readme(t, "counts session")) {
-		want := normalize(s.output)
-		var got string
-		// The rollup may still be folding: a count is read again until it
-		// has caught up (a liveness bound, not a measurement).
-		for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) {
-			if got = normalize(runStep(s)); got == want || time.Now().After(deadline) || !strings.HasPrefix(s.command, "tally get") {
-				break
-			}
-		}
-		if got != want {
-			t.Errorf("$ %s\ngave:\n%s\nthe README says:\n%s", s.command, got, want)
-		}
 	}
 }
 
@@ -363,24 +239,6 @@ func TestReadmeGoExample(t *testing.T) {
 	}
 	if !strings.Contains(string(src), readme(t, "go example")) {
 		t.Error("the README's Go example is not the body of counter.ExampleClient_lifecycle")
-	}
-}
-
-// TestReadmeDeploy: the deploy commands the README shows are what the dry
-// run prints.
-func TestReadmeDeploy(t *testing.T) {
-	t.Parallel()
-	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
-	cmd := exec.Command("bash", "deploy/deploy.sh", "--dry-run", "--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5")
-	cmd.Dir = "../.."
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(readme(t, "deploy")), "\n") {
-		if !strings.Contains(string(out), line) {
-			t.Errorf("the dry run does not print the README's\n%s", line)
-		}
 	}
 }
 

@@ -2,141 +2,19 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
-
-func TestServeStopsEverythingOnSignal(t *testing.T) {
-	t.Parallel()
-	cmd, out, stderr := start(t, nil, "serve", "--port", "0")
-	pid := waitReady(t, out, stderr).pid
-	if pid == 0 || !alive(pid) {
-		t.Fatalf("emulator pid %d not running", pid)
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	if code := waitExit(t, cmd); code != 0 {
-		t.Errorf("exit status %d after SIGTERM: %s", code, stderr)
-	}
-	if alive(pid) {
-		killGroup(pid)
-		t.Errorf("the emulator (pid %d) outlived serve", pid)
-	}
-}
-
-// TestServeLocally checks what serve enforces as the cloud does: security
-// rules refuse clients' writes, the owner reads; and its limits: a
-// half-open connection is closed, a JSON body with a key twice is refused,
-// /Rollup refuses a body over 512 KiB. Then Ctrl-C stops it all.
-func TestServeLocally(t *testing.T) {
-	t.Parallel()
-	cmd, out, stderr := start(t, nil, "serve", "--port", "0")
-	r := waitReady(t, out, stderr)
-	if !incrementVia(t, r.functions, "likes") {
-		t.Fatal("the first increment failed")
-	}
-	waitTotal(t, r.emulator, "likes", 1)
-	for _, path := range []string{"counters/likes?updateMask.fieldPaths=total", "counters/likes/shards/0?updateMask.fieldPaths=count"} {
-		code, body := rest(t, http.MethodPatch, r.emulator, path, `{"fields":{"total":{"integerValue":"999"},"count":{"integerValue":"999"}}}`, false)
-		if code != http.StatusForbidden {
-			t.Errorf("a client's PATCH of %s answered %d, want 403: %s", path, code, body)
-		}
-	}
-	if got := total(t, r.emulator, "likes"); got != 1 {
-		t.Errorf("total = %d after the refused writes, want 1", got)
-	}
-
-	// A body with a key twice, and an oversized event.
-	resp, err := http.Post(r.functions+"/Increment", "application/json", strings.NewReader(`{"counter":"likes","by":1,"by":900}`))
-	if err != nil || resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("a body with a key twice: %v %v, want 400", resp.Status, err)
-	}
-	resp, err = http.Post(r.functions+"/Rollup", "application/protobuf", bytes.NewReader(make([]byte, 600<<10)))
-	if err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("a 600 KiB event: %v %v, want 413", resp.Status, err)
-	}
-
-	// A page of another origin: its requests that need no preflight are
-	// refused, unwritten; the serve's own pages' are taken.
-	for _, path := range []string{"/Increment?counter=likes", "/Rollup", "/Reconcile"} {
-		req, _ := http.NewRequest(http.MethodPost, r.functions+path, nil)
-		req.Header.Set("Origin", "https://evil.example")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != http.StatusForbidden {
-			t.Errorf("a page of another origin: POST %s answered %v %v, want 403", path, resp.Status, err)
-		}
-	}
-	req, _ := http.NewRequest(http.MethodPost, r.functions+"/Increment?counter=likes", nil)
-	req.Header.Set("Origin", r.functions)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
-		t.Errorf("serve's own page: POST /Increment answered %v %v, want 200", resp.Status, err)
-	}
-	waitTotal(t, r.emulator, "likes", 2)
-
-	// Headers that never end: the server closes the connection.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(r.functions, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /Increment HTTP/1.1\r\nHost: x\r\n")
-	conn.SetReadDeadline(time.Now().Add(time.Minute)) // a liveness bound
-	if _, err := io.ReadAll(conn); err != nil {
-		t.Errorf("a half-open connection was not closed: %v", err)
-	}
-
-	cmd.Process.Signal(syscall.SIGINT)
-	if code := waitExit(t, cmd); code != 0 {
-		t.Errorf("exit status %d after SIGINT: %s", code, stderr)
-	}
-	if alive(r.pid) {
-		t.Errorf("the emulator (pid %d) outlived serve", r.pid)
-	}
-}
-
-// TestServeDrainsThenSaves stops serve --data right after increments: it
-// answers their events and folds before it saves, so the totals are exact
-// as soon as it is back.
-func TestServeDrainsThenSaves(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	cmd, out, stderr := start(t, nil, "serve", "--port", "0", "--data", dir)
-	r := waitReady(t, out, stderr)
-	acked := map[string]int64{}
-	for i := range 6 {
-		id := fmt.Sprintf("kept-%d", i%2)
-		if incrementVia(t, r.functions, id) {
-			acked[id]++
-		}
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	if code := waitExit(t, cmd); code != 0 {
-		t.Fatalf("exit status %d: %s", code, stderr)
-	}
-
-	cmd, out, stderr = start(t, nil, "serve", "--port", "0", "--data", dir)
-	r = waitReady(t, out, stderr)
-	for id, n := range acked {
-		if got := total(t, r.emulator, id); got != n {
-			t.Errorf("after a restart, the total of %s is %d, want the %d acknowledged", id, got, n)
-		}
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	waitExit(t, cmd)
-}
 
 // TestServeSavesHoweverStopped: serve --data saves its data when Ctrl-C
 // stops it with its output going to a pipe whose reader is gone (as when
@@ -192,19 +70,6 @@ func TestServeSavesHoweverStopped(t *testing.T) {
 	}
 }
 
-func TestServeFailsWhenEmulatorCrashes(t *testing.T) {
-	t.Parallel()
-	cmd, out, stderr := start(t, nil, "serve", "--port", "0")
-	pid := waitReady(t, out, stderr).pid
-	kill(pid)
-	if code := waitExit(t, cmd); code == 0 {
-		t.Error("serve exited 0 after its emulator crashed")
-	}
-	if !strings.Contains(stderr.String(), "exited unexpectedly") {
-		t.Errorf("stderr does not report the crash: %s", stderr)
-	}
-}
-
 func TestServeWithoutEmulatorExplains(t *testing.T) {
 	t.Parallel()
 	for name, env := range map[string][]string{
@@ -238,72 +103,6 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	}
 }
 
-// TestServeWithExternalEmulator runs serve on an emulator it did not start:
-// after serve crashes, its restart folds the writes whose events were lost;
-// when the emulator restarts, serve registers its trigger again; and serve
-// leaves the emulator running when it stops.
-func TestServeWithExternalEmulator(t *testing.T) {
-	t.Parallel()
-	emulatortest.Require(t)
-	bridgePort, err := emulator.FreePort("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	emuPort, _ := emulator.FreePort("127.0.0.1")
-	eo := emulator.Options{Port: emuPort, FunctionsEmulator: "127.0.0.1:" + strconv.Itoa(bridgePort)}
-	e, err := emulatortest.Start(eo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { e.Stop() }()
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + e.Host()}
-	args := []string{"serve", "--port", "0", "--bridge-port", strconv.Itoa(bridgePort)}
-
-	cmd, out, stderr := start(t, env, args...)
-	r := waitReady(t, out, stderr)
-	if pidLine.MatchString(strings.Join(r.lines, "\n")) || !strings.Contains(strings.Join(r.lines, "\n"), "--functions_emulator") {
-		t.Errorf("serve said:\n%s\nwant no emulator of its own, and what trigger delivery needs", strings.Join(r.lines, "\n"))
-	}
-	for range 5 {
-		incrementVia(t, r.functions, "kept")
-	}
-	waitTotal(t, e.Host(), "kept", 5)
-
-	// serve dies; writes go on without it, and their events are lost.
-	cmd.Process.Kill()
-	waitExit(t, cmd)
-	for range 3 {
-		commitIncrement(t, e.Host(), "counters/kept/shards/0")
-	}
-	cmd, out, stderr = start(t, env, args...)
-	r = waitReady(t, out, stderr)
-	if got := total(t, e.Host(), "kept"); got != 8 {
-		t.Errorf("after serve's restart the total is %d, want 8: the 3 writes made while it was down", got)
-	}
-
-	// The emulator restarts, empty and without triggers: serve registers
-	// its trigger again, so totals move once more.
-	e.Stop()
-	if e, err = emulatortest.Start(eo); err != nil {
-		t.Fatal(err)
-	}
-	r.waitFor(t, "the emulator is back")
-	for range 4 {
-		if !incrementVia(t, r.functions, "again") {
-			t.Error("an increment failed after the emulator's restart")
-		}
-	}
-	waitTotal(t, e.Host(), "again", 4)
-
-	cmd.Process.Signal(syscall.SIGTERM)
-	if code := waitExit(t, cmd); code != 0 {
-		t.Errorf("exit status %d: %s", code, stderr)
-	}
-	if !emulator.Up(e.Host()) {
-		t.Error("serve stopped an emulator it did not start")
-	}
-}
-
 // commitIncrement adds 1 to the document at path through the emulator's
 // REST commit, as the owner, the way a client library would.
 func commitIncrement(t *testing.T, host, path string) {
@@ -320,33 +119,6 @@ func commitIncrement(t *testing.T, host, path string) {
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("commit: %s %s", resp.Status, b)
-	}
-}
-
-// TestServeStopsWithItsParent runs serve under a parent that, as 'go run'
-// does, dies of SIGTERM without passing it on: serve stops, and so does its
-// emulator.
-func TestServeStopsWithItsParent(t *testing.T) {
-	t.Parallel()
-	emulatortest.Require(t)
-	parent := exec.Command("bash", "-c", `"$0" serve --port 0 & wait`, os.Args[0])
-	parent.Env = childEnv(nil)
-	stdout, err := parent.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &testio.Buffer{}
-	parent.Stderr = stderr
-	if err := parent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { parent.Process.Kill(); parent.Wait() })
-	r := waitReady(t, bufio.NewScanner(stdout), stderr)
-	parent.Process.Signal(syscall.SIGTERM)
-	parent.Wait()
-	if !gone(r.pid) {
-		killGroup(r.pid)
-		t.Errorf("the emulator (pid %d) outlived serve's parent: %s", r.pid, stderr)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/proc"
 )
 
@@ -42,9 +44,7 @@ const minLimit = 10 * time.Minute
 func New(t testing.TB, limit time.Duration) context.Context {
 	t.Helper()
 	limit = max(limit, minLimit)
-	if testing.Short() {
-		t.Skip("needs Chromium: left out by -short")
-	}
+	emulatortest.Without(t, "Chromium")
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(Path(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),

@@ -34,29 +34,6 @@ const Project = "demo-tally-test"
 // times slower, and only a hang reaches it.
 const Liveness = 5 * time.Minute
 
-// Require skips the test with -short, which leaves out every test that
-// needs the emulator (Java) and says so by name, and otherwise does nothing.
-func Require(t testing.TB) {
-	t.Helper()
-	Without(t, "the Firestore emulator (Java)")
-}
-
-// Long skips the test with -short, saying why it is long.
-func Long(t testing.TB, why string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skipf("%s: left out by -short", why)
-	}
-}
-
-// Without skips the test with -short, saying it needs what.
-func Without(t testing.TB, what string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skipf("needs %s: left out by -short", what)
-	}
-}
-
 // Main runs the package's tests against an emulator and exits. It starts one
 // unless FIRESTORE_EMULATOR_HOST is set, and stops it after the tests, on
 // SIGINT or SIGTERM, and (by the kernel) if the test binary dies. If no

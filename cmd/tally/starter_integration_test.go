@@ -37,9 +37,7 @@ func TestStarterApp(t *testing.T) {
 		t.Fatalf("npm start runs %q; this test runs %q", pkg.Scripts["start"], want)
 	}
 	for _, step := range [][]string{{"ci", "--no-audit", "--no-fund"}, {"run", "build"}} {
-		if testing.Short() {
-			t.Skip("needs npm and Chromium: left out by -short")
-		}
+		emulatortest.Without(t, "npm and Chromium")
 		cmd := exec.Command("npm", step...)
 		cmd.Dir = starterDir
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"cloud.google.com/go/firestore"
+
 	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"

@@ -18,9 +18,7 @@ import (
 // every post folded in the minute that ended, and the hot post was
 // written at most once a second.
 func TestBenchWindows(t *testing.T) {
-	if testing.Short() {
-		t.Skip("TestBenchWindows crosses the start of a minute: left out by -short")
-	}
+	emulatortest.Long(t, "TestBenchWindows crosses the start of a minute")
 	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
 	rep, err := RunWindows(context.Background(), WindowsOptions{
