@@ -137,19 +137,14 @@ func incrementAndWait(t *testing.T, c *counter.Client, id string, n int, want in
 	waitTotal(t, c, id, want)
 }
 
-// waitTotal waits until id's total is want, or fails after emulatortest.Liveness (a
-// liveness bound, not a measurement).
+// waitTotal waits until the client reads id's total as want (emulatortest.Until).
 func waitTotal(t *testing.T, c *counter.Client, id string, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(emulatortest.Liveness)
-	for {
+	emulatortest.Until(t, fmt.Sprintf("the total of %s to be %d", id, want), func() (any, bool) {
 		got, err := c.Total(context.Background(), id)
-		if err == nil && got == want {
-			return
+		if err != nil {
+			return err, false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("total of %s = %d (%v), want %d", id, got, err, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return got, got == want
+	})
 }

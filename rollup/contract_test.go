@@ -36,22 +36,38 @@ type contractCase struct {
 	total  int64 // the stored first count after it
 }
 
-// fold reads the parent, sums the shards and writes, as a tracker's fold
-// does.
+// read reads the parent, sum sums the shards of life, and write writes
+// the sum on the parent read, as the steps of a tracker's fold.
+func (c contractStore) read(t *testing.T) core.Parent {
+	t.Helper()
+	p, err := c.s.Read(context.Background(), c.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (c contractStore) sum(t *testing.T, life string) core.Sum {
+	t.Helper()
+	sum, err := c.s.SumNow(context.Background(), c.id, life, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func (c contractStore) write(p core.Parent, sum core.Sum) (core.Outcome, error) {
+	out, _, err := c.s.Write(context.Background(), c.id, p, sum, 0)
+	return out, err
+}
+
+// fold reads the parent, sums the shards and, past the window, writes.
 func fold(t *testing.T, c contractStore) (core.Outcome, error) {
 	t.Helper()
-	ctx := context.Background()
-	p, err := c.s.Read(ctx, c.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := c.s.SumNow(ctx, c.id, p.Life, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := c.read(t)
+	sum := c.sum(t, p.Life)
 	c.pass()
-	out, _, err := c.s.Write(ctx, c.id, p, sum, 0)
-	return out, err
+	return c.write(p, sum)
 }
 
 var storeContract = []contractCase{
@@ -69,52 +85,42 @@ var storeContract = []contractCase{
 		}},
 	{name: "a fold on a parent read before another's write is stale", window: time.Millisecond, err: core.ErrStale, total: 3,
 		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
-			ctx := context.Background()
 			c.add(1)
 			mustWrite(t, c)
 			c.add(2)
-			old, _ := c.s.Read(ctx, c.id)
-			sum, _ := c.s.SumNow(ctx, c.id, old.Life, time.Time{})
+			old := c.read(t)
+			sum := c.sum(t, old.Life)
 			mustWrite(t, c) // another instance's fold
 			c.pass()
-			out, _, err := c.s.Write(ctx, c.id, old, sum, 0)
-			return out, err
+			return c.write(old, sum)
 		}},
 	{name: "within the window of the last write, a fold is refused", window: time.Hour, err: core.ErrTooSoon, total: 1,
 		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
-			ctx := context.Background()
 			c.add(1)
 			mustWrite(t, c)
 			c.add(1)
-			p, _ := c.s.Read(ctx, c.id)
-			sum, _ := c.s.SumNow(ctx, c.id, p.Life, time.Time{})
-			out, _, err := c.s.Write(ctx, c.id, p, sum, 0)
-			return out, err
+			p := c.read(t)
+			return c.write(p, c.sum(t, p.Life))
 		}},
 	{name: "a sum no later than the stored one writes nothing", window: time.Millisecond, total: 2,
 		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
-			ctx := context.Background()
 			c.add(1)
-			p, _ := c.s.Read(ctx, c.id)
-			early, _ := c.s.SumNow(ctx, c.id, p.Life, time.Time{})
+			early := c.sum(t, c.read(t).Life)
 			c.pass()
 			c.add(1)
 			mustWrite(t, c)
-			now, _ := c.s.Read(ctx, c.id)
+			now := c.read(t)
 			c.pass()
-			out, _, err := c.s.Write(ctx, c.id, now, early, 0)
-			return out, err
+			return c.write(now, early)
 		}},
 	{name: "a sum of another life's shards is stale", window: time.Millisecond, err: core.ErrStale, total: 1,
 		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
-			ctx := context.Background()
 			c.add(1)
 			mustWrite(t, c)
-			p, _ := c.s.Read(ctx, c.id)
-			sum, _ := c.s.SumNow(ctx, c.id, "another-life", time.Time{})
+			p := c.read(t)
+			sum := c.sum(t, "another-life")
 			c.pass()
-			out, _, err := c.s.Write(ctx, c.id, p, sum, 0)
-			return out, err
+			return c.write(p, sum)
 		}},
 }
 

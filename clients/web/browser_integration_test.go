@@ -161,10 +161,9 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 	}
 }
 
-// waitTotal waits until counter id's total on s is want, or fails after a
-// minute (a liveness bound, not a measurement).
+// waitTotal waits until counter id's total on s is want
+// (emulatortest.WaitTotal).
 func waitTotal(t *testing.T, s *stack.Stack, id string, want int64) {
 	t.Helper()
-	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
-	emulatortest.WaitField(t, fs.Collection("counters").Doc(id), "total", want)
+	emulatortest.WaitTotal(t, emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject), id, want)
 }

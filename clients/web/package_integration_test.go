@@ -9,23 +9,20 @@ import (
 	"testing"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/npmci"
 )
 
-// readmeText is the README.
-func readmeText(t *testing.T) string {
+// rootReadme is the project's README.
+func rootReadme(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return testio.Text(t, filepath.Join("..", "..", "README.md"))
 }
 
 // readmeExample is the README's like button, with what it leaves to the app.
 func readmeExample(t *testing.T) string {
 	t.Helper()
-	_, rest, ok := strings.Cut(readmeText(t), "<!-- README test: web client -->\n```js\n")
+	_, rest, ok := strings.Cut(rootReadme(t), "<!-- README test: web client -->\n```js\n")
 	code, _, ok2 := strings.Cut(rest, "```")
 	if !ok || !ok2 {
 		t.Fatal("the README has no web client example")
@@ -71,7 +68,7 @@ func TestPackedInstall(t *testing.T) {
 		}
 		return string(out)
 	}
-	readme := readmeText(t)
+	readme := rootReadme(t)
 	for _, line := range readmeInstall {
 		if !strings.Contains(readme, "\n"+line+"\n") {
 			t.Fatalf("the README does not say %q", line)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/tallycounters/tally/internal/testkit/testio"
 )
 
 // TestDocsLinks: the README is an entry point of at most 250 lines, and
@@ -15,12 +17,12 @@ import (
 // heading, leads somewhere.
 func TestDocsLinks(t *testing.T) {
 	t.Parallel()
-	if n := strings.Count(readmeTextOf(t, "../../README.md"), "\n"); n > 250 {
+	if n := strings.Count(testio.Text(t, "../../README.md"), "\n"); n > 250 {
 		t.Errorf("the README is %d lines; keep it to 250, and the rest in docs/", n)
 	}
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, page := range docPages(t) {
-		for _, m := range link.FindAllStringSubmatch(readmeTextOf(t, page), -1) {
+		for _, m := range link.FindAllStringSubmatch(testio.Text(t, page), -1) {
 			target := m[1]
 			if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
 				continue
@@ -34,21 +36,11 @@ func TestDocsLinks(t *testing.T) {
 					continue
 				}
 			}
-			if anchor != "" && !slices.Contains(anchors(readmeTextOf(t, path)), anchor) {
+			if anchor != "" && !slices.Contains(anchors(testio.Text(t, path)), anchor) {
 				t.Errorf("%s links to %s, and %s has no such heading", page, target, path)
 			}
 		}
 	}
-}
-
-// readmeTextOf is the text of one page.
-func readmeTextOf(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // anchors are the ids a page's headings get (outside code blocks): lower

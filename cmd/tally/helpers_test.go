@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -244,10 +245,10 @@ func field(t *testing.T, emulator, path, name string) int64 {
 	return n
 }
 
-// waitTotal waits until counter's total is want, for at most a minute.
+// waitTotal waits until counter's total, on the emulator serve started, is want.
 func waitTotal(t *testing.T, emulator, counter string, want int64) {
 	t.Helper()
-	waitField(t, emulator, "counters/"+counter, "total", want)
+	emulatortest.WaitTotal(t, emulatortest.ClientAt(t, emulator, "demo-tally"), counter, want)
 }
 
 // waitField waits until the integer field name of the document at path,
@@ -257,16 +258,14 @@ func waitField(t *testing.T, emulator, path, name string, want int64) {
 	emulatortest.WaitField(t, emulatortest.ClientAt(t, emulator, "demo-tally").Doc(path), name, want)
 }
 
-// waitFor waits until serve has printed want after it was ready, for at
-// most a minute.
+// waitFor waits until serve has printed want after it was ready
+// (emulatortest.Until).
 func (r ready) waitFor(t *testing.T, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if strings.Contains(r.later.String(), want) {
-			return
-		}
-	}
-	t.Fatalf("serve never printed %q; it printed:\n%s", want, r.later)
+	emulatortest.Until(t, fmt.Sprintf("serve to print %q", want), func() (any, bool) {
+		out := r.later.String()
+		return "\n" + out, strings.Contains(out, want)
+	})
 }
 
 // shardSum adds up counter's shards, read as the owner.

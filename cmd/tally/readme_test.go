@@ -15,6 +15,7 @@ import (
 
 	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/bench"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/stack"
@@ -109,12 +110,7 @@ func readmeText(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
 	for _, p := range docPages(t) {
-		text, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(text)
-		b.WriteString("\n")
+		b.WriteString(testio.Text(t, p) + "\n")
 	}
 	return b.String()
 }

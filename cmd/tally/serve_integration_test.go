@@ -243,3 +243,58 @@ func TestServeStopsWithItsParent(t *testing.T) {
 		t.Errorf("the emulator (pid %d) outlived serve's parent: %s", r.pid, stderr)
 	}
 }
+
+// TestServeSavesHoweverStopped: serve --data saves its data when Ctrl-C
+// stops it with its output going to a pipe whose reader is gone (as when
+// Ctrl-C also stops the tee it writes to: each line it writes then fails),
+// and when the terminal closes (SIGHUP); the next start has the counts.
+func TestServeSavesHoweverStopped(t *testing.T) {
+	emulatortest.Require(t)
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		sig    syscall.Signal
+		closed bool // the pipe's reader gone before the signal
+	}{
+		{"Ctrl-C, output to a pipe whose reader is gone", syscall.SIGINT, true},
+		{"the terminal closed", syscall.SIGHUP, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			emulatortest.Require(t)
+			dir := t.TempDir()
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := tallyCommand("", nil, "serve", "--port", "0", "--data", dir)
+			cmd.Stdout, cmd.Stderr = pw, pw // 2>&1 | tee
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			pw.Close()
+			r := waitReady(t, bufio.NewScanner(pr), &testio.Buffer{})
+			if !incrementVia(t, r.functions, "kept") || !incrementVia(t, r.functions, "kept") {
+				t.Fatal("an increment failed")
+			}
+			if c.closed {
+				pr.Close()
+			}
+			cmd.Process.Signal(c.sig)
+			if code := waitExit(t, cmd); code != 0 {
+				t.Fatalf("exit status %d after %v", code, c.sig)
+			}
+			if !c.closed {
+				pr.Close()
+			}
+			again, out, stderr := start(t, nil, "serve", "--port", "0", "--data", dir)
+			r = waitReady(t, out, stderr)
+			if got := total(t, r.emulator, "kept"); got != 2 {
+				t.Errorf("after a restart, the total is %d, want the 2 acknowledged", got)
+			}
+			again.Process.Signal(syscall.SIGTERM)
+			waitExit(t, again)
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -119,16 +120,37 @@ func Client(t testing.TB) *firestore.Client {
 }
 
 // ClientAt returns a client of project on the emulator at host, closed
-// when the test ends. Tests that run in parallel, each on an emulator of
-// its own, use it: FIRESTORE_EMULATOR_HOST is the process's.
+// when the test ends; a test that asks again gets the same one. Tests that
+// run in parallel, each on an emulator of its own, use it:
+// FIRESTORE_EMULATOR_HOST is the process's.
 func ClientAt(t testing.TB, host, project string) *firestore.Client {
 	t.Helper()
+	k := clientKey{t, host, project}
+	if c, ok := clients.Load(k); ok {
+		return c.(*firestore.Client)
+	}
 	c, err := fsrpc.EmulatorClient(context.Background(), host, project, firestore.DefaultDatabaseID, nil)
 	if err != nil {
 		t.Fatalf("emulatortest: client: %v", err)
 	}
-	t.Cleanup(func() { c.Close() })
+	if had, loaded := clients.LoadOrStore(k, c); loaded {
+		c.Close()
+		return had.(*firestore.Client)
+	}
+	t.Cleanup(func() {
+		clients.Delete(k)
+		c.Close()
+	})
 	return c
+}
+
+// clients holds ClientAt's clients, one per test, emulator and project,
+// until the test ends.
+var clients sync.Map
+
+type clientKey struct {
+	t             testing.TB
+	host, project string
 }
 
 // CountingClient returns a client for the emulator in
@@ -139,7 +161,7 @@ func CountingClient(t testing.TB) (*firestore.Client, *opcount.Ops) {
 	ops := &opcount.Ops{}
 	c, err := opcount.Client(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, ops)
 	if err != nil {
-		t.Fatalf("emulatortest: core client: %v", err)
+		t.Fatalf("emulatortest: counted client: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c, ops

@@ -1,10 +1,13 @@
-// Package testio holds what tests write to and read from at once: a
-// buffer that a child process or a handler writes while the test reads it.
+// Package testio holds what tests read and write: a buffer that a child
+// process or a handler writes while the test reads it, and the text of a
+// file the test reads (a page of the docs).
 package testio
 
 import (
 	"bytes"
+	"os"
 	"sync"
+	"testing"
 )
 
 // Buffer is a bytes.Buffer that writers and a reader may use at once.
@@ -24,4 +27,14 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Text is the file at path, or fails the test.
+func Text(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -21,6 +21,7 @@ import (
 // exists (a demo post), or make one first where none does. The increment
 // must count, and the read must show it.
 func TestBannerCommands(t *testing.T) {
+	emulatortest.Require(t)
 	t.Parallel()
 	for _, c := range []struct {
 		name   string
