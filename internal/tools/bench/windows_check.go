@@ -29,23 +29,9 @@ func (e *env) measureWindows(ctx context.Context, r *report.WindowsMode, run *wi
 	n := float64(r.Increments)
 	inc := e.ops[report.ModeTally]
 	r.IncrementReads, r.IncrementWrites = float64(inc.Reads())/n, float64(inc.Writes())/n
-	var hotWrites []time.Time
-	for _, in := range e.instances {
-		st, err := in.stats()
-		if err != nil {
-			return err
-		}
-		r.RollupReads += float64(st.Reads) / n
-		r.RollupWrites += float64(st.Writes) / n
-		folds, err := in.folds()
-		if err != nil {
-			return err
-		}
-		for _, f := range folds {
-			if f.Counter == collPosts+"/"+winHot+".views" {
-				hotWrites = append(hotWrites, f.At)
-			}
-		}
+	hotWrites, err := e.rollupWindows(r, n)
+	if err != nil {
+		return err
 	}
 	r.ReadsPerIncr, r.WritesPerIncr = r.IncrementReads+r.RollupReads, r.IncrementWrites+r.RollupWrites
 	r.HotWrites, r.HotPeak, r.HotMinGapMS = len(hotWrites), peakInASecond(hotWrites), ms(minGap(hotWrites))
@@ -81,6 +67,30 @@ func (e *env) measureWindows(ctx context.Context, r *report.WindowsMode, run *wi
 	return nil
 }
 
+// rollupWindows adds what every Rollup instance read and wrote, per
+// increment of n, to r, and gives the times of the hot post's folds.
+func (e *env) rollupWindows(r *report.WindowsMode, n float64) ([]time.Time, error) {
+	var hotWrites []time.Time
+	for _, in := range e.instances {
+		st, err := in.stats()
+		if err != nil {
+			return nil, err
+		}
+		r.RollupReads += float64(st.Reads) / n
+		r.RollupWrites += float64(st.Writes) / n
+		folds, err := in.folds()
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range folds {
+			if f.Counter == collPosts+"/"+winHot+".views" {
+				hotWrites = append(hotWrites, f.At)
+			}
+		}
+	}
+	return hotWrites, nil
+}
+
 // checkWindows checks one post's data against its increments' commit
 // times: its total, and with windows its series, windows and trend.
 func checkWindows(r *report.WindowsMode, lay core.Layout, ws []core.Window, span time.Duration, data map[string]any, commits []time.Time) {
@@ -102,21 +112,9 @@ func checkWindows(r *report.WindowsMode, lay core.Layout, ws []core.Window, span
 	for _, w := range ws {
 		switch w.Kind {
 		case core.KindTrend:
-			S, ok := data[w.Field].(float64)
-			if !ok {
-				continue
+			if S, ok := data[w.Field].(float64); ok {
+				checkTrend(r, w, S, asOf, span, commits)
 			}
-			exact := math.Inf(-1)
-			for _, t := range commits {
-				if !t.After(asOf) {
-					exact = core.TrendAdd(exact, 1, t, w.HalfLife)
-				}
-			}
-			r.Trends++
-			if !math.IsInf(exact, -1) {
-				r.TrendMaxError = max(r.TrendMaxError, math.Abs(math.Exp2(S-exact)-1))
-			}
-			r.TrendBound = math.Exp2(span.Seconds()/w.HalfLife.Seconds()) - 1
 		default:
 			st := core.StateOf(lay, data, w.Field)
 			if st.Bucket.IsZero() {
@@ -188,4 +186,20 @@ func minGap(ts []time.Time) time.Duration {
 		}
 	}
 	return gap
+}
+
+// checkTrend holds the trend S of window w, as of asOf, to the exact
+// decayed sum of the commits by then.
+func checkTrend(r *report.WindowsMode, w core.Window, S float64, asOf time.Time, span time.Duration, commits []time.Time) {
+	exact := math.Inf(-1)
+	for _, t := range commits {
+		if !t.After(asOf) {
+			exact = core.TrendAdd(exact, 1, t, w.HalfLife)
+		}
+	}
+	r.Trends++
+	if !math.IsInf(exact, -1) {
+		r.TrendMaxError = max(r.TrendMaxError, math.Abs(math.Exp2(S-exact)-1))
+	}
+	r.TrendBound = math.Exp2(span.Seconds()/w.HalfLife.Seconds()) - 1
 }
