@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/cloudlog"
@@ -41,137 +42,193 @@ func benchCommand() *cobra.Command {
 			"against the truth, and what increments and the boundary job cost.",
 		Args: exactArgs(0, "no arguments"),
 	}
-	o := bench.Options{Setup: bench.Setup{Project: stack.DefaultProject}}
-	var aggregate, windows bool
-	var existing, boundaries int
+	b := &benchFlags{o: bench.Options{Setup: bench.Setup{Project: stack.DefaultProject}}}
 	f := cmd.Flags()
-	f.IntVar(&o.Counters, "counters", 1, "counters to spread the load over (with --fields, documents)")
-	f.IntVar(&o.Fields, "fields", 0, "counts on each document in tally's mode (TALLY_COUNTS posts:f0,f1,...), each incremented as a counter of its own; 0: a counter per document")
-	f.IntVar(&o.Shards, "shards", 0, "make each counter with this many shards, which it keeps; 0: counters start as new ones do, on 1 shard (made by their first increment), and grow when busy")
-	f.BoolVar(&o.Burst, "burst", false, "make each counter quiet first (incremented once and taken back, and folded), then take it to --rate at once: a counter going viral")
-	f.Float64Var(&o.Contention, "contention", 0, "put a stand-in for Firestore's contention before the emulator: past this many writes a second to one document, writes wait, then fail ABORTED (0: off)")
-	f.BoolVar(&o.Feed, "feed", false, "with --listeners, hold one listener on the counters' collection instead of one on each counter, as a feed page does")
-	f.IntVar(&o.Workers, "concurrency", 32, "concurrent clients")
-	f.Float64Var(&o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
-	f.StringVar(&o.Popularity, "popularity", bench.PopularityUniform, "how increments spread over the counters: uniform (each to a random counter), zipf (Zipf's law, s=1.1: a few hot, most quiet), client (each client has a counter of its own) hot (the first takes 90%, the rest share 10%) or turns (each to the next document in turn)")
-	f.BoolVar(&aggregate, "aggregate", false, "measure a count of documents (each post's comments) instead of counters; modes: "+strings.Join(bench.AggregateModes, ","))
-	f.IntVar(&existing, "existing", 10, "with --aggregate: comments each post has before the load")
-	f.BoolVar(&windows, "windows", false, "measure counts by time instead of counters; modes: "+strings.Join(bench.WindowsModes, ","))
-	f.IntVar(&boundaries, "boundaries", 3, "with --windows: starts of a minute the load crosses")
-	f.DurationVar(&o.Rest, "rest", 0, "each client rests a random time up to this after each answer")
-	f.BoolVar(&o.Listeners, "listeners", false, "hold a listener on every counter, as pages showing it do, and report the visible latency: an increment's answer to a listener seeing it in the total")
-	f.DurationVar(&o.Duration, "duration", 10*time.Second, "load per mode")
-	f.DurationVar(&o.Warmup, "warmup", 3*time.Second, "unmeasured load before the first mode")
-	f.DurationVar(&o.Window, "window", core.DefaultWindow, "tally's window: each parent is written at most once per window")
-	f.IntVar(&o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
-	f.StringVar(&o.Delivery, "delivery", report.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
-	f.Float64Var(&o.DuplicateRate, "duplicate", 0.1, "share of shard events delivered twice")
-	f.Float64Var(&o.DelayRate, "delay", 0.1, "share of shard events held back, so that later ones overtake them")
-	f.DurationVar(&o.MaxDelay, "max-delay", 2*time.Second, "longest hold-back of a delayed event")
-	f.DurationVar(&o.Settle, "settle", bench.DefaultSettle, "longest wait, after the load, for a mode's total")
-	f.Float64Var(&o.Prices.Read, "price-read", report.StandardPrices.Read, "US dollars per 100,000 document reads (Firestore Standard edition, us-central1)")
-	f.Float64Var(&o.Prices.Write, "price-write", report.StandardPrices.Write, "US dollars per 100,000 document writes")
-	f.Float64Var(&o.Prices.Delete, "price-delete", report.StandardPrices.Delete, "US dollars per 100,000 document deletes")
-	modes := f.String("modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
-	f.StringVar(&o.EmulatorHost, "emulator", "", "use this running emulator (started with --functions_emulator 127.0.0.1:<bridge-port>)")
-	f.IntVar(&o.BridgePort, "bridge-port", 0, "port the emulator posts trigger events to (default: a free one)")
-	f.StringVar(&o.URL, "url", "", "drive this Increment URL in tally mode instead of the in-process one")
-	jsonPath := f.String("json", "", "write every figure to `FILE`")
-	chartPath := f.String("chart", "", "draw the run to `FILE` (.svg or .png)")
-	quiet := f.BoolP("quiet", "q", false, "no progress bars")
-	logPath := f.String("log", "", "write the functions' debug logs to `FILE`")
-	soak := f.Duration("soak", 0, "instead of the modes, soak tally serve's stack for this long while pausing the emulator, killing a Rollup instance and duplicating and delaying events; defaults then: --concurrency 64 --counters 5 --instances 3 --rate 300")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-		o.Modes = strings.Split(*modes, ",")
-		if p := os.Getenv("GOOGLE_CLOUD_PROJECT"); p != "" {
-			o.Project = p
-		}
-		if o.EmulatorHost == "" {
-			var err error
-			if o.Emulator, err = emulator.LocateEnv(os.Getenv); err != nil {
-				return err
-			}
-		} else if o.BridgePort == 0 {
-			return usagef("--emulator needs --bridge-port, the port that emulator was started to post events to")
-		}
-		var logs io.Writer
-		if *logPath != "" {
-			lf, err := os.OpenFile(*logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644) // the Rollup instances append to it too
-			if err != nil {
-				return err
-			}
-			defer lf.Close()
-			logs, o.Logger, o.LogPath = lf, cloudlog.New(lf, slog.LevelDebug), *logPath
-		}
-		var bars *progress
-		if !*quiet {
-			bars = newProgress(stderr)
-			o.Progress = bars.phase
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		if *soak > 0 {
-			return runSoak(ctx, cmd, o, *soak, bars, *jsonPath, logs)
-		}
-		if windows {
-			if err := onlyCounters(o, "--windows", aggregate); err != nil {
-				return err
-			}
-			wo := bench.WindowsOptions{Setup: o.Setup, Counters: o.Counters, Boundaries: boundaries}
-			if !cmd.Flags().Changed("modes") {
-				wo.Modes = bench.WindowsModes
-			}
-			if !cmd.Flags().Changed("counters") {
-				wo.Counters = bench.DefaultQuiet
-			}
-			if !cmd.Flags().Changed("rate") {
-				wo.Rate = 300
-			}
-			return runWindows(ctx, cmd, wo, bars, *jsonPath)
-		}
-		if aggregate {
-			if err := onlyCounters(o, "--aggregate", false); err != nil {
-				return err
-			}
-			ao := bench.AggregateOptions{Setup: o.Setup, Counters: o.Counters, Existing: existing, Popularity: o.Popularity, Rest: o.Rest}
-			if !cmd.Flags().Changed("modes") {
-				ao.Modes = bench.AggregateModes
-			}
-			return runAggregate(ctx, cmd, ao, bars, *jsonPath)
-		}
-		rep, err := bench.Run(ctx, o)
-		if bars != nil {
-			bars.wait()
-		}
-		if err != nil {
-			return err
-		}
-		rep.WriteTable(stdout)
-		if *jsonPath != "" {
-			if err := rep.WriteJSON(*jsonPath); err != nil {
-				return err
-			}
-		}
-		if *chartPath != "" {
-			if err := rep.WriteChart(*chartPath); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	b.load(f)
+	b.runners(f)
+	b.rollups(f)
+	b.output(f)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return b.run(cmd) }
 	return cmd
 }
 
-// onlyCounters refuses, for the bench's --aggregate or --windows (mode),
-// the flags that only a run of counters reads; and --aggregate beside
-// --windows.
-func onlyCounters(o bench.Options, mode string, aggregate bool) error {
-	if o.Fields != 0 || o.Shards != 0 || o.Burst || o.URL != "" || o.Listeners || o.Contention != 0 || aggregate {
-		if mode == "--windows" {
-			return fmt.Errorf("bench: --windows takes none of --fields, --shards, --burst, --url, --listeners, --contention and --aggregate")
+// benchFlags are bench's flags: the load runner's options, which the
+// other runners take theirs from, and the flags that pick a runner and
+// say where its report goes.
+type benchFlags struct {
+	o                                   bench.Options
+	aggregate, windows, quiet           bool
+	existing, boundaries                int
+	modes, jsonPath, chartPath, logPath string
+	soak                                time.Duration
+}
+
+// load: the counters and the load on them.
+func (b *benchFlags) load(f *pflag.FlagSet) {
+	f.IntVar(&b.o.Counters, "counters", 1, "counters to spread the load over (with --fields, documents)")
+	f.IntVar(&b.o.Fields, "fields", 0, "counts on each document in tally's mode (TALLY_COUNTS posts:f0,f1,...), each incremented as a counter of its own; 0: a counter per document")
+	f.IntVar(&b.o.Shards, "shards", 0, "make each counter with this many shards, which it keeps; 0: counters start as new ones do, on 1 shard (made by their first increment), and grow when busy")
+	f.BoolVar(&b.o.Burst, "burst", false, "make each counter quiet first (incremented once and taken back, and folded), then take it to --rate at once: a counter going viral")
+	f.Float64Var(&b.o.Contention, "contention", 0, "put a stand-in for Firestore's contention before the emulator: past this many writes a second to one document, writes wait, then fail ABORTED (0: off)")
+	f.BoolVar(&b.o.Feed, "feed", false, "with --listeners, hold one listener on the counters' collection instead of one on each counter, as a feed page does")
+	f.IntVar(&b.o.Workers, "concurrency", 32, "concurrent clients")
+	f.Float64Var(&b.o.Rate, "rate", 500, "target increments per second over all counters (0: as fast as possible)")
+	f.StringVar(&b.o.Popularity, "popularity", bench.PopularityUniform, "how increments spread over the counters: uniform (each to a random counter), zipf (Zipf's law, s=1.1: a few hot, most quiet), client (each client has a counter of its own) hot (the first takes 90%, the rest share 10%) or turns (each to the next document in turn)")
+	f.DurationVar(&b.o.Rest, "rest", 0, "each client rests a random time up to this after each answer")
+	f.BoolVar(&b.o.Listeners, "listeners", false, "hold a listener on every counter, as pages showing it do, and report the visible latency: an increment's answer to a listener seeing it in the total")
+	f.DurationVar(&b.o.Duration, "duration", 10*time.Second, "load per mode")
+	f.DurationVar(&b.o.Warmup, "warmup", 3*time.Second, "unmeasured load before the first mode")
+}
+
+// runners: which runner, and its modes.
+func (b *benchFlags) runners(f *pflag.FlagSet) {
+	f.BoolVar(&b.aggregate, "aggregate", false, "measure a count of documents (each post's comments) instead of counters; modes: "+strings.Join(bench.AggregateModes, ","))
+	f.IntVar(&b.existing, "existing", 10, "with --aggregate: comments each post has before the load")
+	f.BoolVar(&b.windows, "windows", false, "measure counts by time instead of counters; modes: "+strings.Join(bench.WindowsModes, ","))
+	f.IntVar(&b.boundaries, "boundaries", 3, "with --windows: starts of a minute the load crosses")
+	f.StringVar(&b.modes, "modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
+	f.DurationVar(&b.soak, "soak", 0, "instead of the modes, soak tally serve's stack for this long while pausing the emulator, killing a Rollup instance and duplicating and delaying events; defaults then: --concurrency 64 --counters 5 --instances 3 --rate 300")
+}
+
+// rollups: tally's Rollup instances, and how events reach them.
+func (b *benchFlags) rollups(f *pflag.FlagSet) {
+	f.DurationVar(&b.o.Window, "window", core.DefaultWindow, "tally's window: each parent is written at most once per window")
+	f.IntVar(&b.o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
+	f.StringVar(&b.o.Delivery, "delivery", report.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
+	f.Float64Var(&b.o.DuplicateRate, "duplicate", 0.1, "share of shard events delivered twice")
+	f.Float64Var(&b.o.DelayRate, "delay", 0.1, "share of shard events held back, so that later ones overtake them")
+	f.DurationVar(&b.o.MaxDelay, "max-delay", 2*time.Second, "longest hold-back of a delayed event")
+	f.DurationVar(&b.o.Settle, "settle", bench.DefaultSettle, "longest wait, after the load, for a mode's total")
+	f.StringVar(&b.o.EmulatorHost, "emulator", "", "use this running emulator (started with --functions_emulator 127.0.0.1:<bridge-port>)")
+	f.IntVar(&b.o.BridgePort, "bridge-port", 0, "port the emulator posts trigger events to (default: a free one)")
+	f.StringVar(&b.o.URL, "url", "", "drive this Increment URL in tally mode instead of the in-process one")
+}
+
+// output: prices, the report's files, progress and logs.
+func (b *benchFlags) output(f *pflag.FlagSet) {
+	f.Float64Var(&b.o.Prices.Read, "price-read", report.StandardPrices.Read, "US dollars per 100,000 document reads (Firestore Standard edition, us-central1)")
+	f.Float64Var(&b.o.Prices.Write, "price-write", report.StandardPrices.Write, "US dollars per 100,000 document writes")
+	f.Float64Var(&b.o.Prices.Delete, "price-delete", report.StandardPrices.Delete, "US dollars per 100,000 document deletes")
+	f.StringVar(&b.jsonPath, "json", "", "write every figure to `FILE`")
+	f.StringVar(&b.chartPath, "chart", "", "draw the run to `FILE` (.svg or .png)")
+	f.BoolVarP(&b.quiet, "quiet", "q", false, "no progress bars")
+	f.StringVar(&b.logPath, "log", "", "write the functions' debug logs to `FILE`")
+}
+
+// run runs the runner the flags pick.
+func (b *benchFlags) run(cmd *cobra.Command) error {
+	if err := b.check(); err != nil {
+		return err
+	}
+	if err := b.locate(); err != nil {
+		return err
+	}
+	logs, closeLogs, err := b.openLog()
+	if err != nil {
+		return err
+	}
+	defer closeLogs()
+	var bars *progress
+	if !b.quiet {
+		bars = newProgress(cmd.ErrOrStderr())
+		b.o.Progress = bars.phase
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch {
+	case b.soak > 0:
+		return runSoak(ctx, cmd, b.o, b.soak, bars, b.jsonPath, logs)
+	case b.windows:
+		return runWindows(ctx, cmd, b.windowsOptions(cmd), bars, b.jsonPath)
+	case b.aggregate:
+		ao := bench.AggregateOptions{Setup: b.o.Setup, Counters: b.o.Counters, Existing: b.existing, Popularity: b.o.Popularity, Rest: b.o.Rest}
+		if !cmd.Flags().Changed("modes") {
+			ao.Modes = bench.AggregateModes
 		}
-		return fmt.Errorf("bench: --aggregate takes none of --fields, --shards, --burst, --url, --listeners and --contention")
+		return runAggregate(ctx, cmd, ao, bars, b.jsonPath)
+	}
+	return b.runLoad(ctx, cmd, bars)
+}
+
+// locate sets the modes, the project and the emulator: one to start, or
+// the running one --emulator names.
+func (b *benchFlags) locate() error {
+	b.o.Modes = strings.Split(b.modes, ",")
+	if p := os.Getenv("GOOGLE_CLOUD_PROJECT"); p != "" {
+		b.o.Project = p
+	}
+	if b.o.EmulatorHost != "" {
+		if b.o.BridgePort == 0 {
+			return usagef("--emulator needs --bridge-port, the port that emulator was started to post events to")
+		}
+		return nil
+	}
+	var err error
+	b.o.Emulator, err = emulator.LocateEnv(os.Getenv)
+	return err
+}
+
+// openLog opens --log, if given, for the functions' debug logs.
+func (b *benchFlags) openLog() (io.Writer, func(), error) {
+	if b.logPath == "" {
+		return nil, func() {}, nil
+	}
+	lf, err := os.OpenFile(b.logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644) // the Rollup instances append to it too
+	if err != nil {
+		return nil, nil, err
+	}
+	b.o.Logger, b.o.LogPath = cloudlog.New(lf, slog.LevelDebug), b.logPath
+	return lf, func() { lf.Close() }, nil
+}
+
+// windowsOptions are --windows' options, with its own defaults for the
+// flags not given.
+func (b *benchFlags) windowsOptions(cmd *cobra.Command) bench.WindowsOptions {
+	wo := bench.WindowsOptions{Setup: b.o.Setup, Counters: b.o.Counters, Boundaries: b.boundaries}
+	if !cmd.Flags().Changed("modes") {
+		wo.Modes = bench.WindowsModes
+	}
+	if !cmd.Flags().Changed("counters") {
+		wo.Counters = bench.DefaultQuiet
+	}
+	if !cmd.Flags().Changed("rate") {
+		wo.Rate = 300
+	}
+	return wo
+}
+
+// runLoad runs the modes side by side and writes the report: a table,
+// and the JSON and the chart if asked for.
+func (b *benchFlags) runLoad(ctx context.Context, cmd *cobra.Command, bars *progress) error {
+	rep, err := bench.Run(ctx, b.o)
+	if bars != nil {
+		bars.wait()
+	}
+	if err != nil {
+		return err
+	}
+	rep.WriteTable(cmd.OutOrStdout())
+	if b.jsonPath != "" {
+		if err := rep.WriteJSON(b.jsonPath); err != nil {
+			return err
+		}
+	}
+	if b.chartPath != "" {
+		return rep.WriteChart(b.chartPath)
+	}
+	return nil
+}
+
+// check refuses flags of the load runner given to --windows or
+// --aggregate, which would not read them, before anything starts.
+func (b *benchFlags) check() error {
+	o := b.o
+	counters := o.Fields != 0 || o.Shards != 0 || o.Burst || o.URL != "" || o.Listeners || o.Contention != 0
+	switch {
+	case b.windows && (counters || b.aggregate):
+		return usagef("--windows takes none of --fields, --shards, --burst, --url, --listeners, --contention and --aggregate")
+	case b.aggregate && counters:
+		return usagef("--aggregate takes none of --fields, --shards, --burst, --url, --listeners and --contention")
 	}
 	return nil
 }

@@ -102,3 +102,23 @@ func TestNoCredentialsExplained(t *testing.T) {
 		t.Errorf("exit %d, %q; want how to use the emulator or log in", code, stderr)
 	}
 }
+
+// TestBenchUsage: bench refuses flags its runner would not read, and an
+// emulator it cannot reach events from, as a wrong call (exit 2), before
+// it starts anything.
+func TestBenchUsage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--windows", "--aggregate"}, "--windows takes none of --fields, --shards, --burst, --url, --listeners, --contention and --aggregate"},
+		{[]string{"bench", "--windows", "--shards", "4"}, "--windows takes none of"},
+		{[]string{"bench", "--aggregate", "--listeners"}, "--aggregate takes none of --fields, --shards, --burst, --url, --listeners and --contention"},
+		{[]string{"bench", "--emulator", "127.0.0.1:1"}, "--emulator needs --bridge-port"},
+	} {
+		if out, code := cli(c.args...); code != 2 || !strings.Contains(out, c.want) || !strings.Contains(out, "tally bench -h") {
+			t.Errorf("tally %s: exit %d, %q; want exit 2, %q and the way to the usage", strings.Join(c.args, " "), code, out, c.want)
+		}
+	}
+}
