@@ -121,15 +121,18 @@ func (p Parent) holds(i int) bool { return i >= len(p.Present) || p.Present[i] }
 
 // Created reports whether p, what a fold knows of the document name,
 // answers the creation of its given life at t: the document was read at
-// or after t and is gone, or is another life (created again since); or it
-// is that life, and its counts are folded as of t or later, and every
-// aggregated source has its parts.
-func (p Parent) Created(life string, t time.Time, l Layout, name string) bool {
+// least lag after t and is gone, or is another life (created again
+// since); or it is that life, and its counts are folded as of t or later,
+// and every aggregated source has its parts. Firestore's reads see every
+// commit up to their read time, and lag 0 would do; the emulator's may
+// miss a commit timed just before them (a create it has not applied yet),
+// and a read the lag later does not.
+func (p Parent) Created(life string, t time.Time, lag time.Duration, l Layout, name string) bool {
 	if p.Seen {
 		return false // told by an event, not read: whether it was folded is not known
 	}
 	if !p.Exists || p.Life != life {
-		return !p.Anchor.Before(t)
+		return !p.Anchor.Before(t.Add(lag))
 	}
 	if len(l.Counts(name)) > 0 && (p.AsOf.IsZero() || p.AsOf.Before(t)) {
 		return false

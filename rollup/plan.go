@@ -60,7 +60,15 @@ func (t *tracker) plan(c *tracked) (time.Duration, step) {
 	wait := max(earliest.Sub(serverNow)+margin, c.pause.Sub(now)) // a hint dated ahead of this clock
 	switch {
 	case !c.p.Exists && t.store.Layout().OnDocs():
-		return wait, stepRead // a document the app deleted: read again once the server passed its events
+		// A document the app deleted: read again once the server passed
+		// its events, and a creation's by absentLag (it may be one that
+		// a read did not show yet).
+		for _, w := range c.waiting {
+			if w.created {
+				wait = max(wait, w.at.Add(absentLag).Sub(serverNow))
+			}
+		}
+		return wait, stepRead
 	case !c.p.Exists:
 		return wait, stepFold
 	}

@@ -183,6 +183,40 @@ func TestPlanForAMissingParent(t *testing.T) {
 	}
 }
 
+// A read timed just after a document's creation that does not show it
+// (the emulator's reads may miss a commit timed just before them) does not
+// answer the creation: the tracker reads again absentLag after it, and a
+// document still gone then has been deleted since.
+func TestPlanReadsAgainAfterACreationNotShown(t *testing.T) {
+	docs, err := core.ParseCounts("posts:likes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFakeStore(t)
+	s.layout, s.exists = core.Layout{Docs: docs}, false
+	tr := s.tracker()
+	created := Hint{Counter: "c", Life: "l1", Created: true, At: s.clock.tick()}
+	s.clock.advance(time.Microsecond)
+	view(tr, s, false) // read after the creation's time, without the document
+	c, w := hold(tr, created)
+	if w == nil {
+		t.Fatal("a read a microsecond after a creation, without the document, answered it")
+	}
+	tr.mu.Lock()
+	wait, next := tr.plan(c)
+	tr.mu.Unlock()
+	wantPlan(t, wait, next, absentLag-time.Microsecond, stepRead)
+
+	s.clock.advance(absentLag)
+	view(tr, s, false)
+	tr.mu.Lock()
+	tr.settle(c)
+	tr.mu.Unlock()
+	if ok, err := answered(w); !ok || err != nil {
+		t.Errorf("still gone absentLag after its creation: answered %v (%v), want the creation answered", ok, err)
+	}
+}
+
 func TestPlanFoldsOnWhatAnEventSawWhenTheWindowEnds(t *testing.T) {
 	s := newFakeStore(t)
 	tr := s.tracker()

@@ -71,6 +71,7 @@ const trustLeader = 8
 const (
 	rememberCounters = 10000                  // counters whose parent is remembered while idle
 	margin           = time.Millisecond       // kept from a read time derived from the local clock
+	absentLag        = 500 * time.Millisecond // a document read as gone answers its creation when read this long after it (core.Parent.Created)
 	minBackoff       = 100 * time.Millisecond // after a failed read or fold
 	maxBackoff       = 5 * time.Second
 )
@@ -121,7 +122,7 @@ type waiter struct {
 // source, the child's value read at or after it.
 func (c *tracked) covers(w *waiter) bool {
 	if w.created {
-		return c.p.Created(w.life, w.at, c.layout, c.id)
+		return c.p.Created(w.life, w.at, absentLag, c.layout, c.id)
 	}
 	if w.child == nil {
 		return c.p.Covers(w.at)
