@@ -1,6 +1,7 @@
 package increment
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -122,5 +124,34 @@ func TestVotesOnly(t *testing.T) {
 	}
 	if code, _, msg := call(h, u.IDToken, `{"counter":"`+id+`","vote":true}`); code != http.StatusOK {
 		t.Errorf("a vote: %d %s; want 200", code, msg)
+	}
+}
+
+// BenchmarkLimitCost measures, in one run, a public step by a signed-in
+// user with the limits on and off: its time, and the Firestore reads,
+// writes and transactions it costs.
+func BenchmarkLimitCost(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		limits Limits
+	}{{"off", Limits{}}, {"on", Limits{Counter: Rate{1_000_000, time.Second}, User: Rate{1_000_000, time.Second}}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			h, c, ops, host := signedIn(b, Config{Public: true, AutoCreate: true, Limits: tc.limits})
+			u := user(b, host)
+			id := emulatortest.ID(b)
+			if _, err := core.Default().Counter(c, id).Set(context.Background(), map[string]any{core.FieldNumShards: 10}); err != nil {
+				b.Fatal(err)
+			}
+			limitedIncrement(h, u.IDToken, id) // num_shards cached
+			ops.Reset()
+			for b.Loop() {
+				if code, _ := limitedIncrement(h, u.IDToken, id); code != http.StatusOK {
+					b.Fatalf("status %d", code)
+				}
+			}
+			b.ReportMetric(float64(ops.Reads())/float64(b.N), "reads/op")
+			b.ReportMetric(float64(ops.Writes())/float64(b.N), "writes/op")
+			b.ReportMetric(float64(ops.Transactions())/float64(b.N), "transactions/op")
+		})
 	}
 }

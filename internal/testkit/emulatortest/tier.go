@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// IntegrationFile ends the name of every test file whose tests -short
-// leaves out: those that need the emulators, a browser, npm, gcloud or
-// deploy.sh, or take long. A test's tier shows in its file's name, and
-// Require, Long and Without hold every test to it.
+// IntegrationFile ends the name of every test file whose tests and
+// benchmarks -short leaves out: those that need the emulators, a browser,
+// npm, gcloud or deploy.sh, or take long. A test's tier shows in its
+// file's name, and Require, Long and Without hold every test to it.
 const IntegrationFile = "_integration_test.go"
 
 // Require skips the test with -short, which leaves out every test that

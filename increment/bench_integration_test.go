@@ -1,0 +1,29 @@
+package increment
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+)
+
+// BenchmarkHandler is one whole increment: parse, cached shard count, and the
+// shard write to the emulator.
+func BenchmarkHandler(b *testing.B) {
+	c := emulatortest.Client(b)
+	h := New(c, Config{Layout: core.Default(), AutoCreate: true})
+	body := `{"counter":"bench-handler","by":1}`
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
