@@ -21,6 +21,10 @@ func TestSoak(t *testing.T) {
 	rep, err := Soak(context.Background(), SoakOptions{
 		Duration: 20 * time.Second, Workers: 64, Rate: 300, Counters: 3, Shards: 10, Instances: 3,
 		Pause: 5 * time.Second, Down: 2 * time.Second, DuplicateRate: 0.1, DelayRate: 0.1, Emulator: paths,
+		// The wait for exact totals and every event answered ends when
+		// they are; its bound is for a machine many times slower (the
+		// soak's own 30 s is a figure it reports, not a verdict).
+		Settle: emulatortest.Liveness,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +64,7 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	if rep.AnsweredAfter == nil || rep.Bridge.Received < rep.Acked {
-		t.Errorf("%d events for %d increments, not all answered within the bound", rep.Bridge.Received, rep.Acked)
+		t.Errorf("%d events for %d increments, not all answered within %v", rep.Bridge.Received, rep.Acked, emulatortest.Liveness)
 	}
 	if rep.Bridge.Duplicated == 0 || rep.Bridge.Delayed == 0 || rep.Bridge.Dropped != 0 {
 		t.Errorf("events: %+v; want some duplicated and delayed, none dropped", rep.Bridge)
