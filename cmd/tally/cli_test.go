@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"cloud.google.com/go/firestore"
-
-	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // cli runs the command in this process and returns its output and status.
@@ -61,7 +59,7 @@ func ownEmulator(t *testing.T, variable string) (*firestore.Client, func(args ..
 	t.Helper()
 	host := emulatorHost(t)
 	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=demo-tally", variable}
-	return emulatortest.ClientAt(t, host, "demo-tally"), func(args ...string) (string, int) { return cliWith(t, env, args...) }
+	return serveClient(t, host), func(args ...string) (string, int) { return cliWith(t, env, args...) }
 }
 
 func TestConfigCommand(t *testing.T) {

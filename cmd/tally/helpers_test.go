@@ -17,11 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/firestore"
+
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/bench"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/proc"
+	"github.com/tallycounters/tally/internal/tools/stack"
 )
 
 // The test binary doubles as the tally command when TALLY_TEST_MAIN is set,
@@ -248,14 +251,14 @@ func field(t *testing.T, emulator, path, name string) int64 {
 // waitTotal waits until counter's total, on the emulator serve started, is want.
 func waitTotal(t *testing.T, emulator, counter string, want int64) {
 	t.Helper()
-	emulatortest.WaitTotal(t, emulatortest.ClientAt(t, emulator, "demo-tally"), counter, want)
+	emulatortest.WaitTotal(t, serveClient(t, emulator), counter, want)
 }
 
 // waitField waits until the integer field name of the document at path,
 // on the emulator serve started, is want (emulatortest.WaitField).
 func waitField(t *testing.T, emulator, path, name string, want int64) {
 	t.Helper()
-	emulatortest.WaitField(t, emulatortest.ClientAt(t, emulator, "demo-tally").Doc(path), name, want)
+	emulatortest.WaitField(t, serveClient(t, emulator).Doc(path), name, want)
 }
 
 // waitFor waits until serve has printed want after it was ready
@@ -304,4 +307,11 @@ func emulatorHost(t *testing.T) string {
 	}
 	t.Cleanup(func() { e.Stop() })
 	return e.Host()
+}
+
+// serveClient is the test's client of the emulator serve started, in
+// serve's project (one per test: emulatortest.ClientAt).
+func serveClient(t *testing.T, emulator string) *firestore.Client {
+	t.Helper()
+	return emulatortest.ClientAt(t, emulator, stack.DefaultProject)
 }
