@@ -33,8 +33,8 @@ const EnvHost = "FIREBASE_AUTH_EMULATOR_HOST"
 const InstallHelp = `tally's sign-in tests and local stack use the Auth emulator of the Firebase CLI ` +
 	`(npm firebase-tools, which needs Node.js and npm): tally installs the version it pins ` +
 	`(internal/tools/firebase in the repository) itself, once per machine, when npm is on the PATH; ` +
-	`otherwise install Node.js and npm ("apt-get install nodejs npm", "brew install node", or ` +
-	`https://nodejs.org), or "npm install -g firebase-tools@15", or set TALLY_FIREBASE to the firebase command.`
+	`otherwise install Node.js 20 or later with npm (docs/prerequisites.md in the repository says how, ` +
+	`by system), or "npm install -g firebase-tools@15", or set TALLY_FIREBASE to the firebase command.`
 
 // npmFlags leave out the CLI's optional packages: re2, which the hosting
 // emulator uses and the Auth emulator does not, is built from C++ source
@@ -52,6 +52,9 @@ const what = "the Firebase CLI (for its Auth emulator)"
 func Locate(ctx context.Context, log io.Writer) (string, error) {
 	if p := os.Getenv("TALLY_FIREBASE"); p != "" {
 		return p, nil
+	}
+	if err := nodeRunsPins(ctx); err != nil {
+		return "", err
 	}
 	bin := filepath.Join(".bin", "firebase")
 	var err error
@@ -149,7 +152,12 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 	// per project (its hub's locator), and two CLIs that start at once for
 	// one project can read each other's half-written file and exit.
 	cmd.Env = append(os.Environ(), "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true", "TMPDIR="+dir)
-	cmd.Stdout, cmd.Stderr = output, output
+	said := &tail{}
+	cmd.Stdout = said
+	if output != nil {
+		cmd.Stdout = io.MultiWriter(output, said)
+	}
+	cmd.Stderr = cmd.Stdout
 	group, err := proc.Start(cmd)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -166,7 +174,7 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 		}
 		select {
 		case <-e.done:
-			err := fmt.Errorf("%w%s", errExited, logTail(dir))
+			err := fmt.Errorf("%w%s%s", errExited, said.String(), logTail(dir))
 			os.RemoveAll(dir)
 			return nil, err
 		case <-ctx.Done():
