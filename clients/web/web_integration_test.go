@@ -15,7 +15,7 @@ import (
 	"github.com/tallycounters/tally/internal/tools/npmci"
 )
 
-const nodeHelp = "the web client's tests need Node.js 20 or later and npm: apt-get install nodejs npm (where Node.js comes from NodeSource, only what is missing)"
+const nodeHelp = "the web client's tests need Node.js 20 or later and npm: docs/prerequisites.md says how, by system"
 
 // TestNode runs the web client's own tests, of its pure logic (pending
 // actions against snapshot times, the retry policy), with Node's test
