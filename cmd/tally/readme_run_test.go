@@ -37,7 +37,6 @@ var readmeRuns = map[string]readmeRun{
 	"apt-get install default-jre-headless chromium shellcheck":  {run: runInstallLine},
 	"command -v npm || apt-get install nodejs npm":              {run: runInstallLine},
 	"curl -fsSL https://deb.nodesource.com/setup_22.x | bash -": {elsewhere: nodeSource},
-	"apt-get install nodejs":                                    {elsewhere: nodeSource},
 	"apt-get install -y nodejs":                                 {elsewhere: nodeSource},
 	"go run ./cmd/tally serve":                                  {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
 	"go test -short ./...":                                      {elsewhere: ".ci/run runs it, with no Java, browser, Node.js, npm or gcloud to call"},
