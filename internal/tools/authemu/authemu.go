@@ -152,7 +152,7 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 	// per project (its hub's locator), and two CLIs that start at once for
 	// one project can read each other's half-written file and exit.
 	cmd.Env = append(os.Environ(), "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true", "TMPDIR="+dir)
-	said := &tail{}
+	said := &emulator.Tail{}
 	cmd.Stdout = said
 	if output != nil {
 		cmd.Stdout = io.MultiWriter(output, said)
@@ -174,7 +174,7 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 		}
 		select {
 		case <-e.done:
-			err := fmt.Errorf("%w%s%s", errExited, said.String(), logTail(dir))
+			err := fmt.Errorf("%w%s%s", errExited, quoted(said.String()), logTail(dir))
 			os.RemoveAll(dir)
 			return nil, err
 		case <-ctx.Done():
@@ -184,6 +184,14 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// quoted is "" or "; it said:" and what the CLI said last.
+func quoted(said string) string {
+	if said = strings.TrimSpace(said); said == "" {
+		return ""
+	}
+	return "; it said:\n" + said
 }
 
 // logTail is the end of the CLI's debug log in dir, to say why it exited.

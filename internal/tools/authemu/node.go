@@ -1,13 +1,11 @@
 package authemu
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/tallycounters/tally/internal/tools/firebase"
 )
@@ -35,33 +33,4 @@ func nodeRunsPins(ctx context.Context) error {
 			need, path, version)
 	}
 	return nil
-}
-
-// tail keeps the last lines a process wrote, to say why it exited.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-const tailBytes = 2048
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > tailBytes {
-		t.buf = t.buf[len(t.buf)-tailBytes:]
-	}
-	return len(p), nil
-}
-
-// String is "" or "; it said:" and its last lines.
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	said := bytes.TrimSpace(t.buf)
-	if len(said) == 0 {
-		return ""
-	}
-	return "; it said:\n" + string(said)
 }

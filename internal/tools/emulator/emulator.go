@@ -119,7 +119,7 @@ func start(ctx context.Context, o Options) (*Emulator, error) {
 		args = append(args, "--rules", o.Rules)
 	}
 	cmd := exec.Command(o.Paths.Java, args...)
-	tail := &tailWriter{}
+	tail := &Tail{}
 	out := io.Writer(tail)
 	if o.Output != nil {
 		out = io.MultiWriter(o.Output, tail)
@@ -257,13 +257,14 @@ func FreePort(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// tailWriter keeps the last 2 KB written to it.
-type tailWriter struct {
+// Tail keeps the last 2 KB written to it: what a process said last, to
+// say why it exited.
+type Tail struct {
 	mu  sync.Mutex
 	buf []byte
 }
 
-func (w *tailWriter) Write(p []byte) (int, error) {
+func (w *Tail) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
@@ -273,7 +274,7 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w *tailWriter) String() string {
+func (w *Tail) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return string(w.buf)
