@@ -106,7 +106,7 @@ func (c *Client) Series(ctx context.Context, id, field string) ([]Bucket, error)
 	out := make([]Bucket, keep+1)
 	b := st.Bucket
 	for i := keep; i >= 0; i-- {
-		out[i] = Bucket{Start: b, Count: st.Series[core.BucketKey(b)]}
+		out[i] = Bucket{Start: b.In(zone), Count: st.Series[core.BucketKey(b)]}
 		b = w.Unit.Prev(b, zone)
 	}
 	cur, _ := snap.Data()[w.Count].(int64)

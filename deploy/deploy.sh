@@ -476,9 +476,11 @@ if [ "$reconcile" = true ] || [ -n "$boundaries" ]; then
 			--oidc-service-account-email="$scheduler_sa" --oidc-token-audience="$url"
 	fi
 	if [ -n "$boundaries" ]; then
-		# At each start of a bucket of the smallest unit of the windows, in their
-		# time zone: the documents folded in the bucket that ended get their
-		# windows moved (see docs/windows.md).
+		# At each start of a bucket of the smallest unit of the windows, as
+		# tally config --boundaries gives it in UTC (a schedule in the windows'
+		# zone would skip or repeat a start where its clocks change): the
+		# documents folded in the bucket that ended get their windows moved
+		# (see docs/windows.md).
 		read -r cron_1 cron_2 cron_3 cron_4 cron_5 zone <<<"$boundaries"
 		verb=create
 		if exists gcloud scheduler jobs describe tally-boundaries --location="$region" --project="$project"; then

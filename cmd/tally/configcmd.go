@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +26,7 @@ func configCommand() *cobra.Command {
 	s := configFlags(cmd)
 	cmd.Flags().BoolVar(&s.json, "json", false, "print one JSON object")
 	check := cmd.Flags().Bool("check", false, "only check the configuration")
-	boundaries := cmd.Flags().Bool("boundaries", false, "print the schedule of the boundary job of the windows declared, 'CRON TIME_ZONE', for deploy.sh; nothing if none is")
+	boundaries := cmd.Flags().Bool("boundaries", false, "print the schedule of the boundary job of the windows declared, 'CRON TIME_ZONE' (in UTC, with a run at every start of a bucket in the next ten years), for deploy.sh; nothing if none is")
 	triggers := cmd.Flags().Bool("triggers", false, "print the path pattern of each Rollup trigger, one per line, for deploy.sh: of writes, or, followed by 'created', of creations")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
@@ -34,11 +35,10 @@ func configCommand() *cobra.Command {
 		}
 		if *boundaries {
 			if u := cfg.Layout.SmallestUnit(); u != "" {
-				zone := "UTC"
-				if cfg.Layout.Zone != nil {
-					zone = cfg.Layout.Zone.String()
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), u.Cron(), zone)
+				// In UTC, as Cloud Scheduler runs a schedule in a zone by
+				// its wall clock, which skips or repeats a start where the
+				// clocks change.
+				fmt.Fprintln(cmd.OutOrStdout(), u.Schedule(cfg.Layout.Zone, time.Now()), "Etc/UTC")
 			}
 			return nil
 		}

@@ -158,6 +158,11 @@ func counterCommands() []*cobra.Command {
 					return usageError{err}
 				}
 				if a.json {
+					// Each start in UTC, as the document's series names it: an
+					// offset of RFC 3339 holds no seconds, which a zone's may.
+					for i := range buckets {
+						buckets[i].Start = buckets[i].Start.UTC()
+					}
 					a.print(map[string]any{"counter": id, "field": a.field, "series": buckets}, "")
 					return nil
 				}
