@@ -325,6 +325,16 @@ func (l Layout) CollectionGroups() []string {
 // counts (not of an aggregate: see below), each trend of its counts and
 // aggregates.
 func validWindows(d Docs) error {
+	size := 0
+	for _, w := range d.Windows {
+		size += w.Bytes()
+	}
+	if size > MaxWindowBytes {
+		return fmt.Errorf("core: counts on %q: its windows could take %d bytes of each document, by Firestore's storage sizes "+
+			"(%d a bucket a series keeps, its start and count, and about 100 a window); tally keeps a document's windows "+
+			"within %d bytes, a quarter of Firestore's 1 MiB a document, so that the app's fields have room: keep fewer buckets, or declare fewer windows",
+			d.Collection, size, bucketBytes, MaxWindowBytes)
+	}
 	if GuideWindows(d) {
 		return nil // windows of the guide layout's counters (see Layout.Windows)
 	}

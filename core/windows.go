@@ -120,24 +120,36 @@ func parseWindow(s string) (Window, error) {
 	return w, nil
 }
 
+// MaxHalfLife bounds a trend's half-life: ten years. A score that halves
+// more slowly is a total, and a longer one, in days, would pass what a
+// time.Duration holds (292 years) and wrap around to a short one.
+const MaxHalfLife = 3650 * 24 * time.Hour
+
 // parseHalfLife reads a half-life: a Go duration (6h, 90m), or whole days
-// (2d) or weeks (1w); at least a minute.
+// (2d) or weeks (1w); a minute to MaxHalfLife.
 func parseHalfLife(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
+	bad := fmt.Errorf("the half-life %q: want a duration of a minute to ten years (6h, 90m, 2d, 1w, 3650d)", s)
 	var d time.Duration
-	var err error
 	switch {
 	case strings.HasSuffix(s, "d"), strings.HasSuffix(s, "w"):
-		n, perr := strconv.Atoi(s[:len(s)-1])
-		d, err = time.Duration(n)*24*time.Hour, perr
+		days := int64(1)
 		if strings.HasSuffix(s, "w") {
-			d *= 7
+			days = 7
 		}
+		n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
+		if err != nil || n < 1 || n > int64(MaxHalfLife/(24*time.Hour))/days {
+			return 0, bad // compared before it is multiplied: no wrap around
+		}
+		d = time.Duration(n*days) * 24 * time.Hour
 	default:
-		d, err = time.ParseDuration(s)
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, bad
+		}
 	}
-	if err != nil || d < time.Minute {
-		return 0, fmt.Errorf("the half-life %q: want a duration of a minute or more (6h, 90m, 2d, 1w)", s)
+	if d < time.Minute || d > MaxHalfLife {
+		return 0, bad
 	}
 	return d, nil
 }

@@ -80,3 +80,36 @@ func (st WindowState) clone() WindowState {
 func StateOf(l Layout, data map[string]any, field string) WindowState {
 	return windowStates(l.bookkeeping(data))[field]
 }
+
+// MaxWindowBytes bounds what a document's windows and trends take of it,
+// by Firestore's storage sizes: a quarter of its 1 MiB, so that the app's
+// own fields, its counts and tally's other bookkeeping keep the rest. A
+// declaration whose windows could pass it is refused.
+const MaxWindowBytes = 256 << 10
+
+// Sizes of stored values, by Firestore's storage sizes: a string is its
+// bytes and 1, an integer, a double or a timestamp 8; a map is its keys
+// and values.
+const (
+	bucketBytes = len("2026-01-02T03:04:05Z") + 1 + 8 // a series entry: its start, as BucketKey writes it, and its count
+	valueBytes  = 8
+)
+
+func stringBytes(s string) int { return len(s) + 1 }
+
+// Bytes is the most that w takes of its document: its field, and its
+// state in tally's bookkeeping, with every bucket it keeps.
+func (w Window) Bytes() int {
+	field := stringBytes(w.Field) + valueBytes
+	if w.Kind == KindTrend {
+		return field + stringBytes(w.Field) + 2*(stringBytes("h")+valueBytes) // trends.{field}: h, l
+	}
+	keep := w.N
+	if w.Kind == KindOver {
+		keep = w.N - 1
+	}
+	state := 4*(stringBytes("b")+valueBytes) + // b, v, n, and s's name with nothing in it
+		stringBytes("c") + stringBytes(w.Count) + stringBytes("u") + stringBytes(string(w.Unit)) + stringBytes("k") + stringBytes(w.Kind) +
+		keep*bucketBytes
+	return field + stringBytes(w.Field) + state
+}
