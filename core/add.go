@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // Defaults of Config's zero fields.
@@ -76,9 +78,16 @@ func (a *Adder) Add(ctx context.Context, id string, c Count, by int64) (shard in
 		return 0, time.Time{}, err
 	}
 	shard = rand.IntN(p.n)
-	wr, err := a.layout.Shard(a.client, id, p.life, shard).Set(ctx, a.fields(id, p, c, by), firestore.MergeAll)
+	cctx, commitTime := fsrpc.WithCommitTime(ctx)
+	wr, err := a.layout.Shard(a.client, id, p.life, shard).Set(cctx, a.fields(id, p, c, by), firestore.MergeAll)
 	if err != nil {
 		return shard, time.Time{}, Unconfirmed(fmt.Errorf("core: write shard %d of %s: %w", shard, id, err))
+	}
+	// The commit's own time: a write that changes nothing (an increment of
+	// a shard held at 2^63-1, where Firestore's increment saturates) has
+	// the shard's last update time as its update time, an earlier commit's.
+	if at := commitTime(); !at.IsZero() {
+		return shard, at, nil
 	}
 	return shard, wr.UpdateTime, nil
 }

@@ -44,30 +44,7 @@ func CountsRules(l core.Layout, signedInReads bool) (string, error) {
 	b.WriteString("    // as its owner (owner: their uid), and only its owner edits or\n")
 	b.WriteString("    // deletes it; nobody writes a count or an aggregate.\n")
 	for _, d := range l.Docs {
-		zeros := make([]string, len(d.Fields))
-		for i, f := range d.Fields {
-			zeros[i] = fmt.Sprintf("'%s': 0", f)
-		}
-		z := "{" + strings.Join(zeros, ", ") + "}"
-		keeps := ""
-		if len(d.Aggregates)+len(d.Windows) > 0 {
-			var kept []string
-			for _, a := range d.Aggregates {
-				zero := "0"
-				if a.Op == core.OpAvg {
-					zero = "null"
-				}
-				kept = append(kept, fmt.Sprintf("'%s': %s", a.Field, zero))
-			}
-			for _, w := range d.Windows {
-				zero := "0"
-				if w.Kind == core.KindTrend {
-					zero = "null"
-				}
-				kept = append(kept, fmt.Sprintf("'%s': %s", w.Field, zero))
-			}
-			keeps = " && tallyKeeps({" + strings.Join(kept, ", ") + "})"
-		}
+		create, update := countsChecks(d)
 		if d.One() {
 			// One document of aggregates, such as a site's count of
 			// users: the app makes it, on its own account; no client
@@ -81,14 +58,62 @@ func CountsRules(l core.Layout, signedInReads bool) (string, error) {
 		fmt.Fprintf(&b, "    match /%s {\n", path)
 		fmt.Fprintf(&b, "      allow read: if %s;\n", read)
 		fmt.Fprintf(&b, "      allow create: if request.auth != null && request.resource.data.owner == request.auth.uid\n")
-		fmt.Fprintf(&b, "        && tallyCreate(%s)%s;\n", z, keeps)
+		fmt.Fprintf(&b, "        && %s;\n", create)
 		fmt.Fprintf(&b, "      allow update: if request.auth != null && resource.data.owner == request.auth.uid\n")
-		fmt.Fprintf(&b, "        && request.resource.data.owner == resource.data.owner && tallyUpdate(%s)%s;\n", z, keeps)
+		fmt.Fprintf(&b, "        && request.resource.data.owner == resource.data.owner && %s;\n", update)
 		b.WriteString("      allow delete: if request.auth != null && resource.data.owner == request.auth.uid;\n    }\n")
 		writeChildRules(&b, path, d.Aggregates, read)
 	}
 	b.WriteString("  }\n}\n")
 	return b.String(), nil
+}
+
+// countsChecks are the conditions, in the rules, of a client's create and
+// update of a document d declares: its counts absent or 0 and never
+// changed (tallyCreate, tallyUpdate); its aggregates and windows absent
+// or at their zero, and its trends absent or -Infinity, never changed
+// (tallyKeeps, tallyTrend); and, at creation, each field tally keeps as
+// an integer one (tallyInt).
+func countsChecks(d core.Docs) (create, update string) {
+	quote := func(f string) string { return "'" + f + "'" }
+	zeros := make([]string, len(d.Fields))
+	ints := slices.Clone(d.Fields)
+	for i, f := range d.Fields {
+		zeros[i] = quote(f) + ": 0"
+	}
+	z := "{" + strings.Join(zeros, ", ") + "}"
+	create, update = "tallyCreate("+z+")", "tallyUpdate("+z+")"
+	var kept, trends []string
+	for _, a := range d.Aggregates {
+		if a.Op == core.OpAvg {
+			kept = append(kept, quote(a.Field)+": null")
+			continue
+		}
+		kept = append(kept, quote(a.Field)+": 0")
+		ints = append(ints, a.Field)
+	}
+	for _, w := range d.Windows {
+		if w.Kind == core.KindTrend {
+			trends = append(trends, quote(w.Field))
+			continue
+		}
+		kept = append(kept, quote(w.Field)+": 0")
+		ints = append(ints, w.Field)
+	}
+	if len(kept)+len(trends) > 0 {
+		keeps := " && tallyKeeps({" + strings.Join(kept, ", ") + "}, [" + strings.Join(trends, ", ") + "])"
+		create += keeps
+		update += keeps
+	}
+	for _, f := range ints {
+		create += " && tallyInt(" + quote(f) + ")"
+	}
+	for _, w := range d.Windows {
+		if w.Kind == core.KindTrend {
+			create += " && tallyTrend(" + quote(w.Field) + ")"
+		}
+	}
+	return create, update
 }
 
 // matchPath is a counted collection's documents as a rules match path:

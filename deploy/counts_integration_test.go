@@ -121,6 +121,10 @@ func TestAggregateRules(t *testing.T) {
 		{"POST", "posts?documentId=a3", `{"fields":{"owner":{"stringValue":"alice"},"comments":{"integerValue":"0"},"stars":{"nullValue":null}}}`, http.StatusOK},
 		{"POST", "posts?documentId=a4", `{"fields":{"owner":{"stringValue":"alice"},"comments":{"integerValue":"5"}}}`, http.StatusForbidden},
 		{"POST", "posts?documentId=a5", `{"fields":{"owner":{"stringValue":"alice"},"stars":{"integerValue":"4"}}}`, http.StatusForbidden},
+		// 0.0 equals 0 in the rules, but tally keeps counts as integers.
+		{"POST", "posts?documentId=a6", `{"fields":{"owner":{"stringValue":"alice"},"comments":{"doubleValue":0}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=a7", `{"fields":{"owner":{"stringValue":"alice"},"likes":{"doubleValue":0}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=a8", `{"fields":{"owner":{"stringValue":"alice"},"likes":{"integerValue":"0"}}}`, http.StatusOK},
 		{"PATCH", "posts/a1?updateMask.fieldPaths=comments", `{"fields":{"comments":{"integerValue":"1000"}}}`, http.StatusForbidden},
 		{"PATCH", "posts/a1?updateMask.fieldPaths=comments", `{"fields":{}}`, http.StatusForbidden},
 		{"POST", "posts/a1/comments?documentId=c2", `{"fields":{"text":{"stringValue":"hi"},"owner":{"stringValue":"alice"}}}`, http.StatusOK},
@@ -159,9 +163,9 @@ func countsRulesEmulator(t *testing.T, counts string) (string, rest) {
 }
 
 // TestWindowRules: on the emulator, a client may create a post with its
-// windows at 0 and its trend null (or absent), as a feed ordered by them
-// needs, and may never set or change a window, a trend or the series
-// tally keeps in _tally.
+// windows at 0 (integers), as a feed ordered by them needs, and its trend
+// absent or -Infinity (nothing counted), and may never set or change a
+// window, a trend or the series tally keeps in _tally.
 func TestWindowRules(t *testing.T) {
 	base, owner := countsRulesEmulator(t, "posts:likes,views,views_today=views per day,views_7d=views over 7 days,hot=trend(likes + views/10, 6h)")
 	if code := owner.do("PATCH", "posts/w1", `{"fields":{"title":{"stringValue":"hello"},"owner":{"stringValue":"alice"},"views_today":{"integerValue":"3"}}}`); code != http.StatusOK {
@@ -172,7 +176,12 @@ func TestWindowRules(t *testing.T) {
 		method, path, body string
 		want               int
 	}{
-		{"POST", "posts?documentId=w2", `{"fields":{"owner":{"stringValue":"alice"},"views_today":{"integerValue":"0"},"views_7d":{"integerValue":"0"},"hot":{"nullValue":null}}}`, http.StatusOK},
+		{"POST", "posts?documentId=w2", `{"fields":{"owner":{"stringValue":"alice"},"views_today":{"integerValue":"0"},"views_7d":{"integerValue":"0"},"hot":{"doubleValue":"-Infinity"}}}`, http.StatusOK},
+		{"POST", "posts?documentId=w6", `{"fields":{"owner":{"stringValue":"alice"},"hot":{"nullValue":null}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=w7", `{"fields":{"owner":{"stringValue":"alice"},"hot":{"doubleValue":"Infinity"}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=w10", `{"fields":{"owner":{"stringValue":"alice"},"hot":{"doubleValue":-5}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=w8", `{"fields":{"owner":{"stringValue":"alice"},"views_today":{"doubleValue":0}}}`, http.StatusForbidden},
+		{"POST", "posts?documentId=w9", `{"fields":{"owner":{"stringValue":"alice"},"likes":{"doubleValue":0}}}`, http.StatusForbidden},
 		{"POST", "posts?documentId=w3", `{"fields":{"owner":{"stringValue":"alice"}}}`, http.StatusOK},
 		{"POST", "posts?documentId=w4", `{"fields":{"owner":{"stringValue":"alice"},"views_today":{"integerValue":"5"}}}`, http.StatusForbidden},
 		{"POST", "posts?documentId=w5", `{"fields":{"owner":{"stringValue":"alice"},"hot":{"doubleValue":99}}}`, http.StatusForbidden},

@@ -3,6 +3,7 @@ package increment
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -172,5 +173,34 @@ func waitSum(t *testing.T, c *firestore.Client, id string, want int64) {
 			t.Fatalf("shards sum %d, want %d", n, want)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestSaturatedIncrementsAnswerTheirOwnCommits: increments of a shard
+// held at 2^63-1, where Firestore's increment saturates and the shard
+// does not change, each answer its own commit's time, not the shard's
+// last update time: one after the other, each later than the last.
+func TestSaturatedIncrementsAnswerTheirOwnCommits(t *testing.T) {
+	c := emulatortest.Client(t)
+	h := New(c, Config{Layout: core.Default(), AutoCreate: true})
+	id := emulatortest.ID(t)
+	ctx := context.Background()
+	if _, err := c.Doc("counters/"+id).Create(ctx, map[string]any{"num_shards": int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Doc("counters/"+id+"/shards/0").Create(ctx, map[string]any{"count": int64(math.MaxInt64)}); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for i := range 4 {
+		w := serve(h, http.MethodPost, "/", `{"counter":"`+id+`"}`, nil)
+		var a struct{ Committed string }
+		if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil || w.Code != http.StatusOK {
+			t.Fatalf("increment: %d %s", w.Code, w.Body)
+		}
+		if a.Committed <= last {
+			t.Errorf("increment %d of a saturated shard answered committed %s, after %s", i+1, a.Committed, last)
+		}
+		last = a.Committed
 	}
 }

@@ -118,7 +118,7 @@ func fromJSON(raw []byte) (Request, error) {
 		}
 		return req, nil
 	}
-	if len(b.By) > 0 && string(b.By) != "null" {
+	if len(b.By) > 0 {
 		n, err := strconv.ParseInt(string(b.By), 10, 64)
 		if err != nil {
 			return Request{}, errorf(core.Invalid, "by must be an integer, got %s", truncate(string(b.By)))

@@ -9,7 +9,7 @@ import (
 )
 
 // exactKeys checks that raw is a JSON object whose keys are among allowed,
-// spelled exactly, each at most once. encoding/json alone would match keys
+// spelled exactly, each at most once, none null. encoding/json alone would match keys
 // case-insensitively and keep the last of two: a request must mean one thing.
 // Anything else about raw is left to the decoder.
 func exactKeys(raw []byte, allowed ...string) error {
@@ -31,9 +31,14 @@ func exactKeys(raw []byte, allowed ...string) error {
 			return errorf(core.Invalid, "unknown key %q in the body; the keys are %q (lower case)", truncate(key), allowed)
 		}
 		seen[key] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
 			return nil
+		}
+		if string(value) == "null" {
+			// encoding/json would leave the field as it was: by 1, no
+			// vote, the default field. A key given means its value.
+			return errorf(core.Invalid, "key %q is null; give it a value, or leave it out", truncate(key))
 		}
 	}
 	return nil
