@@ -66,6 +66,10 @@ type Sum struct {
 	// Boundaries are the counts read at starts of buckets since the
 	// document was last folded (ReadBoundaries).
 	Boundaries []Boundary
+	// Quiet, if set, is an instant at which the counts were read and found
+	// as the last fold left them: every start of a bucket up to it held
+	// them, read or not (ReadBoundaries).
+	Quiet time.Time
 	// Weigh, if set, is the instant a trend weighs the fold's change at:
 	// the mean commit time of the increments it holds, as their events
 	// said; zero: At.
@@ -93,10 +97,10 @@ type Outcome struct {
 	// their values, and the rest was written.
 	Failed []Failure `json:"-"`
 	// Unread: starts of buckets that this fold closed with no read of the
-	// counts there (no fold or boundary job came within BoundaryLag of
-	// them, or past Firestore's retention), while the counts changed
-	// since the last fold: the increments since are counted in the bucket
-	// of this fold, not spread over the buckets they were made in.
+	// counts there, past Firestore's retention, while the counts changed
+	// between the last fold and them: the increments made in the buckets
+	// before them since the last fold are counted in a later bucket, not
+	// spread over the buckets they were made in.
 	Unread []time.Time `json:"unread_boundaries,omitempty"`
 }
 

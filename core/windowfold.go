@@ -63,12 +63,28 @@ func (l Layout) windowed(name string, i int) bool {
 // knew it) at each start of a bucket of its windows that the fold s
 // crossed since the document was last folded, if the document was folded
 // in the bucket before (p.NextBoundary), within BoundaryLag of now and
-// Firestore's retention: one aggregation per windowed count each. Others
-// are the counts at its last fold.
+// Firestore's retention: one aggregation per windowed count each. Then,
+// if the counts changed since the last fold and a start the fold crosses
+// is still unread, it reads the latest such start (or, past the
+// retention, the earliest instant it can read): counts equal to the last
+// fold's there mean no increment came between, so every start before it
+// held them (s.Quiet); else it reads each start it crosses within the
+// retention, so that only a start it cannot read is left to a guess, and
+// reported (Outcome.Unread).
 func (f *Folder) ReadBoundaries(ctx context.Context, name string, p Parent, s *Sum, now time.Time) error {
 	if !p.Exists || s.Values == nil {
 		return nil
 	}
+	if err := f.readStarts(ctx, name, p, s, f.dueStarts(name, p, *s, now)); err != nil {
+		return err
+	}
+	return f.probe(ctx, name, p, s, now)
+}
+
+// dueStarts are the starts ReadBoundaries reads first: the current
+// bucket's start of a window new to the document, and each start crossed
+// since p.NextBoundary within BoundaryLag.
+func (f *Folder) dueStarts(name string, p Parent, s Sum, now time.Time) []time.Time {
 	at := s.windowAt()
 	var starts []time.Time
 	for _, w := range f.layout.WindowsOf(name) {
@@ -94,8 +110,13 @@ func (f *Folder) ReadBoundaries(ctx context.Context, name string, p Parent, s *S
 			}
 		}
 	}
+	return starts
+}
+
+// readStarts reads the counts at each of starts that s holds no read of.
+func (f *Folder) readStarts(ctx context.Context, name string, p Parent, s *Sum, starts []time.Time) error {
 	for _, b := range starts {
-		if slices.ContainsFunc(s.Boundaries, func(x Boundary) bool { return x.At.Equal(b) }) {
+		if s.read(b) {
 			continue
 		}
 		vals, err := f.countsAt(ctx, name, p.Life, b.Add(-time.Microsecond))
@@ -105,6 +126,92 @@ func (f *Folder) ReadBoundaries(ctx context.Context, name string, p Parent, s *S
 		s.Boundaries = append(s.Boundaries, Boundary{At: b, Values: vals})
 	}
 	return nil
+}
+
+// readable is how far back a fold reads the counts at a past instant:
+// within Firestore's retention, with a margin for the read's own time.
+const readable = DefaultRetention - 5*time.Minute
+
+// probe reads, for the fold s onto p, whether the counts changed between
+// the last fold and the starts it crosses unread (see ReadBoundaries).
+func (f *Folder) probe(ctx context.Context, name string, p Parent, s *Sum, now time.Time) error {
+	if !f.windowedChanged(name, p, *s) {
+		return nil
+	}
+	unread := f.crossedUnread(name, p, *s)
+	if len(unread) == 0 {
+		return nil
+	}
+	latest := unread[0]
+	at := latest
+	if earliest := now.Add(-readable); at.Before(earliest) {
+		at = earliest // the latest start is past the retention: as close to it as can be read
+	}
+	vals, err := f.countsAt(ctx, name, p.Life, at.Add(-time.Microsecond))
+	if err != nil {
+		return err
+	}
+	if f.sameWindowed(name, vals, p.Totals) {
+		s.Quiet = at // no increment between the last fold and at
+		return nil
+	}
+	var starts []time.Time
+	for _, b := range unread {
+		if now.Sub(b) <= readable && len(starts) < maxBoundaryReads {
+			starts = append(starts, b)
+		}
+	}
+	if at.Equal(latest) {
+		s.Boundaries = append(s.Boundaries, Boundary{At: latest, Values: vals})
+	}
+	return f.readStarts(ctx, name, p, s, starts)
+}
+
+// crossedUnread are the starts of buckets of the windows of name that the
+// fold s onto p crosses, and s holds no read of, latest first: of each
+// window, from its current bucket's start back to the bucket it was of,
+// at most maxBoundaryReads each, and none before the retention but the
+// latest.
+func (f *Folder) crossedUnread(name string, p Parent, s Sum) []time.Time {
+	at := s.windowAt()
+	var out []time.Time
+	for _, w := range f.layout.WindowsOf(name) {
+		st, ok := p.Windows[w.Field]
+		if w.Kind == KindTrend || !ok {
+			continue
+		}
+		n := 0
+		for b := w.Unit.Start(at, f.layout.Zone); b.After(st.Bucket) && n < maxBoundaryReads; b = w.Unit.Prev(b, f.layout.Zone) {
+			if !s.read(b) && !slices.ContainsFunc(out, b.Equal) {
+				out = append(out, b)
+			}
+			if n++; at.Sub(b) > readable {
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return b.Compare(a) })
+	return out
+}
+
+// windowedChanged reports whether any count a window of name needs has
+// changed since p, by the fold s.
+func (f *Folder) windowedChanged(name string, p Parent, s Sum) bool {
+	return !f.sameWindowed(name, s.Values, p.Totals)
+}
+
+// sameWindowed reports whether a and b hold the same value of every count
+// a window of name needs.
+func (f *Folder) sameWindowed(name string, a, b []int64) bool {
+	for i := range f.layout.Counts(name) {
+		if !f.layout.windowed(name, i) {
+			continue
+		}
+		if i >= len(a) || i >= len(b) || a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // countsAt sums each windowed count of name's shards of life at the read
@@ -197,8 +304,8 @@ func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (valu
 		case st.Bucket.Before(cur):
 			st = st.clone()
 			st.roll(w, cur, loc, func(b time.Time) int64 {
-				if !s.read(b) && i < len(p.Totals) && totals[i] != p.Totals[i] && !slices.ContainsFunc(unread, b.Equal) {
-					unread = append(unread, b) // the count changed since the last fold, and no one read it at b
+				if !s.read(b) && b.After(s.Quiet) && i < len(p.Totals) && totals[i] != p.Totals[i] && !slices.ContainsFunc(unread, b.Equal) {
+					unread = append(unread, b) // the count changed since the last fold, and could not be read at b
 				}
 				return s.valueAt(p, i, b)
 			})

@@ -182,8 +182,9 @@ func TestTrend(t *testing.T) {
 
 // TestUnreadBoundariesAreReported: a fold that closes a bucket whose start
 // no one read, while the count changed since the last fold, says which
-// start it could not read; one that read it, or one with no change since,
-// has nothing to say.
+// start it could not read; one that read it, one with no change since,
+// or one that found the count as the last fold left it at that start or
+// later (Sum.Quiet), has nothing to say.
 func TestUnreadBoundariesAreReported(t *testing.T) {
 	l := Default()
 	var err error
@@ -203,8 +204,12 @@ func TestUnreadBoundariesAreReported(t *testing.T) {
 		{"changed, unread", []int64{13}, false, 1},
 		{"changed, read", []int64{13}, true, 0},
 		{"unchanged", []int64{10}, false, 0},
+		{"changed, found as the last fold left it at a later start", []int64{13}, false, 0},
 	} {
 		s := Sum{At: at, Values: c.totals}
+		if strings.HasPrefix(c.name, "changed, found") {
+			s.Quiet = b0.Add(time.Minute)
+		}
 		if c.read {
 			s.Boundaries = []Boundary{{At: b0.Add(time.Minute), Values: []int64{11}}}
 		}

@@ -233,7 +233,7 @@ func (t *tracker) finish(c *tracked, at time.Time, s core.Sum, wrote core.Outcom
 			"counter", c.id, "aggregate", fl.Field, "error", fl.Err.Error())
 	}
 	if len(wrote.Unread) > 0 { // reported: never a guess passed off as a count
-		t.log.Warn("rollup: windows moved past bucket starts no one read: the increments since the last fold are counted in the current bucket",
+		t.log.Warn("rollup: windows may hold increments of earlier buckets: the counts changed since the last fold, and could not be read at these bucket starts, past Firestore's retention; what came before them since the last fold is counted after them",
 			"counter", c.id, "boundaries", wrote.Unread)
 	}
 	covered, oldest := c.coveredBy()

@@ -84,42 +84,17 @@ func TestSeriesOfAYearInHavana(t *testing.T) {
 	}
 }
 
-// changingZone writes a zone into dir whose clocks change every step from
-// from on, for 20 minutes, in cycles of four changes (an hour of the clock
-// starts again at another offset: it is shown twice; the next hour's start
-// is skipped, to half past; the clock jumps to the start of the hour
-// after; it goes back two hours, to an hour's start), and returns the
-// changes. Every bucket of an hour is then one step long, and starts at a
-// change.
+// changingZone writes a zone into dir whose clocks change every step
+// from from on, for 20 minutes (tztest.Cycle), and returns the changes.
 func changingZone(t *testing.T, dir, name string, from time.Time, step time.Duration) []time.Time {
 	t.Helper()
-	from = from.Truncate(time.Second)
-	hour := func(w time.Duration) time.Duration { return w.Truncate(time.Hour) }
-	// The wall clock, as a duration since the UTC epoch, is at + offset.
-	wall := func(at time.Time, off time.Duration) time.Duration { return time.Duration(at.Unix())*time.Second + off }
-	off := 3*time.Hour - wall(from, 0)%(24*time.Hour) + step // the clock shows 03:00 plus a step at from
-	first := off
-	var changes []tztest.Change
-	var at []time.Time
-	for i, c := 0, from; c.Before(from.Add(20 * time.Minute)); i, c = i+1, c.Add(step) {
-		w := wall(c, off)
-		var next time.Duration
-		switch i % 4 {
-		case 0:
-			next = hour(w) // back to this hour's start: shown twice
-		case 1:
-			next = hour(w) + time.Hour + 30*time.Minute // the next hour's start skipped
-		case 2:
-			next = hour(w) + time.Hour // the next hour's start
-		case 3:
-			next = hour(w) - 2*time.Hour // back two hours
-		}
-		off += next - w
-		changes = append(changes, tztest.Change{At: c, Offset: off})
-		at = append(at, c)
-	}
+	first, changes := tztest.Cycle(from, step, 20*time.Minute)
 	if err := tztest.Write(dir, name, first, changes); err != nil {
 		t.Fatal(err)
+	}
+	at := make([]time.Time, len(changes))
+	for i, c := range changes {
+		at[i] = c.At
 	}
 	return at
 }

@@ -22,10 +22,68 @@ type Change struct {
 }
 
 // Write writes the zone name, whose offset from UTC is first before its
-// first change and then as changes say (in order, each within 1901 to
-// 2038), into dir as a TZif file (RFC 8536, version 1), where Go's
-// time.LoadLocation finds it when ZONEINFO is dir.
+// first change and then as changes say, into dir as a TZif file, where
+// Go's time.LoadLocation finds it when ZONEINFO is dir.
 func Write(dir, name string, first time.Duration, changes []Change) error {
+	b, err := encode(first, changes)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// Location is the zone name, whose offset from UTC is first before its
+// first change and then as changes say, as Go reads it from its TZif file.
+func Location(name string, first time.Duration, changes []Change) (*time.Location, error) {
+	b, err := encode(first, changes)
+	if err != nil {
+		return nil, err
+	}
+	return time.LoadLocationFromTZData(name, b)
+}
+
+// Cycle is a zone whose clocks change every step from from on, for span,
+// in cycles of four changes: an hour of the clock starts again at another
+// offset (it is shown twice); the next hour's start is skipped, to half
+// past; the clock jumps to the start of the hour after; it goes back two
+// hours, to an hour's start. Each bucket of an hour is then one step
+// long, and starts at a change: a test sees many changes of each kind in
+// seconds. It returns the offset before the first change, and the
+// changes.
+func Cycle(from time.Time, step, span time.Duration) (first time.Duration, changes []Change) {
+	from = from.Truncate(time.Second)
+	hour := func(w time.Duration) time.Duration { return w.Truncate(time.Hour) }
+	// The wall clock, as a duration since the UTC epoch, is at + offset.
+	wall := func(at time.Time, off time.Duration) time.Duration { return time.Duration(at.Unix())*time.Second + off }
+	off := 3*time.Hour - wall(from, 0)%(24*time.Hour) + step // the clock shows 03:00 plus a step at from
+	first = off
+	for i, c := 0, from; c.Before(from.Add(span)); i, c = i+1, c.Add(step) {
+		w := wall(c, off)
+		var next time.Duration
+		switch i % 4 {
+		case 0:
+			next = hour(w) // back to this hour's start: shown twice
+		case 1:
+			next = hour(w) + time.Hour + 30*time.Minute // the next hour's start skipped
+		case 2:
+			next = hour(w) + time.Hour // the next hour's start
+		case 3:
+			next = hour(w) - 2*time.Hour // back two hours
+		}
+		off += next - w
+		changes = append(changes, Change{At: c, Offset: off})
+	}
+	return first, changes
+}
+
+// encode is a TZif file (RFC 8536, version 1) of the zone whose offset is
+// first before its first change and then as changes say (in order, each
+// within 1901 to 2038, with at most 255 offsets).
+func encode(first time.Duration, changes []Change) ([]byte, error) {
 	types := []time.Duration{first}
 	index := func(off time.Duration) byte {
 		for i, t := range types {
@@ -36,17 +94,16 @@ func Write(dir, name string, first time.Duration, changes []Change) error {
 		types = append(types, off)
 		return byte(len(types) - 1)
 	}
-	var at []byte
-	var idx []byte
+	var at, idx []byte
 	for i, c := range changes {
 		if i > 0 && !c.At.After(changes[i-1].At) {
-			return fmt.Errorf("tztest: change %d at %s is not after the one before", i, c.At)
+			return nil, fmt.Errorf("tztest: change %d at %s is not after the one before", i, c.At)
 		}
 		at = binary.BigEndian.AppendUint32(at, uint32(int32(c.At.Unix())))
 		idx = append(idx, index(c.Offset))
 	}
 	if len(types) > 255 {
-		return fmt.Errorf("tztest: %d offsets; a TZif file holds 255", len(types))
+		return nil, fmt.Errorf("tztest: %d offsets; a TZif file holds 255", len(types))
 	}
 	abbr := []byte("TST\x00")
 	b := []byte("TZif")
@@ -60,10 +117,5 @@ func Write(dir, name string, first time.Duration, changes []Change) error {
 		b = binary.BigEndian.AppendUint32(b, uint32(int32(off/time.Second)))
 		b = append(b, 0, 0) // not DST, abbreviation 0
 	}
-	b = append(b, abbr...)
-	path := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
+	return append(b, abbr...), nil
 }

@@ -1,0 +1,116 @@
+package counter_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/tztest"
+)
+
+// TestWindowsAfterAnIdleSpell: in a zone whose hours are 3 seconds long
+// (tztest.Cycle), a post folded in one bucket, moved on by the boundary
+// job at the next, and viewed again three buckets later, is folded with
+// no word of unread bucket starts, and its series is exact: the buckets
+// between counted nothing. A post viewed in a bucket whose view no fold
+// took until two buckets later has that view in the bucket it was made
+// in: the fold reads each start it crosses. Before, both folds reported
+// the starts as unread, and the second counted its late view in the
+// current bucket.
+func TestWindowsAfterAnIdleSpell(t *testing.T) {
+	t.Parallel()
+	fs := emulatortest.Client(t)
+	ctx := context.Background()
+	first, changes := tztest.Cycle(time.Now(), 3*time.Second, 5*time.Minute)
+	zone, err := tztest.Location("Tally/Cycle", first, changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coll := "idle" + emulatortest.ID(t)
+	layout := core.Default()
+	if layout.Docs, err = core.ParseCounts(coll + ":views,views_h=views per hour keep 20"); err != nil {
+		t.Fatal(err)
+	}
+	layout.Zone = zone
+	c := counter.New(fs, counter.Options{Layout: layout, Window: window})
+	f := core.NewFolder(fs, layout, window)
+	idle, late := coll+"/idle", coll+"/late"
+	for _, p := range []string{idle, late} {
+		if _, err := fs.Doc(p).Create(ctx, map[string]any{"title": "a post"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bucket := func(at time.Time) time.Time { // the start of at's bucket, as the zone's changes place it
+		var start time.Time
+		for _, ch := range changes {
+			if !ch.At.After(at) {
+				start = ch.At
+			}
+		}
+		return start
+	}
+	nextBucket := func() { time.Sleep(time.Until(bucket(time.Now()).Add(3*time.Second + 100*time.Millisecond))) }
+	truth := map[string]map[time.Time]int64{idle: {}, late: {}}
+	view := func(id string) {
+		t.Helper()
+		at, err := c.AddCommitted(ctx, id, "views", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth[id][bucket(at)]++
+	}
+	fold := func(id string) {
+		t.Helper()
+		out, err := f.Fold(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Unread) > 0 {
+			t.Errorf("%s: the fold reports unread bucket starts %v", id, out.Unread)
+		}
+	}
+
+	nextBucket()
+	view(idle)
+	view(late)
+	fold(idle)
+	fold(late)
+	nextBucket()
+	// The boundary job moves both at the bucket's start, as serve and the
+	// scheduler run it: each has no next boundary then, as it counted
+	// nothing since.
+	if rep, err := c.MoveWindows(ctx, time.Now(), nil); err != nil || rep.Moved != 2 {
+		t.Fatalf("the boundary job: %+v, %v; want both moved", rep, err)
+	}
+	view(late) // not folded until two buckets on
+	nextBucket()
+	nextBucket()
+	view(idle)
+	view(late)
+	fold(idle)
+	fold(late)
+
+	for _, id := range []string{idle, late} {
+		series, err := c.Series(ctx, id, "views_h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[time.Time]int64{}
+		for _, b := range series {
+			if b.Count != 0 {
+				got[b.Start.UTC()] = b.Count
+			}
+		}
+		for start, n := range truth[id] {
+			if got[start.UTC()] != n {
+				t.Errorf("%s: the bucket of %s holds %d views, want %d: series %v", id, start.UTC(), got[start.UTC()], n, series)
+			}
+		}
+		if len(got) != len(truth[id]) {
+			t.Errorf("%s: %d buckets with views, want %d: %v against %v", id, len(got), len(truth[id]), got, truth[id])
+		}
+	}
+}
