@@ -23,8 +23,8 @@ import (
 )
 
 // stopTimeout bounds serve's draining: events in flight, then the last
-// folds. The export that follows has a bound of its own
-// (stack.ExportTimeout), so that the data is saved whatever the draining
+// folds. The save that follows has a bound of its own (--save-timeout,
+// stack.ExportTimeout), so that the data is saved whatever the draining
 // left undone.
 const stopTimeout = time.Minute
 
@@ -48,6 +48,7 @@ func serveCommand() *cobra.Command {
 	emuPort := f.Int("emulator-port", 0, "port of the Firestore emulator (default: a free one)")
 	bridgePort := f.Int("bridge-port", 0, "port of the event bridge the emulator posts to (default: a free one)")
 	data := f.String("data", "", "keep the emulator's data in `DIR` across runs")
+	saveTimeout := f.Duration("save-timeout", stack.ExportTimeout, "with --data, how long serve waits, as it stops, for the emulator to answer and to save the data; past it, it says the data was not saved and exits 1, leaving DIR as it was")
 	verbose := f.BoolP("verbose", "v", false, "show the emulator's own output")
 	app := f.String("app", "", "serve the web app in `DIR` at / beside the functions (it reads "+stack.LocalConfigPath+" to find the emulators)")
 	hot := f.Float64("contention", 0, "put a stand-in for Firestore's contention between the functions and the emulator: past this many writes a second to one document, their writes wait, then fail ABORTED (0: off)")
@@ -59,7 +60,7 @@ func serveCommand() *cobra.Command {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 		o := stack.Options{
 			Config: cfg, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
-			DataDir: *data, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
+			DataDir: *data, SaveTimeout: *saveTimeout, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
 			AuthHost: os.Getenv(authemu.EnvHost), Contention: *hot, AppDir: *app,
 		}
 		if *app != "" {
@@ -95,7 +96,7 @@ func serveCommand() *cobra.Command {
 		case <-ctx.Done():
 			saving := ""
 			if o.DataDir != "" {
-				saving = ", then saving the data in " + o.DataDir
+				saving = fmt.Sprintf(", then saving the data in %s (within %s, however long the emulator takes to answer)", o.DataDir, *saveTimeout)
 			}
 			fmt.Fprintf(stderr, "tally serve: stopping: answering the events in flight and folding every counter%s\n", saving)
 		case <-st.Done():

@@ -34,6 +34,7 @@ func (e *Emulator) Export(ctx context.Context, project, dir string) error {
 	})
 	url := "http://" + e.host + "/emulator/v1/projects/" + project + ":export"
 	if err := postJSON(ctx, url, body); err != nil {
+		os.RemoveAll(filepath.Join(abs, name)) // what it wrote of it, if anything: the last whole export stays the latest
 		return fmt.Errorf("emulator: export: %w", err)
 	}
 	for _, old := range exports(abs) {

@@ -30,8 +30,15 @@ func (g *Group) signal(s syscall.Signal) error {
 	return err
 }
 
-// Terminate asks every process of the group to stop (SIGTERM).
-func (g *Group) Terminate() error { return g.signal(syscall.SIGTERM) }
+// Terminate asks every process of the group to stop (SIGTERM), and
+// continues it (SIGCONT), so that a group stopped where it was (Pause, or
+// a user's SIGSTOP) acts on it at once, as a shell's kill does.
+func (g *Group) Terminate() error {
+	if err := g.signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	return g.signal(syscall.SIGCONT)
+}
 
 // Kill stops every process of the group at once (SIGKILL).
 func (g *Group) Kill() error { return g.signal(syscall.SIGKILL) }

@@ -43,13 +43,14 @@ const DefaultProject = "demo-tally"
 
 // Options configures Start.
 type Options struct {
-	Config         setup.Config // the functions' configuration; Project defaults to DefaultProject
-	Host           string       // address to serve on; default 127.0.0.1
-	Port           int          // functions port; 0 picks a free one
-	EmulatorPort   int          // 0 picks a free one
-	BridgePort     int          // 0 picks a free one
-	DataDir        string       // import on start, export on Stop
-	ExternalHost   string       // use this running emulator instead of starting one
+	Config         setup.Config  // the functions' configuration; Project defaults to DefaultProject
+	Host           string        // address to serve on; default 127.0.0.1
+	Port           int           // functions port; 0 picks a free one
+	EmulatorPort   int           // 0 picks a free one
+	BridgePort     int           // 0 picks a free one
+	DataDir        string        // import on start, export on Stop
+	SaveTimeout    time.Duration // bounds the save of DataDir on Stop: the wait for an emulator that does not answer, and the export; default ExportTimeout
+	ExternalHost   string        // use this running emulator instead of starting one
 	Emulator       emulator.Paths
 	EmulatorOutput io.Writer
 	Logs           io.Writer      // the functions' JSON log lines; nil discards
@@ -396,9 +397,11 @@ func (s *Stack) Done() <-chan struct{} {
 	return s.Emulator.Done()
 }
 
-// ExportTimeout bounds the export of the data when the stack stops, on
-// top of the draining's bound: the data is saved however long events
-// take.
+// ExportTimeout bounds, by default (Options.SaveTimeout), the save of
+// the data when the stack stops, on top of the draining's bound: the wait
+// for an emulator that does not answer (stalled: a machine that paused
+// it, a long pause of its JVM) and the export. The data is saved however
+// long events take.
 const ExportTimeout = 2 * time.Minute
 
 // Stop drains, then saves, then stops: new increments are refused, the
@@ -418,24 +421,61 @@ func (s *Stack) Stop(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("stack: %d event(s) left unanswered: %w", s.Bridge.Pending(), err))
 	}
 	cancel()
-	if s.emulatorUp() {
+	save := s.Emulator != nil && s.o.DataDir != ""
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.saveTimeout())
+	defer cancel()
+	up := s.emulatorUp()
+	if !up && save {
+		s.o.Logger.Warn("stack: the Firestore emulator does not answer; waiting for it, to save the data", "dir", s.o.DataDir, "within", s.saveTimeout().String())
+		up = s.waitEmulator(sctx)
+	}
+	if up {
 		if _, failed, err := s.settle(ctx); err != nil {
 			errs = append(errs, err)
 		} else if len(failed) > 0 {
 			errs = append(errs, fmt.Errorf("stack: %d counter(s) not folded, first %s: %w", len(failed), failed[0].Counter, failed[0].Err))
 		}
-		if s.Emulator != nil && s.o.DataDir != "" {
-			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ExportTimeout)
-			if err := s.Emulator.Export(ectx, s.o.Config.Project, s.o.DataDir); err != nil {
+		if save {
+			if err := s.Emulator.Export(sctx, s.o.Config.Project, s.o.DataDir); err != nil {
 				errs = append(errs, err)
 			} else {
 				s.Saved = true
 			}
-			cancel()
 		}
+	}
+	if save && !s.Saved {
+		// Never a stop that looks clean with the data lost: what was
+		// saved last is still there, untouched.
+		errs = append(errs, fmt.Errorf("stack: the data was not saved in %s: the emulator did not answer, or its export did not finish, within %s; "+
+			"the folder holds the data saved last, as it was", s.o.DataDir, s.saveTimeout()))
 	}
 	errs = append(errs, s.shutdown())
 	return errors.Join(errs...)
+}
+
+// saveTimeout bounds the save of the data when the stack stops.
+func (s *Stack) saveTimeout() time.Duration {
+	if s.o.SaveTimeout > 0 {
+		return s.o.SaveTimeout
+	}
+	return ExportTimeout
+}
+
+// waitEmulator waits, within ctx, for the emulator to answer again, and
+// says whether it does; false at once if its process is gone.
+func (s *Stack) waitEmulator(ctx context.Context) bool {
+	for {
+		if s.emulatorUp() {
+			return true
+		}
+		select {
+		case <-s.Emulator.Done():
+			return false
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // MaxDrain bounds the wait for the events in flight when the stack
