@@ -134,7 +134,10 @@ func TestBucketsEveryZone(t *testing.T) {
 		29 * time.Minute, 59 * time.Minute, time.Hour, 90 * time.Minute, 25 * time.Hour}
 	rng := rand.New(rand.NewPCG(1, 2))
 	checked, changed := 0, 0
-	for _, loc := range zones(t) {
+	for i, loc := range zones(t) {
+		if raceOn && i%10 != 0 {
+			continue
+		}
 		changes := transitions(loc, from.AddDate(0, -2, 0), to.AddDate(0, 2, 0))
 		inRange := transitions(loc, from, to)
 		changed += len(inRange)

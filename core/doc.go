@@ -66,7 +66,12 @@
 // Firestore's aggregations over the children at one read time and writes
 // their results, in the same write as the counts. The children are kept
 // in parts, ranges of ids of at most PartMax, so that a child's write
-// refolds one part, not the whole collection (parts.go, partsum.go).
+// refolds one part, not the whole collection (parts.go, partsum.go). A
+// fold's part work is bounded (PartStep, and half its time): it writes
+// what it did, and leaves the rest to the next fold, so that a document of
+// any size moves on however busy; a part of a summed collection writes its
+// records as soon as it is refolded, and a part whose records are not one
+// a child reads its children again (valued.go).
 //
 // # Errors
 //

@@ -214,9 +214,15 @@ func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int)
 
 // Fold folds id now: it reads the parent, waits out the rest of the window
 // if the parent was written within it, sums the shards at the time of that
-// read and writes the sum. It is what Reset and Reconcile do; events need
-// no such call. A missing parent is ErrNoCounter.
+// read, refolds every part of its aggregates, and writes the sums. It is
+// what Reset and Reconcile do; events need no such call. A document of
+// many parts is folded in steps, each written as it is done (SumParts
+// bounds a step), until every part is refolded since the first; ctx
+// bounds the whole. A missing parent is ErrNoCounter. The outcome's
+// Before is the counts when first read.
 func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
+	var first *Outcome
+	var since time.Time // the first step's read time: every part is refolded at or after it
 	for {
 		p, err := f.Read(ctx, id)
 		if err != nil {
@@ -245,16 +251,43 @@ func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
 		if err != nil {
 			return Outcome{}, err
 		}
+		if since.IsZero() {
+			since = s.At
+		}
 		if err := f.ReadBoundaries(ctx, id, p, &s, time.Now()); err != nil {
 			return Outcome{}, err
 		}
-		if s.Parts, err = f.SumParts(ctx, id, p, f.AllParts(id, p), s.At); err != nil {
+		if s.Parts, err = f.SumParts(ctx, id, p, f.partsBefore(id, p, since), s.At); err != nil {
 			return Outcome{}, err
 		}
-		fold, _, err := f.Write(ctx, id, p, s, 0)
+		fold, next, err := f.Write(ctx, id, p, s, 0)
 		if errors.Is(err, ErrStale) {
 			continue
 		}
-		return fold, err
+		if err != nil {
+			return Outcome{}, err
+		}
+		if first == nil {
+			first = &fold
+		} else {
+			fold.Before, fold.AggregatesBefore, fold.Parts = first.Before, first.AggregatesBefore, first.Parts+fold.Parts
+			first = &fold
+		}
+		if !next.Exists || len(f.partsBefore(id, next, since)) == 0 {
+			return fold, nil
+		}
 	}
+}
+
+// partsBefore names the parts of the document id, as p holds them, last
+// refolded before since, and each aggregated source it holds none of:
+// what a fold from scratch has left to refold, each part whole.
+func (f *Folder) partsBefore(id string, p Parent, since time.Time) []Child {
+	var out []Child
+	for _, c := range f.AllParts(id, p) {
+		if c.ID == "" && len(p.Parts[c.Source]) == 0 || p.Parts[c.Source][PartKey(c.ID)].At.Before(since) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -1,8 +1,11 @@
 package core
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -34,17 +37,24 @@ type Failure struct {
 // none. Each part is aggregated over its own range only, and split if it
 // holds more than PartMax children. A part of a source that a sum or an
 // average is declared over (a valued source) keeps its children's
-// records, and reads the children asked for (valued.go).
+// records, and reads the children asked for (valued.go); its document is
+// written as soon as the part is refolded, so that it stays refolded
+// whatever comes after.
+//
+// The work is bounded: the parts are refolded partWorkers at a time, in
+// the order their children are given, and no part is begun once a step
+// (PartStep), or half of ctx's time, is spent (the first always is), so
+// that the fold writes what was done soon and with time to spare; a part
+// that fails, once one is done, is left out. The parts not reached are the
+// next fold's. A part whose document another fold wrote meanwhile is left
+// out too: the next fold goes on from it.
 func (f *Folder) SumParts(ctx context.Context, id string, p Parent, children []Child, at time.Time) ([]PartFold, error) {
 	aggs := f.layout.Aggregates(id)
-	type rng struct {
-		src, lo, hi string
-	}
-	var want []rng
-	asked := map[rng][]Child{}
-	whole := map[rng]bool{}
+	var want []partRange
+	asked := map[partRange][]Child{}
+	whole := map[partRange]bool{}
 	for _, c := range children {
-		r := rng{src: c.Source}
+		r := partRange{src: c.Source}
 		if key, hi, ok := p.Parts[c.Source].Of(c.ID); ok {
 			r.lo, r.hi = partLo(key), hi
 		}
@@ -58,25 +68,86 @@ func (f *Folder) SumParts(ctx context.Context, id string, p Parent, children []C
 			asked[r] = append(asked[r], c)
 		}
 	}
+	fold := func(r partRange) (PartFold, error) {
+		if !valued(aggs, r.src) {
+			return f.foldPart(ctx, id, aggs, r.src, r.lo, r.hi, p.Parts[r.src], Precise(at))
+		}
+		var old *Part
+		if part, ok := p.Parts[r.src][PartKey(r.lo)]; ok {
+			old = &part
+		}
+		pf, err := f.foldValued(ctx, id, p.Life, aggs, r.src, r.lo, r.hi, old, asked[r], whole[r], Precise(at))
+		if err == nil {
+			err = f.writePartDocs(ctx, pf.docs)
+			pf.docs = nil
+		}
+		return pf, err
+	}
+	stopAt := halfway(ctx)
+	if step := time.Now().Add(PartStep); step.Before(stopAt) {
+		stopAt = step
+	}
+	results := make([]partResult, len(want))
+	free := make(chan struct{}, partWorkers)
+	var wg sync.WaitGroup
+	for i := range want {
+		free <- struct{}{} // a worker is free: begin the next part, if the step allows
+		if i > 0 && time.Now().After(stopAt) {
+			break // the rest is the next fold's
+		}
+		wg.Go(func() {
+			defer func() { <-free }()
+			results[i].pf, results[i].err = fold(want[i])
+			results[i].done = true
+		})
+	}
+	wg.Wait()
 	var out []PartFold
-	for _, r := range want {
-		var pf PartFold
-		var err error
-		if valued(aggs, r.src) {
-			var old *Part
-			if part, ok := p.Parts[r.src][PartKey(r.lo)]; ok {
-				old = &part
-			}
-			pf, err = f.foldValued(ctx, id, p.Life, aggs, r.src, r.lo, r.hi, old, asked[r], whole[r], Precise(at))
-		} else {
-			pf, err = f.foldPart(ctx, id, aggs, r.src, r.lo, r.hi, p.Parts[r.src], Precise(at))
+	var first error
+	for _, r := range results {
+		switch {
+		case !r.done, errors.Is(r.err, ErrStale):
+			// not begun, or another fold wrote the part meanwhile: the
+			// next fold goes on from it
+		case r.err != nil:
+			first = cmp.Or(first, r.err)
+		default:
+			out = append(out, r.pf)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("core: aggregate the children of %s at %s: %w", id, at.Format(time.RFC3339Nano), err)
-		}
-		out = append(out, pf)
+	}
+	if len(out) == 0 && first != nil {
+		return nil, fmt.Errorf("core: aggregate the children of %s at %s: %w", id, at.Format(time.RFC3339Nano), first)
 	}
 	return out, nil
+}
+
+// PartStep bounds the time a fold spends refolding parts before it
+// writes them: a step, so that a document of many parts busy all over
+// shows its changes a step at a time.
+const PartStep = 2 * time.Second
+
+// partWorkers is how many parts a fold refolds at once: each in a
+// transaction of its own.
+const partWorkers = 8
+
+// partRange is a part of a source to refold, [lo, hi).
+type partRange struct{ src, lo, hi string }
+
+// partResult is what the refold of one part came to.
+type partResult struct {
+	pf   PartFold
+	err  error
+	done bool
+}
+
+// halfway is when half of ctx's time is spent from now; far off if ctx
+// has no deadline.
+func halfway(ctx context.Context) time.Time {
+	now := time.Now()
+	if dl, ok := ctx.Deadline(); ok {
+		return now.Add(dl.Sub(now) / 2)
+	}
+	return now.Add(365 * 24 * time.Hour)
 }
 
 // AllParts names every part p holds, and the start of each source it has

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -20,9 +21,11 @@ import (
 // reads again at at, and replaces its record (or drops it, if the child
 // is gone); the part's counts it aggregates at at, as for any part. A
 // part with no usable document (the first fold of the source, a part split
-// by a fold whose write did not land, a reconcile: whole) is scanned: every
-// child in the range is read at at, and its counts come from what was
-// read. A part past PartMax children, or maxRecordBytes of records, is
+// by a fold whose write did not land, a reconcile: whole), or whose
+// records, so brought up to date, are not as many as its children at at
+// (a child whose event never came: one too big for an event, or lost), is
+// scanned: every child in the range is read at at, and its counts come
+// from what was read. A part past PartMax children, or maxRecordBytes of records, is
 // split by its records, at ids, moving nothing. old is the part as the
 // counted document holds it, nil if it holds none.
 func (f *Folder) foldValued(ctx context.Context, id, life string, aggs []Aggregate, src, lo, hi string, old *Part, changed []Child, whole bool, at time.Time) (PartFold, error) {
@@ -54,10 +57,21 @@ func (f *Folder) foldValued(ctx context.Context, id, life string, aggs []Aggrega
 			return err
 		}
 		pf.Children = childTimes(changed, recs, at)
-		return f.splitRecords(ctx, tx, &pf, doc, id, life, aggs, fields, recs, old, at)
+		err = f.splitRecords(ctx, tx, &pf, doc, id, life, aggs, fields, recs, old, at)
+		if errors.Is(err, errRecordsDisagree) {
+			// A child whose event never came (too big for an event, or
+			// lost), or a removal's: read the part's children again.
+			pf = PartFold{Source: src, Lo: lo, Hi: hi}
+			return f.scanPart(ctx, tx, &pf, doc, id, life, aggs, fields, at)
+		}
+		return err
 	}, firestore.ReadOnly, firestore.TransactionReadTime(at))
 	return pf, err
 }
+
+// errRecordsDisagree ends a part's fold whose records are not one a child
+// of the children its range holds at the fold's read time.
+var errRecordsDisagree = errors.New("core: a part's records disagree with its children")
 
 // readChildren reads the children ids of src at at, in tx, and returns
 // recs with their records replaced, or dropped where a child is gone.
@@ -125,6 +139,9 @@ func (f *Folder) splitRecords(ctx context.Context, tx *firestore.Transaction, pf
 	n, err := f.countRange(ctx, tx, pf, id, aggs, pf.Source, pf.Lo, pf.Hi, at, old)
 	if err != nil {
 		return err
+	}
+	if n.N != int64(len(recs)) {
+		return errRecordsDisagree
 	}
 	chunks := []chunk{{lo: pf.Lo, recs: recs}}
 	if len(recs) > PartMax || recordBytes(recs) > maxRecordBytes {

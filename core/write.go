@@ -84,9 +84,6 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 			return fold, p, fmt.Errorf("core: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
 		}
 	}
-	if err := f.writeParts(ctx, applied); err != nil {
-		return fold, p, err
-	}
 	var aggregates map[string]any
 	if len(applied) > 0 {
 		aggregates = AggregateValues(f.layout.Aggregates(id), parts)
@@ -213,17 +210,13 @@ func (l Layout) AnyShard(ctx context.Context, c *firestore.Client, name, life st
 	return len(refs) > 0, nil
 }
 
-// writeParts writes the part documents of the folds applied, each on the
-// condition that it is as the fold read it: ErrStale if one is not (another
-// fold wrote it since). They are written before the counted document, so
-// that its parts are never of records not yet kept; a part document newer
-// than what the counted document holds of it is what the next fold goes on
-// from.
-func (f *Folder) writeParts(ctx context.Context, applied []PartFold) error {
-	var writes []partWrite
-	for _, pf := range applied {
-		writes = append(writes, pf.docs...)
-	}
+// writePartDocs writes the part documents of one part refolded, each on
+// the condition that it is as the fold read it: ErrStale if one is not
+// (another fold wrote it since). They are written before the counted
+// document, so that its parts are never of records not yet kept; a part
+// document newer than what the counted document holds of it is what the
+// next fold goes on from.
+func (f *Folder) writePartDocs(ctx context.Context, writes []partWrite) error {
 	if len(writes) == 0 {
 		return nil
 	}
