@@ -16,6 +16,21 @@ import (
 const aggregateForms = `posts:likes,views,comments=count(comments),shown=count(comments where hidden == false),` +
 	`score=sum(comments.score),stars=avg(comments.stars)`
 
+// aggregatedPost starts a stack with every aggregate form declared on
+// posts, folding each a window of 300 ms, and creates a post.
+func aggregatedPost(t *testing.T) (*Stack, *firestore.Client, *firestore.DocumentRef) {
+	t.Helper()
+	paths := emulatortest.RequirePaths(t)
+	t.Setenv("TALLY_COUNTS", aggregateForms)
+	t.Setenv("TALLY_ROLLUP_WINDOW", "300ms")
+	s, client, _ := startFromEnv(t, paths)
+	doc := client.Collection("posts").Doc(emulatortest.ID(t))
+	if _, err := doc.Create(context.Background(), map[string]any{"title": "big"}); err != nil {
+		t.Fatal(err)
+	}
+	return s, client, doc
+}
+
 // TestAggregatesPastAPart: a post gets 1,001 comments in three commits
 // of 400, 400 and 201, as a client's batched writes make them, and a like,
 // all through the emulator's own delivery of events; then comments are
@@ -24,15 +39,8 @@ const aggregateForms = `posts:likes,views,comments=count(comments),shown=count(c
 // in the same document. (A sum over a range of ids is a query Firestore
 // refuses, so sums and averages are kept by their children's records.)
 func TestAggregatesPastAPart(t *testing.T) {
-	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_COUNTS", aggregateForms)
-	t.Setenv("TALLY_ROLLUP_WINDOW", "300ms")
 	ctx := context.Background()
-	s, client, _ := startFromEnv(t, paths)
-	doc := client.Collection("posts").Doc(emulatortest.ID(t))
-	if _, err := doc.Create(ctx, map[string]any{"title": "big"}); err != nil {
-		t.Fatal(err)
-	}
+	s, client, doc := aggregatedPost(t)
 	comments := doc.Collection("comments")
 	var refs []*firestore.DocumentRef
 	for _, batch := range []int{400, 400, 201} {

@@ -16,15 +16,8 @@ import (
 // children and reads them again. Before, the count was right and the sum
 // and the average left it out until a reconcile.
 func TestChildTooBigForAnEvent(t *testing.T) {
-	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_COUNTS", aggregateForms)
-	t.Setenv("TALLY_ROLLUP_WINDOW", "300ms")
 	ctx := context.Background()
-	s, client, _ := startFromEnv(t, paths)
-	doc := client.Collection("posts").Doc(emulatortest.ID(t))
-	if _, err := doc.Create(ctx, map[string]any{"title": "big"}); err != nil {
-		t.Fatal(err)
-	}
+	s, client, doc := aggregatedPost(t)
 	comments := doc.Collection("comments")
 	if _, err := comments.Doc("a-small").Create(ctx, map[string]any{"score": int64(1), "stars": int64(2), "hidden": false}); err != nil {
 		t.Fatal(err)
