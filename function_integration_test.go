@@ -6,44 +6,19 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
-	"github.com/tallycounters/tally/setup"
 )
-
-// base is where the functions framework serves the registered functions.
-var base string
-
-func TestMain(m *testing.M) {
-	os.Setenv(setup.EnvProject, emulatortest.Project)
-	port, err := emulator.FreePort("127.0.0.1")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	base = "http://127.0.0.1:" + strconv.Itoa(port)
-	go func() {
-		if err := funcframework.StartHostPort("127.0.0.1", strconv.Itoa(port)); err != nil {
-			fmt.Fprintln(os.Stderr, "functions framework:", err)
-			os.Exit(1)
-		}
-	}()
-	emulatortest.Main(m)
-}
 
 func post(t *testing.T, req *http.Request) *http.Response {
 	t.Helper()

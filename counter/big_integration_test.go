@@ -25,6 +25,7 @@ import (
 // 0, and a delete removes them all.
 func TestTenThousandShards(t *testing.T) {
 	emulatortest.Long(t, "10,000 shards")
+	t.Parallel()
 	// An emulator of its own, with no trigger: the 50,000 events of these
 	// writes would hold up the shared stack's delivery for a minute.
 	e, err := emulatortest.Start(emulator.Options{})

@@ -15,6 +15,7 @@ import (
 // and edit its title, and can write no count, no bookkeeping, no shard, no
 // vote and no key; a user reads their own vote only.
 func TestCountsRules(t *testing.T) {
+	t.Parallel()
 	base, owner := countsRulesEmulator(t, "posts:likes,views;users/*/posts:likes")
 	for _, w := range []struct{ path, body string }{
 		{"posts/p1", `{"fields":{"title":{"stringValue":"hello"},"owner":{"stringValue":"alice"},"likes":{"integerValue":"5"},"views":{"integerValue":"9"},"_tally":{"mapValue":{"fields":{"num_shards":{"integerValue":"2"}}}}}}`},
@@ -102,6 +103,7 @@ func TestCountsRules(t *testing.T) {
 // and deletes its own posts and comments only; no client writes the one
 // document of aggregates.
 func TestAggregateRules(t *testing.T) {
+	t.Parallel()
 	base, owner := countsRulesEmulator(t, "posts:likes,comments=count(comments),stars=avg(comments.stars);stats/site:users=count(/users)")
 	for _, path := range []string{"posts/a1", "stats/site"} {
 		if code := owner.do("PATCH", path, `{"fields":{"title":{"stringValue":"hello"},"owner":{"stringValue":"alice"},"comments":{"integerValue":"5"},"users":{"integerValue":"2"}}}`); code != http.StatusOK {
@@ -167,6 +169,7 @@ func countsRulesEmulator(t *testing.T, counts string) (string, rest) {
 // absent or -Infinity (nothing counted), and may never set or change a
 // window, a trend or the series tally keeps in _tally.
 func TestWindowRules(t *testing.T) {
+	t.Parallel()
 	base, owner := countsRulesEmulator(t, "posts:likes,views,views_today=views per day,views_7d=views over 7 days,hot=trend(likes + views/10, 6h)")
 	if code := owner.do("PATCH", "posts/w1", `{"fields":{"title":{"stringValue":"hello"},"owner":{"stringValue":"alice"},"views_today":{"integerValue":"3"}}}`); code != http.StatusOK {
 		t.Fatalf("owner write: %d", code)

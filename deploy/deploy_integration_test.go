@@ -99,6 +99,7 @@ var variants = map[string][]string{
 // offline. A command that several variants print alike is parsed once, and
 // two are parsed at a time.
 func TestDryRunParsesWithGcloud(t *testing.T) {
+	t.Parallel()
 	emulatortest.Without(t, "gcloud")
 	tool(t, "gcloud", "install the Google Cloud CLI (Debian package google-cloud-cli)")
 	env := gcloudEnv(t)
@@ -141,6 +142,7 @@ func TestDryRunParsesWithGcloud(t *testing.T) {
 // TALLY_COUNTS, and the app's rules are printed for it to merge, never
 // published over its own.
 func TestDeployCounts(t *testing.T) {
+	t.Parallel()
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	lines := strings.Join(dryRun(t, variants["counts on documents"]...), "\n")
 	for _, want := range []string{
@@ -169,6 +171,7 @@ func TestDeployCounts(t *testing.T) {
 // holding up to Cloud Run's 1,000 requests; --rollup-max-instances sets how
 // many.
 func TestRollupScalesOut(t *testing.T) {
+	t.Parallel()
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	rollupLine := func(args ...string) string {
 		for _, line := range dryRun(t, args...) {
@@ -195,6 +198,7 @@ func TestRollupScalesOut(t *testing.T) {
 // TestParseCatchesBrokenFlag shows that the check above fails a command
 // whose flag is misspelt.
 func TestParseCatchesBrokenFlag(t *testing.T) {
+	t.Parallel()
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	tool(t, "gcloud", "install the Google Cloud CLI (Debian package google-cloud-cli)")
 	env := gcloudEnv(t)
@@ -222,6 +226,7 @@ func TestParseCatchesBrokenFlag(t *testing.T) {
 // TestDryRunRulesCommand runs the printed rules command without --publish:
 // its flags parse and it renders the rules.
 func TestDryRunRulesCommand(t *testing.T) {
+	t.Parallel()
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	for name, args := range variants {
 		for _, line := range dryRun(t, args...) {
@@ -239,6 +244,7 @@ func TestDryRunRulesCommand(t *testing.T) {
 }
 
 func TestScriptRejectsBadArguments(t *testing.T) {
+	t.Parallel()
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	base := []string{"--project", "p", "--region", "us-central1", "--database-location", "nam5"}
 	for _, tc := range []struct {
@@ -276,6 +282,7 @@ func TestScriptRejectsBadArguments(t *testing.T) {
 // then do; with it, no warning. Either way the function is told it is
 // public, and the keys' records get their TTL policy.
 func TestPublicWarns(t *testing.T) {
+	t.Parallel()
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	base := []string{"--project", "p", "--region", "us-central1", "--database-location", "nam5", "--public"}
 	for _, tc := range []struct {
@@ -302,6 +309,7 @@ func TestPublicWarns(t *testing.T) {
 }
 
 func TestShellcheck(t *testing.T) {
+	t.Parallel()
 	emulatortest.Without(t, "shellcheck")
 	sc := tool(t, "shellcheck", "apt-get install shellcheck")
 	for _, f := range []string{"deploy.sh", "delete.sh", filepath.Join("..", ".ci", "run")} {

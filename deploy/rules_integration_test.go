@@ -11,6 +11,7 @@ import (
 // counter (anyone, or signed-in users only) and may write nothing; the
 // functions' admin access is not bound by them.
 func TestRules(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	for _, v := range []struct {
 		name     string

@@ -15,6 +15,7 @@ import (
 // the Auth emulator in place of identitytoolkit.googleapis.com) and send
 // it; for a private one, a gcloud identity token; for an open one, none.
 func TestTryItTakesTheDeploy(t *testing.T) {
+	t.Parallel()
 	try := func(args ...string) []string {
 		var out []string
 		t.Helper()

@@ -85,10 +85,10 @@ func TestSeriesOfAYearInHavana(t *testing.T) {
 }
 
 // changingZone writes a zone into dir whose clocks change every step
-// from from on, for 20 minutes (tztest.Cycle), and returns the changes.
+// from from on, for 12 minutes (tztest.Cycle), and returns the changes.
 func changingZone(t *testing.T, dir, name string, from time.Time, step time.Duration) []time.Time {
 	t.Helper()
-	first, changes := tztest.Cycle(from, step, 20*time.Minute)
+	first, changes := tztest.Cycle(from, step, 12*time.Minute)
 	if err := tztest.Write(dir, name, first, changes); err != nil {
 		t.Fatal(err)
 	}
@@ -100,16 +100,16 @@ func changingZone(t *testing.T, dir, name string, from time.Time, step time.Dura
 }
 
 // TestWindowsAcrossChangesOfTheClocks: a post's views through serve, in
-// a zone of the test's own whose clocks change every 5 seconds (an hour
+// a zone of the test's own whose clocks change every 3 seconds (an hour
 // shown twice, an hour whose start is skipped, a jump to an hour's start,
 // a jump back), counted per hour: tally series gives each bucket, each
 // starting at a change, with exactly the views whose commit times fall in
 // it, as the changes themselves place them.
 func TestWindowsAcrossChangesOfTheClocks(t *testing.T) {
 	t.Parallel()
-	emulatortest.Long(t, "views across six changes of the clocks, 5 s apart")
+	emulatortest.Long(t, "views across six changes of the clocks, 3 s apart")
 	dir := t.TempDir()
-	step := 5 * time.Second
+	step := 3 * time.Second
 	changes := changingZone(t, dir, "Tally/Changes", time.Now(), step)
 	env := []string{"ZONEINFO=" + dir, "TALLY_TIME_ZONE=Tally/Changes", "TALLY_ROLLUP_WINDOW=300ms",
 		"TALLY_COUNTS=posts:views,views_h=views per hour keep 100"}

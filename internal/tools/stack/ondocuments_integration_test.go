@@ -51,6 +51,14 @@ func startFromEnv(t *testing.T, paths emulator.Paths) (*Stack, *firestore.Client
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, client := startConfig(t, paths, cfg)
+	return s, client, cfg
+}
+
+// startConfig starts the stack with cfg, for the test's project, to be
+// stopped when the test ends, and a client of its emulator.
+func startConfig(t *testing.T, paths emulator.Paths, cfg setup.Config) (*Stack, *firestore.Client) {
+	t.Helper()
 	cfg.Project = emulatortest.Project
 	s, err := Start(context.Background(), Options{Config: cfg, Emulator: paths, Logs: os.Stderr})
 	if err != nil {
@@ -68,7 +76,7 @@ func startFromEnv(t *testing.T, paths emulator.Paths) (*Stack, *firestore.Client
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	return s, client, cfg
+	return s, client
 }
 
 // post is one Increment request's answer.

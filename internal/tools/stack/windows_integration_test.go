@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -12,34 +13,49 @@ import (
 
 	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/tztest"
+	"github.com/tallycounters/tally/setup"
 )
 
-// windowsSpec declares counts by time on posts, in minute buckets.
-const windowsSpec = "posts:likes,views,views_min=views per minute,views_3m=views over 3 minutes,hot=trend(views + likes, 6h)"
+// windowsSpec declares counts by time on posts, in hour buckets: of a
+// zone whose hours are a few seconds long (tztest.Cycle), in these tests.
+const windowsSpec = "posts:likes,views,views_min=views per hour,views_3m=views over 3 hours,hot=trend(views + likes, 6h)"
 
-// TestWindowsAcrossBoundaries: views through Increment across a real
-// minute boundary, through the emulator's own delivery, with the boundary
-// job the stack runs. The post's views in the minute, in the last 3
-// minutes and in each closed minute of its series equal the views whose
-// commit times (Increment's answers) fall in them; the trend is the
-// decayed sum of them; and at the next minute, with no view, the boundary
-// job makes the minute's views 0 and keeps the last in the series.
+// TestWindowsAcrossBoundaries: views through Increment across real
+// boundaries of buckets, in a zone whose clocks change every 4 seconds
+// (so each hour of its clock is a bucket 4 seconds long, starting at a
+// change: an hour shown twice, a skipped start, a jump to a start, a
+// jump back), through the emulator's own delivery, with the boundary job
+// the stack runs. The post's views in the bucket, in the last 3 buckets
+// and in each closed bucket of its series equal the views whose commit
+// times (Increment's answers) fall in them; the trend is the decayed sum
+// of them; and at the next bucket, with no view, the boundary job makes
+// the bucket's views 0 and keeps the last in the series.
 func TestWindowsAcrossBoundaries(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
-	emulatortest.Long(t, "waits for real minute boundaries")
 	t.Setenv("TALLY_COUNTS", windowsSpec)
 	t.Setenv("TALLY_ROLLUP_WINDOW", "300ms")
-	t.Setenv("TALLY_TIME_ZONE", "Europe/Paris")
+	cfg, err := setup.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, changes := tztest.Cycle(time.Now(), 4*time.Second, 15*time.Minute)
+	if cfg.Layout.Zone, err = tztest.Location("Tally/Cycle", first, changes); err != nil {
+		t.Fatal(err)
+	}
+	zone := cfg.Layout.Zone
 	ctx := context.Background()
-	s, client, cfg := startFromEnv(t, paths)
+	s, client := startConfig(t, paths, cfg)
 	doc := client.Collection("posts").Doc(emulatortest.ID(t))
 	if _, err := doc.Create(ctx, map[string]any{"title": "timed"}); err != nil {
 		t.Fatal(err)
 	}
-	// View from now until 8 s into the next minute: across its start.
-	truth := map[string]int64{} // minute start -> views committed in it
+	// View from now until a second into the third bucket from now: across
+	// two starts.
+	truth := map[string]int64{} // bucket start -> views committed in it
 	var commits []time.Time
-	end := core.Minute.Next(core.Minute.Start(time.Now(), cfg.Layout.Zone), cfg.Layout.Zone).Add(8 * time.Second)
+	b := core.Hour.Start(time.Now(), zone)
+	end := core.Hour.Next(core.Hour.Next(core.Hour.Next(b, zone), zone), zone).Add(time.Second)
 	for ; time.Now().Before(end); time.Sleep(150 * time.Millisecond) {
 		code, body := post(t, s, fmt.Sprintf(`{"counter":%q,"field":"views"}`, "posts/"+doc.ID))
 		if code != 200 {
@@ -50,11 +66,11 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 			t.Fatal(err)
 		}
 		commits = append(commits, r.Committed)
-		truth[core.BucketKey(core.Minute.Start(r.Committed, cfg.Layout.Zone))]++
+		truth[core.BucketKey(bucketOf(changes, r.Committed))]++
 	}
 	last := commits[len(commits)-1]
 	data := settledWindows(t, doc, int64(len(commits)), last)
-	checkWindows(t, data, truth, cfg.Layout.Zone, "after the views")
+	checkWindows(t, data, truth, zone, "after the views")
 	var want float64
 	now := time.Now()
 	for _, c := range commits {
@@ -64,8 +80,8 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 		t.Errorf("hot is %g now, the decayed sum of the views' commit times %g", got, want)
 	}
 
-	// The next minute, with no view: the boundary job moves the windows.
-	next := core.Minute.Next(core.Minute.Start(last, cfg.Layout.Zone), cfg.Layout.Zone)
+	// The next bucket, with no view: the boundary job moves the windows.
+	next := core.Hour.Next(core.Hour.Start(time.Now(), zone), zone)
 	time.Sleep(time.Until(next))
 	for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) { // a liveness bound
 		snap, err := doc.Get(ctx)
@@ -81,9 +97,21 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 		}
 	}
 	if data["views_min"] != int64(0) {
-		t.Errorf("views_min = %v in a minute with no view, want 0", data["views_min"])
+		t.Errorf("views_min = %v in a bucket with no view, want 0", data["views_min"])
 	}
-	checkWindows(t, data, truth, cfg.Layout.Zone, "after the boundary")
+	checkWindows(t, data, truth, zone, "after the boundary")
+}
+
+// bucketOf is the start of the bucket that holds at, as the zone's
+// changes themselves place it: the last change at or before it.
+func bucketOf(changes []tztest.Change, at time.Time) time.Time {
+	var start time.Time
+	for _, c := range changes {
+		if !c.At.After(at) {
+			start = c.At
+		}
+	}
+	return start
 }
 
 // settledWindows waits until doc holds views views, folded at or after the
@@ -114,28 +142,28 @@ func windowOf(data map[string]any, field string) map[string]any {
 	return w
 }
 
-// checkWindows fails unless the post's minute windows hold truth: its
-// views in the minute it is of, in the 3 minutes to it, and in each closed
-// minute its series keeps.
+// checkWindows fails unless the post's hour windows hold truth: its
+// views in the bucket it is of, in the 3 buckets to it, and in each closed
+// bucket its series keeps.
 func checkWindows(t *testing.T, data map[string]any, truth map[string]int64, zone *time.Location, when string) {
 	t.Helper()
 	w := windowOf(data, "views_min")
 	b, _ := w["b"].(time.Time)
 	if got := data["views_min"]; got != truth[core.BucketKey(b)] {
-		t.Errorf("%s: views_min = %v in the minute of %s, want %d", when, got, b, truth[core.BucketKey(b)])
+		t.Errorf("%s: views_min = %v in the bucket of %s, want %d", when, got, b, truth[core.BucketKey(b)])
 	}
 	want := int64(0)
-	for m, k := b, 0; k < 3; m, k = core.Minute.Prev(m, zone), k+1 {
+	for m, k := b, 0; k < 3; m, k = core.Hour.Prev(m, zone), k+1 {
 		want += truth[core.BucketKey(m)]
 	}
 	if got := data["views_3m"]; got != want {
 		t.Errorf("%s: views_3m = %v, want %d", when, got, want)
 	}
 	series, _ := w["s"].(map[string]any)
-	for m, k := core.Minute.Prev(b, zone), 0; k < 5; m, k = core.Minute.Prev(m, zone), k+1 {
+	for m, k := core.Hour.Prev(b, zone), 0; k < 5; m, k = core.Hour.Prev(m, zone), k+1 {
 		got, _ := series[core.BucketKey(m)].(int64)
 		if got != truth[core.BucketKey(m)] {
-			t.Errorf("%s: the series holds %d views in the minute of %s, want %d (series %v)", when, got, m, truth[core.BucketKey(m)], series)
+			t.Errorf("%s: the series holds %d views in the bucket of %s, want %d (series %v)", when, got, m, truth[core.BucketKey(m)], series)
 		}
 	}
 }
