@@ -66,6 +66,7 @@ type settings struct {
 	Existing                            int
 	Windows                             bool // RunWindows'
 	Boundaries                          int
+	Calendar                            // RunWindows': its buckets
 }
 
 // Phase is how one phase of a run goes: the warm-up, a mode's load, or the

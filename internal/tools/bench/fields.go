@@ -21,7 +21,11 @@ func tallyLayout(o settings) core.Layout {
 		return l
 	}
 	if o.Windows {
-		return windowsLayout(WinWindows)
+		l, err := windowsLayout(WinWindows, o.Calendar)
+		if err != nil {
+			panic(err) // RunWindows checked it first
+		}
+		return l
 	}
 	if o.Fields > 0 {
 		l.Docs = []core.Docs{{Collection: collPosts, Fields: fieldNames(o.Fields)}}

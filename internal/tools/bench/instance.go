@@ -41,6 +41,7 @@ type instanceSpec struct {
 	Window     time.Duration     `json:"window"`
 	Grow       rollup.GrowPolicy `json:"grow"`               // zero: counters keep their shards
 	LogPath    string            `json:"log_path,omitempty"` // debug logs, appended; "" discards
+	Calendar   Calendar          `json:"calendar,omitzero"`  // the buckets of windows
 }
 
 // InstanceStats is what one Rollup instance did since its counts were last
@@ -128,6 +129,9 @@ func serveInstance(specJSON string, out io.Writer) error {
 	defer client.Close()
 	lay := core.Layout{Collection: spec.Collection, ShardField: spec.ShardField}
 	if lay.Docs, err = core.ParseCounts(spec.Counts); err != nil {
+		return err
+	}
+	if lay.Zone, err = spec.Calendar.location(); err != nil {
 		return err
 	}
 	in.layout = lay

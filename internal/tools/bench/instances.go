@@ -168,7 +168,7 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 	mux.Handle("/"+report.AggTrigger+"/Rollup", cloudEventHandler(e.perEventTrigger(e.clients[report.AggTrigger])))
 	e.serve(l, mux)
 	spec := instanceSpec{Host: e.host, Project: e.o.Project, Collection: collTally, ShardField: core.DefaultShardField,
-		Counts: core.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath}
+		Counts: core.FormatCounts(tallyLayout(e.o).Docs), Window: e.o.Window, LogPath: e.o.LogPath, Calendar: e.o.Calendar}
 	if e.o.Shards == 0 {
 		spec.Grow = rollup.DefaultGrow // new counters grow as deployed; given shards are kept
 	}

@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"time"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
@@ -82,9 +85,36 @@ type AggregateOptions struct {
 // and Counters quiet ones.
 type WindowsOptions struct {
 	Setup
-	Counters   int // quiet posts, each viewed once in the first minute
-	Boundaries int // starts of a minute the hot post's load crosses; default 3
+	Counters   int // quiet posts, each viewed once in the first bucket
+	Boundaries int // starts of a bucket the hot post's load crosses; default 3
+	Calendar       // the buckets: minutes in UTC unless it says
 }
+
+// Calendar is the buckets of RunWindows's windows: Unit (default minutes)
+// in the zone Zone (an IANA name; default UTC), read from the TZif file
+// ZoneFile if set, as the Rollup instances read it too. A test gives a
+// zone of its own, whose hours are seconds long, so that a run crosses
+// its boundaries in seconds.
+type Calendar struct {
+	Unit     core.Unit
+	Zone     string
+	ZoneFile string
+}
+
+// location is the zone c names.
+func (c Calendar) location() (*time.Location, error) {
+	if c.ZoneFile == "" {
+		return time.LoadLocation(cmp.Or(c.Zone, "UTC"))
+	}
+	b, err := os.ReadFile(c.ZoneFile)
+	if err != nil {
+		return nil, err
+	}
+	return time.LoadLocationFromTZData(c.Zone, b)
+}
+
+// unit is c's unit.
+func (c Calendar) unit() core.Unit { return cmp.Or(c.Unit, core.Minute) }
 
 // all is o as the environment and the modes read it.
 func (o Options) all() settings {
@@ -102,7 +132,7 @@ func (o AggregateOptions) all() settings {
 
 func (o WindowsOptions) all() settings {
 	s := o.Setup.all()
-	s.Windows, s.Counters, s.Boundaries = true, o.Counters, o.Boundaries
+	s.Windows, s.Counters, s.Boundaries, s.Calendar = true, o.Counters, o.Boundaries, o.Calendar
 	return s
 }
 

@@ -22,9 +22,11 @@ const (
 // WindowsModes lists the modes of RunWindows.
 var WindowsModes = []string{WinPlain, WinWindows}
 
-// winDecl are the windows of the windows mode: minute buckets, so that a
-// run crosses several boundaries in minutes.
-const winDecl = "views_m=views per minute keep 10,views_3m=views over 3 minutes,hot=trend(views, 10m)"
+// winDecl are the windows of the windows mode, of buckets of u: minutes
+// by default, so that a run crosses several boundaries in minutes.
+func winDecl(u core.Unit) string {
+	return fmt.Sprintf("views_m=views per %s keep 10,views_3m=views over 3 %ss,hot=trend(views, 10m)", u, u)
+}
 
 // winHot is the id of the hot post.
 const winHot = "hot"
@@ -32,27 +34,29 @@ const winHot = "hot"
 // DefaultQuiet is how many quiet posts RunWindows counts unless told.
 const DefaultQuiet = 10000
 
-// windowsLayout is the layout of mode m.
-func windowsLayout(m string) core.Layout {
+// windowsLayout is the layout of mode m, with the calendar c.
+func windowsLayout(m string, c Calendar) (core.Layout, error) {
 	decl := collPosts + ":views"
 	if m == WinWindows {
-		decl += "," + winDecl
+		decl += "," + winDecl(c.unit())
 	}
 	l := core.Default()
-	d, err := core.ParseCounts(decl)
-	if err != nil {
-		panic(err) // a constant
+	var err error
+	if l.Docs, err = core.ParseCounts(decl); err != nil {
+		return l, err
 	}
-	l.Docs = d
-	return l
+	if l.Zone, err = c.location(); err != nil {
+		return l, fmt.Errorf("bench: the zone of the buckets: %w", err)
+	}
+	return l, nil
 }
 
 // RunWindows measures counts by time: in each mode, on a fresh emulator,
-// one hot post takes o.Rate views a second for o.Boundaries minute
-// buckets and a little more, while o.Counters quiet posts take one view
-// each in the first bucket (so that each boundary after it has them all
-// due). In the windows mode the boundary job runs at each minute's start,
-// as the scheduler runs it. It reports what an increment costs with and
+// one hot post takes o.Rate views a second for o.Boundaries buckets
+// (minutes, unless o.Calendar says) and a little more, while o.Counters
+// quiet posts take one view each in the first bucket (so that each
+// boundary after it has them all due). In the windows mode the boundary
+// job runs at each bucket's start, as the scheduler runs it. It reports what an increment costs with and
 // without windows, what the boundary job costs and takes per document,
 // and how every closed bucket, window and trend compares with the truth
 // that the increments' commit times give.
@@ -64,6 +68,9 @@ func RunWindows(ctx context.Context, opts WindowsOptions) (*report.Windows, erro
 	if o.Boundaries < 1 {
 		o.Boundaries = 3
 	}
+	if _, err := windowsLayout(WinWindows, o.Calendar); err != nil {
+		return nil, err
+	}
 	e, err := begin(ctx, o)
 	if err != nil {
 		return nil, err
@@ -71,7 +78,7 @@ func RunWindows(ctx context.Context, opts WindowsOptions) (*report.Windows, erro
 	defer e.stop()
 	o = e.o
 	rep := &report.Windows{Started: time.Now(), Options: optionsJSON(o), Quiet: o.Counters, HotRate: o.Rate,
-		Boundaries: o.Boundaries, Windows: winDecl}
+		Boundaries: o.Boundaries, Windows: winDecl(o.Calendar.unit())}
 	for _, m := range o.Modes {
 		r, err := e.runWindows(ctx, m)
 		if err != nil {
@@ -92,16 +99,20 @@ type winRun struct {
 }
 
 // runWindows makes mode m's posts, starts its Rollup instances, drives the
-// load from the start of a minute, runs the boundary job at each start of
-// a minute after it, waits for every event and fold, and measures.
+// load from the start of a bucket, runs the boundary job at each start of
+// a bucket after it, waits for every event and fold, and measures.
 func (e *env) runWindows(ctx context.Context, m string) (report.WindowsMode, error) {
 	o := e.o
 	r := report.WindowsMode{Mode: m}
 	if err := e.freshEmulator(ctx); err != nil {
 		return r, err
 	}
+	lay, err := windowsLayout(m, o.Calendar)
+	if err != nil {
+		return r, err
+	}
 	spec := e.spec
-	spec.Counts = core.FormatCounts(windowsLayout(m).Docs)
+	spec.Counts, spec.Calendar = core.FormatCounts(lay.Docs), o.Calendar
 	if err := e.restartInstances(ctx, spec); err != nil {
 		return r, err
 	}
@@ -121,14 +132,20 @@ func (e *env) runWindows(ctx context.Context, m string) (report.WindowsMode, err
 		}
 	}
 	e.pullFolds()
-	// From the start of the next minute, M0, to a little past the last
+	// From the start of the next bucket, M0, to a little past the last
 	// boundary the run crosses.
-	m0 := time.Now().Truncate(time.Minute).Add(time.Minute)
-	e.report(m+" wait", 0, time.Until(m0).Round(time.Second), "for the start of a minute", false)
+	u, zone := o.Calendar.unit(), lay.Zone
+	m0 := u.Next(u.Start(time.Now(), zone), zone)
+	e.report(m+" wait", 0, time.Until(m0).Round(time.Second), "for the start of a bucket", false)
 	if err := sleepUntil(ctx, m0); err != nil {
 		return r, err
 	}
-	end := m0.Add(time.Duration(o.Boundaries)*time.Minute + 5*time.Second)
+	starts := []time.Time{m0} // the run's buckets' starts, M0 first
+	for range o.Boundaries {
+		starts = append(starts, u.Next(starts[len(starts)-1], zone))
+	}
+	first := starts[1].Sub(m0)
+	end := starts[o.Boundaries].Add(min(5*time.Second, first/2))
 	inc := e.incrementer(report.ModeTally, collPosts, e.clients[report.ModeTally])
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -138,15 +155,16 @@ func (e *env) runWindows(ctx context.Context, m string) (report.WindowsMode, err
 			})
 	})
 	if o.Counters > 0 {
-		// Every quiet post once, spread over 48 s of the first bucket.
-		quietRate := float64(o.Counters) / 48
+		// Every quiet post once, spread over four fifths of the first
+		// bucket (48 s of a minute).
+		quietRate := float64(o.Counters) / (first.Seconds() * 4 / 5)
 		wg.Go(func() {
 			run.quiet = drive(ctx, run.ids[1:], load{workers: o.Workers, rate: quietRate, pick: inTurns(o.Counters, 1)},
 				time.Duration(float64(o.Counters)/quietRate*float64(time.Second)), inc, func(time.Duration, int64, bool) {})
 		})
 	}
 	if m == WinWindows {
-		wg.Go(func() { run.jobs = e.boundaryJobs(ctx, m0, o.Boundaries) })
+		wg.Go(func() { run.jobs = e.boundaryJobs(ctx, lay, starts[1:]) })
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
@@ -195,20 +213,20 @@ func (e *env) makeWindowPosts(ctx context.Context, run *winRun) error {
 	return nil
 }
 
-// boundaryJobs runs the boundary job at each of the n starts of a minute
-// after m0, as the scheduler does, each on a client of its own whose
-// operations it counts.
-func (e *env) boundaryJobs(ctx context.Context, m0 time.Time, n int) []report.Boundary {
+// boundaryJobs runs the boundary job of lay's windows at each of starts,
+// as the scheduler does, each on a client of its own whose operations it
+// counts.
+func (e *env) boundaryJobs(ctx context.Context, lay core.Layout, starts []time.Time) []report.Boundary {
 	ops := &opcount.Ops{}
 	fs, err := opcount.Client(ctx, e.host, e.o.Project, ops)
 	if err != nil {
 		return []report.Boundary{{Error: err.Error()}}
 	}
 	defer fs.Close()
-	c := counter.New(fs, counter.Options{Layout: windowsLayout(WinWindows), Window: e.o.Window})
+	c := counter.New(fs, counter.Options{Layout: lay, Window: e.o.Window})
 	var out []report.Boundary
-	for k := 1; k <= n; k++ {
-		at := m0.Add(time.Duration(k) * time.Minute)
+	for i, at := range starts {
+		k := i + 1
 		if sleepUntil(ctx, at) != nil {
 			break
 		}
@@ -220,7 +238,7 @@ func (e *env) boundaryJobs(ctx context.Context, m0 time.Time, n int) []report.Bo
 			b.Error = err.Error()
 		}
 		out = append(out, b)
-		e.report(fmt.Sprintf("%s boundary %d", WinWindows, k), time.Duration(rep.TookMS)*time.Millisecond, time.Minute,
+		e.report(fmt.Sprintf("%s boundary %d", WinWindows, k), time.Duration(rep.TookMS)*time.Millisecond, lay.SmallestUnit().Next(at, lay.Zone).Sub(at),
 			fmt.Sprintf("%d due, %d moved, %d ms", rep.Due, rep.Moved, rep.TookMS), true)
 	}
 	return out

@@ -48,7 +48,10 @@ func (e *env) measureWindows(ctx context.Context, r *report.WindowsMode, run *wi
 	for _, a := range quiet.Acks {
 		commits[1+a.Counter] = append(commits[1+a.Counter], a.Committed)
 	}
-	lay := windowsLayout(run.mode)
+	lay, err := windowsLayout(run.mode, e.o.Calendar)
+	if err != nil {
+		return err
+	}
 	ws := lay.WindowsOf(collPosts + "/" + winHot)
 	for from := 0; from < len(run.ids); from += 500 {
 		var refs []*firestore.DocumentRef
@@ -127,7 +130,7 @@ func checkWindows(r *report.WindowsMode, lay core.Layout, ws []core.Window, span
 						continue
 					}
 					r.Buckets++
-					if d := got - in(b, w.Unit.Next(b, nil).Add(-time.Nanosecond)); d != 0 {
+					if d := got - in(b, w.Unit.Next(b, lay.Zone).Add(-time.Nanosecond)); d != 0 {
 						r.BucketsOff++
 						r.MaxBucketOff = max(r.MaxBucketOff, abs(d))
 					}
@@ -136,7 +139,7 @@ func checkWindows(r *report.WindowsMode, lay core.Layout, ws []core.Window, span
 			from := st.Bucket
 			if w.Kind == core.KindOver {
 				for range w.N - 1 {
-					from = w.Unit.Prev(from, nil)
+					from = w.Unit.Prev(from, lay.Zone)
 				}
 			}
 			if v, _ := data[w.Field].(int64); v != in(from, asOf) {

@@ -2,27 +2,37 @@ package bench
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/tztest"
 )
 
 // TestBenchWindows runs the counts-by-time bench across one start of a
-// minute, small: a hot post at 20 views a second and 30 quiet posts, on
+// bucket, small: a hot post at 20 views a second and 30 quiet posts, on
 // two Rollup instances, with every event delivered twice and some
-// delayed. It checks what holds at any speed: every total, closed bucket
-// and window is the truth the increments' commit times give, every trend
-// is within its bound of the exact decayed sum, the boundary job moved
-// every post folded in the minute that ended, and the hot post was
-// written at most once a second.
+// delayed, in hour buckets of a zone whose hours are 6 seconds long
+// (tztest.Cycle), as the instances read it from its file. It checks what
+// holds at any speed: every total, closed bucket and window is the truth
+// the increments' commit times give, every trend is within its bound of
+// the exact decayed sum, the boundary job moved every post folded in the
+// bucket that ended, and the hot post was written at most once a second.
 func TestBenchWindows(t *testing.T) {
-	emulatortest.Long(t, "TestBenchWindows crosses the start of a minute")
+	emulatortest.Long(t, "TestBenchWindows crosses the start of a bucket")
 	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
+	dir := t.TempDir()
+	first, changes := tztest.Cycle(time.Now(), 6*time.Second, 20*time.Minute)
+	if err := tztest.Write(dir, "Tally/Cycle", first, changes); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := RunWindows(context.Background(), WindowsOptions{
 		Counters: 30, Boundaries: 1,
+		Calendar: Calendar{Unit: core.Hour, Zone: "Tally/Cycle", ZoneFile: filepath.Join(dir, "Tally", "Cycle")},
 		Setup: Setup{
 			Workers: 8, Rate: 20, Window: time.Second, Instances: 2, DuplicateRate: 1, DelayRate: 0.2,
 			MaxDelay: 300 * time.Millisecond, Modes: []string{WinWindows}, Project: emulatortest.Project,
