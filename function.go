@@ -23,8 +23,8 @@ import (
 func init() {
 	framework.HTTP("Increment", lazy("increment", func(f *setup.Set) http.Handler { return f.Increment }))
 	// Rollup takes Eventarc's CloudEvents over HTTP and reads them with the
-	// CloudEvents SDK itself; see rollup.Handler.ServeHTTP for why it is not
-	// registered with setup.CloudEvent.
+	// CloudEvents SDK itself, not with the framework's CloudEvent
+	// registration: see rollup.Handler.ServeHTTP for why.
 	framework.HTTP("Rollup", lazy("rollup", func(f *setup.Set) http.Handler { return f.Rollup }))
 	framework.HTTP("Reconcile", lazy("reconcile", func(f *setup.Set) http.Handler { return f.Reconcile })) // for the scheduled repair job
 }

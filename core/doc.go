@@ -3,7 +3,9 @@
 // Go client (package counter). It holds where a counter's documents are,
 // how an increment writes a shard, how a fold brings the counted document
 // up to date, the one-shard protocol between the two, and the errors they
-// answer with. It holds nothing of HTTP or of events.
+// answer with. It holds nothing of HTTP; of events, only the Eventarc
+// triggers a layout needs (ondocuments.go), which deploy.sh and tally
+// serve register, and the event types they are of.
 //
 // # Documents
 //

@@ -1,8 +1,9 @@
 // Command tally administers counters and runs tally locally.
 //
-//	tally create | incr | get | sum | watch | reshard | reset | reconcile | delete
+//	tally create | incr | get | sum | series | watch | reshard | reset | reconcile | delete
 //	tally config   print the configuration in force
 //	tally rules    print or publish the Firestore security rules
+//	tally indexes  print the Firestore indexes the declared counts need
 //	tally serve    run the emulator, the functions and the event bridge
 //	tally token    sign in on the local Auth emulator and print an ID token
 //	tally bench    measure tally against the baselines
