@@ -107,6 +107,9 @@ func serveCommand() *cobra.Command {
 		if err := st.Stop(sctx); err != nil && failed == nil && !errors.Is(err, context.Canceled) {
 			failed = err
 		}
+		if st.Unanswered > 0 {
+			fmt.Fprintf(stderr, "tally serve: %d event(s) were left unanswered; every counter was folded after them, so the totals hold their writes\n", st.Unanswered)
+		}
 		if st.Saved {
 			fmt.Fprintf(stderr, "tally serve: the data is saved in %s\n", o.DataDir)
 		}

@@ -87,6 +87,9 @@ type Stack struct {
 	// starts all the same, and their events or a reconcile fold them.
 	Unsettled  []Unsettled
 	Saved      bool   // Stop exported the data to Options.DataDir
+	// Unanswered is how many events Stop left unanswered, though every
+	// counter was folded after them, so that the totals hold their writes.
+	Unanswered int64
 	AuthHost   string // FIREBASE_AUTH_EMULATOR_HOST; "" without sign-in
 	Auth       *authemu.Emulator
 	Contention *contention.Proxy // the functions reach the emulator through it, if set
@@ -409,31 +412,34 @@ const ExportTimeout = 2 * time.Minute
 // of ctx's time and MaxDrain, every counter is folded (which covers writes whose events
 // the emulator had not handed over), for the rest of it, the data is
 // exported when DataDir is set, whatever the draining left undone (within
-// ExportTimeout of its own), and then the servers and the emulator stop.
-// Its error says what was left: events not answered, counters not
-// folded; what the data holds is right all the same, and a start folds
-// every counter again.
+// its own bound, which also waits for an emulator that does not answer),
+// and then the servers and the emulator stop. Its error says what was
+// left: counters not folded, events not answered before a fold that could
+// not be made, data not saved; events left unanswered with every counter
+// folded after them are only counted (Unanswered), as the totals hold
+// their writes. A start folds every counter again.
 func (s *Stack) Stop(ctx context.Context) error {
 	s.draining.Store(true)
 	var errs []error
-	drain, cancel := context.WithTimeout(ctx, drainTime(ctx))
-	if err := s.Bridge.Wait(drain); err != nil {
-		errs = append(errs, fmt.Errorf("stack: %d event(s) left unanswered: %w", s.Bridge.Pending(), err))
-	}
-	cancel()
+	unanswered := s.drain(ctx)
 	save := s.Emulator != nil && s.o.DataDir != ""
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.saveTimeout())
 	defer cancel()
 	up := s.emulatorUp()
 	if !up && save {
 		s.o.Logger.Warn("stack: the Firestore emulator does not answer; waiting for it, to save the data", "dir", s.o.DataDir, "within", s.saveTimeout().String())
-		up = s.waitEmulator(sctx)
+		if up = s.waitEmulator(sctx); up && unanswered != nil {
+			unanswered = s.drain(sctx) // the events waited on the emulator too: their time again
+		}
 	}
+	settled := false
 	if up {
 		if _, failed, err := s.settle(ctx); err != nil {
 			errs = append(errs, err)
 		} else if len(failed) > 0 {
 			errs = append(errs, fmt.Errorf("stack: %d counter(s) not folded, first %s: %w", len(failed), failed[0].Counter, failed[0].Err))
+		} else {
+			settled = true
 		}
 		if save {
 			if err := s.Emulator.Export(sctx, s.o.Config.Project, s.o.DataDir); err != nil {
@@ -442,6 +448,14 @@ func (s *Stack) Stop(ctx context.Context) error {
 				s.Saved = true
 			}
 		}
+	}
+	switch {
+	case unanswered != nil && settled:
+		// Every counter was folded after them: the totals hold their
+		// writes all the same.
+		s.Unanswered = s.Bridge.Pending()
+	case unanswered != nil:
+		errs = append(errs, unanswered)
 	}
 	if save && !s.Saved {
 		// Never a stop that looks clean with the data lost: what was
@@ -476,6 +490,17 @@ func (s *Stack) waitEmulator(ctx context.Context) bool {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// drain waits for the events in flight to be answered, for at most half
+// of ctx's time and MaxDrain, and says how many were left if not.
+func (s *Stack) drain(ctx context.Context) error {
+	drain, cancel := context.WithTimeout(ctx, drainTime(ctx))
+	defer cancel()
+	if err := s.Bridge.Wait(drain); err != nil {
+		return fmt.Errorf("stack: %d event(s) left unanswered: %w", s.Bridge.Pending(), err)
+	}
+	return nil
 }
 
 // MaxDrain bounds the wait for the events in flight when the stack
