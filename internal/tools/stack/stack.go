@@ -85,8 +85,8 @@ type Stack struct {
 	Settled      int    // counters whose totals Start brought up to date
 	// Unsettled are the counters Start could not fold, each with why: it
 	// starts all the same, and their events or a reconcile fold them.
-	Unsettled  []Unsettled
-	Saved      bool   // Stop exported the data to Options.DataDir
+	Unsettled []Unsettled
+	Saved     bool // Stop exported the data to Options.DataDir
 	// Unanswered is how many events Stop left unanswered, though every
 	// counter was folded after them, so that the totals hold their writes.
 	Unanswered int64
