@@ -22,6 +22,7 @@ import (
 // the budget, 3 reads and 3 writes a comment in all, holds even where
 // Rollup reads the post again before each fold.)
 func TestAggregatePartsBoundTheCost(t *testing.T) {
+	t.Parallel()
 	c := changeCost(t, countOnly, 3000, 6)
 	t.Logf("per new comment, on a post of %d in %d parts: %.2f reads and %.2f writes by Rollup", c.existing, c.parts, c.reads, c.writes)
 	if c.reads > 2 || c.writes > 1 {
@@ -35,6 +36,7 @@ func TestAggregatePartsBoundTheCost(t *testing.T) {
 // and writes the part's records and the post: 4 reads and 2 writes by
 // Rollup, whatever the post's size, and each form equals Firestore's own.
 func TestEveryFormBoundsTheCost(t *testing.T) {
+	t.Parallel()
 	c := changeCost(t, allForms, 1500, 6)
 	t.Logf("per new comment, on a post of %d in %d parts: %.2f reads and %.2f writes by Rollup", c.existing, c.parts, c.reads, c.writes)
 	if c.reads > 4 || c.writes > 2 {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestStoreContractFolder(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	client := emulatortest.Client(t)
 	layout := core.Default()

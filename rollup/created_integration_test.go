@@ -41,6 +41,7 @@ func createdEvent(t *testing.T, name string) event.Event {
 // each aggregated collection of no more than a thousand children (the
 // children read, for a sum or an average).
 func TestCreatedGetsEveryCount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	client, l, name := newPost(t, allForms)
 	ops := &opcount.Ops{}

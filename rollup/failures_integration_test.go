@@ -25,6 +25,7 @@ import (
 // and counted it with no query); and the log says which document, which
 // aggregate and why, at a severity the fold-failure alarm counts.
 func TestOneAggregateFailingFreezesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, l, name := newPost(t, "posts:likes,comments=count(comments),shown=count(comments where hidden == false),score=sum(comments.score)")
 	client := emulatortest.Refusing(t, func(q *firestorepb.StructuredQuery) error {

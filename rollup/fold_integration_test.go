@@ -57,6 +57,7 @@ func checkSpaced(t *testing.T, writes []time.Time, window time.Duration) {
 // TestFoldInOrder delivers each write's event right after the write, as a
 // running system does: every event waits for a fold that covers it.
 func TestFoldInOrder(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	h.live = h.handler(Config{})
 	workload(h)
@@ -65,6 +66,7 @@ func TestFoldInOrder(t *testing.T) {
 }
 
 func TestFoldEveryEventTwice(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	handler := h.handler(Config{})
 	events := workload(h)
@@ -76,6 +78,7 @@ func TestFoldEveryEventTwice(t *testing.T) {
 }
 
 func TestFoldShuffled(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 4; seed++ {
 		h := newHistory(t)
 		events := workload(h)
@@ -91,6 +94,7 @@ func TestFoldShuffled(t *testing.T) {
 // fold sums the shards, so the total is exact without the missing one, which
 // is answered without a write when it comes.
 func TestFoldOneMissingThenLate(t *testing.T) {
+	t.Parallel()
 	n := len(workload(newHistory(t)))
 	for k := 0; k < n; k++ {
 		t.Run(fmt.Sprint("event", k), func(t *testing.T) {
@@ -116,6 +120,7 @@ func TestFoldOneMissingThenLate(t *testing.T) {
 }
 
 func TestFoldShardDeleted(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	h.incr(0, 5)
 	h.incr(1, 3)
@@ -139,6 +144,7 @@ func TestFoldShardDeleted(t *testing.T) {
 }
 
 func TestFoldShardResetToZero(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	h.incr(0, 5)
 	h.incr(0, 5)
@@ -155,6 +161,7 @@ func TestFoldShardResetToZero(t *testing.T) {
 // makes one: num_shards on the parent and shards pre-created with count 0,
 // before any trigger existed, so their creation events never arrive.
 func TestFoldGuideCounter(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	ctx := context.Background()
 	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{core.FieldNumShards: int64(4), "label": "likes"}); err != nil {
@@ -176,6 +183,7 @@ func TestFoldGuideCounter(t *testing.T) {
 }
 
 func TestFoldParentMissing(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	h.incr(7, 2)
 	h.incr(7, 2)
@@ -192,6 +200,7 @@ func TestFoldParentMissing(t *testing.T) {
 // TestFoldConcurrent delivers every event twice, all at once, to one
 // handler, as the platform pushes them.
 func TestFoldConcurrent(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	handler := h.handler(Config{})
 	events := workload(h)
@@ -208,6 +217,7 @@ func TestFoldConcurrent(t *testing.T) {
 // TestFoldDeletedCounter deletes a counter's shards and parent, then
 // delivers every event of its history: no parent comes back.
 func TestFoldDeletedCounter(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	handler := h.handler(Config{})
 	h.incr(0, 3)

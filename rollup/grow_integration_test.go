@@ -43,6 +43,7 @@ func forgedCount(h *history, count int64, at time.Time) *eventarc.Doc {
 // count is the sum of a counter on one shard) is put right by the next
 // true write, and by a reconcile.
 func TestForgedCountsNeverGrow(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	oneShard(h)
 	h.live = h.handler(Config{Grow: growing})
@@ -82,6 +83,7 @@ func TestForgedCountsNeverGrow(t *testing.T) {
 // far as the decoder lets one be) is not taken at its word: the fold that
 // covers it sums the shard, and the total stays the true one.
 func TestFutureCountNotTaken(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	oneShard(h)
 	h.live = h.handler(Config{})
@@ -100,6 +102,7 @@ func TestFutureCountNotTaken(t *testing.T) {
 // the shard (once while it waits for the window, then at its fold) and
 // takes the rate from those sums. The total ends exact.
 func TestBurstGrowsFromSums(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	oneShard(h)
 	c := h.concurrently(h.handler(Config{Window: 500 * time.Millisecond, Grow: growing}))

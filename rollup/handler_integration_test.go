@@ -23,6 +23,7 @@ import (
 // the total stays exact, the shards and num_shards as they were, the parent
 // small.
 func TestForgedEventsAmongReal(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	ctx := context.Background()
 	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{core.FieldNumShards: 4, core.FieldTotal: 0}); err != nil {
@@ -76,6 +77,7 @@ func TestForgedEventsAmongReal(t *testing.T) {
 // counter that does not exist, is acknowledged, logged as an error, and
 // writes nothing.
 func TestHandleDropsBadEventsWithoutWriting(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	handler := h.handler(Config{})
 	for kind, e := range forged(h) {
@@ -99,6 +101,7 @@ func TestHandleDropsBadEventsWithoutWriting(t *testing.T) {
 // to a random instance, one in ten twice and one in ten late. The parent
 // takes at most one write per window, and the total is exact.
 func TestFourHandlersOneCounter(t *testing.T) {
+	t.Parallel()
 	const window = 150 * time.Millisecond
 	h := newHistory(t)
 	handlers := make([]*Handler, 4)
@@ -137,6 +140,7 @@ func TestFourHandlersOneCounter(t *testing.T) {
 // TestFoldRepairsWrongTypes: a parent whose total, as_of and old
 // bookkeeping hold the wrong types is repaired by the next fold.
 func TestFoldRepairsWrongTypes(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	ctx := context.Background()
 	_, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{
@@ -156,6 +160,7 @@ func TestFoldRepairsWrongTypes(t *testing.T) {
 // the fold logs an error naming the counter, writes nothing, and the event
 // is acknowledged.
 func TestFoldSumPastInt64(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	ctx := context.Background()
 	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{core.FieldNumShards: 2, core.FieldTotal: 7}); err != nil {
@@ -177,6 +182,7 @@ func TestFoldSumPastInt64(t *testing.T) {
 // TestFoldTwoThousandShards folds a counter of 2,000 shards, and grows one
 // of 1,000 shards to 2,000 inside its folds' own writes.
 func TestFoldTwoThousandShards(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	ctx := context.Background()
 	bw := h.client.BulkWriter(ctx)
@@ -217,6 +223,7 @@ func TestFoldTwoThousandShards(t *testing.T) {
 // flood of events (here, deletes of shards that never existed) for a counter
 // whose shards do not move leaves its num_shards as it is.
 func TestHintsAloneNeverGrowACounter(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{core.FieldNumShards: 2}); err != nil {
 		t.Fatal(err)
@@ -248,6 +255,7 @@ func TestHintsAloneNeverGrowACounter(t *testing.T) {
 // field no shard holds (TALLY_SHARD_FIELD wrong) logs an error and leaves
 // a non-zero total alone instead of writing 0 over it.
 func TestFoldKeepsTotalWithoutShardField(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{core.FieldNumShards: 2, core.FieldTotal: 12}); err != nil {
 		t.Fatal(err)
@@ -268,6 +276,7 @@ func TestFoldKeepsTotalWithoutShardField(t *testing.T) {
 // sends for any page's request and Eventarc never does, is refused, 403,
 // and folds nothing, however good the event it carries.
 func TestPagesCannotPostEvents(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	e := h.incr(0, 5)
 	r, err := eventarc.Request(context.Background(), "http://tally.test/Rollup", e)
@@ -290,6 +299,7 @@ func TestPagesCannotPostEvents(t *testing.T) {
 // alarm for a wrong shard field is for shards that hold none, not for no
 // shards.
 func TestShardsDeletedRaiseNoAlarm(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	if _, err := h.layout.Counter(h.client, h.id).Set(context.Background(), map[string]any{core.FieldNumShards: 2}); err != nil {
 		t.Fatal(err)

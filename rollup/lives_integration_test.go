@@ -21,6 +21,7 @@ import (
 // reads the post as it is, and must not write the earlier life's counts
 // onto it: the post keeps likes 0 and counts no view.
 func TestCreatedAgainHoldsNothingOfItsEarlierLife(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:likes,views")
 	stale := core.NewAdder(client, core.AdderConfig{Layout: l, CacheTTL: time.Hour})

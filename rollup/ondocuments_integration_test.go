@@ -37,6 +37,7 @@ func newPost(t testing.TB, counts string) (*firestore.Client, core.Layout, strin
 // order, is answered; the counts are exact; and a post that is gone is
 // never brought back by its shards' late events.
 func TestDocsGrowAndDuplicates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:likes,views")
 	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: 50 * time.Millisecond,
@@ -102,6 +103,7 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 // every count ends exact, and the post's tally writes, as their commits
 // date them, are a window apart or more.
 func TestDocsWindowAcrossInstances(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:likes,views,shares")
 	life := emulatortest.Life(t, l, client, name)

@@ -67,6 +67,7 @@ func (in *instances) deliver(i int, e event.Event) (foldedHere bool) {
 // each is folded at once by the instance that holds it, none waits for the
 // leader, which holds nothing.
 func TestQuietCounterFoldedByWhicheverHolds(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	in := newInstances(h, 8, testWindow)
 	var last event.Event
@@ -93,6 +94,7 @@ func TestQuietCounterFoldedByWhicheverHolds(t *testing.T) {
 // nothing more, so it will not fold again. The second folds once the
 // window allows.
 func TestFollowerFoldsForAnIdleLeader(t *testing.T) {
+	t.Parallel()
 	const window = 300 * time.Millisecond
 	h := newHistory(t)
 	in := newInstances(h, 2, window)
@@ -111,6 +113,7 @@ func TestFollowerFoldsForAnIdleLeader(t *testing.T) {
 // plain client, which reports no read time, it sums in a read-only
 // transaction, and is as exact.
 func TestFoldSumsInOneCall(t *testing.T) {
+	t.Parallel()
 	fsClient, ops := emulatortest.CountingClient(t)
 	plain, err := firestore.NewClient(context.Background(), emulatortest.Project)
 	if err != nil {

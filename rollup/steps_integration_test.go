@@ -49,6 +49,7 @@ func slowAggregations(t *testing.T, d time.Duration) *firestore.Client {
 // written more than once on the way. Before, every fold outgrew its bound
 // and wrote nothing, and was tried again from the start.
 func TestBigPostFoldsInSteps(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	client, l, name := newPost(t, countOnly)
 	comments := client.Doc(name).Collection("comments")

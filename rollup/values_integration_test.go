@@ -31,6 +31,7 @@ var oddIDs = []string{"alice@example.com", "a b", "x:y", "a+b", "100%", "%41", "
 // comments gives it: after each comment's event, after edits and deletes,
 // and after a reconcile from scratch.
 func TestAggregatesEqualFirestores(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	client, l, name := newPost(t, allForms)
 	comments := client.Doc(name).Collection("comments")
