@@ -18,6 +18,7 @@ import (
 )
 
 func TestCreate(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 4)
 	ctx := context.Background()
@@ -49,6 +50,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestIncrementTotalSum(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, _, id := newCounter(t, 5)
 	ctx := context.Background()
@@ -73,6 +75,7 @@ func TestIncrementTotalSum(t *testing.T) {
 // as Increment does with TALLY_AUTO_CREATE; with RefuseMissing it fails
 // with ErrNotFound and writes nothing.
 func TestIncrementOfMissing(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	ctx := context.Background()
 	fs := emulatortest.Client(t)
@@ -100,6 +103,7 @@ func TestIncrementOfMissing(t *testing.T) {
 }
 
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, _ := newClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -132,6 +136,7 @@ func TestWatch(t *testing.T) {
 // while increments run: nothing acknowledged is lost, and only 3 shards
 // remain.
 func TestReshardDownWhileIncrementing(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 10)
 	ctx := context.Background()
@@ -171,6 +176,7 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 // TestReshardKeepsTotal watches the total while a quiet counter shrinks from
 // 10 shards to 3 and grows to 5: it never moves.
 func TestReshardKeepsTotal(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, fs := newClient(t)
 	ctx, cancel := context.WithCancel(context.Background())

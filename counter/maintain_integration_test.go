@@ -30,6 +30,7 @@ func incrementHTTP(t *testing.T, id string) bool {
 // TestResetRacingIncrements resets a counter while increments run: the total
 // ends equal to the shards, and increments after the reset all count.
 func TestResetRacingIncrements(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, _, id := newCounter(t, 5)
 	ctx := context.Background()
@@ -67,6 +68,7 @@ func TestResetRacingIncrements(t *testing.T) {
 // reconciles: the drift is reported, the total repaired, and later
 // increments stay exact.
 func TestReconcileRepairsCorruptedTotal(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 4)
 	ctx := context.Background()
@@ -100,6 +102,7 @@ func corrupt(t *testing.T, fs *firestore.Client, id string, total int64) {
 }
 
 func TestReconcileAll(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, fs := newClient(t)
 	ctx := context.Background()
@@ -133,6 +136,7 @@ func TestReconcileAll(t *testing.T) {
 
 // TestDelete removes a counter with events still in flight: it stays gone.
 func TestDelete(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 3)
 	ctx := context.Background()
@@ -168,6 +172,7 @@ func TestDelete(t *testing.T) {
 // increment racing a reshard leaves) counts in the sum and is moved into a
 // kept shard, and the total stays exact.
 func TestReconcileMovesLeftOverShards(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 2)
 	ctx := context.Background()

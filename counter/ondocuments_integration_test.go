@@ -17,6 +17,7 @@ import (
 // acts on tally's fields and subcollections and leaves the app's title
 // alone, and none creates a post.
 func TestDocsLifecycle(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	_, fs := newClient(t)
 	l := core.Default()
@@ -106,6 +107,7 @@ func TestDocsLifecycle(t *testing.T) {
 // comments and one document's count of a collection from the root, and
 // reports how far each had drifted.
 func TestReconcileAllAggregates(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	_, fs := newClient(t)
 	id := emulatortest.ID(t) // collections of the test's own: --all reads whole collection groups

@@ -15,6 +15,7 @@ import (
 // (until they are moved), it must not, and the counter says so. A listener
 // on the total never sees it go down, it ends exact, and the mark is gone.
 func TestReshardToOneWhileIncrementing(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	c, fs, id := newCounter(t, 4)
 	ctx, cancel := context.WithCancel(context.Background())
