@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 )
 
@@ -15,6 +16,7 @@ import (
 // (TALLY_BIN), rather than once per run.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	emulatortest.ManyAtOnce()
 	if testing.Short() {
 		os.Exit(m.Run()) // no test that runs deploy.sh runs
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,20 +30,15 @@ import (
 // so tests run the real program as a child process.
 //
 // The tests run in parallel, and mostly wait: for emulators to start, for
-// folds a window away, for browsers. Unless -parallel is given, four run at
-// once, not one per CPU: on 2 cores that took the package from 134 s to
-// 98 s, on the same CPU time.
+// folds a window away, for browsers. Unless -parallel is given, eight run
+// at once (emulatortest.ManyAtOnce), not one per CPU.
 func TestMain(m *testing.M) {
 	bench.InstanceMain()
 	if os.Getenv("TALLY_TEST_MAIN") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
-	}
+	emulatortest.ManyAtOnce()
 	os.Exit(m.Run())
 }
 

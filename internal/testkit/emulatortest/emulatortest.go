@@ -50,6 +50,7 @@ func Main(m *testing.M, after ...func()) {
 
 func run(m *testing.M) int {
 	flag.Parse()
+	ManyAtOnce()
 	if os.Getenv("FIRESTORE_EMULATOR_HOST") != "" || testing.Short() {
 		return m.Run() // -short: the tests that need the emulator skip, saying so
 	}
