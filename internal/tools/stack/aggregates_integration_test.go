@@ -27,11 +27,11 @@ const aggregatesSpec = `posts:likes,comments=count(comments),shown=count(comment
 // fields are untouched, and a post deleted stays deleted whatever its
 // comments' events do after.
 func TestAggregatesEndToEnd(t *testing.T) {
+	t.Parallel()
 	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_COUNTS", aggregatesSpec)
-	t.Setenv("TALLY_ROLLUP_WINDOW", "300ms")
+	cfg := envConfig(t, map[string]string{"TALLY_COUNTS": aggregatesSpec, "TALLY_ROLLUP_WINDOW": "300ms"})
 	ctx := context.Background()
-	_, client, cfg := startFromEnv(t, paths)
+	_, client := startConfig(t, paths, cfg)
 	if _, err := client.Doc("stats/site").Set(ctx, map[string]any{"name": "site"}); err != nil {
 		t.Fatal(err)
 	}

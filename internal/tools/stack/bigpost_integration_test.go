@@ -21,9 +21,7 @@ const aggregateForms = `posts:likes,views,comments=count(comments),shown=count(c
 func aggregatedPost(t *testing.T) (*Stack, *firestore.Client, *firestore.DocumentRef) {
 	t.Helper()
 	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_COUNTS", aggregateForms)
-	t.Setenv("TALLY_ROLLUP_WINDOW", "300ms")
-	s, client, _ := startFromEnv(t, paths)
+	s, client := startConfig(t, paths, envConfig(t, map[string]string{"TALLY_COUNTS": aggregateForms, "TALLY_ROLLUP_WINDOW": "300ms"}))
 	doc := client.Collection("posts").Doc(emulatortest.ID(t))
 	if _, err := doc.Create(context.Background(), map[string]any{"title": "big"}); err != nil {
 		t.Fatal(err)
@@ -39,6 +37,7 @@ func aggregatedPost(t *testing.T) (*Stack, *firestore.Client, *firestore.Documen
 // in the same document. (A sum over a range of ids is a query Firestore
 // refuses, so sums and averages are kept by their children's records.)
 func TestAggregatesPastAPart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, client, doc := aggregatedPost(t)
 	comments := doc.Collection("comments")

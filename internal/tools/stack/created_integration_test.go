@@ -14,11 +14,11 @@ import (
 // so that the README's feed, ordered by comments, shows it; one created
 // after its comments holds them at once, with no comment written after.
 func TestNewPostInTheFeed(t *testing.T) {
+	t.Parallel()
 	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_COUNTS", aggregateForms)
-	t.Setenv("TALLY_ROLLUP_WINDOW", "300ms")
+
 	ctx := context.Background()
-	_, client, _ := startFromEnv(t, paths)
+	_, client := startConfig(t, paths, envConfig(t, map[string]string{"TALLY_COUNTS": aggregateForms, "TALLY_ROLLUP_WINDOW": "300ms"}))
 	fresh := client.Collection("posts").Doc(emulatortest.ID(t) + "-new")
 	if _, err := fresh.Create(ctx, map[string]any{"title": "new"}); err != nil {
 		t.Fatal(err)

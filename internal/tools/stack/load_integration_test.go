@@ -18,11 +18,12 @@ import (
 // stop, its aggregates come to equal Firestore's own over its comments.
 // (How long that takes is logged, not judged: it is the machine's.)
 func TestAggregatesUnderLoad(t *testing.T) {
+	t.Parallel()
 	paths := emulatortest.RequirePaths(t)
 	emulatortest.Long(t, "a load of 5 seconds")
-	t.Setenv("TALLY_COUNTS", aggregateForms)
+
 	ctx := context.Background()
-	_, client, _ := startFromEnv(t, paths)
+	_, client := startConfig(t, paths, envConfig(t, map[string]string{"TALLY_COUNTS": aggregateForms}))
 	doc := client.Collection("posts").Doc(emulatortest.ID(t))
 	if _, err := doc.Create(ctx, map[string]any{"title": "busy"}); err != nil {
 		t.Fatal(err)

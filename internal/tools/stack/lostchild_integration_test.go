@@ -16,6 +16,7 @@ import (
 // children and reads them again. Before, the count was right and the sum
 // and the average left it out until a reconcile.
 func TestChildTooBigForAnEvent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, client, doc := aggregatedPost(t)
 	comments := doc.Collection("comments")

@@ -32,27 +32,22 @@ const docsWindow = 300 * time.Millisecond
 func startDocs(t *testing.T) (*Stack, *firestore.Client) {
 	t.Helper()
 	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_COUNTS", "posts:likes,views,shares;users/*/posts:likes")
-	t.Setenv("TALLY_SHARDS_COLLECTION", "tally_shards")
-	t.Setenv("TALLY_ROLLUP_WINDOW", docsWindow.String())
-	t.Setenv("TALLY_SHARD_CACHE_TTL", "300ms")
-	t.Setenv("TALLY_AUTO_GROW", "false")
-	t.Setenv("TALLY_DEFAULT_SHARDS", "4")
-	s, client, _ := startFromEnv(t, paths)
-	return s, client
+	return startConfig(t, paths, envConfig(t, map[string]string{
+		"TALLY_COUNTS": "posts:likes,views,shares;users/*/posts:likes", "TALLY_SHARDS_COLLECTION": "tally_shards",
+		"TALLY_ROLLUP_WINDOW": docsWindow.String(), "TALLY_SHARD_CACHE_TTL": "300ms", "TALLY_AUTO_GROW": "false", "TALLY_DEFAULT_SHARDS": "4",
+	}))
 }
 
-// startFromEnv starts the stack configured from the environment, as serve
-// is, for the test's project, to be stopped when the test ends, and a
-// client of its emulator.
-func startFromEnv(t *testing.T, paths emulator.Paths) (*Stack, *firestore.Client, setup.Config) {
+// envConfig is the configuration serve reads from an environment that
+// holds vars and nothing else of tally's: each test's own, so that tests
+// run in parallel.
+func envConfig(t *testing.T, vars map[string]string) setup.Config {
 	t.Helper()
-	cfg, err := setup.ConfigFromEnv(os.Getenv)
+	cfg, err := setup.ConfigFromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, client := startConfig(t, paths, cfg)
-	return s, client, cfg
+	return cfg
 }
 
 // startConfig starts the stack with cfg, for the test's project, to be
@@ -71,12 +66,7 @@ func startConfig(t *testing.T, paths emulator.Paths, cfg setup.Config) (*Stack, 
 			t.Errorf("Stop: %v", err)
 		}
 	})
-	client, err := firestore.NewClient(context.Background(), emulatortest.Project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	return s, client
+	return s, emulatortest.ClientAt(t, s.EmulatorHost, emulatortest.Project)
 }
 
 // post is one Increment request's answer.
@@ -95,6 +85,7 @@ func post(t *testing.T, s *Stack, body string) (int, string) {
 // whole local stack, with the emulator's own trigger delivery on each
 // counted collection.
 func TestCountsOnDocuments(t *testing.T) {
+	t.Parallel()
 	emulatortest.Require(t)
 	s, fs := startDocs(t)
 	ctx := context.Background()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -23,10 +22,11 @@ import (
 // delivery, and Rollup. Every total must equal its acknowledged increments
 // and its shards.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_AUTO_GROW", "false") // keep the shards the test counts
+
 	ctx := context.Background()
-	cfg, err := setup.ConfigFromEnv(os.Getenv)
+	cfg, err := setup.ConfigFromEnv(func(k string) string { return map[string]string{"TALLY_AUTO_GROW": "false"}[k] }) // keep the shards the test counts
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +43,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}()
 
-	client, err := firestore.NewClient(ctx, emulatortest.Project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := emulatortest.ClientAt(t, s.EmulatorHost, emulatortest.Project)
 	counters := []string{emulatortest.ID(t) + "-a", emulatortest.ID(t) + "-b", emulatortest.ID(t) + "-c"}
 	wantShards := map[string]int{counters[0]: 1, counters[1]: 1, counters[2]: 10}
 	if _, err := core.Default().Counter(client, counters[2]).Create(ctx, map[string]any{core.FieldNumShards: 10, core.FieldTotal: 0}); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
@@ -21,9 +20,9 @@ import (
 // again on the data holds what was written, and folds the counter whose
 // event was never answered.
 func TestStopSavesWhateverEventsDo(t *testing.T) {
+	t.Parallel()
 	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_AUTO_GROW", "false")
-	cfg, err := setup.ConfigFromEnv(os.Getenv)
+	cfg, err := setup.ConfigFromEnv(func(k string) string { return map[string]string{"TALLY_AUTO_GROW": "false"}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

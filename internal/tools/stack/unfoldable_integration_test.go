@@ -3,7 +3,6 @@ package stack
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -29,9 +28,11 @@ func hugeBody(name string) string {
 // starting nor a reconcile of everything from finishing: every other post
 // is folded, and the stack says which could not be, and why.
 func TestOneDocumentStopsNothing(t *testing.T) {
+	t.Parallel()
 	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_COUNTS", "posts:likes,comments=count(comments)")
-	cfg, err := setup.ConfigFromEnv(os.Getenv)
+	cfg, err := setup.ConfigFromEnv(func(k string) string {
+		return map[string]string{"TALLY_COUNTS": "posts:likes,comments=count(comments)"}[k]
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

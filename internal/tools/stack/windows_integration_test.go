@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
-	"github.com/tallycounters/tally/setup"
 )
 
 // windowsSpec declares counts by time on posts, in hour buckets: of a
@@ -32,14 +30,11 @@ const windowsSpec = "posts:likes,views,views_min=views per hour,views_3m=views o
 // of them; and at the next bucket, with no view, the boundary job makes
 // the bucket's views 0 and keeps the last in the series.
 func TestWindowsAcrossBoundaries(t *testing.T) {
+	t.Parallel()
 	paths := emulatortest.RequirePaths(t)
-	t.Setenv("TALLY_COUNTS", windowsSpec)
-	t.Setenv("TALLY_ROLLUP_WINDOW", "300ms")
-	cfg, err := setup.ConfigFromEnv(os.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := envConfig(t, map[string]string{"TALLY_COUNTS": windowsSpec, "TALLY_ROLLUP_WINDOW": "300ms"})
 	first, changes := tztest.Cycle(time.Now(), 4*time.Second, 15*time.Minute)
+	var err error
 	if cfg.Layout.Zone, err = tztest.Location("Tally/Cycle", first, changes); err != nil {
 		t.Fatal(err)
 	}
