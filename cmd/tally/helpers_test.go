@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,7 +35,7 @@ import (
 // at once (emulatortest.ManyAtOnce), not one per CPU.
 func TestMain(m *testing.M) {
 	bench.InstanceMain()
-	if os.Getenv("TALLY_TEST_MAIN") == "1" {
+	if os.Getenv("TALLY_TEST_MAIN") == "1" || filepath.Base(os.Args[0]) == "tally" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	flag.Parse()
