@@ -212,6 +212,35 @@ func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int)
 	return nil
 }
 
+// Gather reads what a fold of the document id, as p holds it, takes
+// beside its sum s: the counts at the starts of buckets it crosses
+// (ReadBoundaries, if s holds counts), and each part of children refolded
+// at partsAt (SumParts, into s.Parts). Every fold is a sum, Gather, and
+// Write: Rollup's, the boundary job's and Fold's alike; they differ in
+// the sum they start from.
+func (f *Folder) Gather(ctx context.Context, id string, p Parent, s *Sum, children []Child, partsAt, now time.Time) error {
+	if err := f.ReadBoundaries(ctx, id, p, s, now); err != nil {
+		return err
+	}
+	if len(children) == 0 {
+		return nil
+	}
+	parts, err := f.SumParts(ctx, id, p, children, partsAt)
+	s.Parts = parts
+	return err
+}
+
+// waitWindow waits out what is left of the window since p's last write,
+// if anything is: waited says it did (p is then to be read again), err
+// that ctx ended first.
+func (f *Folder) waitWindow(ctx context.Context, p Parent) (waited bool, err error) {
+	wait := p.Written.Add(f.window).Sub(p.Anchor)
+	if !p.Exists || wait <= 0 {
+		return false, nil
+	}
+	return true, gax.Sleep(ctx, wait+time.Millisecond)
+}
+
 // Fold folds id now: it reads the parent, waits out the rest of the window
 // if the parent was written within it, sums the shards at the time of that
 // read, refolds every part of its aggregates, and writes the sums. It is
@@ -241,10 +270,9 @@ func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
 				return Outcome{}, fmt.Errorf("core: fold %s: %w", id, ErrNoCounter)
 			}
 		}
-		if wait := p.Written.Add(f.window).Sub(p.Anchor); p.Exists && wait > 0 {
-			if err := gax.Sleep(ctx, wait+time.Millisecond); err != nil {
-				return Outcome{}, fmt.Errorf("core: fold %s: %w", id, err)
-			}
+		if waited, err := f.waitWindow(ctx, p); err != nil {
+			return Outcome{}, fmt.Errorf("core: fold %s: %w", id, err)
+		} else if waited {
 			continue
 		}
 		s, err := f.sumAt(ctx, id, p.Life, p.Anchor)
@@ -254,10 +282,7 @@ func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
 		if since.IsZero() {
 			since = s.At
 		}
-		if err := f.ReadBoundaries(ctx, id, p, &s, time.Now()); err != nil {
-			return Outcome{}, err
-		}
-		if s.Parts, err = f.SumParts(ctx, id, p, f.partsBefore(id, p, since), s.At); err != nil {
+		if err := f.Gather(ctx, id, p, &s, f.partsBefore(id, p, since), s.At, time.Now()); err != nil {
 			return Outcome{}, err
 		}
 		fold, next, err := f.Write(ctx, id, p, s, 0)

@@ -113,36 +113,58 @@ func validDocs(docs []Docs, subs ...string) error {
 		if d.One() && len(d.Fields) > 0 {
 			return fmt.Errorf("core: counts on the one document %q: it takes aggregates only (%s=count(/collection)); counts are declared on a collection", d.Collection, d.Fields[0])
 		}
-		fields := map[string]bool{}
-		names := slices.Clone(d.Fields)
-		for _, w := range d.Windows {
-			names = append(names, w.Field)
+		if err := validSources(d, subs, children); err != nil {
+			return err
 		}
-		for _, a := range d.Aggregates {
-			names = append(names, a.Field)
-			if !a.Root && (slices.Contains(subs, a.Child) || a.Child == LivesCollection) {
-				return fmt.Errorf("core: counts on %q: %s: %q is one of tally's subcollections", d.Collection, a, a.Child)
-			}
-			if !a.Root && d.One() {
-				return fmt.Errorf("core: counts on the one document %q: %s: give the collection from the root (/%s)", d.Collection, a, a.Child)
-			}
-			src := d.childPattern(a)
-			if other, ok := children[src]; ok && other != d.Collection {
-				return fmt.Errorf("core: %s is aggregated onto both %q and %q: a collection's documents are aggregated onto one place", src, other, d.Collection)
-			}
-			children[src] = d.Collection
+		if err := validFields(d); err != nil {
+			return err
 		}
-		for _, f := range names {
-			switch {
-			case !fieldName.MatchString(f):
-				return fmt.Errorf("core: counts on %q: field %q is not a plain name (letters, digits and '_', not starting with a digit)", d.Collection, f)
-			case f == FieldBookkeeping || strings.HasPrefix(f, "__"):
-				return fmt.Errorf("core: counts on %q: field %q is reserved", d.Collection, f)
-			case fields[f]:
-				return fmt.Errorf("core: counts on %q: field %q is given twice", d.Collection, f)
-			}
-			fields[f] = true
+	}
+	return nil
+}
+
+// validSources checks the collections d aggregates: none of tally's
+// subcollections, from the root for one document, and none aggregated
+// onto another declaration than d (children: each collection of
+// children already seen, and the declaration it is aggregated onto).
+func validSources(d Docs, subs []string, children map[string]string) error {
+	for _, a := range d.Aggregates {
+		if !a.Root && (slices.Contains(subs, a.Child) || a.Child == LivesCollection) {
+			return fmt.Errorf("core: counts on %q: %s: %q is one of tally's subcollections", d.Collection, a, a.Child)
 		}
+		if !a.Root && d.One() {
+			return fmt.Errorf("core: counts on the one document %q: %s: give the collection from the root (/%s)", d.Collection, a, a.Child)
+		}
+		src := d.childPattern(a)
+		if other, ok := children[src]; ok && other != d.Collection {
+			return fmt.Errorf("core: %s is aggregated onto both %q and %q: a collection's documents are aggregated onto one place", src, other, d.Collection)
+		}
+		children[src] = d.Collection
+	}
+	return nil
+}
+
+// validFields checks the fields d declares, of its counts, windows and
+// aggregates alike: plain names other than tally's own, none twice.
+func validFields(d Docs) error {
+	names := slices.Clone(d.Fields)
+	for _, w := range d.Windows {
+		names = append(names, w.Field)
+	}
+	for _, a := range d.Aggregates {
+		names = append(names, a.Field)
+	}
+	fields := map[string]bool{}
+	for _, f := range names {
+		switch {
+		case !fieldName.MatchString(f):
+			return fmt.Errorf("core: counts on %q: field %q is not a plain name (letters, digits and '_', not starting with a digit)", d.Collection, f)
+		case f == FieldBookkeeping || strings.HasPrefix(f, "__"):
+			return fmt.Errorf("core: counts on %q: field %q is reserved", d.Collection, f)
+		case fields[f]:
+			return fmt.Errorf("core: counts on %q: field %q is given twice", d.Collection, f)
+		}
+		fields[f] = true
 	}
 	return nil
 }

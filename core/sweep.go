@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/iterator"
 )
 
@@ -145,10 +144,9 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outc
 		if !p.Exists || !p.AsOf.Before(at) || p.NextBoundary.IsZero() || p.NextBoundary.After(now) {
 			return Outcome{Counter: name}, nil // gone, or folded since B, or not due
 		}
-		if wait := p.Written.Add(f.window).Sub(p.Anchor); wait > 0 {
-			if err := gax.Sleep(ctx, wait+time.Millisecond); err != nil {
-				return Outcome{}, fmt.Errorf("core: move the windows of %s: %w", name, err)
-			}
+		if waited, err := f.waitWindow(ctx, p); err != nil {
+			return Outcome{}, fmt.Errorf("core: move the windows of %s: %w", name, err)
+		} else if waited {
 			continue
 		}
 		s, err := f.sumAt(ctx, name, p.Life, at)
@@ -157,7 +155,7 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outc
 		}
 		// The sum is the counts just before B: B's boundary, read.
 		s.Window, s.Boundaries = b, []Boundary{{At: b, Values: s.Values}}
-		if err := f.ReadBoundaries(ctx, name, p, &s, now); err != nil {
+		if err := f.Gather(ctx, name, p, &s, nil, time.Time{}, now); err != nil {
 			return Outcome{}, err
 		}
 		fold, _, err := f.Write(ctx, name, p, s, 0)

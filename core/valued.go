@@ -157,13 +157,22 @@ func (f *Folder) splitRecords(ctx context.Context, tx *firestore.Transaction, pf
 		pf.docs = doc.writes(pf.Source, pf.Lo, pf.Hi, fields, recs, at)
 		return nil
 	}
+	return f.keepChunks(tx, pf, doc, id, life, aggs, fields, chunks, at, func(c chunk, hi string) (Part, error) {
+		return f.countRange(ctx, tx, pf, id, aggs, pf.Source, c.lo, hi, at, nil)
+	})
+}
+
+// keepChunks makes pf's parts of chunks, each part's counts from count
+// (given the chunk and the end of its range), its sums from its records,
+// and the writes of its part document (doc, as read, for the first).
+func (f *Folder) keepChunks(tx *firestore.Transaction, pf *PartFold, doc partDoc, id, life string, aggs []Aggregate, fields []string, chunks []chunk, at time.Time, count func(c chunk, hi string) (Part, error)) error {
 	pf.Parts = Parts{}
 	for i, c := range chunks {
 		hi := pf.Hi
 		if i+1 < len(chunks) {
 			hi = chunks[i+1].lo
 		}
-		part, err := f.countRange(ctx, tx, pf, id, aggs, pf.Source, c.lo, hi, at, nil)
+		part, err := count(c, hi)
 		if err != nil {
 			return err
 		}
@@ -197,15 +206,37 @@ func (f *Folder) scanPart(ctx context.Context, tx *firestore.Transaction, pf *Pa
 	q := rangeOf(f.source(id, src), pf.Lo, pf.Hi).Select(read...).OrderBy(firestore.DocumentID, firestore.Asc)
 	it := tx.Documents(q)
 	defer it.Stop()
-	var chunks []chunk
-	var cur chunk
-	cur.lo = pf.Lo
-	counts := map[string]int64{}
-	flush := func(next string) {
-		cur.counts = counts
-		chunks = append(chunks, cur)
-		cur, counts = chunk{lo: next}, map[string]int64{}
+	chunks, err := scanChunks(it, pf.Lo, src, aggs, fields, at)
+	if err != nil {
+		return err
 	}
+	switch n := len(chunks); {
+	case n > 1 && countAll(chunks) <= PartMax:
+		chunks = []chunk{merge(chunks)} // a part of PartMax children or fewer stays whole
+	case n > 1 && len(chunks[n-1].recs) < PartMax/4:
+		chunks = append(chunks[:n-2], merge(chunks[n-2:])) // no small part at the end
+	}
+	pf.Children = nil
+	err = f.keepChunks(tx, pf, doc, id, life, aggs, fields, chunks, at, func(c chunk, _ string) (Part, error) {
+		part := Part{At: at, N: int64(len(c.recs)), V: map[string]any{}, C: map[string]int64{}}
+		for _, a := range aggs {
+			if a.Source() == src && a.Op == OpCount {
+				part.V[a.Field] = c.counts[a.Field]
+			}
+		}
+		return part, nil
+	})
+	pf.Scanned = err == nil
+	return err
+}
+
+// scanChunks reads the children it lists, from lo on, into chunks of
+// about half a part each, cut between ids: each child's record of fields
+// as of at, and each chunk's counts of src's counts (their filters
+// applied to each child read).
+func scanChunks(it *firestore.DocumentIterator, lo, src string, aggs []Aggregate, fields []string, at time.Time) ([]chunk, error) {
+	var chunks []chunk
+	cur := chunk{lo: lo, counts: map[string]int64{}}
 	var last string
 	for {
 		snap, err := it.Next()
@@ -213,56 +244,25 @@ func (f *Folder) scanPart(ctx context.Context, tx *firestore.Transaction, pf *Pa
 			break
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		id := snap.Ref.ID
 		if len(cur.recs) >= PartMax/2 || recordBytes(cur.recs) >= maxRecordBytes/2 {
 			if sep, ok := separator(last, id); ok {
-				flush(sep)
+				chunks = append(chunks, cur)
+				cur = chunk{lo: sep, counts: map[string]int64{}}
 			}
 		}
 		data := snap.Data()
 		cur.recs = append(cur.recs, recordOf(id, data, fields, at))
 		for _, a := range aggs {
 			if a.Source() == src && a.Op == OpCount && matches(data, a.Where) {
-				counts[a.Field]++
+				cur.counts[a.Field]++
 			}
 		}
 		last = id
 	}
-	flush("")
-	switch n := len(chunks); {
-	case n > 1 && countAll(chunks) <= PartMax:
-		chunks = []chunk{merge(chunks)} // a part of PartMax children or fewer stays whole
-	case n > 1 && len(chunks[n-1].recs) < PartMax/4:
-		chunks = append(chunks[:n-2], merge(chunks[n-2:])) // no small part at the end
-	}
-	pf.Parts = Parts{}
-	pf.Children = nil
-	for i, c := range chunks {
-		hi := pf.Hi
-		if i+1 < len(chunks) {
-			hi = chunks[i+1].lo
-		}
-		part := Part{At: at, N: int64(len(c.recs)), V: map[string]any{}, C: map[string]int64{}}
-		for _, a := range aggs {
-			if a.Source() == src && a.Op == OpCount {
-				part.V[a.Field] = c.counts[a.Field]
-			}
-		}
-		addSums(&part, aggs, src, fields, c.recs)
-		pf.Parts[PartKey(c.lo)] = part
-		d := doc
-		if i > 0 {
-			var err error
-			if d, err = readPartDoc(tx, f.layout.PartDoc(f.client, id, life, src, c.lo)); err != nil {
-				return err
-			}
-		}
-		pf.docs = append(pf.docs, d.writes(src, c.lo, hi, fields, c.recs, at)...)
-	}
-	pf.Scanned = true
-	return nil
+	return append(chunks, cur), nil
 }
 
 // chunk is the records of one part to be, and, from a scan, its counts.

@@ -285,31 +285,7 @@ func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (valu
 			continue
 		}
 		cur := w.Unit.Start(at, loc)
-		st, ok := p.Windows[w.Field]
-		switch {
-		case !ok || st.Bucket.After(cur):
-			// A window new to the document: its first bucket counts from
-			// the bucket's start if the document was created since, or
-			// its count there was read; else from this fold.
-			base := totals[i]
-			if bornBy(p, cur) {
-				base = 0
-			}
-			for _, x := range s.Boundaries {
-				if x.At.Equal(cur) && i < len(x.Values) {
-					base = x.Values[i]
-				}
-			}
-			st = WindowState{Bucket: cur, Base: base, Series: map[string]int64{}}
-		case st.Bucket.Before(cur):
-			st = st.clone()
-			st.roll(w, cur, loc, func(b time.Time) int64 {
-				if !s.read(b) && b.After(s.Quiet) && i < len(p.Totals) && totals[i] != p.Totals[i] && !slices.ContainsFunc(unread, b.Equal) {
-					unread = append(unread, b) // the count changed since the last fold, and could not be read at b
-				}
-				return s.valueAt(p, i, b)
-			})
-		}
+		st := moveWindow(w, i, cur, loc, p, s, totals, &unread)
 		v := totals[i] - st.Base
 		if w.Kind == KindOver {
 			for b, k := w.Unit.Prev(cur, loc), 1; k < w.N; b, k = w.Unit.Prev(b, loc), k+1 {
@@ -325,6 +301,41 @@ func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (valu
 		}
 	}
 	return values, states, next, unread
+}
+
+// moveWindow is the state of the window w, of the i'th count, in the
+// bucket that starts at cur, after the fold s onto p whose counts are
+// totals: a first bucket for a window new to the document, or its state
+// rolled on to cur. The starts it crosses unread while the count changed
+// are added to unread.
+func moveWindow(w Window, i int, cur time.Time, loc *time.Location, p Parent, s Sum, totals []int64, unread *[]time.Time) WindowState {
+	st, ok := p.Windows[w.Field]
+	switch {
+	case !ok || st.Bucket.After(cur):
+		// A window new to the document: its first bucket counts from
+		// the bucket's start if the document was created since, or
+		// its count there was read; else from this fold.
+		base := totals[i]
+		if bornBy(p, cur) {
+			base = 0
+		}
+		for _, x := range s.Boundaries {
+			if x.At.Equal(cur) && i < len(x.Values) {
+				base = x.Values[i]
+			}
+		}
+		return WindowState{Bucket: cur, Base: base, Series: map[string]int64{}}
+	case st.Bucket.Before(cur):
+		st = st.clone()
+		changed := i < len(p.Totals) && totals[i] != p.Totals[i]
+		st.roll(w, cur, loc, func(b time.Time) int64 {
+			if changed && !s.read(b) && b.After(s.Quiet) && !slices.ContainsFunc(*unread, b.Equal) {
+				*unread = append(*unread, b) // the count changed since the last fold, and could not be read at b
+			}
+			return s.valueAt(p, i, b)
+		})
+	}
+	return st
 }
 
 // read reports whether s holds the counts read at the bucket start b.

@@ -65,59 +65,86 @@ func isWindow(s string) bool {
 // parseWindow reads one window of TALLY_COUNTS (see Window).
 func parseWindow(s string) (Window, error) {
 	if m := perSpec.FindStringSubmatch(s); m != nil {
-		u, err := ParseUnit(m[3])
-		if err != nil {
-			return Window{}, fmt.Errorf("window %q: %w", s, err)
-		}
-		w := Window{Field: m[1], Kind: KindPer, Count: m[2], Unit: u, N: DefaultKeep[u]}
-		if m[4] != "" {
-			if w.N, err = strconv.Atoi(m[4]); err != nil || w.N < 1 || w.N > MaxKeep {
-				return Window{}, fmt.Errorf("window %q: keep 1 to %d buckets", s, MaxKeep)
-			}
-		}
-		return w, nil
+		return parsePer(s, m)
 	}
 	if m := overSpec.FindStringSubmatch(s); m != nil {
-		u, err := ParseUnit(m[4])
-		if err != nil {
-			return Window{}, fmt.Errorf("window %q: %w", s, err)
-		}
-		n, err := strconv.Atoi(m[3])
-		if err != nil || n < 1 || n > MaxKeep {
-			return Window{}, fmt.Errorf("window %q: over 1 to %d %ss", s, MaxKeep, u)
-		}
-		return Window{Field: m[1], Kind: KindOver, Count: m[2], Unit: u, N: n}, nil
+		return parseOver(s, m)
 	}
-	m := trendSpec.FindStringSubmatch(s)
-	if m == nil {
-		return Window{}, fmt.Errorf("window %q: want name=count per unit [keep N], name=count over N units, or name=trend(count + count/K, half-life)", s)
+	if m := trendSpec.FindStringSubmatch(s); m != nil {
+		return parseTrend(s, m)
 	}
+	return Window{}, fmt.Errorf("window %q: want name=count per unit [keep N], name=count over N units, or name=trend(count + count/K, half-life)", s)
+}
+
+// parsePer reads the window s, "name=count per unit [keep N]", of
+// perSpec's submatches m.
+func parsePer(s string, m []string) (Window, error) {
+	u, err := ParseUnit(m[3])
+	if err != nil {
+		return Window{}, fmt.Errorf("window %q: %w", s, err)
+	}
+	w := Window{Field: m[1], Kind: KindPer, Count: m[2], Unit: u, N: DefaultKeep[u]}
+	if m[4] != "" {
+		if w.N, err = strconv.Atoi(m[4]); err != nil || w.N < 1 || w.N > MaxKeep {
+			return Window{}, fmt.Errorf("window %q: keep 1 to %d buckets", s, MaxKeep)
+		}
+	}
+	return w, nil
+}
+
+// parseOver reads the window s, "name=count over N units", of overSpec's
+// submatches m.
+func parseOver(s string, m []string) (Window, error) {
+	u, err := ParseUnit(m[4])
+	if err != nil {
+		return Window{}, fmt.Errorf("window %q: %w", s, err)
+	}
+	n, err := strconv.Atoi(m[3])
+	if err != nil || n < 1 || n > MaxKeep {
+		return Window{}, fmt.Errorf("window %q: over 1 to %d %ss", s, MaxKeep, u)
+	}
+	return Window{Field: m[1], Kind: KindOver, Count: m[2], Unit: u, N: n}, nil
+}
+
+// parseTrend reads the trend s, "name=trend(count + K*count/K, half-life)",
+// of trendSpec's submatches m.
+func parseTrend(s string, m []string) (Window, error) {
 	h, err := parseHalfLife(m[3])
 	if err != nil {
 		return Window{}, fmt.Errorf("window %q: %w", s, err)
 	}
 	w := Window{Field: m[1], Kind: KindTrend, HalfLife: h}
 	for _, t := range strings.Split(m[2], "+") {
-		tm := termSpec.FindStringSubmatch(strings.TrimSpace(t))
-		if tm == nil {
-			return Window{}, fmt.Errorf("window %q: the term %q is not count, K*count or count/K", s, strings.TrimSpace(t))
-		}
-		term := Term{Field: tm[2], Weight: 1}
-		if tm[1] != "" {
-			if term.Weight, err = strconv.ParseFloat(tm[1], 64); err != nil || term.Weight <= 0 {
-				return Window{}, fmt.Errorf("window %q: the weight %q is not a positive number", s, tm[1])
-			}
-		}
-		if tm[3] != "" {
-			d, err := strconv.ParseFloat(tm[3], 64)
-			if err != nil || d <= 0 {
-				return Window{}, fmt.Errorf("window %q: the divisor %q is not a positive number", s, tm[3])
-			}
-			term.Weight /= d
+		term, err := parseTerm(strings.TrimSpace(t))
+		if err != nil {
+			return Window{}, fmt.Errorf("window %q: %w", s, err)
 		}
 		w.Terms = append(w.Terms, term)
 	}
 	return w, nil
+}
+
+// parseTerm reads one term of a trend: count, K*count or count/K.
+func parseTerm(t string) (Term, error) {
+	tm := termSpec.FindStringSubmatch(t)
+	if tm == nil {
+		return Term{}, fmt.Errorf("the term %q is not count, K*count or count/K", t)
+	}
+	term := Term{Field: tm[2], Weight: 1}
+	var err error
+	if tm[1] != "" {
+		if term.Weight, err = strconv.ParseFloat(tm[1], 64); err != nil || term.Weight <= 0 {
+			return Term{}, fmt.Errorf("the weight %q is not a positive number", tm[1])
+		}
+	}
+	if tm[3] != "" {
+		d, err := strconv.ParseFloat(tm[3], 64)
+		if err != nil || d <= 0 {
+			return Term{}, fmt.Errorf("the divisor %q is not a positive number", tm[3])
+		}
+		term.Weight /= d
+	}
+	return term, nil
 }
 
 // MaxHalfLife bounds a trend's half-life: ten years. A score that halves

@@ -51,64 +51,16 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	for _, pf := range s.Parts {
 		fold.Failed = append(fold.Failed, pf.Failed...)
 	}
-	ref := f.layout.Counter(f.client, id)
-	docs := f.layout.OnDocs()
-	counts := s.Values != nil && (!p.Exists || p.AsOf.Before(s.At))
-	parts, applied, misfit := mergeParts(p.Parts, s.Parts)
-	switch {
-	case p.Exists && misfit:
-		return fold, p, ErrStale // parts were split since p was read: fold them again
-	case p.Exists && counts && s.Life != p.Life:
-		return fold, p, ErrStale // a sum of another life's shards: the document was created again since
-	case p.Exists && !counts && len(applied) == 0:
-		for _, pf := range s.Parts {
-			if pf.Same {
-				fold.Children = append(fold.Children, pf.Children...)
-			}
-		}
-		return fold, p, nil // a later fold is there already
-	case p.Exists && s.At.Before(p.Written.Add(f.window)) && p.Now(time.Now()).Before(p.Written.Add(f.window)):
-		return fold, p, fmt.Errorf("core: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
-	case !p.Exists && (docs || s.zero()):
-		p.AsOf = s.At // nothing to hold, as of then
-		return fold, p, nil
-	case !docs && p.Exists && s.Shards[0] == 0 && (p.Seen || p.Totals[0] != 0):
-		// No shard holds the field. If shards are there, the field is most
-		// likely wrong; if none is (the counter's shards deleted, by
-		// tally delete before its parent), the sum, 0, is the total.
-		some, err := f.anyShard(ctx, id, p.Life)
-		if err != nil {
-			return fold, p, err
-		}
-		if some {
-			return fold, p, fmt.Errorf("core: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
-		}
+	w := f.planWrite(id, p, s)
+	if done, next, err := f.check(ctx, id, p, s, w, &fold); done {
+		return fold, next, err
 	}
 	var aggregates map[string]any
-	if len(applied) > 0 {
-		aggregates = AggregateValues(f.layout.Aggregates(id), parts)
+	if len(w.applied) > 0 {
+		aggregates = AggregateValues(f.layout.Aggregates(id), w.parts)
 	}
-	times, moved := f.timeUpdates(id, p, s, counts, aggregates)
-	var wr *firestore.WriteResult
-	var err error
-	if p.Exists {
-		updates := f.countUpdates(id, p, s, counts)
-		updates = append(updates, f.partUpdates(id, parts, applied)...)
-		updates = append(updates, times...)
-		if docs {
-			updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp},
-				firestore.Update{FieldPath: f.layout.LifePath(), Value: p.Life})
-		}
-		if grow > 0 && counts {
-			updates = append(updates, firestore.Update{FieldPath: f.layout.NumShardsPath(), Value: int64(grow)})
-			fold.NumShards, fold.Grew = grow, true
-		}
-		wr, err = ref.Update(ctx, updates, firestore.LastUpdateTime(p.Updated))
-	} else {
-		data := map[string]any{FieldTotal: s.Values[0], FieldAsOf: s.At}
-		setPaths(data, times)
-		wr, err = ref.Create(ctx, data)
-	}
+	times, moved := f.timeUpdates(id, p, s, w.counts, aggregates)
+	wr, err := f.commit(ctx, id, p, s, w, grow, times, &fold)
 	switch status.Code(err) {
 	case codes.OK:
 	case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
@@ -116,16 +68,16 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	default:
 		return fold, p, fmt.Errorf("core: write fold of %s: %w", id, err)
 	}
-	fold.Wrote, fold.Updated, fold.Parts = true, wr.UpdateTime, len(applied)
-	for _, pf := range applied {
+	fold.Wrote, fold.Updated, fold.Parts = true, wr.UpdateTime, len(w.applied)
+	for _, pf := range w.applied {
 		fold.Children = append(fold.Children, pf.Children...)
 	}
 	fold.Aggregates, fold.Unread = aggregates, moved.unread
 	next := p
 	moved.apply(&next)
-	next.Exists, next.Updated, next.Written, next.Parts = true, wr.UpdateTime, wr.UpdateTime, parts
+	next.Exists, next.Updated, next.Written, next.Parts = true, wr.UpdateTime, wr.UpdateTime, w.parts
 	next.Seen, next.Anchor, next.AnchorAt = false, wr.UpdateTime, time.Now()
-	if counts {
+	if w.counts {
 		next.AsOf, next.Totals, next.NumShards = s.At, f.totals(id, p, s), fold.NumShards
 		next.Present = nil // every count is there now: a field no shard held was written 0
 		next.Legacy = false
@@ -134,6 +86,92 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 		}
 	}
 	return fold, next, nil
+}
+
+// writePlan is what a fold s onto p would write: the counts (if s is
+// newer), and the parts after s's refolds, those of them applied, and
+// whether any was of parts split since p was read.
+type writePlan struct {
+	counts  bool
+	parts   map[string]Parts
+	applied []PartFold
+	misfit  bool
+}
+
+func (f *Folder) planWrite(id string, p Parent, s Sum) writePlan {
+	w := writePlan{counts: s.Values != nil && (!p.Exists || p.AsOf.Before(s.At))}
+	w.parts, w.applied, w.misfit = mergeParts(p.Parts, s.Parts)
+	return w
+}
+
+// check decides whether the fold w of s onto p is not to be written, and
+// if so (done) what Write returns: the document as it stands, and why.
+func (f *Folder) check(ctx context.Context, id string, p Parent, s Sum, w writePlan, fold *Outcome) (done bool, next Parent, err error) {
+	if !p.Exists {
+		if f.layout.OnDocs() || s.zero() {
+			p.AsOf = s.At // nothing to hold, as of then
+			return true, p, nil
+		}
+		return false, p, nil
+	}
+	switch {
+	case w.misfit:
+		return true, p, ErrStale // parts were split since p was read: fold them again
+	case w.counts && s.Life != p.Life:
+		return true, p, ErrStale // a sum of another life's shards: the document was created again since
+	case !w.counts && len(w.applied) == 0:
+		for _, pf := range s.Parts {
+			if pf.Same {
+				fold.Children = append(fold.Children, pf.Children...)
+			}
+		}
+		return true, p, nil // a later fold is there already
+	case s.At.Before(p.Written.Add(f.window)) && p.Now(time.Now()).Before(p.Written.Add(f.window)):
+		return true, p, fmt.Errorf("core: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
+	case !f.layout.OnDocs() && s.Shards[0] == 0 && (p.Seen || p.Totals[0] != 0):
+		return f.checkShardField(ctx, id, p)
+	}
+	return false, p, nil
+}
+
+// checkShardField is the check of a counter of the guide layout of which
+// no shard holds the shard field. If shards are there, the field is most
+// likely wrong: ErrNoShardField, nothing written. If none is (the
+// counter's shards deleted, by tally delete before its parent), the sum,
+// 0, is the total.
+func (f *Folder) checkShardField(ctx context.Context, id string, p Parent) (done bool, next Parent, err error) {
+	some, err := f.anyShard(ctx, id, p.Life)
+	if err != nil {
+		return true, p, err
+	}
+	if some {
+		return true, p, fmt.Errorf("core: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
+	}
+	return false, p, nil
+}
+
+// commit writes the fold w of s onto p, with times (its windows and
+// trends): an update of p's fields on the condition that p is unchanged,
+// or, in the guide layout, the creation of a missing parent.
+func (f *Folder) commit(ctx context.Context, id string, p Parent, s Sum, w writePlan, grow int, times []firestore.Update, fold *Outcome) (*firestore.WriteResult, error) {
+	ref := f.layout.Counter(f.client, id)
+	if !p.Exists {
+		data := map[string]any{FieldTotal: s.Values[0], FieldAsOf: s.At}
+		setPaths(data, times)
+		return ref.Create(ctx, data)
+	}
+	updates := f.countUpdates(id, p, s, w.counts)
+	updates = append(updates, f.partUpdates(id, w.parts, w.applied)...)
+	updates = append(updates, times...)
+	if f.layout.OnDocs() {
+		updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp},
+			firestore.Update{FieldPath: f.layout.LifePath(), Value: p.Life})
+	}
+	if grow > 0 && w.counts {
+		updates = append(updates, firestore.Update{FieldPath: f.layout.NumShardsPath(), Value: int64(grow)})
+		fold.NumShards, fold.Grew = grow, true
+	}
+	return ref.Update(ctx, updates, firestore.LastUpdateTime(p.Updated))
 }
 
 // countUpdates are the fields a fold of the counts s writes: each count's

@@ -41,59 +41,17 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 	if err := c.check(id, n); err != nil {
 		return 0, err
 	}
-	parent := c.layout.Counter(c.fs, id)
 	// A counter of the guide layout whose shards have no parent (as
 	// Google's samples make them) gets one, holding num_shards.
 	life, err := c.life(ctx, id)
 	if err != nil {
 		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
 	}
-	// Shards there are, where num_shards does not say: one past the
-	// highest, as increments spread over them.
-	present := 0
-	if known, err := c.knowsShards(ctx, id); err != nil {
-		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
-	} else if !known {
-		if present, err = c.presentShards(ctx, id, life); err != nil {
-			return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
-		}
-	}
-	tctx, cancel := c.bound(ctx, 1)
-	defer cancel()
-	err = c.fs.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		snap, err := tx.Get(parent)
-		exists := err == nil
-		switch {
-		case status.Code(err) == codes.NotFound && c.layout.OnDocs():
-			return ErrNotFound
-		case status.Code(err) == codes.NotFound:
-		case err != nil:
-			return err
-		}
-		if exists {
-			if old, err = c.layout.NumShards(snap.Data()); err != nil {
-				return err
-			}
-		}
-		if old == 0 {
-			old = max(present, c.shards) // what Increment uses on a counter without num_shards
-		}
-		guard := any(firestore.Delete)
-		if n == 1 && old > 1 {
-			guard = firestore.ServerTimestamp // shard 0 is not yet the whole count: see core.Layout.OneShard
-		}
-		if !exists {
-			if n == 1 && old > 1 {
-				return tx.Create(parent, map[string]any{core.FieldNumShards: int64(n), core.FieldResharding: firestore.ServerTimestamp})
-			}
-			return tx.Create(parent, map[string]any{core.FieldNumShards: int64(n)})
-		}
-		return tx.Update(parent, []firestore.Update{
-			{FieldPath: c.layout.NumShardsPath(), Value: int64(n)},
-			{FieldPath: c.layout.ReshardingPath(), Value: guard},
-		})
-	})
+	present, err := c.unnumbered(ctx, id, life)
 	if err != nil {
+		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
+	}
+	if old, err = c.setNumShards(ctx, id, n, present); err != nil {
 		return 0, fmt.Errorf("counter: reshard %s: %w", id, err)
 	}
 	if n > old {
@@ -124,6 +82,62 @@ func (c *Client) Reshard(ctx context.Context, id string, n int, wait func(time.D
 		return old, c.endResharding(ctx, id)
 	}
 	return old, nil
+}
+
+// unnumbered is how many shards id's life has where num_shards does not
+// say: one past the highest, as increments spread over them; 0 where it
+// does.
+func (c *Client) unnumbered(ctx context.Context, id, life string) (int, error) {
+	known, err := c.knowsShards(ctx, id)
+	if err != nil || known {
+		return 0, err
+	}
+	return c.presentShards(ctx, id, life)
+}
+
+// setNumShards sets id's num_shards to n in one transaction, and returns
+// the number it had (present, or the default, where it had none). A
+// shrink to one shard marks the counter resharding: shard 0 is not yet
+// the whole count (see core.Layout.OneShard).
+func (c *Client) setNumShards(ctx context.Context, id string, n, present int) (old int, err error) {
+	parent := c.layout.Counter(c.fs, id)
+	tctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	err = c.fs.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		snap, err := tx.Get(parent)
+		exists := err == nil
+		switch {
+		case status.Code(err) == codes.NotFound && c.layout.OnDocs():
+			return ErrNotFound
+		case status.Code(err) == codes.NotFound:
+		case err != nil:
+			return err
+		}
+		if exists {
+			if old, err = c.layout.NumShards(snap.Data()); err != nil {
+				return err
+			}
+		}
+		if old == 0 {
+			old = max(present, c.shards) // what Increment uses on a counter without num_shards
+		}
+		shrinkToOne := n == 1 && old > 1
+		if !exists && shrinkToOne {
+			return tx.Create(parent, map[string]any{core.FieldNumShards: int64(n), core.FieldResharding: firestore.ServerTimestamp})
+		}
+		if !exists {
+			return tx.Create(parent, map[string]any{core.FieldNumShards: int64(n)})
+		}
+		guard := any(firestore.Delete)
+		if shrinkToOne {
+			guard = firestore.ServerTimestamp
+		}
+		return tx.Update(parent, []firestore.Update{
+			{FieldPath: c.layout.NumShardsPath(), Value: int64(n)},
+			{FieldPath: c.layout.ReshardingPath(), Value: guard},
+		})
+	})
+	return old, err
 }
 
 // endResharding clears the mark that a counter shrinking to one shard holds

@@ -77,10 +77,6 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 	if err := core.EnoughTime(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
-	kind := opKey
-	if op.Vote != nil || op.Once != "" {
-		kind = opVote
-	}
 	if op.Once != "" {
 		// A bucket is the commit's, which is known only once it commits:
 		// the step marks every bucket its commit may fall in, and commits
@@ -89,66 +85,19 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 		ctx, cancel = context.WithTimeout(ctx, onceSpan)
 		defer cancel()
 	}
-	onceAt := time.Now()
-	shard := rand.IntN(n)
-	var replace time.Time // update_time of an expired record to replace
+	c := commit{op: op, life: life, shard: rand.IntN(n), fields: fields, onceAt: time.Now()}
 	for attempt := 0; attempt < 3; attempt++ {
-		body := respond(shard, true)
+		body := respond(c.shard, true)
 		tctx, commitTime := fsrpc.WithCommitTime(ctx)
 		err := w.client.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
-			if op.Vote == nil && op.Limits.on() {
-				if err := w.spend(tx, op, time.Now()); err != nil {
-					return err
-				}
-			}
-			if op.Key != "" {
-				if err := w.putKey(tx, op, life, body, replace); err != nil {
-					return err
-				}
-			}
-			if op.Once != "" {
-				for _, b := range onceBuckets(op.Once, onceAt, w.layout.Zone) {
-					if err := tx.Create(w.onceMark(op, life, b), map[string]any{
-						core.FieldExpiresAt: op.Once.Next(b, w.layout.Zone).Add(onceSpan)}); err != nil {
-						return err
-					}
-				}
-			}
-			if op.Vote != nil {
-				voter := w.layout.Voter(w.client, op.Counter, life, op.Count.Field, op.Voter)
-				var err error
-				if *op.Vote {
-					err = tx.Create(voter, map[string]any{"at": firestore.ServerTimestamp})
-				} else {
-					err = tx.Delete(voter, firestore.Exists)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return tx.Set(w.layout.Shard(w.client, op.Counter, life, shard), fields, firestore.MergeAll)
+			return w.stage(tx, c, body)
 		})
-		var refusal *core.Error
 		switch status.Code(err) {
 		case codes.OK:
 			return body, commitTime(), nil
 		case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
 		default:
-			if errors.As(err, &refusal) && refusal.Code == core.TooMany {
-				// Past a limit: nothing written. A retry of a request that
-				// was counted before the limit was reached gets its answer.
-				if op.Key != "" {
-					kept, at, _, kerr := w.keptAnswer(ctx, op, life)
-					switch {
-					case errors.Is(kerr, errKeyReused):
-						return nil, time.Time{}, kerr
-					case kerr == nil && kept != nil:
-						return kept, at, nil
-					}
-				}
-				return nil, time.Time{}, err
-			}
-			return nil, time.Time{}, commitError(kind, fmt.Errorf("increment: commit to %s: %w", op.Counter, err))
+			return w.refused(ctx, c, err)
 		}
 		if op.Key != "" {
 			kept, at, expired, err := w.keptAnswer(ctx, op, life)
@@ -158,7 +107,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 			case kept != nil:
 				return kept, at, nil // a retry: the first answer, nothing written
 			case !expired.IsZero():
-				replace = expired
+				c.replace = expired
 				continue
 			}
 		}
@@ -167,24 +116,109 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 		}
 		// The vote was already counted, or not there to take back; or the
 		// user's step of this bucket was.
-		unchanged := respond(-1, false)
-		if op.Key == "" {
-			return unchanged, time.Time{}, nil
-		}
-		err = w.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-			return w.putKey(tx, op, life, unchanged, replace)
-		})
-		if status.Code(err) == codes.OK {
-			return unchanged, time.Time{}, nil
-		}
-		if kept, at, _, kerr := w.keptAnswer(ctx, op, life); errors.Is(kerr, errKeyReused) {
-			return nil, time.Time{}, kerr
-		} else if kerr == nil && kept != nil {
-			return kept, at, nil // the same key won meanwhile
-		}
-		return nil, time.Time{}, commitError(kind, fmt.Errorf("increment: record key for %s: %w", op.Counter, err))
+		return w.unchanged(ctx, c, respond(-1, false))
 	}
 	return nil, time.Time{}, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
+}
+
+// commit is one Commit of op: to shard of the counted document's life,
+// the fields of the increment, onceAt the time its once buckets are of,
+// and replace the update_time of an expired key's record to replace
+// (zero: none).
+type commit struct {
+	op      Op
+	life    string
+	shard   int
+	fields  map[string]any
+	onceAt  time.Time
+	replace time.Time
+}
+
+// kind is what a failure of c's commit is of, for its answer.
+func (c commit) kind() int {
+	if c.op.Vote != nil || c.op.Once != "" {
+		return opVote
+	}
+	return opKey
+}
+
+// stage puts c's writes in tx, answering body: the limits' spending, the
+// key's record, the once marks, the voter's document, and the shard's
+// increment.
+func (w *Writer) stage(tx *firestore.Transaction, c commit, body []byte) error {
+	op := c.op
+	if op.Vote == nil && op.Limits.on() {
+		if err := w.spend(tx, op, time.Now()); err != nil {
+			return err
+		}
+	}
+	if op.Key != "" {
+		if err := w.putKey(tx, op, c.life, body, c.replace); err != nil {
+			return err
+		}
+	}
+	if op.Once != "" {
+		for _, b := range onceBuckets(op.Once, c.onceAt, w.layout.Zone) {
+			if err := tx.Create(w.onceMark(op, c.life, b), map[string]any{
+				core.FieldExpiresAt: op.Once.Next(b, w.layout.Zone).Add(onceSpan)}); err != nil {
+				return err
+			}
+		}
+	}
+	if op.Vote != nil {
+		voter := w.layout.Voter(w.client, op.Counter, c.life, op.Count.Field, op.Voter)
+		var err error
+		if *op.Vote {
+			err = tx.Create(voter, map[string]any{"at": firestore.ServerTimestamp})
+		} else {
+			err = tx.Delete(voter, firestore.Exists)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return tx.Set(w.layout.Shard(w.client, op.Counter, c.life, c.shard), c.fields, firestore.MergeAll)
+}
+
+// refused answers a commit that failed for another reason than a
+// precondition: past a limit, nothing was written, but a retry of a
+// request that was counted before the limit was reached gets its answer.
+func (w *Writer) refused(ctx context.Context, c commit, err error) ([]byte, time.Time, error) {
+	var refusal *core.Error
+	if !errors.As(err, &refusal) || refusal.Code != core.TooMany {
+		return nil, time.Time{}, commitError(c.kind(), fmt.Errorf("increment: commit to %s: %w", c.op.Counter, err))
+	}
+	if c.op.Key != "" {
+		kept, at, _, kerr := w.keptAnswer(ctx, c.op, c.life)
+		switch {
+		case errors.Is(kerr, errKeyReused):
+			return nil, time.Time{}, kerr
+		case kerr == nil && kept != nil:
+			return kept, at, nil
+		}
+	}
+	return nil, time.Time{}, err
+}
+
+// unchanged answers a vote already counted, or not there to take back, or
+// a step of a bucket already counted: with the answer unchanged, which a
+// key's record keeps.
+func (w *Writer) unchanged(ctx context.Context, c commit, unchanged []byte) ([]byte, time.Time, error) {
+	if c.op.Key == "" {
+		return unchanged, time.Time{}, nil
+	}
+	err := w.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		return w.putKey(tx, c.op, c.life, unchanged, c.replace)
+	})
+	if status.Code(err) == codes.OK {
+		return unchanged, time.Time{}, nil
+	}
+	if kept, at, _, kerr := w.keptAnswer(ctx, c.op, c.life); errors.Is(kerr, errKeyReused) {
+		return nil, time.Time{}, kerr
+	} else if kerr == nil && kept != nil {
+		return kept, at, nil // the same key won meanwhile
+	}
+	return nil, time.Time{}, commitError(c.kind(), fmt.Errorf("increment: record key for %s: %w", c.op.Counter, err))
 }
 
 // putKey writes the key's record, in the counted document's life, holding

@@ -180,75 +180,112 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // increment parses, checks and makes the increment, and returns the body
 // of the answer.
 func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if err := h.checkApp(r); err != nil {
-		return nil, err
-	}
-	uid, err := h.authenticate(ctx, r)
+	a, err := h.admit(ctx, w, r)
 	if err != nil {
 		return nil, err
 	}
-	req, err := parseRequest(w, r, h.cfg.Public)
-	if err != nil {
-		return nil, err
-	}
-	count, err := req.validate(h.cfg.Layout, h.maxStep)
-	if err != nil {
-		return nil, err
-	}
-	if h.cfg.Public && h.cfg.VotesOnly && req.Vote == nil {
-		return nil, errorf(core.Invalid, `this Increment takes votes only: send {"counter": "...", "vote": true}, or false to take a vote back`)
-	}
-	key, err := idempotencyKey(r)
-	if err != nil {
-		return nil, err
-	}
-	if req.Vote != nil && uid == "" {
-		return nil, errorf(core.Invalid, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
-	}
-	if req.Once != "" && uid == "" {
-		return nil, errorf(core.Invalid, "once needs a signed-in user, counted once per %s: this Increment does not verify ID tokens (TALLY_AUTH)", req.Once)
-	}
-	limits := Limits{}
-	if uid != "" && req.Vote == nil {
-		limits = h.cfg.Limits
-	}
-	limitedOn := req.Counter + "\x00" + count.Field
-	if uid != "" && (req.Vote != nil || req.Once != "" || limits.on()) {
-		// A transaction on the user's own documents: one at a time per user
-		// (see users), and none where a limit is known to refuse it (a
-		// request with a key may be a retry of one counted: it looks).
-		userDone, err := h.users.wait(ctx, uid)
+	if a.uid != "" && (a.req.Vote != nil || a.req.Once != "" || a.limits.on()) {
+		userDone, err := h.userTurn(ctx, a)
 		if err != nil {
 			return nil, err
 		}
 		defer userDone()
-		if limits.on() && key == "" {
-			if err := h.users.refused(uid, limitedOn, time.Now()); err != nil {
-				return nil, err
-			}
-		}
 	}
 	release, err := h.turn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if req.Vote == nil && req.Once == "" && key == "" && !limits.on() {
-		shard, committed, err := h.writer.Add(ctx, req.Counter, count, req.By)
+	if a.req.Vote == nil && a.req.Once == "" && a.key == "" && !a.limits.on() {
+		shard, committed, err := h.writer.Add(ctx, a.req.Counter, a.count, a.req.By)
 		if err != nil {
 			return nil, plainError(err)
 		}
-		return encode(Response{Counter: req.Counter, Field: req.Field, Shard: shard, By: req.By, Changed: true,
+		return encode(Response{Counter: a.req.Counter, Field: a.req.Field, Shard: shard, By: a.req.By, Changed: true,
 			Committed: timestamp(committed)}), nil
 	}
-	op := Op{Counter: req.Counter, Count: count, By: req.By, Voter: uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: limits}
+	return h.commit(ctx, a)
+}
+
+// admitted is a request that passed every check: what it asks, the count
+// it asks of, the signed-in user ("" for none), its Idempotency-Key and
+// the limits it is held to.
+type admitted struct {
+	req    Request
+	count  core.Count
+	uid    string
+	key    string
+	limits Limits
+}
+
+// limitedOn is what a's limits are kept per, for the user.
+func (a admitted) limitedOn() string { return a.req.Counter + "\x00" + a.count.Field }
+
+// admit checks the request's app, user, body and key, each refusal a
+// clear error with nothing written.
+func (h *Handler) admit(ctx context.Context, w http.ResponseWriter, r *http.Request) (admitted, error) {
+	var a admitted
+	if err := h.checkApp(r); err != nil {
+		return a, err
+	}
+	var err error
+	if a.uid, err = h.authenticate(ctx, r); err != nil {
+		return a, err
+	}
+	if a.req, err = parseRequest(w, r, h.cfg.Public); err != nil {
+		return a, err
+	}
+	if a.count, err = a.req.validate(h.cfg.Layout, h.maxStep); err != nil {
+		return a, err
+	}
+	if h.cfg.Public && h.cfg.VotesOnly && a.req.Vote == nil {
+		return a, errorf(core.Invalid, `this Increment takes votes only: send {"counter": "...", "vote": true}, or false to take a vote back`)
+	}
+	if a.key, err = idempotencyKey(r); err != nil {
+		return a, err
+	}
+	if a.req.Vote != nil && a.uid == "" {
+		return a, errorf(core.Invalid, "a vote needs a signed-in user: this Increment does not verify ID tokens (TALLY_AUTH)")
+	}
+	if a.req.Once != "" && a.uid == "" {
+		return a, errorf(core.Invalid, "once needs a signed-in user, counted once per %s: this Increment does not verify ID tokens (TALLY_AUTH)", a.req.Once)
+	}
+	if a.uid != "" && a.req.Vote == nil {
+		a.limits = h.cfg.Limits
+	}
+	return a, nil
+}
+
+// userTurn waits for the user's turn: a transaction on the user's own
+// documents, one at a time per user (see users), and none where a limit
+// is known to refuse it (a request with a key may be a retry of one
+// counted: it looks).
+func (h *Handler) userTurn(ctx context.Context, a admitted) (done func(), err error) {
+	userDone, err := h.users.wait(ctx, a.uid)
+	if err != nil {
+		return nil, err
+	}
+	if a.limits.on() && a.key == "" {
+		if err := h.users.refused(a.uid, a.limitedOn(), time.Now()); err != nil {
+			userDone()
+			return nil, err
+		}
+	}
+	return userDone, nil
+}
+
+// commit makes a as one commit (Writer.Commit): a vote, a step once per
+// bucket, a step with a key or held to limits.
+func (h *Handler) commit(ctx context.Context, a admitted) ([]byte, error) {
+	req := a.req
+	op := Op{Counter: req.Counter, Count: a.count, By: req.By, Voter: a.uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: a.limits}
 	if req.Once != "" {
 		op.Once, _ = core.ParseUnit(req.Once)
 	}
-	if key != "" {
-		op.Key = scopedKey(uid, key)
+	if a.key != "" {
+		op.Key = scopedKey(a.uid, a.key)
 		if h.cfg.Layout.OnDocs() {
-			op.Key = scopedKey(uid, count.Field+"\x00"+key) // one action per count
+			op.Key = scopedKey(a.uid, a.count.Field+"\x00"+a.key) // one action per count
 		}
 	}
 	body, committed, err := h.writer.Commit(ctx, op, func(shard int, changed bool) []byte {
@@ -259,8 +296,8 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 		return encode(resp)
 	})
 	if err != nil {
-		if limits.on() {
-			h.users.note(uid, limitedOn, err, time.Now())
+		if a.limits.on() {
+			h.users.note(a.uid, a.limitedOn(), err, time.Now())
 		}
 		return nil, err
 	}

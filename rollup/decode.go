@@ -53,26 +53,12 @@ type Decoder struct {
 // decoder's project and database. received is when the event arrived. It
 // talks to nothing.
 func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
-	if !strings.HasPrefix(e.Type(), eventTypePrefix) {
-		return Hint{}, fmt.Errorf("%w: type %q is not a Firestore document event", ErrMalformed, e.Type())
+	after, before, err := documents(e)
+	if err != nil {
+		return Hint{}, err
 	}
-	if ct := e.DataContentType(); ct != "" && !strings.HasPrefix(ct, protobufType) {
-		return Hint{}, fmt.Errorf("%w: data content type %q, want %s", ErrMalformed, ct, protobufType)
-	}
-	var data firestoredata.DocumentEventData
-	if err := proto.Unmarshal(e.Data(), &data); err != nil {
-		return Hint{}, fmt.Errorf("%w: data is not a DocumentEventData: %v", ErrMalformed, err)
-	}
-	after, before := data.GetValue(), data.GetOldValue()
-	var name string
-	switch {
-	case after == nil && before == nil:
-		return Hint{}, fmt.Errorf("%w: neither value nor old value is set", ErrMalformed)
-	case after != nil && before != nil && after.GetName() != before.GetName():
-		return Hint{}, fmt.Errorf("%w: old value %q and value %q differ", ErrMalformed, before.GetName(), after.GetName())
-	case after != nil:
-		name = after.GetName()
-	default:
+	name := after.GetName()
+	if after == nil {
 		name = before.GetName()
 	}
 	path, err := d.relative(name)
@@ -110,6 +96,30 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 		h.One = d.oneShard(id, after)
 	}
 	return h, nil
+}
+
+// documents are the document after and before the write e tells of,
+// either nil but not both, of one name: a Firestore document event's
+// protobuf DocumentEventData.
+func documents(e event.Event) (after, before *firestoredata.Document, err error) {
+	if !strings.HasPrefix(e.Type(), eventTypePrefix) {
+		return nil, nil, fmt.Errorf("%w: type %q is not a Firestore document event", ErrMalformed, e.Type())
+	}
+	if ct := e.DataContentType(); ct != "" && !strings.HasPrefix(ct, protobufType) {
+		return nil, nil, fmt.Errorf("%w: data content type %q, want %s", ErrMalformed, ct, protobufType)
+	}
+	var data firestoredata.DocumentEventData
+	if err := proto.Unmarshal(e.Data(), &data); err != nil {
+		return nil, nil, fmt.Errorf("%w: data is not a DocumentEventData: %v", ErrMalformed, err)
+	}
+	after, before = data.GetValue(), data.GetOldValue()
+	switch {
+	case after == nil && before == nil:
+		return nil, nil, fmt.Errorf("%w: neither value nor old value is set", ErrMalformed)
+	case after != nil && before != nil && after.GetName() != before.GetName():
+		return nil, nil, fmt.Errorf("%w: old value %q and value %q differ", ErrMalformed, before.GetName(), after.GetName())
+	}
+	return after, before, nil
 }
 
 // created reads the creation of a counted document: a hint that the

@@ -38,114 +38,158 @@ func (t *tracker) foldLatest(ctx context.Context, c *tracked) error {
 }
 
 // fold sums c's shards now, at a read time no earlier than at, or takes the
-// sum from an event held (see eventSum), and writes that onto p. If p turns
-// out stale (someone wrote the parent since), it reads the parent and, if
-// events are still held that the parent does not cover, writes the same sum
-// onto it, if that is still a fold's to write (a sum from an event only
-// while the parent still has one shard since before it; else it sums the
-// shards); else it leaves c's waiters to plan again.
+// sum from an event held (see eventSum), gathers what the fold takes beside
+// it (core.Folder.Gather), and writes that onto p. If p turns out stale
+// (someone wrote the parent since), it reads the parent and, if events are
+// still held that the parent does not cover, writes the same sum onto it,
+// if that is still a fold's to write (a sum from an event only while the
+// parent still has one shard since before it; else it sums the shards);
+// else it leaves c's waiters to plan again.
 func (t *tracker) fold(ctx context.Context, c *tracked, p core.Parent, at time.Time) error {
-	t.mu.Lock()
-	children, counts := t.wanted(c)
-	// Children are aggregated at a read time of now; the counts then are
-	// summed at it too, not taken from an event. t.mu is held.
-	eventSum := func() (core.Sum, bool) {
-		s, ok := t.eventSum(c, p, at)
-		return s, ok && len(children) == 0
-	}
-	s, fromEvent := eventSum()
-	t.mu.Unlock()
-	var err error
-	if !fromEvent && p.Seen {
-		// An event's word on the parent, with no sum to go with it: read
-		// the parent, as a fold on it needs its counts.
-		if p, err = t.store.Read(ctx, c.id); err != nil {
-			return err
-		}
-		t.mu.Lock()
-		c.p, c.read = p, t.now()
-		at = maxTime(at, p.Anchor)
-		s, fromEvent = eventSum()
-		t.mu.Unlock()
-	}
-	partsAt := at
-	switch zero, ok := t.createdSum(c, p); {
-	case !counts:
-		s = core.Sum{At: core.Precise(at), Life: p.Life}
-	case ok && !fromEvent:
-		s = zero
-	case !fromEvent:
-		s, err = t.store.SumNow(ctx, c.id, p.Life, at)
-		partsAt = s.At
-	default:
-		partsAt = s.At
-	}
-	if err == nil && s.Values != nil {
-		err = t.store.ReadBoundaries(ctx, c.id, p, &s, t.now())
-	}
-	if err == nil && len(children) > 0 {
-		s.Parts, err = t.store.SumParts(ctx, c.id, p, children, partsAt)
+	st, err := t.start(ctx, c, p, at)
+	if err == nil {
+		err = t.store.Gather(ctx, c.id, st.p, &st.s, st.children, st.partsAt, t.now())
 	}
 	if errors.Is(err, core.ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
 			"counter", c.id, "error", err.Error())
 		t.mu.Lock()
 		c.pause = t.now().Add(t.window)
-		t.answer(c, at, nil)
+		t.answer(c, st.at, nil)
 		t.mu.Unlock()
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.Weigh = t.weighAt(c, s.At)
-	optimistic := t.now().Sub(p.AnchorAt) >= t.window // a view this old may be stale
+	st.s.Weigh = t.weighAt(c, st.s.At)
+	return t.write(ctx, c, st)
+}
+
+// foldStart is what a fold of c starts from: the parent as known, the
+// children and whether the counts are to be folded (wanted), the sum and
+// whether it is an event's, the time the fold is at, and the read time of
+// its parts.
+type foldStart struct {
+	p           core.Parent
+	children    []core.Child
+	counts      bool
+	s           core.Sum
+	fromEvent   bool
+	at, partsAt time.Time
+}
+
+// start chooses the sum a fold of c on p at at starts from: none if the
+// counts are not wanted, 0 each for a document just created, an event's,
+// or the shards' sum now. A parent known only from an event is read
+// first, as a fold on it needs its counts.
+func (t *tracker) start(ctx context.Context, c *tracked, p core.Parent, at time.Time) (foldStart, error) {
+	st := foldStart{p: p, at: at}
+	t.mu.Lock()
+	st.children, st.counts = t.wanted(c)
+	st.s, st.fromEvent = t.eventSumOf(c, st)
+	t.mu.Unlock()
+	var err error
+	if !st.fromEvent && p.Seen {
+		if st.p, err = t.store.Read(ctx, c.id); err != nil {
+			return st, err
+		}
+		t.mu.Lock()
+		c.p, c.read = st.p, t.now()
+		st.at = maxTime(st.at, st.p.Anchor)
+		st.s, st.fromEvent = t.eventSumOf(c, st)
+		t.mu.Unlock()
+	}
+	st.partsAt = st.at
+	switch zero, ok := t.createdSum(c, st.p); {
+	case !st.counts:
+		st.s = core.Sum{At: core.Precise(st.at), Life: st.p.Life}
+	case ok && !st.fromEvent:
+		st.s = zero
+	case !st.fromEvent:
+		st.s, err = t.store.SumNow(ctx, c.id, st.p.Life, st.at)
+		st.partsAt = st.s.At
+	default:
+		st.partsAt = st.s.At
+	}
+	return st, err
+}
+
+// eventSumOf is the sum an event held gives a fold that starts from st:
+// children are aggregated at a read time of now, so the counts then are
+// summed at it too, not taken from an event. t.mu is held.
+func (t *tracker) eventSumOf(c *tracked, st foldStart) (core.Sum, bool) {
+	s, ok := t.eventSum(c, st.p, st.at)
+	return s, ok && len(st.children) == 0
+}
+
+// write writes the fold st, and once more if the parent turns out stale
+// and a fold is still to be written (afterStale).
+func (t *tracker) write(ctx context.Context, c *tracked, st foldStart) error {
+	optimistic := t.now().Sub(st.p.AnchorAt) >= t.window // a view this old may be stale
 	for attempt := 0; ; attempt++ {
 		grow := 0
-		if !fromEvent && counts { // growth follows the shards' sums, never an event's counts
+		if !st.fromEvent && st.counts { // growth follows the shards' sums, never an event's counts
 			t.mu.Lock()
-			grow = t.growTo(c, p, s)
+			grow = t.growTo(c, st.p, st.s)
 			t.mu.Unlock()
 		}
-		wrote, next, err := t.store.Write(ctx, c.id, p, s, grow)
-		t.mu.Lock()
-		if optimistic && attempt == 0 {
-			t.noteView(errors.Is(err, core.ErrStale))
+		wrote, next, err := t.store.Write(ctx, c.id, st.p, st.s, grow)
+		t.noteWrite(c, st.p, err, optimistic && attempt == 0)
+		if !errors.Is(err, core.ErrStale) || attempt > 0 {
+			return t.finish(c, st.at, st.s, wrote, next, err)
 		}
-		if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, core.ErrStale)) {
-			t.noteShared(err != nil) // on its own last write: did another writer come between?
+		if again, err := t.afterStale(ctx, c, &st); !again || err != nil {
+			return err
 		}
-		t.mu.Unlock()
-		if errors.Is(err, core.ErrStale) && attempt == 0 {
-			if p, err = t.store.Read(ctx, c.id); err != nil {
-				return err
-			}
-			t.mu.Lock()
-			t.noteRead(c, p)
-			c.p, c.known, c.read = p, true, t.now()
-			t.settle(c)
-			idle := len(c.waiting) == 0
-			t.mu.Unlock()
-			switch {
-			case !p.Exists:
-				return nil // deleted since: a sum from before must not bring it back
-			case idle:
-				return nil // the write that made it stale covered every event held
-			case p.Life != s.Life:
-				return nil // created again since: its shards and parts are another life's; plan again on it
-			case fromEvent && !p.Whole(t.store.Layout(), t.defaults(), s.At):
-				// The event's counts are no longer the whole counts: sum
-				// the shards.
-				parts := s.Parts
-				if s, err = t.store.SumNow(ctx, c.id, p.Life, p.Anchor); err != nil {
-					return err
-				}
-				s.Parts, fromEvent = parts, false
-			}
-			continue
-		}
-		return t.finish(c, at, s, wrote, next, err)
 	}
+}
+
+// noteWrite notes what a write on p found: on an old view (first), whether
+// it was stale; on this instance's own last write, whether another writer
+// came between.
+func (t *tracker) noteWrite(c *tracked, p core.Parent, err error, first bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if first {
+		t.noteView(errors.Is(err, core.ErrStale))
+	}
+	if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, core.ErrStale)) {
+		t.noteShared(err != nil)
+	}
+}
+
+// afterStale reads the parent again after a write found it stale, and
+// says whether the fold st is still to be written onto it (again), with
+// the shards summed anew if the event's counts are no longer the whole
+// counts.
+func (t *tracker) afterStale(ctx context.Context, c *tracked, st *foldStart) (again bool, err error) {
+	p, err := t.store.Read(ctx, c.id)
+	if err != nil {
+		return false, err
+	}
+	st.p = p
+	t.mu.Lock()
+	t.noteRead(c, p)
+	c.p, c.known, c.read = p, true, t.now()
+	t.settle(c)
+	idle := len(c.waiting) == 0
+	t.mu.Unlock()
+	switch {
+	case !p.Exists:
+		return false, nil // deleted since: a sum from before must not bring it back
+	case idle:
+		return false, nil // the write that made it stale covered every event held
+	case p.Life != st.s.Life:
+		return false, nil // created again since: its shards and parts are another life's; plan again on it
+	case st.fromEvent && !p.Whole(t.store.Layout(), t.defaults(), st.s.At):
+		parts := st.s.Parts
+		if st.s, err = t.store.SumNow(ctx, c.id, p.Life, p.Anchor); err != nil {
+			return false, err
+		}
+		st.s.Parts, st.fromEvent = parts, false
+	}
+	return true, nil
 }
 
 // weighAt is the mean commit time of the increments' events that c holds

@@ -77,6 +77,14 @@ func (t *tracker) plan(c *tracked) (time.Duration, step) {
 	if untilDue > t.grow.period() && t.needsProbe(c) {
 		return 0, stepProbe // a busy counter on one shard: the first of two sums to measure its rate by
 	}
+	return t.planOnView(c, now, wait, untilDue)
+}
+
+// planOnView plans a fold of c's counter, which exists, on this
+// instance's view of it: fold when its window ends (untilDue from now)
+// on a view it can trust, else read it, just after another instance's
+// fold is due. t.mu is held.
+func (t *tracker) planOnView(c *tracked, now time.Time, wait, untilDue time.Duration) (time.Duration, step) {
 	age := now.Sub(c.p.AnchorAt) // of this instance's view of the parent
 	switch {
 	case c.p.Written.Equal(c.mine) && (age < t.window+t.window/2 || t.trustOldViews()):

@@ -108,20 +108,17 @@ func (s *fakeStore) parent() core.Parent {
 	return p
 }
 
-// SumParts aggregates the one part of "comments" at at.
-func (s *fakeStore) SumParts(_ context.Context, _ string, _ core.Parent, children []core.Child, at time.Time) ([]core.PartFold, error) {
+// Gather aggregates the one part of "comments" at partsAt, if asked,
+// and reads no boundary: the fake keeps no windows.
+func (s *fakeStore) Gather(_ context.Context, _ string, _ core.Parent, sum *core.Sum, children []core.Child, partsAt, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(children) == 0 {
-		return nil, nil
+		return nil
 	}
 	s.partSums++
-	part := core.Part{At: at, N: s.comments, V: map[string]any{"comments": s.comments}}
-	return []core.PartFold{{Source: "comments", Parts: core.Parts{core.PartKey(""): part}}}, nil
-}
-
-// ReadBoundaries reads nothing: the fake keeps no windows.
-func (s *fakeStore) ReadBoundaries(context.Context, string, core.Parent, *core.Sum, time.Time) error {
+	part := core.Part{At: partsAt, N: s.comments, V: map[string]any{"comments": s.comments}}
+	sum.Parts = []core.PartFold{{Source: "comments", Parts: core.Parts{core.PartKey(""): part}}}
 	return nil
 }
 

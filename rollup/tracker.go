@@ -45,8 +45,7 @@ type store interface {
 	Window() time.Duration
 	Read(ctx context.Context, id string) (core.Parent, error)
 	SumNow(ctx context.Context, id, life string, notBefore time.Time) (core.Sum, error)
-	SumParts(ctx context.Context, id string, p core.Parent, children []core.Child, at time.Time) ([]core.PartFold, error)
-	ReadBoundaries(ctx context.Context, id string, p core.Parent, s *core.Sum, now time.Time) error
+	Gather(ctx context.Context, id string, p core.Parent, s *core.Sum, children []core.Child, partsAt, now time.Time) error
 	Write(ctx context.Context, id string, p core.Parent, s core.Sum, grow int) (core.Outcome, core.Parent, error)
 }
 

@@ -108,70 +108,92 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		Project:  env(EnvProject, ""),
 		Database: env(EnvDatabase, "(default)"),
-		Layout:   core.Layout{Collection: env(EnvCollection, core.DefaultCollection), ShardField: env(EnvShardField, core.DefaultShardField)},
 	}
-	if err := core.ValidName(cfg.Layout.Collection); err != nil {
-		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvCollection, cfg.Layout.Collection, err)
-	}
-	if err := cfg.Layout.Validate(); err != nil {
-		return Config{}, fmt.Errorf("config: %s=%q: %w", EnvShardField, cfg.Layout.ShardField, err)
-	}
-	var err error
-	if cfg.Layout.Docs, err = core.ParseCounts(env(EnvCounts, "")); err != nil {
-		return Config{}, fmt.Errorf("config: %s: %w", EnvCounts, err)
-	}
-	if err := guideWindows(&cfg.Layout); err != nil {
-		return Config{}, fmt.Errorf("config: %s: %w", EnvCounts, err)
-	}
-	if cfg.Layout.Zone, err = time.LoadLocation(env(EnvTimeZone, "UTC")); err != nil {
-		return Config{}, fmt.Errorf("config: %s=%q is not a time zone of the IANA database (Europe/Paris, America/New_York, UTC): %v", EnvTimeZone, getenv(EnvTimeZone), err)
-	}
-	cfg.Layout.ShardsName = env(EnvShards, core.ShardsCollection)
-	cfg.Layout.VotersName = env(EnvVoters, core.VotersCollection)
-	cfg.Layout.KeysName = env(EnvKeys, core.KeysCollection)
-	if err := cfg.Layout.Validate(); err != nil {
-		return Config{}, fmt.Errorf("config: %s, %s, %s, %s: %w", EnvCounts, EnvShards, EnvVoters, EnvKeys, err)
+	if err := layoutFromEnv(env, &cfg); err != nil {
+		return Config{}, err
 	}
 	if !validDatabase(cfg.Database) {
 		return Config{}, fmt.Errorf("config: %s=%q is not a database id: (default), or 4 to 63 of a-z, 0-9 and '-', "+
 			"starting with a letter and not ending with '-'", EnvDatabase, cfg.Database)
 	}
+	var err error
 	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, strconv.Itoa(core.DefaultShards)), EnvDefaultShards, 1, core.MaxShards); err != nil {
 		return Config{}, err
 	}
 	if err := publicFromEnv(env, &cfg); err != nil {
 		return Config{}, err
 	}
-	// A public Increment creates no counter unless told to.
-	if cfg.AutoCreate, err = strconv.ParseBool(env(EnvAutoCreate, strconv.FormatBool(!cfg.Public))); err != nil {
-		return Config{}, fmt.Errorf("config: %s=%q is not a boolean", EnvAutoCreate, getenv(EnvAutoCreate))
-	}
-	step, err := intIn(env(EnvMaxStep, "1000"), EnvMaxStep, 1, MaxStep)
-	if err != nil {
+	if err := incrementFromEnv(env, &cfg); err != nil {
 		return Config{}, err
-	}
-	cfg.MaxStep = int64(step)
-	if cfg.CacheTTL, err = time.ParseDuration(env(EnvCacheTTL, core.DefaultCacheTTL.String())); err != nil || cfg.CacheTTL <= 0 {
-		return Config{}, fmt.Errorf("config: %s=%q is not a positive duration such as 10s", EnvCacheTTL, getenv(EnvCacheTTL))
-	}
-	for _, o := range strings.Split(env(EnvCORSOrigins, ""), ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
-		}
 	}
 	if cfg.Window, err = time.ParseDuration(env(EnvWindow, core.DefaultWindow.String())); err != nil || cfg.Window <= 0 || cfg.Window > time.Hour {
-		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 1s", EnvWindow, getenv(EnvWindow))
+		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 1s", EnvWindow, env(EnvWindow, ""))
 	}
 	if err := growFromEnv(env, &cfg); err != nil {
-		return Config{}, err
-	}
-	if cfg.MaxInFlight, err = intIn(env(EnvMaxInFlight, strconv.Itoa(increment.DefaultMaxInFlight)), EnvMaxInFlight, 1, 100000); err != nil {
 		return Config{}, err
 	}
 	if cfg.LogLevel, err = cloudlog.ParseLevel(env(EnvLogLevel, "info")); err != nil {
 		return Config{}, fmt.Errorf("config: %s: %w", EnvLogLevel, err)
 	}
 	return cfg, nil
+}
+
+// layoutFromEnv reads where the counters are, and what they count: the
+// collection, the shard field, the counts declared, the time zone of
+// their windows, and the names of tally's subcollections.
+func layoutFromEnv(env func(key, def string) string, cfg *Config) error {
+	cfg.Layout = core.Layout{Collection: env(EnvCollection, core.DefaultCollection), ShardField: env(EnvShardField, core.DefaultShardField)}
+	if err := core.ValidName(cfg.Layout.Collection); err != nil {
+		return fmt.Errorf("config: %s=%q: %w", EnvCollection, cfg.Layout.Collection, err)
+	}
+	if err := cfg.Layout.Validate(); err != nil {
+		return fmt.Errorf("config: %s=%q: %w", EnvShardField, cfg.Layout.ShardField, err)
+	}
+	var err error
+	if cfg.Layout.Docs, err = core.ParseCounts(env(EnvCounts, "")); err != nil {
+		return fmt.Errorf("config: %s: %w", EnvCounts, err)
+	}
+	if err := guideWindows(&cfg.Layout); err != nil {
+		return fmt.Errorf("config: %s: %w", EnvCounts, err)
+	}
+	if cfg.Layout.Zone, err = time.LoadLocation(env(EnvTimeZone, "UTC")); err != nil {
+		return fmt.Errorf("config: %s=%q is not a time zone of the IANA database (Europe/Paris, America/New_York, UTC): %v", EnvTimeZone, env(EnvTimeZone, ""), err)
+	}
+	cfg.Layout.ShardsName = env(EnvShards, core.ShardsCollection)
+	cfg.Layout.VotersName = env(EnvVoters, core.VotersCollection)
+	cfg.Layout.KeysName = env(EnvKeys, core.KeysCollection)
+	if err := cfg.Layout.Validate(); err != nil {
+		return fmt.Errorf("config: %s, %s, %s, %s: %w", EnvCounts, EnvShards, EnvVoters, EnvKeys, err)
+	}
+	return nil
+}
+
+// incrementFromEnv reads what only Increment uses: whether it creates
+// counters, the largest step, the cache of num_shards, the origins
+// answered, and how many requests an instance takes at once.
+func incrementFromEnv(env func(key, def string) string, cfg *Config) error {
+	var err error
+	// A public Increment creates no counter unless told to.
+	if cfg.AutoCreate, err = strconv.ParseBool(env(EnvAutoCreate, strconv.FormatBool(!cfg.Public))); err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvAutoCreate, env(EnvAutoCreate, ""))
+	}
+	step, err := intIn(env(EnvMaxStep, "1000"), EnvMaxStep, 1, MaxStep)
+	if err != nil {
+		return err
+	}
+	cfg.MaxStep = int64(step)
+	if cfg.CacheTTL, err = time.ParseDuration(env(EnvCacheTTL, core.DefaultCacheTTL.String())); err != nil || cfg.CacheTTL <= 0 {
+		return fmt.Errorf("config: %s=%q is not a positive duration such as 10s", EnvCacheTTL, env(EnvCacheTTL, ""))
+	}
+	for _, o := range strings.Split(env(EnvCORSOrigins, ""), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+		}
+	}
+	if cfg.MaxInFlight, err = intIn(env(EnvMaxInFlight, strconv.Itoa(increment.DefaultMaxInFlight)), EnvMaxInFlight, 1, 100000); err != nil {
+		return err
+	}
+	return nil
 }
 
 // validDatabase reports whether id names a Firestore database.

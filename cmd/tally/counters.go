@@ -101,6 +101,8 @@ func missing(l core.Layout, id string, yet bool) error {
 	return fmt.Errorf("there is no counter %s%s: 'tally create %s' makes one", id, when, id)
 }
 
+// counterCommands are the commands on one counter, in the order help
+// lists them.
 func counterCommands() []*cobra.Command {
 	one := exactArgs(1, "one counter id (a document path for counts on documents)")
 	count := func(cmd *cobra.Command, args []string) error {
@@ -110,121 +112,161 @@ func counterCommands() []*cobra.Command {
 		return nil
 	}
 	return []*cobra.Command{
-		counterCommand("create ID", "Create a counter with its shards", one, func(cmd *cobra.Command) action {
-			shards := cmd.Flags().Int("shards", core.DefaultShards, "number of shards (a counter grows when busy, if the rollup grows counters)")
-			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := c.Create(ctx, id, *shards); errors.Is(err, counter.ErrExists) {
-					return fmt.Errorf("%s exists already: 'tally reshard %s --shards N' changes its shards", id, id)
-				} else if err != nil {
-					return err
-				}
-				a.print(map[string]any{"counter": id, "shards": *shards}, "created %s with %s", id, shardsOf(*shards))
-				return nil
-			}
-		}),
-		counterCommand("incr ID [FIELD]", "Add to a counter, as the Increment function does", count, func(cmd *cobra.Command) action {
-			by := cmd.Flags().Int64("by", 1, "amount to add: not 0, at most TALLY_MAX_STEP either way")
-			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := increment.ValidateStep(*by, a.cfg.MaxStep); err != nil {
-					return usageError{err}
-				}
-				if err := a.checkCount(id); err != nil {
-					return err
-				}
-				if err := c.Add(ctx, id, a.field, *by); err != nil {
-					return err
-				}
-				a.print(a.withField(map[string]any{"counter": id, "by": *by}), "%s %+d", a.named(id), *by)
-				return nil
-			}
-		}),
-		counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count, aggregate, window or trend (its score now): one document read", count, func(*cobra.Command) action {
-			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := a.checkKept(id); err != nil {
-					return err
-				}
-				v, err := c.Value(ctx, id, a.field)
-				if err != nil {
-					return err
-				}
-				a.print(a.withField(map[string]any{"counter": id, "total": v}), "%s %v", a.named(id), v)
-				return nil
-			}
-		}),
-		counterCommand("series ID FIELD", "Print a window's series: each bucket it keeps, and its count", exactArgs(2, "a document path and its window's field"), func(*cobra.Command) action {
-			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				buckets, err := c.Series(ctx, id, a.field)
-				if err != nil {
-					return usageError{err}
-				}
-				if a.json {
-					// Each start in UTC, as the document's series names it: an
-					// offset of RFC 3339 holds no seconds, which a zone's may.
-					for i := range buckets {
-						buckets[i].Start = buckets[i].Start.UTC()
-					}
-					a.print(map[string]any{"counter": id, "field": a.field, "series": buckets}, "")
-					return nil
-				}
-				for _, b := range buckets {
-					fmt.Fprintf(a.stdout, "%s  %d\n", b.Start.In(zoneOf(a.cfg.Layout)).Format("2006-01-02 15:04 MST"), b.Count)
-				}
-				return nil
-			}
-		}),
-		counterCommand("sum ID [FIELD]", "Add up a counter's shards: strongly consistent", count, func(*cobra.Command) action {
-			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := a.checkCount(id); err != nil {
-					return err
-				}
-				sum, err := c.SumOf(ctx, id, a.field)
-				if err != nil {
-					return err
-				}
-				a.print(a.withField(map[string]any{"counter": id, "sum": sum}), "%s %d (sum of the shards)", a.named(id), sum)
-				return nil
-			}
-		}),
-		counterCommand("watch ID [FIELD]", "Print a counter's total as it changes, until Ctrl-C", count, func(cmd *cobra.Command) action {
-			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := a.checkKept(id); err != nil {
-					return err
-				}
-				if _, err := c.Get(ctx, id, a.field); errors.Is(err, counter.ErrNotFound) {
-					fmt.Fprintf(a.stderr, "%s: %v; until then it reads 0\n", cmd.CommandPath(), missing(a.cfg.Layout, id, true))
-				} else if err != nil {
-					return err
-				}
-				for total, err := range c.WatchField(ctx, id, a.field) {
-					if err != nil {
-						return err
-					}
-					a.print(a.withField(map[string]any{"counter": id, "total": total}), "%s %d", a.named(id), total)
-				}
-				return nil
-			}
-		}),
+		createCommand(one),
+		incrCommand(count),
+		getCommand(count),
+		seriesCommand(exactArgs(2, "a document path and its window's field")),
+		sumCommand(count),
+		watchCommand(count),
 		reshardCommand(one),
-		counterCommand("reset ID", "Set a counter's shards to 0, then fold its total", one, func(*cobra.Command) action {
-			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := c.Reset(ctx, id); err != nil {
-					return err
-				}
-				a.print(map[string]any{"counter": id, "reset": true}, "%s: shards set to 0, total folded", id)
-				return nil
-			}
-		}),
+		resetCommand(one),
 		reconcileCommand(),
-		counterCommand("delete ID", "Delete a counter: its shards, votes and keys, then its parent (on documents: its counts, never the document)", one, func(*cobra.Command) action {
-			return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-				if err := c.Delete(ctx, id); err != nil {
-					return err
+		deleteCommand(one),
+	}
+}
+
+// createCommand is tally create: a counter and its shards.
+func createCommand(args cobra.PositionalArgs) *cobra.Command {
+	return counterCommand("create ID", "Create a counter with its shards", args, func(cmd *cobra.Command) action {
+		shards := cmd.Flags().Int("shards", core.DefaultShards, "number of shards (a counter grows when busy, if the rollup grows counters)")
+		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if err := c.Create(ctx, id, *shards); errors.Is(err, counter.ErrExists) {
+				return fmt.Errorf("%s exists already: 'tally reshard %s --shards N' changes its shards", id, id)
+			} else if err != nil {
+				return err
+			}
+			a.print(map[string]any{"counter": id, "shards": *shards}, "created %s with %s", id, shardsOf(*shards))
+			return nil
+		}
+	})
+}
+
+// incrCommand is tally incr: an increment, as the Increment function makes it.
+func incrCommand(args cobra.PositionalArgs) *cobra.Command {
+	return counterCommand("incr ID [FIELD]", "Add to a counter, as the Increment function does", args, func(cmd *cobra.Command) action {
+		by := cmd.Flags().Int64("by", 1, "amount to add: not 0, at most TALLY_MAX_STEP either way")
+		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if err := increment.ValidateStep(*by, a.cfg.MaxStep); err != nil {
+				return usageError{err}
+			}
+			if err := a.checkCount(id); err != nil {
+				return err
+			}
+			if err := c.Add(ctx, id, a.field, *by); err != nil {
+				return err
+			}
+			a.print(a.withField(map[string]any{"counter": id, "by": *by}), "%s %+d", a.named(id), *by)
+			return nil
+		}
+	})
+}
+
+// getCommand is tally get: a total, count, aggregate, window or trend, in one read.
+func getCommand(args cobra.PositionalArgs) *cobra.Command {
+	return counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count, aggregate, window or trend (its score now): one document read", args, func(*cobra.Command) action {
+		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if err := a.checkKept(id); err != nil {
+				return err
+			}
+			v, err := c.Value(ctx, id, a.field)
+			if err != nil {
+				return err
+			}
+			a.print(a.withField(map[string]any{"counter": id, "total": v}), "%s %v", a.named(id), v)
+			return nil
+		}
+	})
+}
+
+// seriesCommand is tally series: a window's buckets and their counts.
+func seriesCommand(args cobra.PositionalArgs) *cobra.Command {
+	return counterCommand("series ID FIELD", "Print a window's series: each bucket it keeps, and its count", args, func(*cobra.Command) action {
+		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			buckets, err := c.Series(ctx, id, a.field)
+			if err != nil {
+				return usageError{err}
+			}
+			if a.json {
+				// Each start in UTC, as the document's series names it: an
+				// offset of RFC 3339 holds no seconds, which a zone's may.
+				for i := range buckets {
+					buckets[i].Start = buckets[i].Start.UTC()
 				}
-				a.print(map[string]any{"counter": id, "deleted": true}, "deleted %s", id)
+				a.print(map[string]any{"counter": id, "field": a.field, "series": buckets}, "")
 				return nil
 			}
-		}),
-	}
+			for _, b := range buckets {
+				fmt.Fprintf(a.stdout, "%s  %d\n", b.Start.In(zoneOf(a.cfg.Layout)).Format("2006-01-02 15:04 MST"), b.Count)
+			}
+			return nil
+		}
+	})
+}
+
+// sumCommand is tally sum: the shards' sum, strongly consistent.
+func sumCommand(args cobra.PositionalArgs) *cobra.Command {
+	return counterCommand("sum ID [FIELD]", "Add up a counter's shards: strongly consistent", args, func(*cobra.Command) action {
+		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if err := a.checkCount(id); err != nil {
+				return err
+			}
+			sum, err := c.SumOf(ctx, id, a.field)
+			if err != nil {
+				return err
+			}
+			a.print(a.withField(map[string]any{"counter": id, "sum": sum}), "%s %d (sum of the shards)", a.named(id), sum)
+			return nil
+		}
+	})
+}
+
+// watchCommand is tally watch: a total as it changes.
+func watchCommand(args cobra.PositionalArgs) *cobra.Command {
+	return counterCommand("watch ID [FIELD]", "Print a counter's total as it changes, until Ctrl-C", args, func(cmd *cobra.Command) action {
+		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if err := a.checkKept(id); err != nil {
+				return err
+			}
+			if _, err := c.Get(ctx, id, a.field); errors.Is(err, counter.ErrNotFound) {
+				fmt.Fprintf(a.stderr, "%s: %v; until then it reads 0\n", cmd.CommandPath(), missing(a.cfg.Layout, id, true))
+			} else if err != nil {
+				return err
+			}
+			for total, err := range c.WatchField(ctx, id, a.field) {
+				if err != nil {
+					return err
+				}
+				a.print(a.withField(map[string]any{"counter": id, "total": total}), "%s %d", a.named(id), total)
+			}
+			return nil
+		}
+	})
+}
+
+// resetCommand is tally reset: shards set to 0, then folded.
+func resetCommand(args cobra.PositionalArgs) *cobra.Command {
+	return counterCommand("reset ID", "Set a counter's shards to 0, then fold its total", args, func(*cobra.Command) action {
+		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if err := c.Reset(ctx, id); err != nil {
+				return err
+			}
+			a.print(map[string]any{"counter": id, "reset": true}, "%s: shards set to 0, total folded", id)
+			return nil
+		}
+	})
+}
+
+// deleteCommand is tally delete: a counter's shards, votes, keys and parent.
+func deleteCommand(args cobra.PositionalArgs) *cobra.Command {
+	return counterCommand("delete ID", "Delete a counter: its shards, votes and keys, then its parent (on documents: its counts, never the document)", args, func(*cobra.Command) action {
+		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if err := c.Delete(ctx, id); err != nil {
+				return err
+			}
+			a.print(map[string]any{"counter": id, "deleted": true}, "deleted %s", id)
+			return nil
+		}
+	})
 }
 
 func reshardCommand(args cobra.PositionalArgs) *cobra.Command {

@@ -28,6 +28,7 @@ import (
 // left undone.
 const stopTimeout = time.Minute
 
+// serveCommand is tally serve: the local stack, until Ctrl-C.
 func serveCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -78,47 +79,54 @@ func serveCommand() *cobra.Command {
 		} else if err := checkExternal(o.ExternalHost, *data); err != nil {
 			return err
 		}
-		stopWithParent()
-		// A log line that cannot be written (its pipe's reader gone, as
-		// when Ctrl-C stops both serve and the tee it writes to) is lost,
-		// and serve goes on to stop as asked: SIGPIPE would kill it before
-		// it saves. The terminal closing (SIGHUP) stops it as Ctrl-C does.
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		defer stop()
-		st, err := stack.Start(ctx, o)
-		if err != nil {
-			return err
-		}
-		printReady(ctx, stdout, st, o)
-		var failed error
-		select {
-		case <-ctx.Done():
-			saving := ""
-			if o.DataDir != "" {
-				saving = fmt.Sprintf(", then saving the data in %s (within %s, however long the emulator takes to answer)", o.DataDir, *saveTimeout)
-			}
-			fmt.Fprintf(stderr, "tally serve: stopping: answering the events in flight and folding every counter%s\n", saving)
-		case <-st.Done():
-			failed = fmt.Errorf("the Firestore emulator exited unexpectedly: %v", st.Emulator.Err())
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-		defer cancel()
-		if err := st.Stop(sctx); err != nil && failed == nil && !errors.Is(err, context.Canceled) {
-			failed = err
-		}
-		if st.Unanswered > 0 {
-			fmt.Fprintf(stderr, "tally serve: %d event(s) were left unanswered; every counter was folded after them, so the totals hold their writes\n", st.Unanswered)
-		}
-		if st.Saved {
-			fmt.Fprintf(stderr, "tally serve: the data is saved in %s\n", o.DataDir)
-		}
-		if failed == nil {
-			fmt.Fprintln(stderr, "tally serve: stopped")
-		}
-		return failed
+		return serve(stdout, stderr, o)
 	}
 	return cmd
+}
+
+// serve runs the stack of o until Ctrl-C, SIGTERM or SIGHUP, or until its
+// emulator exits, then stops it: the events in flight answered, every
+// counter folded, the data saved.
+func serve(stdout, stderr io.Writer, o stack.Options) error {
+	stopWithParent()
+	// A log line that cannot be written (its pipe's reader gone, as when
+	// Ctrl-C stops both serve and the tee it writes to) is lost, and serve
+	// goes on to stop as asked: SIGPIPE would kill it before it saves. The
+	// terminal closing (SIGHUP) stops it as Ctrl-C does.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	st, err := stack.Start(ctx, o)
+	if err != nil {
+		return err
+	}
+	printReady(ctx, stdout, st, o)
+	var failed error
+	select {
+	case <-ctx.Done():
+		saving := ""
+		if o.DataDir != "" {
+			saving = fmt.Sprintf(", then saving the data in %s (within %s, however long the emulator takes to answer)", o.DataDir, o.SaveTimeout)
+		}
+		fmt.Fprintf(stderr, "tally serve: stopping: answering the events in flight and folding every counter%s\n", saving)
+	case <-st.Done():
+		failed = fmt.Errorf("the Firestore emulator exited unexpectedly: %v", st.Emulator.Err())
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	if err := st.Stop(sctx); err != nil && failed == nil && !errors.Is(err, context.Canceled) {
+		failed = err
+	}
+	if st.Unanswered > 0 {
+		fmt.Fprintf(stderr, "tally serve: %d event(s) were left unanswered; every counter was folded after them, so the totals hold their writes\n", st.Unanswered)
+	}
+	if st.Saved {
+		fmt.Fprintf(stderr, "tally serve: the data is saved in %s\n", o.DataDir)
+	}
+	if failed == nil {
+		fmt.Fprintln(stderr, "tally serve: stopped")
+	}
+	return failed
 }
 
 // checkExternal checks the emulator FIRESTORE_EMULATOR_HOST names before
