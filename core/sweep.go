@@ -9,6 +9,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"
+
+	"github.com/tallycounters/tally/core/calendar"
 )
 
 // The boundary job. A document folded in a bucket has, at the bucket's
@@ -24,8 +26,8 @@ import (
 
 // SmallestUnit is the shortest unit of the windows declared, "" if none:
 // the boundary job runs at each start of its buckets.
-func (l Layout) SmallestUnit() Unit {
-	order := []Unit{Minute, Hour, Day, Week, Month}
+func (l Layout) SmallestUnit() calendar.Unit {
+	order := []calendar.Unit{calendar.Minute, calendar.Hour, calendar.Day, calendar.Week, calendar.Month}
 	best := -1
 	consider := func(ws []Window) {
 		for _, w := range ws {
@@ -167,7 +169,7 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outc
 }
 
 // smallestOf is the shortest unit of the per and over windows of name.
-func (f *Folder) smallestOf(name string) Unit {
+func (f *Folder) smallestOf(name string) calendar.Unit {
 	l := f.layout
 	if l.OnDocs() {
 		d, err := l.match(name)

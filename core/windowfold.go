@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/core/calendar"
 )
 
 // How a fold moves a document's windows (windowstate.go). A fold at read
@@ -289,7 +291,7 @@ func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (valu
 		v := totals[i] - st.Base
 		if w.Kind == KindOver {
 			for b, k := w.Unit.Prev(cur, loc), 1; k < w.N; b, k = w.Unit.Prev(b, loc), k+1 {
-				v += st.Series[BucketKey(b)]
+				v += st.Series[calendar.BucketKey(b)]
 			}
 		}
 		values[w.Field], states[w.Field] = v, st
@@ -361,7 +363,7 @@ func (st *WindowState) roll(w Window, cur time.Time, loc *time.Location, value f
 	for b := w.Unit.Next(st.Bucket, loc); !b.After(cur); b = w.Unit.Next(b, loc) {
 		v := value(b)
 		if !st.Bucket.Before(oldest) {
-			st.Series[BucketKey(st.Bucket)] = v - st.Base
+			st.Series[calendar.BucketKey(st.Bucket)] = v - st.Base
 		}
 		st.Bucket, st.Base = b, v
 		if b.Before(oldest) && w.Unit.Next(b, loc).Before(oldest) {

@@ -6,10 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tallycounters/tally/core/calendar"
 )
 
 // Window is a field of a counted document that tally keeps as a count of
-// one of its counts by time (windows.go, buckets.go):
+// one of its counts by time (windows.go; its buckets are package
+// calendar's):
 //
 //	views_today=views per day         the count in the current bucket
 //	views_7d=views over 7 days        in the current bucket and the 6 before it
@@ -21,11 +24,11 @@ import (
 // its counts, weighed by the time of the fold.
 type Window struct {
 	Field    string
-	Kind     string // KindPer, KindOver or KindTrend
-	Count    string // per, over: the count it windows
-	Unit     Unit   // per, over: the buckets
-	N        int    // per: closed buckets kept in the series; over: buckets summed
-	Terms    []Term // trend: the counts it weighs
+	Kind     string        // KindPer, KindOver or KindTrend
+	Count    string        // per, over: the count it windows
+	Unit     calendar.Unit // per, over: the buckets
+	N        int           // per: closed buckets kept in the series; over: buckets summed
+	Terms    []Term        // trend: the counts it weighs
 	HalfLife time.Duration
 }
 
@@ -45,7 +48,7 @@ type Term struct {
 
 // DefaultKeep is how many closed buckets a per window keeps in its series,
 // unless its declaration says (`views_today=views per day keep 90`).
-var DefaultKeep = map[Unit]int{Minute: 60, Hour: 48, Day: 30, Week: 26, Month: 24}
+var DefaultKeep = map[calendar.Unit]int{calendar.Minute: 60, calendar.Hour: 48, calendar.Day: 30, calendar.Week: 26, calendar.Month: 24}
 
 // MaxKeep bounds the buckets a window keeps: a document holds them all.
 const MaxKeep = 400
@@ -79,7 +82,7 @@ func parseWindow(s string) (Window, error) {
 // parsePer reads the window s, "name=count per unit [keep N]", of
 // perSpec's submatches m.
 func parsePer(s string, m []string) (Window, error) {
-	u, err := ParseUnit(m[3])
+	u, err := calendar.ParseUnit(m[3])
 	if err != nil {
 		return Window{}, fmt.Errorf("window %q: %w", s, err)
 	}
@@ -95,7 +98,7 @@ func parsePer(s string, m []string) (Window, error) {
 // parseOver reads the window s, "name=count over N units", of overSpec's
 // submatches m.
 func parseOver(s string, m []string) (Window, error) {
-	u, err := ParseUnit(m[4])
+	u, err := calendar.ParseUnit(m[4])
 	if err != nil {
 		return Window{}, fmt.Errorf("window %q: %w", s, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/core/calendar"
 )
 
 // TestParseWindows: every form of window reads back as written, and a
@@ -70,7 +72,7 @@ func TestWindowsWithinADocument(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "its windows could take 17") || !strings.Contains(err.Error(), "within 262144 bytes") {
 		t.Errorf("150 windows of 400 minutes: %v; want what they take (about 1.7 MB) and the budget", err)
 	}
-	w := Window{Field: "v0", Kind: KindPer, Count: "views", Unit: Minute, N: 400}
+	w := Window{Field: "v0", Kind: KindPer, Count: "views", Unit: calendar.Minute, N: 400}
 	fit := MaxWindowBytes / w.Bytes()
 	if _, err := ParseCounts(many(fit)); err != nil {
 		t.Errorf("%d windows of 400 minutes, %d bytes each: %v", fit, w.Bytes(), err)
@@ -90,23 +92,23 @@ func TestBuckets(t *testing.T) {
 	}
 	at := time.Date(2026, 3, 29, 2, 30, 0, 0, time.UTC) // 04:30 in Paris, the day its clocks went forward
 	for _, c := range []struct {
-		u    Unit
+		u    calendar.Unit
 		want string
 	}{
-		{Minute, "2026-03-29T04:30:00+02:00"},
-		{Hour, "2026-03-29T04:00:00+02:00"},
-		{Day, "2026-03-29T00:00:00+01:00"},
-		{Week, "2026-03-23T00:00:00+01:00"},
-		{Month, "2026-03-01T00:00:00+01:00"},
+		{calendar.Minute, "2026-03-29T04:30:00+02:00"},
+		{calendar.Hour, "2026-03-29T04:00:00+02:00"},
+		{calendar.Day, "2026-03-29T00:00:00+01:00"},
+		{calendar.Week, "2026-03-23T00:00:00+01:00"},
+		{calendar.Month, "2026-03-01T00:00:00+01:00"},
 	} {
 		if got := c.u.Start(at, paris).Format(time.RFC3339); got != c.want {
 			t.Errorf("%s.Start = %s, want %s", c.u, got, c.want)
 		}
 	}
-	if got := Day.Next(Day.Start(at, paris), paris); got.Sub(Day.Start(at, paris)) != 23*time.Hour {
-		t.Errorf("the day the clocks went forward lasts %v", got.Sub(Day.Start(at, paris)))
+	if got := calendar.Day.Next(calendar.Day.Start(at, paris), paris); got.Sub(calendar.Day.Start(at, paris)) != 23*time.Hour {
+		t.Errorf("the day the clocks went forward lasts %v", got.Sub(calendar.Day.Start(at, paris)))
 	}
-	for _, u := range []Unit{Minute, Hour, Day, Week, Month} {
+	for _, u := range []calendar.Unit{calendar.Minute, calendar.Hour, calendar.Day, calendar.Week, calendar.Month} {
 		b := u.Start(time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC), paris) // the day they went back
 		for range 30 {
 			n := u.Next(b, paris)
@@ -122,11 +124,11 @@ func TestBuckets(t *testing.T) {
 // count, 0 included, and keeps only the buckets it keeps.
 func TestRoll(t *testing.T) {
 	b0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	w := Window{Field: "v", Kind: KindPer, Count: "views", Unit: Minute, N: 4}
-	st := WindowState{Bucket: b0, Base: 10, Series: map[string]int64{BucketKey(b0.Add(-time.Minute)): 4}}
+	w := Window{Field: "v", Kind: KindPer, Count: "views", Unit: calendar.Minute, N: 4}
+	st := WindowState{Bucket: b0, Base: 10, Series: map[string]int64{calendar.BucketKey(b0.Add(-time.Minute)): 4}}
 	values := map[time.Time]int64{b0.Add(time.Minute): 15, b0.Add(2 * time.Minute): 15, b0.Add(3 * time.Minute): 21, b0.Add(4 * time.Minute): 22}
 	st.roll(w, b0.Add(4*time.Minute), time.UTC, func(b time.Time) int64 { return values[b] })
-	want := map[string]int64{BucketKey(b0): 5, BucketKey(b0.Add(time.Minute)): 0, BucketKey(b0.Add(2 * time.Minute)): 6, BucketKey(b0.Add(3 * time.Minute)): 1}
+	want := map[string]int64{calendar.BucketKey(b0): 5, calendar.BucketKey(b0.Add(time.Minute)): 0, calendar.BucketKey(b0.Add(2 * time.Minute)): 6, calendar.BucketKey(b0.Add(3 * time.Minute)): 1}
 	if st.Bucket != b0.Add(4*time.Minute) || st.Base != 22 || len(st.Series) != len(want) {
 		t.Fatalf("rolled = %+v; want the bucket of 10:04, base 22, series %v", st, want)
 	}
@@ -143,7 +145,7 @@ func TestRoll(t *testing.T) {
 		t.Fatalf("after a year idle: %+v", st)
 	}
 	for k := range 4 {
-		if n, ok := st.Series[BucketKey(later.Add(-time.Duration(k+1)*time.Minute))]; !ok || n != 0 {
+		if n, ok := st.Series[calendar.BucketKey(later.Add(-time.Duration(k+1)*time.Minute))]; !ok || n != 0 {
 			t.Errorf("after a year idle: %+v", st)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 )
 
 // MoveReport is what a run of the boundary job did.
@@ -68,7 +69,7 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 
 // Unit is the shortest unit of the windows declared, whose every start of
 // a bucket the boundary job runs at: "" if none is declared.
-func (c *Client) Unit() core.Unit { return c.layout.SmallestUnit() }
+func (c *Client) Unit() calendar.Unit { return c.layout.SmallestUnit() }
 
 // Bucket is one bucket of a window's series.
 type Bucket struct {
@@ -106,7 +107,7 @@ func (c *Client) Series(ctx context.Context, id, field string) ([]Bucket, error)
 	out := make([]Bucket, keep+1)
 	b := st.Bucket
 	for i := keep; i >= 0; i-- {
-		out[i] = Bucket{Start: b.In(zone), Count: st.Series[core.BucketKey(b)]}
+		out[i] = Bucket{Start: b.In(zone), Count: st.Series[calendar.BucketKey(b)]}
 		b = w.Unit.Prev(b, zone)
 	}
 	cur, _ := snap.Data()[w.Count].(int64)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -27,7 +28,7 @@ type Op struct {
 	Key     string        // scoped id of the idempotency key's record; "" for none
 	TTL     time.Duration // how long the key's record answers retries
 	Limits  Limits        // on Voter, for a plain step: past one, the answer is 429 and nothing is written
-	Once    core.Unit     // if set, the step counts at most once for Voter in each bucket of this unit
+	Once    calendar.Unit // if set, the step counts at most once for Voter in each bucket of this unit
 }
 
 // Fields of a key's record.
@@ -272,7 +273,7 @@ func (w *Writer) keptAnswer(ctx context.Context, op Op, life string) (kept []byt
 const onceSpan = 5 * time.Second
 
 // onceBuckets are the starts of the buckets of u from at to onceSpan later.
-func onceBuckets(u core.Unit, at time.Time, loc *time.Location) []time.Time {
+func onceBuckets(u calendar.Unit, at time.Time, loc *time.Location) []time.Time {
 	var out []time.Time
 	for b := u.Start(at, loc); !b.After(at.Add(onceSpan)); b = u.Next(b, loc) {
 		out = append(out, b)
@@ -284,6 +285,6 @@ func onceBuckets(u core.Unit, at time.Time, loc *time.Location) []time.Time {
 // that starts at b: one of the keys' records, whose TTL removes it once
 // the bucket is over.
 func (w *Writer) onceMark(op Op, life string, b time.Time) *firestore.DocumentRef {
-	sum := sha256.Sum256([]byte("once\x00" + op.Voter + "\x00" + op.Count.Field + "\x00" + string(op.Once) + "\x00" + core.BucketKey(b)))
+	sum := sha256.Sum256([]byte("once\x00" + op.Voter + "\x00" + op.Count.Field + "\x00" + string(op.Once) + "\x00" + calendar.BucketKey(b)))
 	return w.layout.Key(w.client, op.Counter, life, "once-"+hex.EncodeToString(sum[:]))
 }

@@ -20,6 +20,7 @@ import (
 	"firebase.google.com/go/v4/auth"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -280,7 +281,7 @@ func (h *Handler) commit(ctx context.Context, a admitted) ([]byte, error) {
 	req := a.req
 	op := Op{Counter: req.Counter, Count: a.count, By: req.By, Voter: a.uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: a.limits}
 	if req.Once != "" {
-		op.Once, _ = core.ParseUnit(req.Once)
+		op.Once, _ = calendar.ParseUnit(req.Once)
 	}
 	if a.key != "" {
 		op.Key = scopedKey(a.uid, a.key)

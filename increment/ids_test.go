@@ -10,6 +10,7 @@ import (
 	"firebase.google.com/go/v4/auth"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -36,10 +37,10 @@ func admin(t *testing.T) *auth.Client {
 // commit may fall in it.
 func TestOnceBuckets(t *testing.T) {
 	at := time.Date(2026, 11, 25, 10, 59, 57, 0, time.UTC)
-	if got := onceBuckets(core.Hour, at, time.UTC); len(got) != 2 || got[1] != at.Truncate(time.Hour).Add(time.Hour) {
+	if got := onceBuckets(calendar.Hour, at, time.UTC); len(got) != 2 || got[1] != at.Truncate(time.Hour).Add(time.Hour) {
 		t.Errorf("3 s before the hour: %v; want this hour and the next", got)
 	}
-	if got := onceBuckets(core.Hour, at.Add(-time.Minute), time.UTC); len(got) != 1 {
+	if got := onceBuckets(calendar.Hour, at.Add(-time.Minute), time.UTC); len(got) != 1 {
 		t.Errorf("a minute earlier: %v; want this hour only", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -176,7 +177,7 @@ func (req Request) validate(l core.Layout, maxStep int64) (core.Count, error) {
 		err = ValidateStep(req.By, maxStep)
 	}
 	if err == nil && req.Once != "" {
-		if _, uerr := core.ParseUnit(req.Once); uerr != nil {
+		if _, uerr := calendar.ParseUnit(req.Once); uerr != nil {
 			err = fmt.Errorf("once: %w", uerr)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
@@ -96,7 +96,7 @@ type WindowsOptions struct {
 // zone of its own, whose hours are seconds long, so that a run crosses
 // its boundaries in seconds.
 type Calendar struct {
-	Unit     core.Unit
+	Unit     calendar.Unit
 	Zone     string
 	ZoneFile string
 }
@@ -114,7 +114,7 @@ func (c Calendar) location() (*time.Location, error) {
 }
 
 // unit is c's unit.
-func (c Calendar) unit() core.Unit { return cmp.Or(c.Unit, core.Minute) }
+func (c Calendar) unit() calendar.Unit { return cmp.Or(c.Unit, calendar.Minute) }
 
 // all is o as the environment and the modes read it.
 func (o Options) all() settings {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/opcount"
@@ -24,7 +25,7 @@ var WindowsModes = []string{WinPlain, WinWindows}
 
 // winDecl are the windows of the windows mode, of buckets of u: minutes
 // by default, so that a run crosses several boundaries in minutes.
-func winDecl(u core.Unit) string {
+func winDecl(u calendar.Unit) string {
 	return fmt.Sprintf("views_m=views per %s keep 10,views_3m=views over 3 %ss,hot=trend(views, 10m)", u, u)
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
 )
@@ -34,7 +34,7 @@ func TestBenchWindows(t *testing.T) {
 	}
 	rep, err := RunWindows(context.Background(), WindowsOptions{
 		Counters: 30, Boundaries: 1,
-		Calendar: Calendar{Unit: core.Hour, Zone: "Tally/Cycle", ZoneFile: filepath.Join(dir, "Tally", "Cycle")},
+		Calendar: Calendar{Unit: calendar.Hour, Zone: "Tally/Cycle", ZoneFile: filepath.Join(dir, "Tally", "Cycle")},
 		Setup: Setup{
 			Workers: 8, Rate: 20, Window: time.Second, Instances: 2, DuplicateRate: 1, DelayRate: 0.2,
 			MaxDelay: 300 * time.Millisecond, Modes: []string{WinWindows}, Project: emulatortest.Project,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 )
 
 // moveWindows is the boundary job, as deploy.sh schedules it in the
@@ -12,7 +12,7 @@ import (
 // declared, it moves the windows of the documents due (and once as the
 // stack starts, for those that came due while it was stopped), until
 // stop is closed.
-func (s *Stack) moveWindows(unit core.Unit, stop <-chan struct{}, done chan<- struct{}) {
+func (s *Stack) moveWindows(unit calendar.Unit, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	zone := s.o.Config.Layout.Zone
 	for {

@@ -11,6 +11,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
 )
@@ -49,8 +50,8 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 	// two starts.
 	truth := map[string]int64{} // bucket start -> views committed in it
 	var commits []time.Time
-	b := core.Hour.Start(time.Now(), zone)
-	end := core.Hour.Next(core.Hour.Next(core.Hour.Next(b, zone), zone), zone).Add(time.Second)
+	b := calendar.Hour.Start(time.Now(), zone)
+	end := calendar.Hour.Next(calendar.Hour.Next(calendar.Hour.Next(b, zone), zone), zone).Add(time.Second)
 	for ; time.Now().Before(end); time.Sleep(150 * time.Millisecond) {
 		code, body := post(t, s, fmt.Sprintf(`{"counter":%q,"field":"views"}`, "posts/"+doc.ID))
 		if code != 200 {
@@ -61,7 +62,7 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 			t.Fatal(err)
 		}
 		commits = append(commits, r.Committed)
-		truth[core.BucketKey(bucketOf(changes, r.Committed))]++
+		truth[calendar.BucketKey(bucketOf(changes, r.Committed))]++
 	}
 	last := commits[len(commits)-1]
 	data := settledWindows(t, doc, int64(len(commits)), last)
@@ -76,7 +77,7 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 	}
 
 	// The next bucket, with no view: the boundary job moves the windows.
-	next := core.Hour.Next(core.Hour.Start(time.Now(), zone), zone)
+	next := calendar.Hour.Next(calendar.Hour.Start(time.Now(), zone), zone)
 	time.Sleep(time.Until(next))
 	for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) { // a liveness bound
 		snap, err := doc.Get(ctx)
@@ -144,21 +145,21 @@ func checkWindows(t *testing.T, data map[string]any, truth map[string]int64, zon
 	t.Helper()
 	w := windowOf(data, "views_min")
 	b, _ := w["b"].(time.Time)
-	if got := data["views_min"]; got != truth[core.BucketKey(b)] {
-		t.Errorf("%s: views_min = %v in the bucket of %s, want %d", when, got, b, truth[core.BucketKey(b)])
+	if got := data["views_min"]; got != truth[calendar.BucketKey(b)] {
+		t.Errorf("%s: views_min = %v in the bucket of %s, want %d", when, got, b, truth[calendar.BucketKey(b)])
 	}
 	want := int64(0)
-	for m, k := b, 0; k < 3; m, k = core.Hour.Prev(m, zone), k+1 {
-		want += truth[core.BucketKey(m)]
+	for m, k := b, 0; k < 3; m, k = calendar.Hour.Prev(m, zone), k+1 {
+		want += truth[calendar.BucketKey(m)]
 	}
 	if got := data["views_3m"]; got != want {
 		t.Errorf("%s: views_3m = %v, want %d", when, got, want)
 	}
 	series, _ := w["s"].(map[string]any)
-	for m, k := core.Hour.Prev(b, zone), 0; k < 5; m, k = core.Hour.Prev(m, zone), k+1 {
-		got, _ := series[core.BucketKey(m)].(int64)
-		if got != truth[core.BucketKey(m)] {
-			t.Errorf("%s: the series holds %d views in the bucket of %s, want %d (series %v)", when, got, m, truth[core.BucketKey(m)], series)
+	for m, k := calendar.Hour.Prev(b, zone), 0; k < 5; m, k = calendar.Hour.Prev(m, zone), k+1 {
+		got, _ := series[calendar.BucketKey(m)].(int64)
+		if got != truth[calendar.BucketKey(m)] {
+			t.Errorf("%s: the series holds %d views in the bucket of %s, want %d (series %v)", when, got, m, truth[calendar.BucketKey(m)], series)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 //go:build race
 
-package core
+package calendar
 
 // raceOn: the race detector is on, and slows the calendar's walks over
 // every zone some tenfold. They test no concurrency: under it, they walk

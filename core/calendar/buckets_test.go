@@ -1,4 +1,4 @@
-package core
+package calendar
 
 import (
 	"archive/zip"
