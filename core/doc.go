@@ -43,6 +43,22 @@
 // document again. A Parent is a fold's view of the counted document
 // (parent.go).
 //
+// Every fold is a sum, Folder.Gather, and Folder.Write: Gather reads what
+// a fold takes beside its sum (the counts at the starts of buckets it
+// crosses, and the parts of aggregates it refolds), and Write decides and
+// commits. Rollup's folds start from a sum of the shards, an event's
+// counts, or a creation's zeros; the boundary job's from a sum just before
+// a bucket's start (sweep.go); Fold's, for Reset and Reconcile, from a sum
+// now.
+//
+// # Counts by time
+//
+// A document may keep windows of its counts (per day, over 7 days) and
+// trends (windows.go), over the buckets of package calendar. A fold moves
+// them to its read time (windowfold.go), reading the counts at the
+// starts of buckets it crosses; the boundary job moves those of documents
+// folded in no bucket since (sweep.go).
+//
 // # One shard: a fold with no read
 //
 // A counter starts on one shard, and most stay there (oneshard.go). On
