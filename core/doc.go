@@ -54,10 +54,11 @@
 // # Counts by time
 //
 // A document may keep windows of its counts (per day, over 7 days) and
-// trends (windows.go), over the buckets of package calendar. A fold moves
-// them to its read time (windowfold.go), reading the counts at the
-// starts of buckets it crosses; the boundary job moves those of documents
-// folded in no bucket since (sweep.go).
+// trends, declared, kept and scored by package bytime over the buckets of
+// package calendar (windows.go, windowstate.go). A fold moves them to its
+// read time (windowfold.go), reading the counts at the starts of buckets
+// it crosses; the boundary job moves those of documents folded in no
+// bucket since (sweep.go).
 //
 // # One shard: a fold with no read
 //

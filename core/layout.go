@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/core/bytime"
 )
 
 // Names of the collections and fields tally reads and writes.
@@ -42,7 +44,7 @@ type Layout struct {
 	Docs       []Docs // counts on the app's documents; none: the guide layout
 	// Windows of the guide layout's counters, of their total (on documents,
 	// each Docs has its own).
-	Windows []Window
+	Windows []bytime.Window
 	// Zone is the time zone of windows' buckets (TALLY_TIME_ZONE); nil is UTC.
 	Zone *time.Location
 

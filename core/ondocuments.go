@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/tallycounters/tally/core/bytime"
 )
 
 // Docs declares counts on the app's documents: the documents of
@@ -17,7 +19,7 @@ type Docs struct {
 	Collection string
 	Fields     []string
 	Aggregates []Aggregate
-	Windows    []Window
+	Windows    []bytime.Window
 }
 
 // One reports whether d declares one document rather than a collection's.
@@ -50,8 +52,8 @@ func ParseCounts(s string) ([]Docs, error) {
 		for _, f := range splitOutsideQuotes(fields, ",") {
 			switch f = strings.TrimSpace(f); {
 			case f == "":
-			case isWindow(f):
-				w, err := parseWindow(f)
+			case bytime.IsWindow(f):
+				w, err := bytime.Parse(f)
 				if err != nil {
 					return nil, fmt.Errorf("core: counts on %q: %w", d.Collection, err)
 				}
@@ -351,11 +353,11 @@ func validWindows(d Docs) error {
 	for _, w := range d.Windows {
 		size += w.Bytes()
 	}
-	if size > MaxWindowBytes {
+	if size > bytime.MaxWindowBytes {
 		return fmt.Errorf("core: counts on %q: its windows could take %d bytes of each document, by Firestore's storage sizes "+
 			"(%d a bucket a series keeps, its start and count, and about 100 a window); tally keeps a document's windows "+
 			"within %d bytes, a quarter of Firestore's 1 MiB a document, so that the app's fields have room: keep fewer buckets, or declare fewer windows",
-			d.Collection, size, bucketBytes, MaxWindowBytes)
+			d.Collection, size, bytime.BucketBytes, bytime.MaxWindowBytes)
 	}
 	if GuideWindows(d) {
 		return nil // windows of the guide layout's counters (see Layout.Windows)
@@ -364,7 +366,7 @@ func validWindows(d Docs) error {
 		for _, c := range w.Counts() {
 			switch {
 			case slices.Contains(d.Fields, c):
-			case slices.ContainsFunc(d.Aggregates, func(a Aggregate) bool { return a.Field == c }) && w.Kind == KindTrend:
+			case slices.ContainsFunc(d.Aggregates, func(a Aggregate) bool { return a.Field == c }) && w.Kind == bytime.KindTrend:
 			case slices.ContainsFunc(d.Aggregates, func(a Aggregate) bool { return a.Field == c }):
 				// An aggregate at a past instant would need every part of
 				// its collection aggregated again at that instant (a read
@@ -398,7 +400,7 @@ func GuideWindows(d Docs) bool {
 
 // WindowsOf are the windows the counter name holds: those of the guide
 // layout's counters (Layout.Windows), or of its declaration on documents.
-func (l Layout) WindowsOf(name string) []Window {
+func (l Layout) WindowsOf(name string) []bytime.Window {
 	if !l.OnDocs() {
 		return l.Windows
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/core/bytime"
 )
 
 // Parent is what the rollup knows of a counted document (the parent
@@ -37,7 +39,7 @@ type Parent struct {
 	// Windows: each per and over window's state; Trends: each trend's
 	// field (log2 of its score at the landmark); NextBoundary: the next
 	// start of a bucket at which a window changes with no increment.
-	Windows      map[string]WindowState
+	Windows      map[string]bytime.State
 	Trends       map[string]float64
 	NextBoundary time.Time
 
@@ -84,10 +86,10 @@ func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned 
 	}
 	p.Resharding = l.Resharding(data)
 	p.Parts = partsFrom(l.bookkeeping(data))
-	p.Windows = windowStates(l.bookkeeping(data))
+	p.Windows = bytime.States(l.bookkeeping(data)[FieldWindows])
 	p.NextBoundary, _ = l.bookkeeping(data)[FieldNextBoundary].(time.Time)
 	for _, w := range l.WindowsOf(id) {
-		if v, ok := data[w.Field].(float64); ok && w.Kind == KindTrend {
+		if v, ok := data[w.Field].(float64); ok && w.Kind == bytime.KindTrend {
 			if p.Trends == nil {
 				p.Trends = map[string]float64{}
 			}

@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/api/iterator"
 
+	"github.com/tallycounters/tally/core/bytime"
 	"github.com/tallycounters/tally/core/calendar"
 )
 
@@ -29,10 +30,10 @@ import (
 func (l Layout) SmallestUnit() calendar.Unit {
 	order := []calendar.Unit{calendar.Minute, calendar.Hour, calendar.Day, calendar.Week, calendar.Month}
 	best := -1
-	consider := func(ws []Window) {
+	consider := func(ws []bytime.Window) {
 		for _, w := range ws {
 			for i, u := range order {
-				if w.Kind != KindTrend && u == w.Unit && (best < 0 || i < best) {
+				if w.Kind != bytime.KindTrend && u == w.Unit && (best < 0 || i < best) {
 					best = i
 				}
 			}

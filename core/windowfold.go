@@ -9,18 +9,20 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/core/bytime"
 	"github.com/tallycounters/tally/core/calendar"
 )
 
-// How a fold moves a document's windows (windowstate.go). A fold at read
-// time R writes each count's value at R; a window of it is that value less
-// the count at the start of the window's first bucket. The count at a
-// bucket's start B is read at B less a microsecond, after the fact (a read
-// at a past read time), by the first fold after B of a document that was
-// folded in the bucket before B (its next_boundary says so): usually the
-// boundary job's, within seconds of B (sweep.go). A document that no fold
-// touched in a bucket had no increment in it, and its count at the
-// bucket's end is the count at its last fold: idle documents cost nothing.
+// How a fold moves a document's windows (windowstate.go, and package
+// bytime's State.Roll). A fold at read time R writes each count's value at
+// R; a window of it is that value less the count at the start of the
+// window's first bucket. The count at a bucket's start B is read at B less
+// a microsecond, after the fact (a read at a past read time), by the first
+// fold after B of a document that was folded in the bucket before B (its
+// next_boundary says so): usually the boundary job's, within seconds of B
+// (sweep.go). A document that no fold touched in a bucket had no increment
+// in it, and its count at the bucket's end is the count at its last fold:
+// idle documents cost nothing.
 
 // BoundaryLag is how far back a fold reads a bucket's start that it
 // crossed: an increment whose event reaches Rollup later than this after
@@ -54,7 +56,7 @@ type Boundary struct {
 func (l Layout) windowed(name string, i int) bool {
 	counts := l.Counts(name)
 	for _, w := range l.WindowsOf(name) {
-		if w.Kind != KindTrend && i < len(counts) && counts[i].Field == w.Count {
+		if w.Kind != bytime.KindTrend && i < len(counts) && counts[i].Field == w.Count {
 			return true
 		}
 	}
@@ -90,7 +92,7 @@ func (f *Folder) dueStarts(name string, p Parent, s Sum, now time.Time) []time.T
 	at := s.windowAt()
 	var starts []time.Time
 	for _, w := range f.layout.WindowsOf(name) {
-		if w.Kind == KindTrend {
+		if w.Kind == bytime.KindTrend {
 			continue
 		}
 		cur := w.Unit.Start(at, f.layout.Zone)
@@ -179,7 +181,7 @@ func (f *Folder) crossedUnread(name string, p Parent, s Sum) []time.Time {
 	var out []time.Time
 	for _, w := range f.layout.WindowsOf(name) {
 		st, ok := p.Windows[w.Field]
-		if w.Kind == KindTrend || !ok {
+		if w.Kind == bytime.KindTrend || !ok {
 			continue
 		}
 		n := 0
@@ -276,20 +278,20 @@ func (s Sum) valueAt(p Parent, i int, b time.Time) int64 {
 // fold s onto p, whose counts are totals: their values, their states, and
 // the next start of a bucket at which one of them changes with no
 // increment (zero if none does).
-func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (values map[string]int64, states map[string]WindowState, next time.Time, unread []time.Time) {
+func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (values map[string]int64, states map[string]bytime.State, next time.Time, unread []time.Time) {
 	loc := f.layout.Zone
 	counts := f.layout.Counts(name)
 	at := s.windowAt()
-	values, states = map[string]int64{}, map[string]WindowState{}
+	values, states = map[string]int64{}, map[string]bytime.State{}
 	for _, w := range f.layout.WindowsOf(name) {
 		i := slices.IndexFunc(counts, func(c Count) bool { return c.Field == w.Count })
-		if w.Kind == KindTrend || i < 0 {
+		if w.Kind == bytime.KindTrend || i < 0 {
 			continue
 		}
 		cur := w.Unit.Start(at, loc)
 		st := moveWindow(w, i, cur, loc, p, s, totals, &unread)
 		v := totals[i] - st.Base
-		if w.Kind == KindOver {
+		if w.Kind == bytime.KindOver {
 			for b, k := w.Unit.Prev(cur, loc), 1; k < w.N; b, k = w.Unit.Prev(b, loc), k+1 {
 				v += st.Series[calendar.BucketKey(b)]
 			}
@@ -310,7 +312,7 @@ func (f *Folder) moveWindows(name string, p Parent, s Sum, totals []int64) (valu
 // totals: a first bucket for a window new to the document, or its state
 // rolled on to cur. The starts it crosses unread while the count changed
 // are added to unread.
-func moveWindow(w Window, i int, cur time.Time, loc *time.Location, p Parent, s Sum, totals []int64, unread *[]time.Time) WindowState {
+func moveWindow(w bytime.Window, i int, cur time.Time, loc *time.Location, p Parent, s Sum, totals []int64, unread *[]time.Time) bytime.State {
 	st, ok := p.Windows[w.Field]
 	switch {
 	case !ok || st.Bucket.After(cur):
@@ -326,11 +328,11 @@ func moveWindow(w Window, i int, cur time.Time, loc *time.Location, p Parent, s 
 				base = x.Values[i]
 			}
 		}
-		return WindowState{Bucket: cur, Base: base, Series: map[string]int64{}}
+		return bytime.State{Bucket: cur, Base: base, Series: map[string]int64{}}
 	case st.Bucket.Before(cur):
-		st = st.clone()
+		st = st.Clone()
 		changed := i < len(p.Totals) && totals[i] != p.Totals[i]
-		st.roll(w, cur, loc, func(b time.Time) int64 {
+		st.Roll(w, cur, loc, func(b time.Time) int64 {
 			if changed && !s.read(b) && b.After(s.Quiet) && !slices.ContainsFunc(*unread, b.Equal) {
 				*unread = append(*unread, b) // the count changed since the last fold, and could not be read at b
 			}
@@ -345,46 +347,11 @@ func (s Sum) read(b time.Time) bool {
 	return slices.ContainsFunc(s.Boundaries, func(x Boundary) bool { return x.At.Equal(b) })
 }
 
-// roll moves st, a window w's state, on to the bucket that starts at cur:
-// each bucket closed since st.Bucket gets its count, the difference of
-// the counts at its start and its end (value), and only the buckets w
-// keeps stay. A bucket that counted nothing is kept as 0, so that the
-// series lists every bucket since the window began, and a client reads
-// it without knowing the time zone.
-func (st *WindowState) roll(w Window, cur time.Time, loc *time.Location, value func(time.Time) int64) {
-	keep := w.N
-	if w.Kind == KindOver {
-		keep = w.N - 1
-	}
-	oldest := cur
-	for range keep {
-		oldest = w.Unit.Prev(oldest, loc)
-	}
-	for b := w.Unit.Next(st.Bucket, loc); !b.After(cur); b = w.Unit.Next(b, loc) {
-		v := value(b)
-		if !st.Bucket.Before(oldest) {
-			st.Series[calendar.BucketKey(st.Bucket)] = v - st.Base
-		}
-		st.Bucket, st.Base = b, v
-		if b.Before(oldest) && w.Unit.Next(b, loc).Before(oldest) {
-			// Buckets past what is kept, with no read in them: skip to
-			// the first kept one, as each of them counts nothing.
-			b = w.Unit.Prev(oldest, loc)
-			st.Bucket = b
-		}
-	}
-	for k := range st.Series {
-		if t, err := time.Parse(time.RFC3339, k); err != nil || t.Before(oldest) || !t.Before(cur) {
-			delete(st.Series, k)
-		}
-	}
-}
-
 // moved is what a fold wrote of a document's windows and trends, for the
 // view of it after the write.
 type moved struct {
 	ok      bool
-	windows map[string]WindowState
+	windows map[string]bytime.State
 	trends  map[string]float64
 	next    time.Time
 	unread  []time.Time // bucket starts whose counts no one read (see Outcome.Unread)
@@ -418,7 +385,7 @@ func (f *Folder) timeUpdates(name string, p Parent, s Sum, counts bool, aggregat
 		for field, v := range values {
 			updates = append(updates,
 				firestore.Update{FieldPath: firestore.FieldPath{field}, Value: v},
-				firestore.Update{FieldPath: append(f.layout.path(FieldWindows), field), Value: m.windows[field].stored(windowNamed(ws, field), f.layout.Zone)})
+				firestore.Update{FieldPath: append(f.layout.path(FieldWindows), field), Value: m.windows[field].Stored(windowNamed(ws, field), f.layout.Zone)})
 		}
 		var next any = firestore.Delete
 		if !m.next.IsZero() {
@@ -431,7 +398,7 @@ func (f *Folder) timeUpdates(name string, p Parent, s Sum, counts bool, aggregat
 		at = s.Weigh
 	}
 	for _, w := range ws {
-		if w.Kind != KindTrend {
+		if w.Kind != bytime.KindTrend {
 			continue
 		}
 		S, ok := p.Trends[w.Field]
@@ -439,7 +406,7 @@ func (f *Folder) timeUpdates(name string, p Parent, s Sum, counts bool, aggregat
 			S = math.Inf(-1)
 		}
 		d := f.layout.trendDelta(name, w, p, totals, aggregates)
-		next := TrendAdd(S, d, at, w.HalfLife)
+		next := bytime.TrendAdd(S, d, at, w.HalfLife)
 		m.trends[w.Field] = next
 		if ok && next == S {
 			continue
@@ -447,19 +414,19 @@ func (f *Folder) timeUpdates(name string, p Parent, s Sum, counts bool, aggregat
 		updates = append(updates,
 			firestore.Update{FieldPath: firestore.FieldPath{w.Field}, Value: next},
 			firestore.Update{FieldPath: append(f.layout.path(FieldTrends), w.Field), Value: map[string]any{
-				"h": w.HalfLife.Seconds(), "l": Landmark}})
+				"h": w.HalfLife.Seconds(), "l": bytime.Landmark}})
 	}
 	return updates, m
 }
 
 // windowNamed is the window of ws whose field is field.
-func windowNamed(ws []Window, field string) Window {
+func windowNamed(ws []bytime.Window, field string) bytime.Window {
 	for _, w := range ws {
 		if w.Field == field {
 			return w
 		}
 	}
-	return Window{}
+	return bytime.Window{}
 }
 
 // setPaths sets each update's value at its field path in data, as a

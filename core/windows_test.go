@@ -2,11 +2,11 @@ package core
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/core/bytime"
 	"github.com/tallycounters/tally/core/calendar"
 )
 
@@ -23,10 +23,10 @@ func TestParseWindows(t *testing.T) {
 	}
 	ws := docs[0].Windows
 	if len(ws) != 5 || ws[0].String() != "views_today=views per day" || ws[0].N != 30 ||
-		ws[1].N != 12 || ws[2].Kind != KindOver || ws[2].N != 7 || ws[4].HalfLife != 48*time.Hour {
+		ws[1].N != 12 || ws[2].Kind != bytime.KindOver || ws[2].N != 7 || ws[4].HalfLife != 48*time.Hour {
 		t.Errorf("windows = %+v", ws)
 	}
-	if hot := ws[3]; len(hot.Terms) != 3 || hot.Terms[1] != (Term{"views", 0.1}) || hot.Terms[2] != (Term{"comments", 2}) {
+	if hot := ws[3]; len(hot.Terms) != 3 || hot.Terms[1] != (bytime.Term{Field: "views", Weight: 0.1}) || hot.Terms[2] != (bytime.Term{Field: "comments", Weight: 2}) {
 		t.Errorf("hot = %+v", hot)
 	}
 	for spec, want := range map[string]string{
@@ -72,113 +72,13 @@ func TestWindowsWithinADocument(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "its windows could take 17") || !strings.Contains(err.Error(), "within 262144 bytes") {
 		t.Errorf("150 windows of 400 minutes: %v; want what they take (about 1.7 MB) and the budget", err)
 	}
-	w := Window{Field: "v0", Kind: KindPer, Count: "views", Unit: calendar.Minute, N: 400}
-	fit := MaxWindowBytes / w.Bytes()
+	w := bytime.Window{Field: "v0", Kind: bytime.KindPer, Count: "views", Unit: calendar.Minute, N: 400}
+	fit := bytime.MaxWindowBytes / w.Bytes()
 	if _, err := ParseCounts(many(fit)); err != nil {
 		t.Errorf("%d windows of 400 minutes, %d bytes each: %v", fit, w.Bytes(), err)
 	}
 	if _, err := ParseCounts(many(fit + 1)); err == nil {
 		t.Errorf("%d windows of 400 minutes, %d bytes each: taken", fit+1, w.Bytes())
-	}
-}
-
-// TestBuckets: a bucket starts at its calendar start in the zone, across
-// changes of the clocks too, and each next bucket starts where the last
-// ends.
-func TestBuckets(t *testing.T) {
-	paris, err := time.LoadLocation("Europe/Paris")
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := time.Date(2026, 3, 29, 2, 30, 0, 0, time.UTC) // 04:30 in Paris, the day its clocks went forward
-	for _, c := range []struct {
-		u    calendar.Unit
-		want string
-	}{
-		{calendar.Minute, "2026-03-29T04:30:00+02:00"},
-		{calendar.Hour, "2026-03-29T04:00:00+02:00"},
-		{calendar.Day, "2026-03-29T00:00:00+01:00"},
-		{calendar.Week, "2026-03-23T00:00:00+01:00"},
-		{calendar.Month, "2026-03-01T00:00:00+01:00"},
-	} {
-		if got := c.u.Start(at, paris).Format(time.RFC3339); got != c.want {
-			t.Errorf("%s.Start = %s, want %s", c.u, got, c.want)
-		}
-	}
-	if got := calendar.Day.Next(calendar.Day.Start(at, paris), paris); got.Sub(calendar.Day.Start(at, paris)) != 23*time.Hour {
-		t.Errorf("the day the clocks went forward lasts %v", got.Sub(calendar.Day.Start(at, paris)))
-	}
-	for _, u := range []calendar.Unit{calendar.Minute, calendar.Hour, calendar.Day, calendar.Week, calendar.Month} {
-		b := u.Start(time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC), paris) // the day they went back
-		for range 30 {
-			n := u.Next(b, paris)
-			if !n.After(b) || u.Start(n, paris) != n || u.Prev(n, paris) != b {
-				t.Fatalf("%s: after %s comes %s", u, b, n)
-			}
-			b = n
-		}
-	}
-}
-
-// TestRoll: a window moved on several buckets gets each closed one's
-// count, 0 included, and keeps only the buckets it keeps.
-func TestRoll(t *testing.T) {
-	b0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	w := Window{Field: "v", Kind: KindPer, Count: "views", Unit: calendar.Minute, N: 4}
-	st := WindowState{Bucket: b0, Base: 10, Series: map[string]int64{calendar.BucketKey(b0.Add(-time.Minute)): 4}}
-	values := map[time.Time]int64{b0.Add(time.Minute): 15, b0.Add(2 * time.Minute): 15, b0.Add(3 * time.Minute): 21, b0.Add(4 * time.Minute): 22}
-	st.roll(w, b0.Add(4*time.Minute), time.UTC, func(b time.Time) int64 { return values[b] })
-	want := map[string]int64{calendar.BucketKey(b0): 5, calendar.BucketKey(b0.Add(time.Minute)): 0, calendar.BucketKey(b0.Add(2 * time.Minute)): 6, calendar.BucketKey(b0.Add(3 * time.Minute)): 1}
-	if st.Bucket != b0.Add(4*time.Minute) || st.Base != 22 || len(st.Series) != len(want) {
-		t.Fatalf("rolled = %+v; want the bucket of 10:04, base 22, series %v", st, want)
-	}
-	for k, v := range want {
-		if st.Series[k] != v {
-			t.Errorf("series[%s] = %d, want %d", k, st.Series[k], v)
-		}
-	}
-	// A window idle a year moves on at once, keeping its last 4 buckets,
-	// each of count 0.
-	later := b0.AddDate(1, 0, 0)
-	st.roll(w, later, time.UTC, func(time.Time) int64 { return 22 })
-	if st.Bucket != later || st.Base != 22 || len(st.Series) != 4 {
-		t.Fatalf("after a year idle: %+v", st)
-	}
-	for k := range 4 {
-		if n, ok := st.Series[calendar.BucketKey(later.Add(-time.Duration(k+1)*time.Minute))]; !ok || n != 0 {
-			t.Errorf("after a year idle: %+v", st)
-		}
-	}
-}
-
-// TestTrend: a trend's field orders by its score at any moment, its score
-// is the decayed sum of its units, a take-back subtracts, and nothing
-// overflows however far from the landmark.
-func TestTrend(t *testing.T) {
-	h := 6 * time.Hour
-	t0 := Landmark.Add(1000 * 24 * time.Hour)
-	S := math.Inf(-1)
-	S = TrendAdd(S, 3, t0, h)
-	S = TrendAdd(S, 2, t0.Add(h), h)
-	if got, want := TrendNow(S, t0.Add(2*h), h), 3*0.25+2*0.5; math.Abs(got-want) > 1e-9 {
-		t.Errorf("score = %g, want %g", got, want)
-	}
-	S = TrendAdd(S, -1, t0.Add(2*h), h)
-	if got, want := TrendNow(S, t0.Add(2*h), h), 3*0.25+2*0.5-1; math.Abs(got-want) > 1e-9 {
-		t.Errorf("after a take-back: %g, want %g", got, want)
-	}
-	if S = TrendAdd(S, -10, t0.Add(2*h), h); !math.IsInf(S, -1) || TrendNow(S, t0, h) != 0 {
-		t.Errorf("more taken back than given: %g", S)
-	}
-	// An old burst against a new trickle: the field orders as the scores do.
-	old := TrendAdd(math.Inf(-1), 100, t0, h)
-	fresh := TrendAdd(math.Inf(-1), 10, t0.Add(4*h), h)
-	if !(fresh > old) || !(TrendNow(fresh, t0.Add(5*h), h) > TrendNow(old, t0.Add(5*h), h)) {
-		t.Errorf("old %g (%g), fresh %g (%g)", old, TrendNow(old, t0.Add(5*h), h), fresh, TrendNow(fresh, t0.Add(5*h), h))
-	}
-	far := TrendAdd(math.Inf(-1), 1, Landmark.AddDate(100, 0, 0), 30*time.Minute)
-	if math.IsInf(far, 0) || math.IsNaN(far) || TrendNow(far, Landmark.AddDate(100, 0, 0), 30*time.Minute) != 1 {
-		t.Errorf("a century on: %g", far)
 	}
 }
 
@@ -195,7 +95,7 @@ func TestUnreadBoundariesAreReported(t *testing.T) {
 	}
 	f := NewFolder(nil, l, time.Second)
 	b0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	p := Parent{Exists: true, Totals: []int64{10}, Windows: map[string]WindowState{"views_m": {Bucket: b0, Base: 4, Series: map[string]int64{}}}}
+	p := Parent{Exists: true, Totals: []int64{10}, Windows: map[string]bytime.State{"views_m": {Bucket: b0, Base: 4, Series: map[string]int64{}}}}
 	at := b0.Add(90 * time.Second) // in the next minute
 	for _, c := range []struct {
 		name   string

@@ -23,16 +23,17 @@ func TestReshardToOneWhileIncrementing(t *testing.T) {
 	watched := watchTotals(ctx, c, id)
 	stop := incrementing(t, id, 4)
 	time.Sleep(500 * time.Millisecond)
-	marked := make(chan bool, 1)
-	go func() { // between lowering num_shards and the moves, the counter is marked
-		time.Sleep(cacheTTL)
+	// Between lowering num_shards and the moves (when Reshard says it
+	// waits out the Increment instances' cache), the counter is marked.
+	marked := false
+	wait := func(time.Duration, string) {
 		snap, err := core.Default().Counter(fs, id).Get(ctx)
-		marked <- err == nil && snap.Data()[core.FieldResharding] != nil
-	}()
-	if old, err := c.Reshard(ctx, id, 1, nil); err != nil || old != 4 {
+		marked = err == nil && snap.Data()[core.FieldResharding] != nil
+	}
+	if old, err := c.Reshard(ctx, id, 1, wait); err != nil || old != 4 {
 		t.Fatalf("Reshard = %d, %v", old, err)
 	}
-	if !<-marked {
+	if !marked {
 		t.Errorf("while shrinking to one shard, the counter did not hold %s", core.FieldResharding)
 	}
 	time.Sleep(time.Second) // increments on one shard, folded from their events

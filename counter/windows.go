@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/bytime"
 	"github.com/tallycounters/tally/core/calendar"
 )
 
@@ -89,7 +90,7 @@ func (c *Client) Series(ctx context.Context, id, field string) ([]Bucket, error)
 	if err != nil {
 		return nil, err
 	}
-	var w core.Window
+	var w bytime.Window
 	for _, x := range c.layout.WindowsOf(id) {
 		if x.Field == field {
 			w = x
@@ -100,7 +101,7 @@ func (c *Client) Series(ctx context.Context, id, field string) ([]Bucket, error)
 		return nil, nil // not folded since it was declared
 	}
 	keep := w.N
-	if w.Kind == core.KindOver {
+	if w.Kind == bytime.KindOver {
 		keep = w.N - 1
 	}
 	zone := c.layout.Zone
@@ -111,7 +112,7 @@ func (c *Client) Series(ctx context.Context, id, field string) ([]Bucket, error)
 		b = w.Unit.Prev(b, zone)
 	}
 	cur, _ := snap.Data()[w.Count].(int64)
-	if w.Kind == core.KindPer {
+	if w.Kind == bytime.KindPer {
 		out[keep].Count, _ = snap.Data()[field].(int64)
 	} else {
 		out[keep].Count = cur - st.Base
@@ -135,7 +136,7 @@ func (c *Client) Trend(ctx context.Context, id, field string) (float64, error) {
 	}
 	for _, w := range c.layout.WindowsOf(id) {
 		if w.Field == field {
-			return core.TrendNow(S, time.Now(), w.HalfLife), nil
+			return bytime.TrendNow(S, time.Now(), w.HalfLife), nil
 		}
 	}
 	return 0, nil

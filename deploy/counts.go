@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/bytime"
 )
 
 //go:embed counts.rules
@@ -93,7 +94,7 @@ func countsChecks(d core.Docs) (create, update string) {
 		ints = append(ints, a.Field)
 	}
 	for _, w := range d.Windows {
-		if w.Kind == core.KindTrend {
+		if w.Kind == bytime.KindTrend {
 			trends = append(trends, quote(w.Field))
 			continue
 		}
@@ -109,7 +110,7 @@ func countsChecks(d core.Docs) (create, update string) {
 		create += " && tallyInt(" + quote(f) + ")"
 	}
 	for _, w := range d.Windows {
-		if w.Kind == core.KindTrend {
+		if w.Kind == bytime.KindTrend {
 			create += " && tallyTrend(" + quote(w.Field) + ")"
 		}
 	}

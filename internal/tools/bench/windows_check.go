@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/bytime"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
@@ -96,7 +97,7 @@ func (e *env) rollupWindows(r *report.WindowsMode, n float64) ([]time.Time, erro
 
 // checkWindows checks one post's data against its increments' commit
 // times: its total, and with windows its series, windows and trend.
-func checkWindows(r *report.WindowsMode, lay core.Layout, ws []core.Window, span time.Duration, data map[string]any, commits []time.Time) {
+func checkWindows(r *report.WindowsMode, lay core.Layout, ws []bytime.Window, span time.Duration, data map[string]any, commits []time.Time) {
 	if v, _ := data["views"].(int64); v != int64(len(commits)) {
 		r.PostsOff++
 	}
@@ -114,7 +115,7 @@ func checkWindows(r *report.WindowsMode, lay core.Layout, ws []core.Window, span
 	}
 	for _, w := range ws {
 		switch w.Kind {
-		case core.KindTrend:
+		case bytime.KindTrend:
 			if S, ok := data[w.Field].(float64); ok {
 				checkTrend(r, w, S, asOf, span, commits)
 			}
@@ -123,7 +124,7 @@ func checkWindows(r *report.WindowsMode, lay core.Layout, ws []core.Window, span
 			if st.Bucket.IsZero() {
 				continue
 			}
-			if w.Kind == core.KindPer {
+			if w.Kind == bytime.KindPer {
 				for k, got := range st.Series {
 					b, err := time.Parse(time.RFC3339, k)
 					if err != nil {
@@ -137,7 +138,7 @@ func checkWindows(r *report.WindowsMode, lay core.Layout, ws []core.Window, span
 				}
 			}
 			from := st.Bucket
-			if w.Kind == core.KindOver {
+			if w.Kind == bytime.KindOver {
 				for range w.N - 1 {
 					from = w.Unit.Prev(from, lay.Zone)
 				}
@@ -193,11 +194,11 @@ func minGap(ts []time.Time) time.Duration {
 
 // checkTrend holds the trend S of window w, as of asOf, to the exact
 // decayed sum of the commits by then.
-func checkTrend(r *report.WindowsMode, w core.Window, S float64, asOf time.Time, span time.Duration, commits []time.Time) {
+func checkTrend(r *report.WindowsMode, w bytime.Window, S float64, asOf time.Time, span time.Duration, commits []time.Time) {
 	exact := math.Inf(-1)
 	for _, t := range commits {
 		if !t.After(asOf) {
-			exact = core.TrendAdd(exact, 1, t, w.HalfLife)
+			exact = bytime.TrendAdd(exact, 1, t, w.HalfLife)
 		}
 	}
 	r.Trends++

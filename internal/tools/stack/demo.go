@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/bytime"
 )
 
 //go:embed demo.html
@@ -78,9 +79,9 @@ func (s *Stack) feed() *demoFeed {
 		}
 		for _, w := range d.Windows {
 			switch {
-			case w.Kind == core.KindPer && w.Count == f.Like && f.Today == "":
+			case w.Kind == bytime.KindPer && w.Count == f.Like && f.Today == "":
 				f.Today = w.Field
-			case w.Kind == core.KindTrend && f.Hot == "":
+			case w.Kind == bytime.KindTrend && f.Hot == "":
 				f.Hot = w.Field
 			}
 		}

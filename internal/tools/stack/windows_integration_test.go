@@ -11,6 +11,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/bytime"
 	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
@@ -72,7 +73,7 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 	for _, c := range commits {
 		want += math.Exp2(-now.Sub(c).Seconds() / (6 * time.Hour).Seconds())
 	}
-	if got := core.TrendNow(data["hot"].(float64), now, 6*time.Hour); math.Abs(got-want) > 1e-4*want {
+	if got := bytime.TrendNow(data["hot"].(float64), now, 6*time.Hour); math.Abs(got-want) > 1e-4*want {
 		t.Errorf("hot is %g now, the decayed sum of the views' commit times %g", got, want)
 	}
 
