@@ -17,7 +17,7 @@ func TestStoreContractFolder(t *testing.T) {
 	emulatortest.Require(t)
 	client := emulatortest.Client(t)
 	layout := core.Default()
-	runContract(t, func(t *testing.T, window time.Duration) contractStore {
+	runContract(t, storeContract, func(t *testing.T, window time.Duration) contractStore {
 		id := emulatortest.ID(t)
 		return contractStore{s: core.NewFolder(client, layout, window), id: id,
 			add: func(by int64) {
@@ -33,6 +33,46 @@ func TestStoreContractFolder(t *testing.T) {
 			pass: func() {
 				if window < time.Second {
 					time.Sleep(2 * window)
+				}
+			}}
+	})
+}
+
+func TestStoreContractFolderOnDocuments(t *testing.T) {
+	t.Parallel()
+	emulatortest.Require(t)
+	client := emulatortest.Client(t)
+	docs, err := core.ParseCounts(docsCounts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout := core.Layout{Docs: docs, Zone: time.UTC}
+	runContract(t, docsContract, func(t *testing.T, window time.Duration) contractStore {
+		ctx := context.Background()
+		id := "posts/" + emulatortest.ID(t)
+		res, err := client.Doc(id).Create(ctx, map[string]any{"title": "a post"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		life := layout.LifeOf(res.UpdateTime)
+		n := 0
+		return contractStore{s: core.NewFolder(client, layout, window), id: id,
+			add: func(by int64) {
+				_, err := layout.Shard(client, id, life, 0).Set(ctx,
+					map[string]any{"likes": firestore.Increment(by)}, firestore.MergeAll)
+				if err != nil {
+					t.Fatal(fmt.Errorf("add to %s: %w", id, err))
+				}
+			},
+			pass: func() {
+				if window < time.Second {
+					time.Sleep(2 * window)
+				}
+			},
+			comment: func() {
+				n++
+				if _, err := client.Doc(fmt.Sprintf("%s/%s/c%d", id, comments, n)).Create(ctx, map[string]any{"text": "hi"}); err != nil {
+					t.Fatal(err)
 				}
 			}}
 	})

@@ -16,7 +16,9 @@ import (
 // on the emulator (TestStoreContractFolder).
 
 // contractStore is a store under the contract, on one counter with one
-// shard and no parent yet.
+// shard and no parent yet (storeContract), or on one counted document of
+// the app, just created, with a count and a count of its comments
+// (docsContract).
 type contractStore struct {
 	s  store
 	id string
@@ -24,6 +26,8 @@ type contractStore struct {
 	add func(by int64)
 	// pass lets more than the store's window pass since its last write.
 	pass func()
+	// comment adds a child to the document's comments (docsContract).
+	comment func()
 }
 
 // contractCase is a sequence of calls on a store, and what it must answer.
@@ -124,6 +128,78 @@ var storeContract = []contractCase{
 		}},
 }
 
+// The counted document of docsContract, and its aggregated collection.
+const (
+	docsCounts = "posts:likes,comments=count(comments)"
+	comments   = "comments"
+)
+
+// gather reads the parent, sums its shards, and gathers the one part of
+// its comments: a fold of a child's write.
+func gather(t *testing.T, c contractStore) (core.Parent, core.Sum) {
+	t.Helper()
+	p := c.read(t)
+	sum := c.sum(t, p.Life)
+	err := c.s.Gather(context.Background(), c.id, p, &sum, []core.Child{{Source: comments, ID: "c", At: sum.At}}, sum.At, sum.At)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, sum
+}
+
+// docsContract holds the stores alike on counts on documents: the parts
+// of an aggregated collection, refolded and written with the counts, and
+// a creation's zeros. (Boundaries are not in it: the fake keeps no
+// windows, and reads none.)
+var docsContract = []contractCase{
+	{name: "a child's part is refolded and written with the counts", window: time.Millisecond, wrote: true, total: 1,
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+			c.add(1)
+			c.comment()
+			c.comment()
+			p, sum := gather(t, c)
+			c.pass()
+			out, err := c.write(p, sum)
+			if got := c.read(t).Parts[comments][core.PartKey("")].N; got != 2 {
+				t.Errorf("the stored part holds %d children, want 2", got)
+			}
+			return out, err
+		}},
+	{name: "a part refolded no later than the stored one writes nothing", window: time.Millisecond, total: 0,
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+			c.comment()
+			_, early := gather(t, c)
+			early.Values = nil // a child's fold only
+			c.pass()
+			c.comment()
+			p, sum := gather(t, c)
+			c.pass()
+			if out, err := c.write(p, sum); err != nil || !out.Wrote {
+				t.Fatalf("the later fold: wrote %v, %v", out.Wrote, err)
+			}
+			now := c.read(t)
+			c.pass()
+			out, err := c.write(now, early)
+			if got := c.read(t).Parts[comments][core.PartKey("")].N; got != 2 {
+				t.Errorf("the stored part holds %d children, want the later fold's 2", got)
+			}
+			return out, err
+		}},
+	{name: "a creation's zeros are written as of it, with no sum", window: time.Millisecond, wrote: true, total: 0,
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+			p := c.read(t)
+			if !p.Exists || !p.AsOf.IsZero() {
+				t.Fatalf("the document just created: exists %v, as of %v", p.Exists, p.AsOf)
+			}
+			zero := core.Sum{At: p.Updated, Life: p.Life, Values: []int64{0}, Shards: []int64{0}}
+			out, err := c.write(p, zero)
+			if got := c.read(t).AsOf; !got.Equal(p.Updated) {
+				t.Errorf("as of %v, want the creation's %v", got, p.Updated)
+			}
+			return out, err
+		}},
+}
+
 // mustWrite folds and wants the fold written.
 func mustWrite(t *testing.T, c contractStore) {
 	t.Helper()
@@ -132,9 +208,10 @@ func mustWrite(t *testing.T, c contractStore) {
 	}
 }
 
-// runContract runs every case on the stores open makes, one per case.
-func runContract(t *testing.T, open func(t *testing.T, window time.Duration) contractStore) {
-	for _, tc := range storeContract {
+// runContract runs every case of cases on the stores open makes, one per
+// case.
+func runContract(t *testing.T, cases []contractCase, open func(t *testing.T, window time.Duration) contractStore) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := open(t, tc.window)
 			out, err := tc.run(t, c)
@@ -150,11 +227,27 @@ func runContract(t *testing.T, open func(t *testing.T, window time.Duration) con
 }
 
 func TestStoreContractFake(t *testing.T) {
-	runContract(t, func(t *testing.T, window time.Duration) contractStore {
+	runContract(t, storeContract, func(t *testing.T, window time.Duration) contractStore {
 		s := newFakeStore(t)
 		s.exists, s.updated, s.written, s.window = false, time.Time{}, time.Time{}, window
 		return contractStore{s: s, id: "c",
 			add:  func(by int64) { s.add(by, false) },
 			pass: func() { s.clock.advance(2 * window) }}
+	})
+}
+
+func TestStoreContractFakeOnDocuments(t *testing.T) {
+	docs, err := core.ParseCounts(docsCounts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runContract(t, docsContract, func(t *testing.T, window time.Duration) contractStore {
+		s := newFakeStore(t)
+		s.layout.Docs, s.window = docs, window
+		s.life, s.written = s.layout.LifeOf(s.updated), time.Time{} // just created: no fold yet
+		return contractStore{s: s, id: "posts/p",
+			add:     func(by int64) { s.add(by, false) },
+			pass:    func() { s.clock.advance(2 * window) },
+			comment: func() { s.comment() }}
 	})
 }
