@@ -23,9 +23,7 @@ const (
 // largePackages are the product packages allowed past maxPackageLines,
 // each with why: a package that drops under the limit must leave this
 // list, and no other may join it.
-var largePackages = map[string]string{
-	"core": "the fold's concerns (counts, aggregates in parts, windows and trends) are still one package",
-}
+var largePackages = map[string]string{}
 
 // productFiles are the non-test Go files of the product, by package
 // folder: every package but the tools and test kits under internal/tools

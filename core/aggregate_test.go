@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 func TestParseAggregates(t *testing.T) {
@@ -31,10 +33,10 @@ func TestParseAggregates(t *testing.T) {
 	if got := l.TriggerPatterns(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("TriggerPatterns = %v, want %v", got, want)
 	}
-	if p, c, ok := l.ParentOf("posts/p1/comments/c1"); !ok || p != "posts/p1" || c != (Child{Source: "comments", ID: "c1"}) {
+	if p, c, ok := l.ParentOf("posts/p1/comments/c1"); !ok || p != "posts/p1" || c != (aggregate.Child{Source: "comments", ID: "c1"}) {
 		t.Errorf("ParentOf(comment) = %q, %+v, %v", p, c, ok)
 	}
-	if p, c, ok := l.ParentOf("users/u1"); !ok || p != "stats/site" || c != (Child{Source: "/users", ID: "u1"}) {
+	if p, c, ok := l.ParentOf("users/u1"); !ok || p != "stats/site" || c != (aggregate.Child{Source: "/users", ID: "u1"}) {
 		t.Errorf("ParentOf(user) = %q, %+v, %v", p, c, ok)
 	}
 	for _, id := range []string{"alice@example.com", "a b", "x:y", "a+b", "100%", "caf\u00e9", "\U0001F600", strings.Repeat("z", MaxIDLength)} {
@@ -79,45 +81,14 @@ func TestParseAggregatesNamesTheBadPart(t *testing.T) {
 	}
 }
 
-func TestSplitsPartitionTheRange(t *testing.T) {
-	for _, c := range []struct {
-		lo, hi string
-		n      int64
-		want   int
-	}{{"", "", 1001, 3}, {"", "", 100000, 200}, {"A", "B", 5000, 10}, {"A5", "A6", 1200, 3}, {"zzzzzzzzzy", "zzzzzzzzzz", 5000, 1}} {
-		starts := splits(c.lo, c.hi, c.n)
-		if starts[0] != c.lo || len(starts) != c.want {
-			t.Errorf("splits(%q, %q, %d) = %d starts from %q; want %d from %q", c.lo, c.hi, c.n, len(starts), starts[0], c.want, c.lo)
-			continue
-		}
-		for i := 1; i < len(starts); i++ {
-			if starts[i] <= starts[i-1] || c.hi != "" && starts[i] >= c.hi {
-				t.Errorf("splits(%q, %q) = %v: not increasing within the range", c.lo, c.hi, starts)
-			}
-		}
-	}
-}
-
-func TestAggregateValuesOverParts(t *testing.T) {
-	aggs := []Aggregate{{Field: "n", Op: OpCount, Child: "c"}, {Field: "s", Op: OpSum, Child: "c", Of: "x"},
-		{Field: "a", Op: OpAvg, Child: "c", Of: "y"}, {Field: "e", Op: OpAvg, Child: "d", Of: "y"}}
+func TestCoversChild(t *testing.T) {
 	at := time.Now()
-	parts := map[string]Parts{"c": {
-		PartKey(""):  {At: at, V: map[string]any{"n": int64(2), "s": int64(3), "a": int64(8)}, C: map[string]int64{"a": 2}},
-		PartKey("M"): {At: at, V: map[string]any{"n": int64(1), "s": 0.5, "a": int64(1)}, C: map[string]int64{"a": 1}},
+	parts := map[string]aggregate.Parts{"c": {
+		aggregate.PartKey(""):  {At: at},
+		aggregate.PartKey("M"): {At: at},
 	}}
-	got := AggregateValues(aggs, parts)
-	if got["n"] != int64(3) || got["s"] != 3.5 || got["a"] != 3.0 || got["e"] != nil {
-		t.Errorf("= %v; want n 3, s 3.5, a 3, e nil", got)
-	}
 	p := Parent{Exists: true, Parts: parts}
 	if !p.CoversChild("c", "Q", at) || p.CoversChild("c", "Q", at.Add(time.Microsecond)) || p.CoversChild("d", "Q", at) {
 		t.Error("CoversChild: want a child covered by its part's time only")
-	}
-	if key, hi, _ := parts["c"].Of("Q"); key != PartKey("M") || hi != "" {
-		t.Errorf("Of(Q) = %q, %q", key, hi)
-	}
-	if key, hi, _ := parts["c"].Of("B"); key != PartKey("") || hi != "M" {
-		t.Errorf("Of(B) = %q, %q", key, hi)
 	}
 }

@@ -3,12 +3,14 @@ package core
 import (
 	"slices"
 	"strings"
+
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 // childPattern is the collection of a's children as a path with '*' for
 // any id: posts/*/comments for comments under each posts/{p}, users for
 // /users.
-func (d Docs) childPattern(a Aggregate) string {
+func (d Docs) childPattern(a aggregate.Aggregate) string {
 	if a.Root {
 		return a.Child
 	}
@@ -34,7 +36,7 @@ func (l Layout) ChildPatterns() []string {
 }
 
 // Aggregates are the aggregates the document at name holds.
-func (l Layout) Aggregates(name string) []Aggregate {
+func (l Layout) Aggregates(name string) []aggregate.Aggregate {
 	if !l.OnDocs() {
 		return nil
 	}
@@ -48,14 +50,14 @@ func (l Layout) Aggregates(name string) []Aggregate {
 // ParentOf finds the counted document whose aggregates the document at
 // path is a child of: the parent's path and the child, or ok false if
 // path is in no aggregated collection.
-func (l Layout) ParentOf(path string) (parent string, child Child, ok bool) {
+func (l Layout) ParentOf(path string) (parent string, child aggregate.Child, ok bool) {
 	segs := strings.Split(path, "/")
 	if len(segs)%2 == 1 || len(segs) < 2 {
-		return "", Child{}, false
+		return "", aggregate.Child{}, false
 	}
 	for _, s := range segs {
 		if ValidID(s) != nil {
-			return "", Child{}, false
+			return "", aggregate.Child{}, false
 		}
 	}
 	coll := segs[:len(segs)-1]
@@ -64,14 +66,14 @@ func (l Layout) ParentOf(path string) (parent string, child Child, ok bool) {
 			if !matchPattern(strings.Split(d.childPattern(a), "/"), coll) {
 				continue
 			}
-			child := Child{Source: a.Source(), ID: segs[len(segs)-1]}
+			child := aggregate.Child{Source: a.Source(), ID: segs[len(segs)-1]}
 			if d.One() {
 				return d.Collection, child, true
 			}
 			return strings.Join(coll[:len(coll)-1], "/"), child, true
 		}
 	}
-	return "", Child{}, false
+	return "", aggregate.Child{}, false
 }
 
 // ChildReads are the fields of the child document at path that the
@@ -132,5 +134,5 @@ func (l Layout) IsAggregate(name, field string) bool {
 // average over the collection src: its parts then keep their children's
 // records, and a child's event is folded by reading the child.
 func (l Layout) Valued(name, src string) bool {
-	return valued(l.Aggregates(name), src)
+	return aggregate.Valued(l.Aggregates(name), src)
 }

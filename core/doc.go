@@ -22,11 +22,13 @@
 //
 // # An increment
 //
-// An Adder adds to a counter with one server-side increment of one random
-// shard in [0, num_shards): one write, no transaction (add.go). It reads
-// the counted document at most once per cache TTL and instance, for
+// Package adder's Adder adds to a counter with one server-side increment
+// of one random shard in [0, num_shards): one write, no transaction. It
+// reads the counted document at most once per cache TTL and instance, for
 // num_shards, for whether it exists, and for its life; a counter it writes
-// often it reads again sooner, so that it sees growth at once (cache.go).
+// often it reads again sooner, so that it sees growth at once. It uses
+// this package's layout and the increment's side of the one-shard
+// protocol below; nothing here uses it.
 //
 // # A fold
 //
@@ -80,17 +82,18 @@
 // # Aggregates
 //
 // A counted document may also hold aggregates of the app's documents
-// (aggregate.go): count, sum or average over a collection, such as a
-// post's comments. A child's write is a hint only: a fold runs
+// (package aggregate: its declarations, parts, records and refolds;
+// aggregates.go, where a document's parts and children are): count, sum
+// or average over a collection, such as a post's comments. A child's write is a hint only: a fold runs
 // Firestore's aggregations over the children at one read time and writes
 // their results, in the same write as the counts. The children are kept
 // in parts, ranges of ids of at most PartMax, so that a child's write
-// refolds one part, not the whole collection (parts.go, partsum.go). A
+// refolds one part, not the whole collection (aggregate.Doc.Refold). A
 // fold's part work is bounded (PartStep, and half its time): it writes
 // what it did, and leaves the rest to the next fold, so that a document of
 // any size moves on however busy; a part of a summed collection writes its
 // records as soon as it is refolded, and a part whose records are not one
-// a child reads its children again (valued.go).
+// a child reads its children again.
 //
 // # Errors
 //

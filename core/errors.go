@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // Code is the kind of a failure that a caller should tell apart. The
@@ -112,13 +114,5 @@ func Describe(err error) (Code, string, time.Duration) {
 }
 
 // Permanent reports whether err, from Firestore, is one that no retry of
-// the same request can cure: a query it refuses (one that needs an index
-// it lacks, or that it cannot run), a value it cannot take, a document too
-// big. A fold that meets one reports it and goes on with the rest.
-func Permanent(err error) bool {
-	switch status.Code(err) {
-	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented, codes.PermissionDenied:
-		return true
-	}
-	return false
-}
+// the same request can cure (see fsrpc.Permanent).
+func Permanent(err error) bool { return fsrpc.Permanent(err) }

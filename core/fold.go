@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/core/aggregate"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -54,11 +55,11 @@ func NewFolder(client *firestore.Client, l Layout, window time.Duration) *Folder
 // Sum is sum() over a counter's shards at one read time, for each of its
 // counts.
 type Sum struct {
-	At     time.Time  // the read time
-	Life   string     // the life of the counted document whose shards were summed ("" in the guide layout)
-	Values []int64    // each count's sum, in Counts order; nil: the counts are not summed
-	Shards []int64    // shard documents summed for each count: those that hold its field
-	Parts  []PartFold // parts of aggregated sources refolded at At
+	At     time.Time            // the read time
+	Life   string               // the life of the counted document whose shards were summed ("" in the guide layout)
+	Values []int64              // each count's sum, in Counts order; nil: the counts are not summed
+	Shards []int64              // shard documents summed for each count: those that hold its field
+	Parts  []aggregate.PartFold // parts of aggregated sources refolded at At
 	// Window, if set, is the instant windows move to: the start of a
 	// bucket, where At is a microsecond before it (the boundary job's
 	// fold); zero: At.
@@ -87,15 +88,15 @@ type Outcome struct {
 	Grew      bool      `json:"grew"`  // num_shards was raised in this write
 	Parts     int       `json:"parts"` // parts of aggregated sources refolded in this write
 	// AggregatesBefore and Aggregates are the aggregates' values when
-	// read and after the write (see AggregateValues).
+	// read and after the write (see aggregate.Values).
 	AggregatesBefore map[string]any `json:"aggregates_before,omitempty"`
 	Aggregates       map[string]any `json:"aggregates,omitempty"`
 	// Children: of valued sources, each child asked for whose value the
 	// document's aggregates now hold, with the read time of that value.
-	Children []Child `json:"-"`
+	Children []aggregate.Child `json:"-"`
 	// Failed: aggregates that could not be folded, for good; they keep
 	// their values, and the rest was written.
-	Failed []Failure `json:"-"`
+	Failed []aggregate.Failure `json:"-"`
 	// Unread: starts of buckets that this fold closed with no read of the
 	// counts there, past Firestore's retention, while the counts changed
 	// between the last fold and them: the increments made in the buckets
@@ -218,7 +219,7 @@ func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int)
 // at partsAt (SumParts, into s.Parts). Every fold is a sum, Gather, and
 // Write: Rollup's, the boundary job's and Fold's alike; they differ in
 // the sum they start from.
-func (f *Folder) Gather(ctx context.Context, id string, p Parent, s *Sum, children []Child, partsAt, now time.Time) error {
+func (f *Folder) Gather(ctx context.Context, id string, p Parent, s *Sum, children []aggregate.Child, partsAt, now time.Time) error {
 	if err := f.ReadBoundaries(ctx, id, p, s, now); err != nil {
 		return err
 	}
@@ -307,10 +308,10 @@ func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
 // partsBefore names the parts of the document id, as p holds them, last
 // refolded before since, and each aggregated source it holds none of:
 // what a fold from scratch has left to refold, each part whole.
-func (f *Folder) partsBefore(id string, p Parent, since time.Time) []Child {
-	var out []Child
+func (f *Folder) partsBefore(id string, p Parent, since time.Time) []aggregate.Child {
+	var out []aggregate.Child
 	for _, c := range f.AllParts(id, p) {
-		if c.ID == "" && len(p.Parts[c.Source]) == 0 || p.Parts[c.Source][PartKey(c.ID)].At.Before(since) {
+		if c.ID == "" && len(p.Parts[c.Source]) == 0 || p.Parts[c.Source][aggregate.PartKey(c.ID)].At.Before(since) {
 			out = append(out, c)
 		}
 	}

@@ -2,10 +2,10 @@ package core
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/tallycounters/tally/core/aggregate"
 	"github.com/tallycounters/tally/core/bytime"
 )
 
@@ -18,16 +18,12 @@ import (
 type Docs struct {
 	Collection string
 	Fields     []string
-	Aggregates []Aggregate
+	Aggregates []aggregate.Aggregate
 	Windows    []bytime.Window
 }
 
 // One reports whether d declares one document rather than a collection's.
 func (d Docs) One() bool { return strings.Count(d.Collection, "/")%2 == 1 }
-
-// fieldName is a count field: a plain identifier, which needs no quoting
-// in a field path, a query or security rules.
-var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
 // ParseCounts reads TALLY_COUNTS: entries separated by ';', each a
 // collection path with '*' for any document id, ':', then the count
@@ -39,7 +35,7 @@ var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 // "stats/site:users=count(/users)". An empty string declares nothing.
 func ParseCounts(s string) ([]Docs, error) {
 	var out []Docs
-	for _, entry := range splitOutsideQuotes(s, ";") {
+	for _, entry := range aggregate.SplitOutsideQuotes(s, ";") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			continue
@@ -49,7 +45,7 @@ func ParseCounts(s string) ([]Docs, error) {
 			return nil, fmt.Errorf("core: counts %q: want collection:field,field", entry)
 		}
 		d := Docs{Collection: strings.Trim(strings.TrimSpace(coll), "/")}
-		for _, f := range splitOutsideQuotes(fields, ",") {
+		for _, f := range aggregate.SplitOutsideQuotes(fields, ",") {
 			switch f = strings.TrimSpace(f); {
 			case f == "":
 			case bytime.IsWindow(f):
@@ -59,7 +55,12 @@ func ParseCounts(s string) ([]Docs, error) {
 				}
 				d.Windows = append(d.Windows, w)
 			case strings.Contains(f, "="):
-				a, err := parseAggregate(f)
+				a, err := aggregate.Parse(f)
+				if err == nil {
+					if err = validChild(a); err != nil {
+						err = fmt.Errorf("aggregate %q: %w", f, err)
+					}
+				}
 				if err != nil {
 					return nil, fmt.Errorf("core: counts on %q: %w", d.Collection, err)
 				}
@@ -159,7 +160,7 @@ func validFields(d Docs) error {
 	fields := map[string]bool{}
 	for _, f := range names {
 		switch {
-		case !fieldName.MatchString(f):
+		case !aggregate.FieldName.MatchString(f):
 			return fmt.Errorf("core: counts on %q: field %q is not a plain name (letters, digits and '_', not starting with a digit)", d.Collection, f)
 		case f == FieldBookkeeping || strings.HasPrefix(f, "__"):
 			return fmt.Errorf("core: counts on %q: field %q is reserved", d.Collection, f)
@@ -366,8 +367,8 @@ func validWindows(d Docs) error {
 		for _, c := range w.Counts() {
 			switch {
 			case slices.Contains(d.Fields, c):
-			case slices.ContainsFunc(d.Aggregates, func(a Aggregate) bool { return a.Field == c }) && w.Kind == bytime.KindTrend:
-			case slices.ContainsFunc(d.Aggregates, func(a Aggregate) bool { return a.Field == c }):
+			case slices.ContainsFunc(d.Aggregates, func(a aggregate.Aggregate) bool { return a.Field == c }) && w.Kind == bytime.KindTrend:
+			case slices.ContainsFunc(d.Aggregates, func(a aggregate.Aggregate) bool { return a.Field == c }):
 				// An aggregate at a past instant would need every part of
 				// its collection aggregated again at that instant (a read
 				// per 1,000 children, and every child of a sum), where a

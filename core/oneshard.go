@@ -11,7 +11,7 @@ import (
 // while the counted document has one shard (Layout.OneShard), and had it
 // before the write (Parent.Whole). Increment writes, with the first
 // increment after each read of the document, the document's update time
-// as read (Adder.fields, FieldParentSeen), so that a fold knows a version
+// as read (package adder, FieldParentSeen), so that a fold knows a version
 // to compare and set on with no read (SeenAt). Every step is safe on its
 // own: a document that changed since fails the fold's compare-and-set,
 // which then reads it and sums.
@@ -41,42 +41,6 @@ func (l Layout) OnOneShard(numShards, defaults int, resharding, legacy bool) boo
 // ParentSeenPath is the field path, on shard 0, of the counted document's
 // update time as the increment that wrote it had read it.
 func (l Layout) ParentSeenPath() firestore.FieldPath { return l.path(FieldParentSeen) }
-
-// fields is what a write adding by to count c puts on the shard: the
-// increment and, on the first write after a read of the parent of a
-// counter on one shard, the parent's update time as read; any other write
-// deletes an update time left on the shard by an earlier one, so that no
-// event carries one older than its writer knew.
-func (a *Adder) fields(id string, p parent, c Count, by int64) map[string]any {
-	var seen any = firestore.Delete
-	if !p.seen.IsZero() && a.counts.claim(id, p.seen) {
-		seen = p.seen
-	}
-	m := map[string]any{c.Shard: firestore.Increment(by)}
-	if path := a.layout.ParentSeenPath(); len(path) == 2 {
-		m[path[0]] = map[string]any{path[1]: seen}
-	} else {
-		m[path[0]] = seen
-	}
-	return m
-}
-
-// claim reports whether a write of counter id may carry seen, its parent's
-// update time as read: only the first write after each read does. After
-// it, a fold has most likely written the parent, and an older update time
-// would send the fold's compare-and-set to fail; a write that carries none
-// has the fold read the parent instead.
-func (s *shardCounts) claim(id string, seen time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.entries.Peek(id)
-	if !ok || e.carried || !e.seen.Equal(seen) {
-		return false
-	}
-	e.carried = true
-	s.entries.Add(id, e)
-	return true
-}
 
 // OneShard is what a write to shard 0 tells: each count's value on shard 0
 // after the write, and, when Increment wrote it just after reading the

@@ -6,6 +6,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/core/aggregate"
 	"github.com/tallycounters/tally/core/bytime"
 )
 
@@ -32,8 +33,8 @@ type Parent struct {
 	// Totals are unknown.
 	Seen bool
 	// Parts: the parts of each aggregated source the document holds
-	// (parts.go); nil if none.
-	Parts map[string]Parts
+	// (package aggregate); nil if none.
+	Parts map[string]aggregate.Parts
 	// Aggregates: each aggregate field's value as read; nil if none
 	Aggregates map[string]any
 	// Windows: each per and over window's state; Trends: each trend's
@@ -85,7 +86,7 @@ func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned 
 		_, p.Legacy = data[FieldLegacy]
 	}
 	p.Resharding = l.Resharding(data)
-	p.Parts = partsFrom(l.bookkeeping(data))
+	p.Parts = aggregate.PartsFrom(l.bookkeeping(data))
 	p.Windows = bytime.States(l.bookkeeping(data)[FieldWindows])
 	p.NextBoundary, _ = l.bookkeeping(data)[FieldNextBoundary].(time.Time)
 	for _, w := range l.WindowsOf(id) {

@@ -1,6 +1,9 @@
 package core
 
-import "github.com/tallycounters/tally/core/bytime"
+import (
+	"github.com/tallycounters/tally/core/aggregate"
+	"github.com/tallycounters/tally/core/bytime"
+)
 
 // What a field of a counted document is to tally, as Kept says.
 const (
@@ -43,7 +46,7 @@ func (l Layout) BeforeFold(name, field string) any {
 		return 0.0
 	case KeptAggregate:
 		for _, a := range l.Aggregates(name) {
-			if a.Field == field && a.Op != OpAvg {
+			if a.Field == field && a.Op != aggregate.OpAvg {
 				return int64(0)
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 // ErrNoShardField means no shard of a counter whose total is not 0 holds
@@ -57,7 +59,7 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	}
 	var aggregates map[string]any
 	if len(w.applied) > 0 {
-		aggregates = AggregateValues(f.layout.Aggregates(id), w.parts)
+		aggregates = aggregate.Values(f.layout.Aggregates(id), w.parts)
 	}
 	times, moved := f.timeUpdates(id, p, s, w.counts, aggregates)
 	wr, err := f.commit(ctx, id, p, s, w, grow, times, &fold)
@@ -93,14 +95,14 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 // whether any was of parts split since p was read.
 type writePlan struct {
 	counts  bool
-	parts   map[string]Parts
-	applied []PartFold
+	parts   map[string]aggregate.Parts
+	applied []aggregate.PartFold
 	misfit  bool
 }
 
 func (f *Folder) planWrite(id string, p Parent, s Sum) writePlan {
 	w := writePlan{counts: s.Values != nil && (!p.Exists || p.AsOf.Before(s.At))}
-	w.parts, w.applied, w.misfit = mergeParts(p.Parts, s.Parts)
+	w.parts, w.applied, w.misfit = aggregate.Merge(p.Parts, s.Parts)
 	return w
 }
 
@@ -197,18 +199,18 @@ func (f *Folder) countUpdates(id string, p Parent, s Sum, counts bool) []firesto
 
 // partUpdates are the fields a fold of parts writes: each part refolded,
 // and every aggregate of the sources they are of, over parts.
-func (f *Folder) partUpdates(id string, parts map[string]Parts, applied []PartFold) []firestore.Update {
+func (f *Folder) partUpdates(id string, parts map[string]aggregate.Parts, applied []aggregate.PartFold) []firestore.Update {
 	if len(applied) == 0 {
 		return nil
 	}
 	var updates []firestore.Update
 	for _, pf := range applied {
 		for key, part := range pf.Parts {
-			updates = append(updates, firestore.Update{FieldPath: append(slices.Clone(f.layout.path(FieldParts)), pf.Source, key), Value: part.stored()})
+			updates = append(updates, firestore.Update{FieldPath: append(slices.Clone(f.layout.path(aggregate.FieldParts)), pf.Source, key), Value: part.Stored()})
 		}
 	}
 	aggs := f.layout.Aggregates(id)
-	values := AggregateValues(aggs, parts)
+	values := aggregate.Values(aggs, parts)
 	for _, a := range aggs {
 		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{a.Field}, Value: values[a.Field]})
 	}
@@ -246,59 +248,4 @@ func (l Layout) AnyShard(ctx context.Context, c *firestore.Client, name, life st
 		return false, fmt.Errorf("core: list the shards of %s: %w", name, err)
 	}
 	return len(refs) > 0, nil
-}
-
-// writePartDocs writes the part documents of one part refolded, each on
-// the condition that it is as the fold read it: ErrStale if one is not
-// (another fold wrote it since). They are written before the counted
-// document, so that its parts are never of records not yet kept; a part
-// document newer than what the counted document holds of it is what the
-// next fold goes on from.
-func (f *Folder) writePartDocs(ctx context.Context, writes []partWrite) error {
-	if len(writes) == 0 {
-		return nil
-	}
-	one := func(w partWrite) (*firestore.WriteResult, error) {
-		if w.exists {
-			return w.ref.Update(ctx, w.updates(), firestore.LastUpdateTime(w.updated))
-		}
-		return w.ref.Create(ctx, w.data)
-	}
-	var errs []error
-	if len(writes) == 1 {
-		_, err := one(writes[0])
-		errs = append(errs, err)
-	} else {
-		bw := f.client.BulkWriter(ctx)
-		jobs := make([]*firestore.BulkWriterJob, 0, len(writes))
-		for _, w := range writes {
-			var j *firestore.BulkWriterJob
-			var err error
-			if w.exists {
-				j, err = bw.Update(w.ref, w.updates(), firestore.LastUpdateTime(w.updated))
-			} else {
-				j, err = bw.Create(w.ref, w.data)
-			}
-			if err != nil {
-				bw.End()
-				return fmt.Errorf("core: write a part: %w", err)
-			}
-			jobs = append(jobs, j)
-		}
-		bw.End()
-		for _, j := range jobs {
-			_, err := j.Results()
-			errs = append(errs, err)
-		}
-	}
-	for _, err := range errs {
-		switch status.Code(err) {
-		case codes.OK:
-		case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
-			return ErrStale
-		default:
-			return fmt.Errorf("core: write a part: %w", err)
-		}
-	}
-	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/adder"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -71,7 +72,7 @@ type Options struct {
 type Client struct {
 	fs       *firestore.Client
 	layout   core.Layout
-	writer   *core.Adder
+	writer   *adder.Adder
 	folder   *core.Folder
 	cacheTTL time.Duration
 	timeout  time.Duration
@@ -87,7 +88,7 @@ func New(fs *firestore.Client, o Options) *Client {
 		o.Layout = core.Default()
 	}
 	if o.ShardCacheTTL <= 0 {
-		o.ShardCacheTTL = core.DefaultCacheTTL
+		o.ShardCacheTTL = adder.DefaultCacheTTL
 	}
 	if o.DefaultShards <= 0 {
 		o.DefaultShards = core.DefaultShards
@@ -98,7 +99,7 @@ func New(fs *firestore.Client, o Options) *Client {
 	return &Client{
 		fs:       fs,
 		layout:   o.Layout,
-		writer:   core.NewAdder(fs, core.AdderConfig{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: !o.RefuseMissing, CacheTTL: o.ShardCacheTTL}),
+		writer:   adder.New(fs, adder.Config{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: !o.RefuseMissing, CacheTTL: o.ShardCacheTTL}),
 		folder:   core.NewFolder(fs, o.Layout, o.Window),
 		cacheTTL: o.ShardCacheTTL,
 		shards:   o.DefaultShards,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 	"github.com/tallycounters/tally/core/bytime"
 )
 
@@ -86,7 +87,7 @@ func countsChecks(d core.Docs) (create, update string) {
 	create, update = "tallyCreate("+z+")", "tallyUpdate("+z+")"
 	var kept, trends []string
 	for _, a := range d.Aggregates {
-		if a.Op == core.OpAvg {
+		if a.Op == aggregate.OpAvg {
 			kept = append(kept, quote(a.Field)+": null")
 			continue
 		}
@@ -134,7 +135,7 @@ func matchPath(collection string) string {
 // anyone may read its documents; a signed-in user creates one as its
 // owner, and only its owner edits or deletes it. Only tally's Rollup
 // writes the aggregates they make.
-func writeChildRules(b *strings.Builder, path string, aggs []core.Aggregate, read string) {
+func writeChildRules(b *strings.Builder, path string, aggs []aggregate.Aggregate, read string) {
 	var done []string
 	for _, a := range aggs {
 		if a.Root || slices.Contains(done, a.Child) {

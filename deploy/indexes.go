@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 // IndexFile is Firestore's index configuration, as the Firebase CLI
@@ -78,9 +79,9 @@ func Indexes(l core.Layout) IndexFile {
 			continue
 		}
 		f.FieldOverrides = appendOnce(f.FieldOverrides, FieldOverride{CollectionGroup: lastID(d.Collection, d.One()),
-			FieldPath: core.FieldBookkeeping + "." + core.FieldParts, Indexes: []FieldIndex{}})
+			FieldPath: core.FieldBookkeeping + "." + aggregate.FieldParts, Indexes: []FieldIndex{}})
 		for _, a := range d.Aggregates {
-			valued = valued || a.Op != core.OpCount
+			valued = valued || a.Op != aggregate.OpCount
 			if len(a.Where) < 2 {
 				continue
 			}

@@ -13,6 +13,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/adder"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -149,7 +150,7 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		t.Errorf("shards sum %d: want 2, the two increments answered 200", n)
 	}
 
-	short := New(direct, Config{Layout: core.Default(), AutoCreate: true, Timeout: core.MinCommitTime / 2})
+	short := New(direct, Config{Layout: core.Default(), AutoCreate: true, Timeout: adder.MinCommitTime / 2})
 	if code, _, after := answer(short, body, nil); code != http.StatusServiceUnavailable || after != "1" {
 		t.Errorf("too little time for a commit: %d, Retry-After %q; want 503, 1", code, after)
 	}

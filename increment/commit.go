@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/adder"
 	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
@@ -75,7 +76,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	if err := core.EnoughTime(ctx); err != nil {
+	if err := adder.EnoughTime(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
 	if op.Once != "" {

@@ -9,14 +9,15 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/adder"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestBusyInstanceSeesGrowth: two Increment instances have a new counter
 // (one shard) cached for an hour; it grows to 64 shards, as a fold grows
 // a busy one. The instance that goes on writing it reads it again, in the
-// background, once it has written it core.RefreshWrites times and
-// core.RefreshAge has passed, and spreads its writes over the new shards
+// background, once it has written it adder.RefreshWrites times and
+// adder.RefreshAge has passed, and spreads its writes over the new shards
 // from then on; the one that writes it once more does not read it at all.
 func TestBusyInstanceSeesGrowth(t *testing.T) {
 	c, ops := emulatortest.CountingClient(t)
@@ -32,7 +33,7 @@ func TestBusyInstanceSeesGrowth(t *testing.T) {
 		t.Fatal(err)
 	}
 	reads := ops.Reads()
-	for range core.RefreshWrites {
+	for range adder.RefreshWrites {
 		if n := incr(busy); n != 0 {
 			t.Fatalf("an increment went to shard %d before the instance read the counter again", n)
 		}
@@ -40,7 +41,7 @@ func TestBusyInstanceSeesGrowth(t *testing.T) {
 	if got := ops.Reads() - reads; got != 0 {
 		t.Errorf("%d reads within RefreshAge of the last; want none", got)
 	}
-	now.Add(int64(core.RefreshAge))
+	now.Add(int64(adder.RefreshAge))
 	seen := map[int]bool{}
 	for i := 0; i < 500 && len(seen) < 2; i++ {
 		seen[incr(busy)] = true

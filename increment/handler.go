@@ -31,7 +31,7 @@ type Config struct {
 	AutoCreate    bool          // create any missing counter instead of 404
 	MaxStep       int64         // bound on |by|; default 1000
 	CORSOrigins   []string      // origins browsers may call from; "*" for any
-	CacheTTL      time.Duration // how long num_shards is cached; default core.DefaultCacheTTL
+	CacheTTL      time.Duration // how long num_shards is cached; default adder.DefaultCacheTTL
 	Logger        *slog.Logger  // nil discards logs
 
 	// Auth, if set, verifies each caller's Firebase ID token (Authorization:

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
 
 // TestAggregatePartsBoundTheCost: a post with 3,000 comments, backfilled
-// by a reconcile, holds them in parts of at most core.PartMax; then
+// by a reconcile, holds them in parts of at most aggregate.PartMax; then
 // each new comment's event refolds only its part: one aggregation read
 // and one write of the post per comment, whatever the post's size, and
 // the count stays exact. (A new comment's own write is one more write;
@@ -134,8 +135,8 @@ func changeCost(t testing.TB, spec string, existing, added int) cost {
 	}
 	c.parts = len(p.Parts["comments"])
 	for key, part := range p.Parts["comments"] {
-		if part.N > core.PartMax {
-			t.Errorf("part %s holds %d, past %d", key, part.N, core.PartMax)
+		if part.N > aggregate.PartMax {
+			t.Errorf("part %s holds %d, past %d", key, part.N, aggregate.PartMax)
 		}
 	}
 	if got := p.Aggregates["comments"]; got != int64(existing) {

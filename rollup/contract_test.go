@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 // The tracker's tests run on fakeStore; the product runs on
@@ -140,7 +141,7 @@ func gather(t *testing.T, c contractStore) (core.Parent, core.Sum) {
 	t.Helper()
 	p := c.read(t)
 	sum := c.sum(t, p.Life)
-	err := c.s.Gather(context.Background(), c.id, p, &sum, []core.Child{{Source: comments, ID: "c", At: sum.At}}, sum.At, sum.At)
+	err := c.s.Gather(context.Background(), c.id, p, &sum, []aggregate.Child{{Source: comments, ID: "c", At: sum.At}}, sum.At, sum.At)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ var docsContract = []contractCase{
 			p, sum := gather(t, c)
 			c.pass()
 			out, err := c.write(p, sum)
-			if got := c.read(t).Parts[comments][core.PartKey("")].N; got != 2 {
+			if got := c.read(t).Parts[comments][aggregate.PartKey("")].N; got != 2 {
 				t.Errorf("the stored part holds %d children, want 2", got)
 			}
 			return out, err
@@ -180,7 +181,7 @@ var docsContract = []contractCase{
 			now := c.read(t)
 			c.pass()
 			out, err := c.write(now, early)
-			if got := c.read(t).Parts[comments][core.PartKey("")].N; got != 2 {
+			if got := c.read(t).Parts[comments][aggregate.PartKey("")].N; got != 2 {
 				t.Errorf("the stored part holds %d children, want the later fold's 2", got)
 			}
 			return out, err

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/adder"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
@@ -50,7 +51,7 @@ func TestOneAggregateFailingFreezesNothing(t *testing.T) {
 			t.Fatalf("a comment's event: %v; want it answered, the failure being for good", err)
 		}
 	}
-	adder := core.NewAdder(client, core.AdderConfig{Layout: l})
+	adder := adder.New(client, adder.Config{Layout: l})
 	likes := core.Count{Field: "likes", Shard: "likes"}
 	if _, _, err := adder.Add(ctx, name, likes, 1); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 // refresh reads the parent, answers what it covers, and folds at once if the
@@ -72,7 +73,7 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p core.Parent, at time.T
 // its parts.
 type foldStart struct {
 	p           core.Parent
-	children    []core.Child
+	children    []aggregate.Child
 	counts      bool
 	s           core.Sum
 	fromEvent   bool
@@ -293,7 +294,7 @@ func (t *tracker) finish(c *tracked, at time.Time, s core.Sum, wrote core.Outcom
 // wanted is what a fold of c must refold for its waiters that the known
 // parent does not cover: the children of aggregated collections, and
 // whether the counts too. t.mu is held.
-func (t *tracker) wanted(c *tracked) (children []core.Child, counts bool) {
+func (t *tracker) wanted(c *tracked) (children []aggregate.Child, counts bool) {
 	at := map[childKey]int{}
 	for _, w := range c.waiting {
 		switch {
@@ -314,7 +315,7 @@ func (t *tracker) wanted(c *tracked) (children []core.Child, counts bool) {
 				continue
 			}
 			at[k] = len(children)
-			children = append(children, core.Child{Source: k.source, ID: k.id, At: w.at})
+			children = append(children, aggregate.Child{Source: k.source, ID: k.id, At: w.at})
 		default:
 			counts = true
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 // Hint is what a shard's write event tells the rollup: counter Counter
@@ -22,7 +23,7 @@ type Hint struct {
 	One *core.OneShard
 	// Child is set for a write to a child of an aggregated collection:
 	// the aggregates of Counter over Child's part changed at At.
-	Child *core.Child
+	Child *aggregate.Child
 	// Created is set for the creation of the counted document Counter, at
 	// At, in Life: it has no counts until a fold gives it every one.
 	Created bool

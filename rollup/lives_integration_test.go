@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/adder"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -24,7 +25,7 @@ func TestCreatedAgainHoldsNothingOfItsEarlierLife(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:likes,views")
-	stale := core.NewAdder(client, core.AdderConfig{Layout: l, CacheTTL: time.Hour})
+	stale := adder.New(client, adder.Config{Layout: l, CacheTTL: time.Hour})
 	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: testWindow})
 	likes, views := core.Count{Field: "likes", Shard: "likes"}, core.Count{Field: "views", Shard: "views"}
 	add := func(c core.Count) {

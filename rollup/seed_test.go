@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 // reconcileMost is the most comments BenchmarkAggregateChange backfills
@@ -26,7 +27,7 @@ const reconcileMost = 100_000
 
 // seedParts writes on the post name, already reconciled with no comments,
 // what a reconcile of its comments ids would: the parts, each of
-// core.PartMax/2 ids in order (a partition of all ids that starts at
+// aggregate.PartMax/2 ids in order (a partition of all ids that starts at
 // ""; a reconcile divides the line of ids evenly instead, which puts about
 // as many in each), as of now, and the count, comments=count(comments).
 // It keeps the shape of the part the first reconcile wrote.
@@ -38,8 +39,8 @@ func seedParts(t testing.TB, client *firestore.Client, name string, ids []string
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := firestore.FieldPath{core.FieldBookkeeping, core.FieldParts, "comments"}
-	first, err := snap.DataAtPath(append(slices.Clone(path), core.PartKey("")))
+	path := firestore.FieldPath{core.FieldBookkeeping, aggregate.FieldParts, "comments"}
+	first, err := snap.DataAtPath(append(slices.Clone(path), aggregate.PartKey("")))
 	shape, ok := first.(map[string]any)
 	if err != nil || !ok || shape["at"] == nil {
 		t.Fatalf("the reconcile of an empty post wrote no first part at %v: %v", path, snap.Data())
@@ -53,15 +54,15 @@ func seedParts(t testing.TB, client *firestore.Client, name string, ids []string
 	}
 	ids = slices.Sorted(slices.Values(ids))
 	parts := map[string]any{}
-	for from := 0; from < len(ids); from += core.PartMax / 2 {
+	for from := 0; from < len(ids); from += aggregate.PartMax / 2 {
 		lo := ""
 		if from > 0 {
 			lo = ids[from]
 		}
-		n := int64(min(core.PartMax/2, len(ids)-from))
+		n := int64(min(aggregate.PartMax/2, len(ids)-from))
 		part := maps.Clone(shape)
 		part["at"], part["n"], part["v"] = at, n, map[string]any{"comments": n} // the part's value of the one aggregate, a count
-		parts[core.PartKey(lo)] = part
+		parts[aggregate.PartKey(lo)] = part
 	}
 	if _, err := client.Doc(name).Update(ctx, []firestore.Update{
 		{FieldPath: path, Value: parts},

@@ -43,7 +43,7 @@ func slowAggregations(t *testing.T, d time.Duration) *firestore.Client {
 // TestBigPostFoldsInSteps: a post of 9,000 comments in 18 parts, each of
 // whose aggregations takes a second more, gets a new comment in each part
 // at once, on a Rollup whose fold is bounded at 6 seconds: no fold could
-// refold all 18 parts within it, nor within a step (core.PartStep, 2 s,
+// refold all 18 parts within it, nor within a step (aggregate.PartStep, 2 s,
 // 8 parts at a time). It folds them in steps, each writing the parts it
 // did, so every event is answered, the count is exact, and the post was
 // written more than once on the way. Before, every fold outgrew its bound

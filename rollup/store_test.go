@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 // The tracker's decisions are tested here with no database: a fakeStore
@@ -63,7 +64,7 @@ type fakeStore struct {
 	numShards           int
 	shards              []int64 // the shards' sum of each count
 	comments            int64   // children of the one aggregated collection, "comments", all in one part
-	part                *core.Part
+	part                *aggregate.Part
 	sumErr, writeErr    error // returned by the next SumNow or Write, once
 	reads, sums, writes int   // calls made; writes counts attempts
 	partSums            int
@@ -103,22 +104,22 @@ func (s *fakeStore) parent() core.Parent {
 	p.Exists, p.Life, p.Updated, p.Written, p.AsOf = true, s.life, s.updated, s.written, s.asOf
 	p.Totals, p.NumShards, p.OneSince = slices.Clone(s.totals), s.numShards, s.updated
 	if s.part != nil {
-		p.Parts = map[string]core.Parts{"comments": {core.PartKey(""): *s.part}}
+		p.Parts = map[string]aggregate.Parts{"comments": {aggregate.PartKey(""): *s.part}}
 	}
 	return p
 }
 
 // Gather aggregates the one part of "comments" at partsAt, if asked,
 // and reads no boundary: the fake keeps no windows.
-func (s *fakeStore) Gather(_ context.Context, _ string, _ core.Parent, sum *core.Sum, children []core.Child, partsAt, _ time.Time) error {
+func (s *fakeStore) Gather(_ context.Context, _ string, _ core.Parent, sum *core.Sum, children []aggregate.Child, partsAt, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(children) == 0 {
 		return nil
 	}
 	s.partSums++
-	part := core.Part{At: partsAt, N: s.comments, V: map[string]any{"comments": s.comments}}
-	sum.Parts = []core.PartFold{{Source: "comments", Parts: core.Parts{core.PartKey(""): part}}}
+	part := aggregate.Part{At: partsAt, N: s.comments, V: map[string]any{"comments": s.comments}}
+	sum.Parts = []aggregate.PartFold{{Source: "comments", Parts: aggregate.Parts{aggregate.PartKey(""): part}}}
 	return nil
 }
 
@@ -127,7 +128,7 @@ func (s *fakeStore) comment() Hint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.comments++
-	return Hint{Counter: "c", Child: &core.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
+	return Hint{Counter: "c", Child: &aggregate.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
 }
 
 func (s *fakeStore) SumNow(_ context.Context, _, life string, notBefore time.Time) (core.Sum, error) {
@@ -159,9 +160,9 @@ func (s *fakeStore) Write(_ context.Context, id string, p core.Parent, sum core.
 		return out, p, err
 	}
 	counts := sum.Values != nil && (!p.Exists || p.AsOf.Before(sum.At))
-	var part *core.Part
+	var part *aggregate.Part
 	if len(sum.Parts) > 0 {
-		if pt := sum.Parts[0].Parts[core.PartKey("")]; s.part == nil || s.part.At.Before(pt.At) {
+		if pt := sum.Parts[0].Parts[aggregate.PartKey("")]; s.part == nil || s.part.At.Before(pt.At) {
 			part = &pt
 		}
 	}

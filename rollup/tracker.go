@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 )
 
 // tracker holds the hints given to one instance until a fold covers them,
@@ -45,7 +46,7 @@ type store interface {
 	Window() time.Duration
 	Read(ctx context.Context, id string) (core.Parent, error)
 	SumNow(ctx context.Context, id, life string, notBefore time.Time) (core.Sum, error)
-	Gather(ctx context.Context, id string, p core.Parent, s *core.Sum, children []core.Child, partsAt, now time.Time) error
+	Gather(ctx context.Context, id string, p core.Parent, s *core.Sum, children []aggregate.Child, partsAt, now time.Time) error
 	Write(ctx context.Context, id string, p core.Parent, s core.Sum, grow int) (core.Outcome, core.Parent, error)
 }
 
@@ -106,7 +107,7 @@ type waiter struct {
 	one  *core.OneShard // what the event says of a counter on one shard, if anything
 	// child: the child of an aggregated collection the event is of; nil
 	// for a shard's event
-	child *core.Child
+	child *aggregate.Child
 	// valued: the child's collection has a sum or an average declared
 	// over it, whose fold reads the child
 	valued bool

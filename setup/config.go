@@ -10,6 +10,7 @@ import (
 	_ "time/tzdata" // the functions run where no zoneinfo may be: TALLY_TIME_ZONE needs its own
 
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/adder"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/rollup"
@@ -182,7 +183,7 @@ func incrementFromEnv(env func(key, def string) string, cfg *Config) error {
 		return err
 	}
 	cfg.MaxStep = int64(step)
-	if cfg.CacheTTL, err = time.ParseDuration(env(EnvCacheTTL, core.DefaultCacheTTL.String())); err != nil || cfg.CacheTTL <= 0 {
+	if cfg.CacheTTL, err = time.ParseDuration(env(EnvCacheTTL, adder.DefaultCacheTTL.String())); err != nil || cfg.CacheTTL <= 0 {
 		return fmt.Errorf("config: %s=%q is not a positive duration such as 10s", EnvCacheTTL, env(EnvCacheTTL, ""))
 	}
 	for _, o := range strings.Split(env(EnvCORSOrigins, ""), ",") {

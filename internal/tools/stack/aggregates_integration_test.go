@@ -94,7 +94,7 @@ func TestAggregatesEndToEnd(t *testing.T) {
 	if err := cl.Add(ctx, "posts/"+post.ID, "comments", 1); err == nil {
 		t.Error("Add to an aggregate was taken")
 	}
-	settled(t, client.Doc("stats/site"), map[string]any{"posts": aggregate(t, client.Collection("posts").NewAggregationQuery().WithCount("n"), "n")})
+	settled(t, client.Doc("stats/site"), map[string]any{"posts": firestoreAggregate(t, client.Collection("posts").NewAggregationQuery().WithCount("n"), "n")})
 
 	// A post deleted with its comments stays deleted.
 	if _, err := post.Delete(ctx); err != nil {
@@ -105,7 +105,7 @@ func TestAggregatesEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	settled(t, client.Doc("stats/site"), map[string]any{"posts": aggregate(t, client.Collection("posts").NewAggregationQuery().WithCount("n"), "n")})
+	settled(t, client.Doc("stats/site"), map[string]any{"posts": firestoreAggregate(t, client.Collection("posts").NewAggregationQuery().WithCount("n"), "n")})
 	time.Sleep(time.Second) // the comments' delete events, which were delivered before stats/site settled, had a fold's time to act
 	if snap, err := post.Get(ctx); err == nil || snap.Exists() {
 		t.Errorf("the deleted post is back: %v", snap.Data())
@@ -116,21 +116,21 @@ func TestAggregatesEndToEnd(t *testing.T) {
 // post's fields should hold them.
 func truth(t *testing.T, client *firestore.Client, q firestore.Query) map[string]any {
 	t.Helper()
-	avg := aggregate(t, q.NewAggregationQuery().WithAvg("stars", "a"), "a")
+	avg := firestoreAggregate(t, q.NewAggregationQuery().WithAvg("stars", "a"), "a")
 	if f, ok := avg.(float64); ok {
 		avg = fmt.Sprintf("%.9f", f)
 	}
 	shown := q.Where("hidden", "==", false)
 	return map[string]any{
-		"comments": aggregate(t, q.NewAggregationQuery().WithCount("n"), "n"),
-		"shown":    aggregate(t, shown.NewAggregationQuery().WithCount("n"), "n"),
-		"score":    aggregate(t, q.NewAggregationQuery().WithSum("score", "s"), "s"),
+		"comments": firestoreAggregate(t, q.NewAggregationQuery().WithCount("n"), "n"),
+		"shown":    firestoreAggregate(t, shown.NewAggregationQuery().WithCount("n"), "n"),
+		"score":    firestoreAggregate(t, q.NewAggregationQuery().WithSum("score", "s"), "s"),
 		"stars":    avg,
 	}
 }
 
-// aggregate runs aq and returns its result named name.
-func aggregate(t *testing.T, aq *firestore.AggregationQuery, name string) any {
+// firestoreAggregate runs aq and returns its result named name.
+func firestoreAggregate(t *testing.T, aq *firestore.AggregationQuery, name string) any {
 	t.Helper()
 	res, err := aq.Get(context.Background())
 	if err != nil {

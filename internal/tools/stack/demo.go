@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/core/aggregate"
 	"github.com/tallycounters/tally/core/bytime"
 )
 
@@ -72,7 +72,7 @@ func (s *Stack) feed() *demoFeed {
 			f.View = d.Fields[1]
 		}
 		for _, a := range d.Aggregates {
-			if a.Op == core.OpCount && !a.Root && len(a.Where) == 0 {
+			if a.Op == aggregate.OpCount && !a.Root && len(a.Where) == 0 {
 				f.Comments, f.Children = a.Field, a.Child
 				break
 			}

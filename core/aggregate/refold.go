@@ -1,15 +1,16 @@
-package core
+package aggregate
 
 import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // Child names a child document of an aggregated source, and when it was
@@ -32,14 +33,30 @@ type Failure struct {
 	Err   error
 }
 
-// SumParts refolds, at the read time at, the parts of the document at id
-// that hold the given children: every part of a source of which p holds
-// none. Each part is aggregated over its own range only, and split if it
-// holds more than PartMax children. A part of a source that a sum or an
-// average is declared over (a valued source) keeps its children's
-// records, and reads the children asked for (valued.go); its document is
-// written as soon as the part is refolded, so that it stays refolded
-// whatever comes after.
+// Doc is a counted document as a fold of its aggregates sees it: the
+// aggregates declared on it, its parts as it holds them, where the
+// children of each source and its part documents are (in the life it is
+// in), and the client that reads and writes them.
+type Doc struct {
+	Client   *firestore.Client
+	Aggs     []Aggregate
+	Parts    map[string]Parts
+	Children func(src string) *firestore.CollectionRef
+	PartDoc  func(src, lo string) *firestore.DocumentRef
+}
+
+// ErrStale ends the refold of a part whose document another fold wrote
+// since it was read: the next fold goes on from it.
+var ErrStale = errors.New("a part's document changed since it was read")
+
+// Refold refolds, at the read time at, the parts of d that hold the given
+// children: every part of a source of which d holds none. Each part is
+// aggregated over its own range only, and split if it holds more than
+// PartMax children. A part of a source that a sum or an average is
+// declared over (a valued source) keeps its children's records, and
+// reads the children asked for (valued.go); its document is written as
+// soon as the part is refolded, so that it stays refolded whatever comes
+// after.
 //
 // The work is bounded: the parts are refolded partWorkers at a time, in
 // the order their children are given, and no part is begun once a step
@@ -48,15 +65,16 @@ type Failure struct {
 // that fails, once one is done, is left out. The parts not reached are the
 // next fold's. A part whose document another fold wrote meanwhile is left
 // out too: the next fold goes on from it.
-func (f *Folder) SumParts(ctx context.Context, id string, p Parent, children []Child, at time.Time) ([]PartFold, error) {
-	aggs := f.layout.Aggregates(id)
+func (d Doc) Refold(ctx context.Context, children []Child, at time.Time) ([]PartFold, error) {
+	at = at.Truncate(time.Microsecond)
+	aggs := d.Aggs
 	var want []partRange
 	asked := map[partRange][]Child{}
 	whole := map[partRange]bool{}
 	for _, c := range children {
 		r := partRange{src: c.Source}
-		if key, hi, ok := p.Parts[c.Source].Of(c.ID); ok {
-			r.lo, r.hi = partLo(key), hi
+		if key, hi, ok := d.Parts[c.Source].Of(c.ID); ok {
+			r.lo, r.hi = PartLo(key), hi
 		}
 		if _, seen := asked[r]; !seen {
 			want = append(want, r)
@@ -69,16 +87,16 @@ func (f *Folder) SumParts(ctx context.Context, id string, p Parent, children []C
 		}
 	}
 	fold := func(r partRange) (PartFold, error) {
-		if !valued(aggs, r.src) {
-			return f.foldPart(ctx, id, aggs, r.src, r.lo, r.hi, p.Parts[r.src], Precise(at))
+		if !Valued(aggs, r.src) {
+			return d.foldPart(ctx, aggs, r.src, r.lo, r.hi, d.Parts[r.src], at)
 		}
 		var old *Part
-		if part, ok := p.Parts[r.src][PartKey(r.lo)]; ok {
+		if part, ok := d.Parts[r.src][PartKey(r.lo)]; ok {
 			old = &part
 		}
-		pf, err := f.foldValued(ctx, id, p.Life, aggs, r.src, r.lo, r.hi, old, asked[r], whole[r], Precise(at))
+		pf, err := d.foldValued(ctx, aggs, r.src, r.lo, r.hi, old, asked[r], whole[r], at)
 		if err == nil {
-			err = f.writePartDocs(ctx, pf.docs)
+			err = d.writePartDocs(ctx, pf.docs)
 			pf.docs = nil
 		}
 		return pf, err
@@ -116,7 +134,7 @@ func (f *Folder) SumParts(ctx context.Context, id string, p Parent, children []C
 		}
 	}
 	if len(out) == 0 && first != nil {
-		return nil, fmt.Errorf("core: aggregate the children of %s at %s: %w", id, at.Format(time.RFC3339Nano), first)
+		return nil, first
 	}
 	return out, nil
 }
@@ -150,44 +168,16 @@ func halfway(ctx context.Context) time.Time {
 	return now.Add(365 * 24 * time.Hour)
 }
 
-// AllParts names every part p holds, and the start of each source it has
-// none of: what a fold from scratch refolds, each part whole.
-func (f *Folder) AllParts(id string, p Parent) []Child {
-	var out []Child
-	for _, src := range sources(f.layout.Aggregates(id)) {
-		if len(p.Parts[src]) == 0 {
-			out = append(out, Child{Source: src, Whole: true})
-			continue
-		}
-		for _, k := range p.Parts[src].keys() {
-			out = append(out, Child{Source: src, ID: partLo(k), Whole: true})
-		}
-	}
-	return out
-}
-
-// Unfolded names the start of each aggregated source of the document name
-// that p holds no part of: what its first fold aggregates from scratch.
-func (l Layout) Unfolded(name string, p Parent) []Child {
-	var out []Child
-	for _, src := range sources(l.Aggregates(name)) {
-		if len(p.Parts[src]) == 0 {
-			out = append(out, Child{Source: src, Whole: true})
-		}
-	}
-	return out
-}
-
 // foldPart aggregates the part [lo, hi) of a source with counts only,
 // splitting it if it is too big; old are the source's parts as the
 // document holds them.
-func (f *Folder) foldPart(ctx context.Context, id string, aggs []Aggregate, src, lo, hi string, old Parts, at time.Time) (PartFold, error) {
+func (d Doc) foldPart(ctx context.Context, aggs []Aggregate, src, lo, hi string, old Parts, at time.Time) (PartFold, error) {
 	pf := PartFold{Source: src, Lo: lo, Hi: hi, Parts: Parts{}}
 	var prev *Part
 	if part, ok := old[PartKey(lo)]; ok {
 		prev = &part
 	}
-	return pf, f.fill(ctx, &pf, id, aggs, lo, hi, at, prev, 0)
+	return pf, d.fill(ctx, &pf, aggs, lo, hi, at, prev, 0)
 }
 
 // maxSplits bounds how many times a fold splits a part within itself:
@@ -197,11 +187,11 @@ const maxSplits = 4
 
 // fill aggregates [lo, hi) into pf's parts: as one part if it holds
 // PartMax children or fewer, else split, each split filled the same way.
-func (f *Folder) fill(ctx context.Context, pf *PartFold, id string, aggs []Aggregate, lo, hi string, at time.Time, old *Part, depth int) error {
+func (d Doc) fill(ctx context.Context, pf *PartFold, aggs []Aggregate, lo, hi string, at time.Time, old *Part, depth int) error {
 	var part Part
-	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+	err := d.Client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		var err error
-		part, err = f.countRange(ctx, tx, pf, id, aggs, pf.Source, lo, hi, at, old)
+		part, err = d.countRange(ctx, tx, pf, aggs, pf.Source, lo, hi, at, old)
 		return err
 	}, firestore.ReadOnly, firestore.TransactionReadTime(at))
 	if err != nil {
@@ -221,7 +211,7 @@ func (f *Folder) fill(ctx context.Context, pf *PartFold, id string, aggs []Aggre
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
-		if err := f.fill(ctx, pf, id, aggs, s, end, at, nil, depth+1); err != nil {
+		if err := d.fill(ctx, pf, aggs, s, end, at, nil, depth+1); err != nil {
 			return err
 		}
 	}
@@ -234,8 +224,8 @@ func (f *Folder) fill(ctx context.Context, pf *PartFold, id string, aggs []Aggre
 // them all, and one more query for each count with filters. A filtered
 // count that Firestore refuses for good keeps old's value (none without
 // old), and is reported in pf.Failed; any other failure is returned.
-func (f *Folder) countRange(ctx context.Context, tx *firestore.Transaction, pf *PartFold, id string, aggs []Aggregate, src, lo, hi string, at time.Time, old *Part) (Part, error) {
-	q := rangeOf(f.source(id, src), lo, hi)
+func (d Doc) countRange(ctx context.Context, tx *firestore.Transaction, pf *PartFold, aggs []Aggregate, src, lo, hi string, at time.Time, old *Part) (Part, error) {
+	q := rangeOf(d.Children(src), lo, hi)
 	part := Part{At: at, V: map[string]any{}, C: map[string]int64{}}
 	res, err := q.NewAggregationQuery().WithCount("n").Transaction(tx).Get(ctx)
 	if err != nil {
@@ -256,7 +246,7 @@ func (f *Folder) countRange(ctx context.Context, tx *firestore.Transaction, pf *
 			switch {
 			case err == nil:
 				part.V[a.Field] = value(res["n"])
-			case Permanent(err):
+			case fsrpc.Permanent(err):
 				pf.Failed = append(pf.Failed, Failure{Field: a.Field, Err: err})
 				if old != nil {
 					if v, ok := old.V[a.Field]; ok {
@@ -269,14 +259,6 @@ func (f *Folder) countRange(ctx context.Context, tx *firestore.Transaction, pf *
 		}
 	}
 	return part, nil
-}
-
-// source is the collection of src's children of the document at id.
-func (f *Folder) source(id, src string) *firestore.CollectionRef {
-	if src[0] == '/' {
-		return f.client.Collection(src[1:])
-	}
-	return f.layout.Counter(f.client, id).Collection(src)
 }
 
 // value is an aggregation result as an int64 or a float64 (0 if absent).

@@ -1,4 +1,4 @@
-package core
+package adder
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/internal/fsrpc"
+
+	"github.com/tallycounters/tally/core"
 )
 
 // Defaults of Config's zero fields.
@@ -22,9 +24,9 @@ const (
 // and its outcome would be unknown, so the request is refused first.
 const MinCommitTime = 2 * time.Second
 
-// AdderConfig configures an Adder. Zero fields take the defaults.
-type AdderConfig struct {
-	Layout        Layout
+// Config configures an Adder. Zero fields take the defaults.
+type Config struct {
+	Layout        core.Layout
 	DefaultShards int              // shards of an auto-created counter, and of a counted document without num_shards; default 1
 	AutoCreate    bool             // create any missing counter instead of ErrNoCounter
 	CreatePattern *regexp.Regexp   // else create those whose whole id matches
@@ -35,14 +37,14 @@ type AdderConfig struct {
 // Adder adds to counters.
 type Adder struct {
 	client *firestore.Client
-	layout Layout
+	layout core.Layout
 	counts *shardCounts
 }
 
-// NewAdder returns an Adder for counters in client's database.
-func NewAdder(client *firestore.Client, cfg AdderConfig) *Adder {
+// New returns an Adder for counters in client's database.
+func New(client *firestore.Client, cfg Config) *Adder {
 	if cfg.DefaultShards <= 0 {
-		cfg.DefaultShards = DefaultShards
+		cfg.DefaultShards = core.DefaultShards
 	}
 	if cfg.CacheTTL <= 0 {
 		cfg.CacheTTL = DefaultCacheTTL
@@ -69,7 +71,7 @@ func NewAdder(client *firestore.Client, cfg AdderConfig) *Adder {
 // means the write was sent and not confirmed: it may have been applied.
 // Any other error means nothing was written. committed is the write's
 // commit time: a fold whose as_of is at or past it counts it.
-func (a *Adder) Add(ctx context.Context, id string, c Count, by int64) (shard int, committed time.Time, err error) {
+func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (shard int, committed time.Time, err error) {
 	p, err := a.counts.get(ctx, id)
 	if err != nil {
 		return 0, time.Time{}, err
@@ -81,7 +83,7 @@ func (a *Adder) Add(ctx context.Context, id string, c Count, by int64) (shard in
 	cctx, commitTime := fsrpc.WithCommitTime(ctx)
 	wr, err := a.layout.Shard(a.client, id, p.life, shard).Set(cctx, a.fields(id, p, c, by), firestore.MergeAll)
 	if err != nil {
-		return shard, time.Time{}, Unconfirmed(fmt.Errorf("core: write shard %d of %s: %w", shard, id, err))
+		return shard, time.Time{}, core.Unconfirmed(fmt.Errorf("core: write shard %d of %s: %w", shard, id, err))
 	}
 	// The commit's own time: a write that changes nothing (an increment of
 	// a shard held at 2^63-1, where Firestore's increment saturates) has
@@ -99,7 +101,7 @@ func (a *Adder) Add(ctx context.Context, id string, c Count, by int64) (shard in
 // rollup/oneshard.go); with the counter's shards and the life of its
 // document as read, under which its shards, votes and keys are. Votes and
 // keys, in transactions, use it too.
-func (a *Adder) Fields(ctx context.Context, id string, c Count, by int64) (shards int, life string, fields map[string]any, err error) {
+func (a *Adder) Fields(ctx context.Context, id string, c core.Count, by int64) (shards int, life string, fields map[string]any, err error) {
 	p, err := a.counts.get(ctx, id)
 	if err != nil {
 		return 0, "", nil, err
@@ -111,7 +113,7 @@ func (a *Adder) Fields(ctx context.Context, id string, c Count, by int64) (shard
 // MinCommitTime.
 func EnoughTime(ctx context.Context) error {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < MinCommitTime {
-		return ErrNoTime
+		return core.ErrNoTime
 	}
 	return nil
 }

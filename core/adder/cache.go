@@ -1,4 +1,4 @@
-package core
+package adder
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sync/singleflight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/core"
 )
 
 const (
@@ -35,7 +37,7 @@ const (
 // a busy counter's again sooner (RefreshAge), so that growth shows.
 type shardCounts struct {
 	client    *firestore.Client
-	layout    Layout
+	layout    core.Layout
 	ttl       time.Duration
 	defaults  int
 	creatable func(id string) bool // whether a missing counter may be created
@@ -47,7 +49,7 @@ type shardCounts struct {
 }
 
 // newShardCounts returns an empty cache of at most maxCached counters.
-func newShardCounts(client *firestore.Client, l Layout, ttl time.Duration, defaults int, creatable func(string) bool) *shardCounts {
+func newShardCounts(client *firestore.Client, l core.Layout, ttl time.Duration, defaults int, creatable func(string) bool) *shardCounts {
 	entries, _ := simplelru.NewLRU[string, cached](maxCached, nil)
 	return &shardCounts{client: client, layout: l, ttl: ttl, defaults: defaults, creatable: creatable, now: time.Now, entries: entries}
 }
@@ -149,7 +151,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 		}
 		if !s.creatable(id) {
 			if s.layout.OnDocs() {
-				return parent{}, fmt.Errorf("core: counter %s: %w", id, ErrNoCounter)
+				return parent{}, fmt.Errorf("core: counter %s: %w", id, core.ErrNoCounter)
 			}
 			// Shards with no parent, as Google's samples make them, are a
 			// counter of the default shards until a fold makes its parent.
@@ -158,11 +160,11 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 				return parent{}, err
 			}
 			if !some {
-				return parent{}, fmt.Errorf("core: counter %s: %w", id, ErrNoCounter)
+				return parent{}, fmt.Errorf("core: counter %s: %w", id, core.ErrNoCounter)
 			}
 			return parent{n: s.defaults}, nil
 		}
-		wr, err := ref.Create(ctx, map[string]any{FieldNumShards: int64(s.defaults), FieldTotal: int64(0)})
+		wr, err := ref.Create(ctx, map[string]any{core.FieldNumShards: int64(s.defaults), core.FieldTotal: int64(0)})
 		if err == nil {
 			p := parent{n: s.defaults}
 			if s.defaults == 1 {

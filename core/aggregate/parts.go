@@ -1,4 +1,4 @@
-package core
+package aggregate
 
 import (
 	"maps"
@@ -43,8 +43,8 @@ type Part struct {
 // PartKey is the map key of the part that starts at lo.
 func PartKey(lo string) string { return "r" + lo }
 
-// partLo is the start of the part of key.
-func partLo(key string) string { return strings.TrimPrefix(key, "r") }
+// PartLo is the start of the part of key.
+func PartLo(key string) string { return strings.TrimPrefix(key, "r") }
 
 // Source is the key of an aggregate's collection in _tally.parts: the
 // collection id under the document, or "/" and the path from the root.
@@ -58,13 +58,13 @@ func (a Aggregate) Source() string {
 // Parts is a source's parts: key to part.
 type Parts map[string]Part
 
-// keys are the parts' keys in the order of their ranges.
-func (ps Parts) keys() []string {
+// Keys are the parts' keys in the order of their ranges.
+func (ps Parts) Keys() []string {
 	keys := make([]string, 0, len(ps))
 	for k := range ps {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return partLo(keys[i]) < partLo(keys[j]) })
+	sort.Slice(keys, func(i, j int) bool { return PartLo(keys[i]) < PartLo(keys[j]) })
 	return keys
 }
 
@@ -74,8 +74,8 @@ func (ps Parts) keys() []string {
 // it scans the parts once and allocates nothing.
 func (ps Parts) Of(child string) (key, hi string, ok bool) {
 	for k := range ps {
-		switch lo := partLo(k); {
-		case lo <= child && (!ok || lo > partLo(key)):
+		switch lo := PartLo(k); {
+		case lo <= child && (!ok || lo > PartLo(key)):
 			key, ok = k, true
 		case lo > child && (hi == "" || lo < hi):
 			hi = lo
@@ -137,22 +137,12 @@ func splits(lo, hi string, n int64) []string {
 	return out
 }
 
-// CoversChild reports whether the document's aggregates of source hold a
-// write made at t to child.
-func (p Parent) CoversChild(source, child string, t time.Time) bool {
-	if !p.Exists {
-		return p.Covers(t)
-	}
-	key, _, ok := p.Parts[source].Of(child)
-	return ok && !t.After(p.Parts[source][key].At)
-}
-
-// AggregateValues are the aggregates' values over parts, as Firestore's
+// Values are the aggregates' values over parts, as Firestore's
 // own aggregations over the children give them: a count's int64; a sum's
 // int64, or float64 once a child's value is a double or the integers'
 // sum is past int64 (NaN and the infinities as IEEE 754 has them); an
 // average's float64, or nil over no numbers.
-func AggregateValues(aggs []Aggregate, parts map[string]Parts) map[string]any {
+func Values(aggs []Aggregate, parts map[string]Parts) map[string]any {
 	out := make(map[string]any, len(aggs))
 	for _, a := range aggs {
 		if a.Op == OpCount {
@@ -182,10 +172,10 @@ func (part Part) total(field string) total {
 	return totalFrom(part.V[field], part.X[field], part.C[field])
 }
 
-// partsFrom reads _tally.parts from a counted document's bookkeeping;
+// PartsFrom reads _tally.parts from a counted document's bookkeeping;
 // entries of the wrong shape are left out, so the next fold of their
 // range... finds no part there, and refolds from the start of the source.
-func partsFrom(book map[string]any) map[string]Parts {
+func PartsFrom(book map[string]any) map[string]Parts {
 	m, _ := book[FieldParts].(map[string]any)
 	if len(m) == 0 {
 		return nil
@@ -231,8 +221,8 @@ func partsFrom(book map[string]any) map[string]Parts {
 	return out
 }
 
-// stored is a part as _tally.parts holds it.
-func (part Part) stored() map[string]any {
+// Stored is a part as _tally.parts holds it.
+func (part Part) Stored() map[string]any {
 	m := map[string]any{"at": part.At, "n": part.N, "v": part.V}
 	if len(part.C) > 0 {
 		m["c"] = part.C
@@ -277,10 +267,10 @@ func (pf PartFold) fits(ps Parts) (same, newer bool) {
 	return ok && hi == pf.Hi, old.At.Before(at)
 }
 
-// mergeParts applies folds onto parts, those that fit, and returns the
+// Merge applies folds onto parts, those that fit, and returns the
 // result and the folds applied; misfit says a fold's range is no longer
 // one part (another fold split it).
-func mergeParts(parts map[string]Parts, folds []PartFold) (out map[string]Parts, applied []PartFold, misfit bool) {
+func Merge(parts map[string]Parts, folds []PartFold) (out map[string]Parts, applied []PartFold, misfit bool) {
 	out = make(map[string]Parts, len(parts))
 	for src, ps := range parts {
 		out[src] = maps.Clone(ps)
@@ -305,8 +295,8 @@ func mergeParts(parts map[string]Parts, folds []PartFold) (out map[string]Parts,
 	return out, applied, misfit
 }
 
-// sources are the sources of aggs, each once, in order.
-func sources(aggs []Aggregate) []string {
+// Sources are the sources of aggs, each once, in order.
+func Sources(aggs []Aggregate) []string {
 	var out []string
 	for _, a := range aggs {
 		if !slices.Contains(out, a.Source()) {

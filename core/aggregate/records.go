@@ -1,4 +1,4 @@
-package core
+package aggregate
 
 import (
 	"encoding/binary"
@@ -11,7 +11,7 @@ import (
 )
 
 // A part of a collection that a sum or an average is declared over (a
-// valued source) keeps a record of each child it counted: the child's id,
+// Valued source) keeps a record of each child it counted: the child's id,
 // the read time its values were taken at, and its value of each summed
 // field. A child's event is then applied by its value, once, whatever
 // events are duplicated, late or reordered: the fold reads the child at
@@ -76,7 +76,7 @@ func encodeRecords(recs []record) []byte {
 	return b
 }
 
-var errRecords = errors.New("core: a part's records are damaged")
+var errRecords = errors.New("aggregate: a part's records are damaged")
 
 // decodeRecords reads what encodeRecords wrote, each record with fields
 // values.
@@ -141,8 +141,8 @@ func summedFields(aggs []Aggregate, src string) []string {
 	return out
 }
 
-// valued reports whether any aggregate of src sums or averages.
-func valued(aggs []Aggregate, src string) bool { return len(summedFields(aggs, src)) > 0 }
+// Valued reports whether any aggregate of src sums or averages.
+func Valued(aggs []Aggregate, src string) bool { return len(summedFields(aggs, src)) > 0 }
 
 // total is an exact sum of Nums: the integers' sum exactly, beside the
 // doubles' sum, so that a sum of integers past int64 is a double, as

@@ -1,8 +1,8 @@
-package core
+package aggregate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -10,13 +10,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
-
-// PartsCollection holds, under a counted document's life, one document
-// for each part of a valued source (records.go): its range, the read time
-// of the fold that wrote it, and its children's records. Only tally reads
-// and writes it; the counted document's _tally.parts holds what its
-// aggregates are made of, and names the part documents by their ranges.
-const PartsCollection = "parts"
 
 // Fields of a part document.
 const (
@@ -33,14 +26,6 @@ const (
 // take more (ids near Firestore's 1,500 bytes) is split, however few
 // children it holds, well within Firestore's 1 MiB a document.
 const maxRecordBytes = 256 << 10
-
-// PartDoc is the document of the part of src that starts at lo, in the
-// given life of the counted document name: its id is a hash of the two,
-// as an id may be any string and a part's start is one.
-func (l Layout) PartDoc(c *firestore.Client, name, life, src, lo string) *firestore.DocumentRef {
-	sum := sha256.Sum256([]byte(src + "\x00" + lo))
-	return l.Lives(c, name).Doc(life).Collection(PartsCollection).Doc(hex.EncodeToString(sum[:16]))
-}
 
 // partDoc is a part document as a fold read it.
 type partDoc struct {
@@ -129,4 +114,59 @@ func (w partWrite) updates() []firestore.Update {
 		out = append(out, firestore.Update{Path: k, Value: v})
 	}
 	return out
+}
+
+// writePartDocs writes the part documents of one part refolded, each on
+// the condition that it is as the fold read it: ErrStale if one is not
+// (another fold wrote it since). They are written before the counted
+// document, so that its parts are never of records not yet kept; a part
+// document newer than what the counted document holds of it is what the
+// next fold goes on from.
+func (d Doc) writePartDocs(ctx context.Context, writes []partWrite) error {
+	if len(writes) == 0 {
+		return nil
+	}
+	one := func(w partWrite) (*firestore.WriteResult, error) {
+		if w.exists {
+			return w.ref.Update(ctx, w.updates(), firestore.LastUpdateTime(w.updated))
+		}
+		return w.ref.Create(ctx, w.data)
+	}
+	var errs []error
+	if len(writes) == 1 {
+		_, err := one(writes[0])
+		errs = append(errs, err)
+	} else {
+		bw := d.Client.BulkWriter(ctx)
+		jobs := make([]*firestore.BulkWriterJob, 0, len(writes))
+		for _, w := range writes {
+			var j *firestore.BulkWriterJob
+			var err error
+			if w.exists {
+				j, err = bw.Update(w.ref, w.updates(), firestore.LastUpdateTime(w.updated))
+			} else {
+				j, err = bw.Create(w.ref, w.data)
+			}
+			if err != nil {
+				bw.End()
+				return fmt.Errorf("aggregate: write a part: %w", err)
+			}
+			jobs = append(jobs, j)
+		}
+		bw.End()
+		for _, j := range jobs {
+			_, err := j.Results()
+			errs = append(errs, err)
+		}
+	}
+	for _, err := range errs {
+		switch status.Code(err) {
+		case codes.OK:
+		case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
+			return ErrStale
+		default:
+			return fmt.Errorf("aggregate: write a part: %w", err)
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package core
+package aggregate
 
 import (
 	"context"
@@ -28,17 +28,17 @@ import (
 // from what was read. A part past PartMax children, or maxRecordBytes of records, is
 // split by its records, at ids, moving nothing. old is the part as the
 // counted document holds it, nil if it holds none.
-func (f *Folder) foldValued(ctx context.Context, id, life string, aggs []Aggregate, src, lo, hi string, old *Part, changed []Child, whole bool, at time.Time) (PartFold, error) {
+func (d Doc) foldValued(ctx context.Context, aggs []Aggregate, src, lo, hi string, old *Part, changed []Child, whole bool, at time.Time) (PartFold, error) {
 	var pf PartFold
-	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+	err := d.Client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		pf = PartFold{Source: src, Lo: lo, Hi: hi}
 		fields := summedFields(aggs, src)
-		doc, err := readPartDoc(tx, f.layout.PartDoc(f.client, id, life, src, lo))
+		doc, err := readPartDoc(tx, d.PartDoc(src, lo))
 		if err != nil {
 			return err
 		}
 		if whole || !doc.holds(src, lo, hi, fields) {
-			return f.scanPart(ctx, tx, &pf, doc, id, life, aggs, fields, at)
+			return d.scanPart(ctx, tx, &pf, doc, aggs, fields, at)
 		}
 		recs, read, latest := doc.recs, []string(nil), time.Time{}
 		for _, c := range changed {
@@ -53,16 +53,16 @@ func (f *Folder) foldValued(ctx context.Context, id, life string, aggs []Aggrega
 			pf.Same, pf.Children = true, childTimes(changed, recs, at)
 			return nil
 		}
-		if recs, err = f.readChildren(tx, id, src, recs, read, fields, at); err != nil {
+		if recs, err = d.readChildren(tx, src, recs, read, fields, at); err != nil {
 			return err
 		}
 		pf.Children = childTimes(changed, recs, at)
-		err = f.splitRecords(ctx, tx, &pf, doc, id, life, aggs, fields, recs, old, at)
+		err = d.splitRecords(ctx, tx, &pf, doc, aggs, fields, recs, old, at)
 		if errors.Is(err, errRecordsDisagree) {
 			// A child whose event never came (too big for an event, or
 			// lost), or a removal's: read the part's children again.
 			pf = PartFold{Source: src, Lo: lo, Hi: hi}
-			return f.scanPart(ctx, tx, &pf, doc, id, life, aggs, fields, at)
+			return d.scanPart(ctx, tx, &pf, doc, aggs, fields, at)
 		}
 		return err
 	}, firestore.ReadOnly, firestore.TransactionReadTime(at))
@@ -71,15 +71,15 @@ func (f *Folder) foldValued(ctx context.Context, id, life string, aggs []Aggrega
 
 // errRecordsDisagree ends a part's fold whose records are not one a child
 // of the children its range holds at the fold's read time.
-var errRecordsDisagree = errors.New("core: a part's records disagree with its children")
+var errRecordsDisagree = errors.New("aggregate: a part's records disagree with its children")
 
 // readChildren reads the children ids of src at at, in tx, and returns
 // recs with their records replaced, or dropped where a child is gone.
-func (f *Folder) readChildren(tx *firestore.Transaction, id, src string, recs []record, ids, fields []string, at time.Time) ([]record, error) {
+func (d Doc) readChildren(tx *firestore.Transaction, src string, recs []record, ids, fields []string, at time.Time) ([]record, error) {
 	if len(ids) == 0 {
 		return recs, nil
 	}
-	coll := f.source(id, src)
+	coll := d.Children(src)
 	refs := make([]*firestore.DocumentRef, len(ids))
 	for i, c := range ids {
 		refs[i] = coll.Doc(c)
@@ -135,8 +135,8 @@ func childTimes(changed []Child, recs []record, at time.Time) []Child {
 // splitRecords makes the part [pf.Lo, pf.Hi) from recs, its children's
 // records as of at: one part, or, past PartMax children or maxRecordBytes,
 // several, cut at ids. Each part's counts are aggregated at at in tx.
-func (f *Folder) splitRecords(ctx context.Context, tx *firestore.Transaction, pf *PartFold, doc partDoc, id, life string, aggs []Aggregate, fields []string, recs []record, old *Part, at time.Time) error {
-	n, err := f.countRange(ctx, tx, pf, id, aggs, pf.Source, pf.Lo, pf.Hi, at, old)
+func (d Doc) splitRecords(ctx context.Context, tx *firestore.Transaction, pf *PartFold, doc partDoc, aggs []Aggregate, fields []string, recs []record, old *Part, at time.Time) error {
+	n, err := d.countRange(ctx, tx, pf, aggs, pf.Source, pf.Lo, pf.Hi, at, old)
 	if err != nil {
 		return err
 	}
@@ -157,15 +157,15 @@ func (f *Folder) splitRecords(ctx context.Context, tx *firestore.Transaction, pf
 		pf.docs = doc.writes(pf.Source, pf.Lo, pf.Hi, fields, recs, at)
 		return nil
 	}
-	return f.keepChunks(tx, pf, doc, id, life, aggs, fields, chunks, at, func(c chunk, hi string) (Part, error) {
-		return f.countRange(ctx, tx, pf, id, aggs, pf.Source, c.lo, hi, at, nil)
+	return d.keepChunks(tx, pf, doc, aggs, fields, chunks, at, func(c chunk, hi string) (Part, error) {
+		return d.countRange(ctx, tx, pf, aggs, pf.Source, c.lo, hi, at, nil)
 	})
 }
 
 // keepChunks makes pf's parts of chunks, each part's counts from count
 // (given the chunk and the end of its range), its sums from its records,
 // and the writes of its part document (doc, as read, for the first).
-func (f *Folder) keepChunks(tx *firestore.Transaction, pf *PartFold, doc partDoc, id, life string, aggs []Aggregate, fields []string, chunks []chunk, at time.Time, count func(c chunk, hi string) (Part, error)) error {
+func (d Doc) keepChunks(tx *firestore.Transaction, pf *PartFold, doc partDoc, aggs []Aggregate, fields []string, chunks []chunk, at time.Time, count func(c chunk, hi string) (Part, error)) error {
 	pf.Parts = Parts{}
 	for i, c := range chunks {
 		hi := pf.Hi
@@ -178,13 +178,13 @@ func (f *Folder) keepChunks(tx *firestore.Transaction, pf *PartFold, doc partDoc
 		}
 		addSums(&part, aggs, pf.Source, fields, c.recs)
 		pf.Parts[PartKey(c.lo)] = part
-		d := doc
+		pd := doc
 		if i > 0 {
-			if d, err = readPartDoc(tx, f.layout.PartDoc(f.client, id, life, pf.Source, c.lo)); err != nil {
+			if pd, err = readPartDoc(tx, d.PartDoc(pf.Source, c.lo)); err != nil {
 				return err
 			}
 		}
-		pf.docs = append(pf.docs, d.writes(pf.Source, c.lo, hi, fields, c.recs, at)...)
+		pf.docs = append(pf.docs, pd.writes(pf.Source, c.lo, hi, fields, c.recs, at)...)
 	}
 	return nil
 }
@@ -193,7 +193,7 @@ func (f *Folder) keepChunks(tx *firestore.Transaction, pf *PartFold, doc partDoc
 // makes its parts from them: their records, and their counts from what
 // was read (the filters of a count applied to each child as Firestore's
 // equality does), cut at ids past PartMax children.
-func (f *Folder) scanPart(ctx context.Context, tx *firestore.Transaction, pf *PartFold, doc partDoc, id, life string, aggs []Aggregate, fields []string, at time.Time) error {
+func (d Doc) scanPart(ctx context.Context, tx *firestore.Transaction, pf *PartFold, doc partDoc, aggs []Aggregate, fields []string, at time.Time) error {
 	src := pf.Source
 	read := slices.Clone(fields)
 	for _, a := range aggs {
@@ -203,7 +203,7 @@ func (f *Folder) scanPart(ctx context.Context, tx *firestore.Transaction, pf *Pa
 			}
 		}
 	}
-	q := rangeOf(f.source(id, src), pf.Lo, pf.Hi).Select(read...).OrderBy(firestore.DocumentID, firestore.Asc)
+	q := rangeOf(d.Children(src), pf.Lo, pf.Hi).Select(read...).OrderBy(firestore.DocumentID, firestore.Asc)
 	it := tx.Documents(q)
 	defer it.Stop()
 	chunks, err := scanChunks(it, pf.Lo, src, aggs, fields, at)
@@ -217,7 +217,7 @@ func (f *Folder) scanPart(ctx context.Context, tx *firestore.Transaction, pf *Pa
 		chunks = append(chunks[:n-2], merge(chunks[n-2:])) // no small part at the end
 	}
 	pf.Children = nil
-	err = f.keepChunks(tx, pf, doc, id, life, aggs, fields, chunks, at, func(c chunk, _ string) (Part, error) {
+	err = d.keepChunks(tx, pf, doc, aggs, fields, chunks, at, func(c chunk, _ string) (Part, error) {
 		part := Part{At: at, N: int64(len(c.recs)), V: map[string]any{}, C: map[string]int64{}}
 		for _, a := range aggs {
 			if a.Source() == src && a.Op == OpCount {

@@ -1,4 +1,4 @@
-package core
+package aggregate
 
 import (
 	"fmt"
@@ -19,6 +19,10 @@ type Aggregate struct {
 	Of    string   // the children's field summed or averaged; "" for a count
 	Where []Filter // a count's filters, all of which a child must pass
 }
+
+// FieldName matches a plain field name: an identifier, which needs no
+// quoting in a field path, a query or security rules.
+var FieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
 // Aggregations an Aggregate may be.
 const (
@@ -60,11 +64,11 @@ func (a Aggregate) String() string {
 // aggregateSpec is name=op(argument).
 var aggregateSpec = regexp.MustCompile(`^\s*([^=\s]+)\s*=\s*(count|sum|avg)\s*\((.*)\)\s*$`)
 
-// parseAggregate reads one aggregate of TALLY_COUNTS:
+// Parse reads one aggregate of TALLY_COUNTS:
 // name=count(CHILD), name=count(CHILD where FIELD == VALUE [and ...]),
 // name=sum(CHILD.FIELD) or name=avg(CHILD.FIELD). CHILD is a collection
 // id under the counted document, or /a/path/from/the/root.
-func parseAggregate(s string) (Aggregate, error) {
+func Parse(s string) (Aggregate, error) {
 	m := aggregateSpec.FindStringSubmatch(s)
 	if m == nil {
 		return Aggregate{}, fmt.Errorf("aggregate %q: want name=count(child), name=count(child where field == value), name=sum(child.field) or name=avg(child.field)", s)
@@ -75,7 +79,7 @@ func parseAggregate(s string) (Aggregate, error) {
 		child, cond, _ := strings.Cut(arg, " where ")
 		a.Child = strings.TrimSpace(child)
 		if cond != "" {
-			for _, c := range splitOutsideQuotes(cond, " and ") {
+			for _, c := range SplitOutsideQuotes(cond, " and ") {
 				f, err := parseFilter(c)
 				if err != nil {
 					return Aggregate{}, fmt.Errorf("aggregate %q: %w", s, err)
@@ -89,35 +93,14 @@ func parseAggregate(s string) (Aggregate, error) {
 			return Aggregate{}, fmt.Errorf("aggregate %q: %s takes child.field", s, a.Op)
 		}
 		a.Child, a.Of = strings.TrimSpace(arg[:dot]), strings.TrimSpace(arg[dot+1:])
-		if !fieldName.MatchString(a.Of) {
+		if !FieldName.MatchString(a.Of) {
 			return Aggregate{}, fmt.Errorf("aggregate %q: the field %q is not a plain name", s, a.Of)
 		}
 	}
 	if strings.HasPrefix(a.Child, "/") {
 		a.Root, a.Child = true, strings.Trim(a.Child, "/")
 	}
-	if err := validChild(a); err != nil {
-		return Aggregate{}, fmt.Errorf("aggregate %q: %w", s, err)
-	}
 	return a, nil
-}
-
-// validChild checks an aggregate's collection: an id, or a path from the
-// root with an odd number of segments.
-func validChild(a Aggregate) error {
-	segs := strings.Split(a.Child, "/")
-	if !a.Root && len(segs) != 1 {
-		return fmt.Errorf("the collection %q: give a collection id under the document (comments), or a path from the root (/users)", a.Child)
-	}
-	if len(segs)%2 == 0 {
-		return fmt.Errorf("the collection /%s is a document path, not a collection's", a.Child)
-	}
-	for _, s := range segs {
-		if err := ValidName(s); err != nil {
-			return fmt.Errorf("the collection %q: segment %q: %w", a.Child, s, err)
-		}
-	}
-	return nil
 }
 
 // parseFilter reads FIELD == VALUE: a quoted string, an integer, true or
@@ -125,7 +108,7 @@ func validChild(a Aggregate) error {
 func parseFilter(s string) (Filter, error) {
 	field, value, ok := strings.Cut(s, "==")
 	field, value = strings.TrimSpace(field), strings.TrimSpace(value)
-	if !ok || !fieldName.MatchString(field) {
+	if !ok || !FieldName.MatchString(field) {
 		return Filter{}, fmt.Errorf("the filter %q: want field == value", strings.TrimSpace(s))
 	}
 	f := Filter{Field: field}
@@ -147,9 +130,9 @@ func parseFilter(s string) (Filter, error) {
 	return f, nil
 }
 
-// splitOutsideQuotes splits s at each sep that is outside quotes and
+// SplitOutsideQuotes splits s at each sep that is outside quotes and
 // parentheses.
-func splitOutsideQuotes(s, sep string) []string {
+func SplitOutsideQuotes(s, sep string) []string {
 	var out []string
 	var quote byte
 	depth, start := 0, 0

@@ -1,4 +1,4 @@
-package core
+package adder
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/heaptest"
+
+	"github.com/tallycounters/tally/core"
 )
 
 // BenchmarkShardCacheCountersSeen measures the num_shards cache of one
@@ -17,9 +19,9 @@ func BenchmarkShardCacheCountersSeen(b *testing.B) {
 			for b.Loop() {
 				var s *shardCounts
 				heaptest.PerCounter(b, n, func() any {
-					s = newShardCounts(nil, Default(), time.Minute, DefaultShards, func(string) bool { return true })
+					s = newShardCounts(nil, core.Default(), time.Minute, core.DefaultShards, func(string) bool { return true })
 					for i := range n {
-						s.put(fmt.Sprintf("post-%d-likes", i), parent{n: DefaultShards, seen: time.Now()})
+						s.put(fmt.Sprintf("post-%d-likes", i), parent{n: core.DefaultShards, seen: time.Now()})
 					}
 					return s
 				})

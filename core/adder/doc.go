@@ -1,0 +1,9 @@
+// Package adder is the shard write, for the Increment function and the
+// Go client: an increment adds to one random shard of a counter in
+// [0, num_shards) with one server-side increment, no transaction. An
+// Adder caches each counter's num_shards for a short time (its life and
+// whether it exists with it), reads a busy counter's again sooner so that
+// growth shows at once, and on a counter on one shard carries the counted
+// document's update time as read to the fold (the increment's side of
+// core's one-shard protocol). It writes shards only: folds are core's.
+package adder
