@@ -60,10 +60,10 @@ type Sum struct {
 	Values []int64              // each count's sum, in Counts order; nil: the counts are not summed
 	Shards []int64              // shard documents summed for each count: those that hold its field
 	Parts  []aggregate.PartFold // parts of aggregated sources refolded at At
-	// Window, if set, is the instant windows move to: the start of a
-	// bucket, where At is a microsecond before it (the boundary job's
+	// BucketStart, if set, is the instant windows move to: the start of
+	// a bucket, where At is a microsecond before it (the boundary job's
 	// fold); zero: At.
-	Window time.Time
+	BucketStart time.Time
 	// Boundaries are the counts read at starts of buckets since the
 	// document was last folded (ReadBoundaries).
 	Boundaries []Boundary

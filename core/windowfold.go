@@ -254,8 +254,8 @@ func bornBy(p Parent, b time.Time) bool {
 // windowAt is the instant the fold s moves windows to: its read time, or,
 // for the boundary job, the start of the bucket it reads just before.
 func (s Sum) windowAt() time.Time {
-	if !s.Window.IsZero() {
-		return s.Window
+	if !s.BucketStart.IsZero() {
+		return s.BucketStart
 	}
 	return s.At
 }

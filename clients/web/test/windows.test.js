@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 
 import { seriesOf, trendNow, windowShown } from "../src/windows.js";
 
@@ -38,6 +39,19 @@ test("an over window keeps every press on top, its oldest bucket until the bound
 test("a take-back subtracts in the window", () => {
   const unlike = { key: "k1", counter: "posts/p1", field: "likes", by: -1, vote: false, sent: true };
   assert.equal(windowShown(3, at("00:10"), perMinute, [unlike], ms("00:20")), 2);
+});
+
+// The fixture package bytime's TestWindowFormat reads too: the state as
+// the functions store it, and the series a reader makes of it.
+const windowFormat = JSON.parse(readFileSync(new URL("../../../testdata/formats/window.json", import.meta.url), "utf8"));
+
+test("a series is read from a window's state as the functions store it", () => {
+  const field = windowFormat.window.split("=")[0];
+  const data = { ...windowFormat.document, _tally: { windows: { [field]: windowFormat.stored } } };
+  assert.deepEqual(
+    seriesOf(data, field),
+    windowFormat.series.map((b) => ({ start: new Date(b.start), count: b.count })),
+  );
 });
 
 test("a series lists every kept bucket, oldest first, then the current one", () => {
