@@ -41,12 +41,12 @@ func seriesJSON(t *testing.T, env []string, id, field string) []struct {
 // ended.
 func TestSeriesOfAYearInHavana(t *testing.T) {
 	t.Parallel()
-	host := emulatorHost(t)
-	fs := emulatortest.ClientAt(t, host, "demo-sample")
+	host, project := emulatorHost(t)
+	fs := emulatortest.ClientAt(t, host, project)
 	if _, err := fs.Doc("posts/p1").Create(context.Background(), map[string]any{"title": "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=demo-sample", "TALLY_TIME_ZONE=America/Havana",
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project, "TALLY_TIME_ZONE=America/Havana",
 		"TALLY_COUNTS=posts:views,views_d=views per day keep 400"}
 	for _, args := range [][]string{{"incr", "posts/p1", "views", "--by", "2"}, {"reconcile", "posts/p1"}} {
 		if out, code := cliWith(t, env, args...); code != 0 {

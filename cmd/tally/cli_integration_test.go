@@ -17,8 +17,8 @@ import (
 // sum, reshard, reconcile, get, reset, delete, in text and JSON.
 func TestCounterCommands(t *testing.T) {
 	t.Parallel()
-	host := emulatorHost(t)
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT="}
+	host, project := emulatorHost(t)
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project}
 	cli := func(args ...string) (string, int) { return cliWith(t, env, args...) }
 	steps := []struct {
 		args []string

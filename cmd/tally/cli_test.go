@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // cli runs the command in this process and returns its output and status.
@@ -52,14 +54,14 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
-// ownEmulator starts an emulator for the test and returns a client of it
-// and a function that runs a command against it (project demo-tally) with
-// the variable given set.
+// ownEmulator gives the test a project of its own in the package's shared
+// emulator, and returns a client of it and a function that runs a command
+// against it with the variable given set.
 func ownEmulator(t *testing.T, variable string) (*firestore.Client, func(args ...string) (string, int)) {
 	t.Helper()
-	host := emulatorHost(t)
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=demo-tally", variable}
-	return serveClient(t, host), func(args ...string) (string, int) { return cliWith(t, env, args...) }
+	host, project := emulatorHost(t)
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project, variable}
+	return emulatortest.ClientAt(t, host, project), func(args ...string) (string, int) { return cliWith(t, env, args...) }
 }
 
 func TestConfigCommand(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,7 +42,9 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	emulatortest.ManyAtOnce()
-	os.Exit(m.Run())
+	code := m.Run()
+	shared.stop()
+	os.Exit(code)
 }
 
 // childEnv is the environment of a tally child: no emulator of the test's,
@@ -291,18 +295,46 @@ func shardSum(t *testing.T, emulator, counter string) int64 {
 	return sum
 }
 
-// emulatorHost starts a Firestore emulator of the test's own, with no
-// trigger, stopped when the test ends, and returns its host:port.
-func emulatorHost(t *testing.T) string {
+// shared is one emulator for the tests that run tally's commands against
+// an emulator of their own data (emulatorHost): each in a project of its
+// own, which the emulator keeps apart, rather than an emulator each.
+// TestMain stops it.
+var shared sharedEmulator
+
+type sharedEmulator struct {
+	once sync.Once
+	e    *emulator.Emulator
+	err  error
+}
+
+func (s *sharedEmulator) host() (string, error) {
+	s.once.Do(func() { s.e, s.err = emulatortest.Start(emulator.Options{}) })
+	if s.err != nil {
+		return "", s.err
+	}
+	return s.e.Host(), nil
+}
+
+func (s *sharedEmulator) stop() {
+	if s.e != nil {
+		s.e.Stop()
+	}
+}
+
+// emulatorHost is the host of the package's shared emulator and a project
+// of the test's own in it, empty.
+func emulatorHost(t *testing.T) (host, project string) {
 	t.Helper()
 	emulatortest.Require(t)
-	e, err := emulatortest.Start(emulator.Options{})
+	host, err := shared.host()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Stop() })
-	return e.Host()
+	return host, fmt.Sprintf("demo-test-%d", projects.Add(1))
 }
+
+// projects numbers the tests' projects in the shared emulator.
+var projects atomic.Int64
 
 // serveClient is the test's client of the emulator serve started, in
 // serve's project (one per test: emulatortest.ClientAt).

@@ -17,15 +17,15 @@ import (
 // and delete act on it.
 func TestGuideSampleCounter(t *testing.T) {
 	t.Parallel()
-	host := emulatorHost(t)
-	fs := emulatortest.ClientAt(t, host, "demo-sample")
+	host, project := emulatorHost(t)
+	fs := emulatortest.ClientAt(t, host, project)
 	ctx := context.Background()
 	for i := range 10 {
 		if _, err := fs.Doc("counters/gosample/shards/"+strconv.Itoa(i)).Set(ctx, map[string]any{"Count": int64(i % 4)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=demo-sample", "TALLY_SHARD_FIELD=Count"}
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project, "TALLY_SHARD_FIELD=Count"}
 	for _, step := range []struct {
 		args []string
 		want string
@@ -55,8 +55,8 @@ func TestGuideSampleCounter(t *testing.T) {
 // which and why, and exits 1 once it is done.
 func TestReconcileAllFinishes(t *testing.T) {
 	t.Parallel()
-	host := emulatorHost(t)
-	fs := emulatortest.ClientAt(t, host, "demo-sample")
+	host, project := emulatorHost(t)
+	fs := emulatortest.ClientAt(t, host, project)
 	ctx := context.Background()
 	// A document's size: its name's (its length, plus 17), each field's
 	// name and value (each its length plus 1), plus 32 bytes. This one is
@@ -72,7 +72,7 @@ func TestReconcileAllFinishes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=demo-sample", "TALLY_COUNTS=posts:likes"}
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project, "TALLY_COUNTS=posts:likes"}
 	out, code := cliWith(t, env, "reconcile", "--all")
 	for _, want := range []string{"posts/a likes: total 0", "posts/b likes: total 0", "posts/huge: not folded:", "maximum entity size", "1 of 3 counters"} {
 		if !strings.Contains(out, want) {
@@ -89,12 +89,12 @@ func TestReconcileAllFinishes(t *testing.T) {
 // score now, an aggregate.
 func TestReadWindowsAndAggregates(t *testing.T) {
 	t.Parallel()
-	host := emulatorHost(t)
-	fs := emulatortest.ClientAt(t, host, "demo-sample")
+	host, project := emulatorHost(t)
+	fs := emulatortest.ClientAt(t, host, project)
 	if _, err := fs.Doc("posts/p1").Create(context.Background(), map[string]any{"title": "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=demo-sample", "TALLY_TIME_ZONE=Asia/Tokyo",
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project, "TALLY_TIME_ZONE=Asia/Tokyo",
 		"TALLY_COUNTS=posts:views,comments=count(comments),views_h=views per hour keep 3,hot=trend(views, 6h)"}
 	for _, step := range []struct {
 		args []string
