@@ -60,9 +60,8 @@ func TestValidName(t *testing.T) {
 
 // TestUserKey: every uid names one document of its own: '/' and '%' are
 // encoded, and so is the first character of a uid that would still not
-// be an id.
-// TestUserKey: every uid of the fixture the web client reads too
-// (testdata/formats/userkey.json) names its key, a valid id, none twice.
+// be an id. The table is testdata/formats/userkey.json, which the web
+// client's tests read too.
 func TestUserKey(t *testing.T) {
 	b, err := os.ReadFile("../testdata/formats/userkey.json")
 	if err != nil {
