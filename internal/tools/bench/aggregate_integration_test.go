@@ -56,8 +56,8 @@ func TestBenchAggregate(t *testing.T) {
 	if tally.Backfill == nil || tally.Backfill.Reads == 0 || tally.Backfill.Writes != 5 {
 		t.Errorf("tally: backfill %+v; want a write of each post", tally.Backfill)
 	}
-	if *tally.Duplicated == 0 || *tally.Delayed == 0 {
-		t.Errorf("tally: no faults injected (%d duplicated, %d delayed)", *tally.Duplicated, *tally.Delayed)
+	if *tally.Events >= 10 && (*tally.Duplicated == 0 || *tally.Delayed == 0) { // spread evenly: see TestBenchSmall
+		t.Errorf("tally: no faults injected (%d duplicated, %d delayed of %d events)", *tally.Duplicated, *tally.Delayed, *tally.Events)
 	}
 	if want := 2 * (trigger.Creates + trigger.Deletes); trigger.ParentWrites != want {
 		t.Errorf("trigger: %d writes of posts, want two for each comment created or deleted, %d", trigger.ParentWrites, want)

@@ -57,8 +57,11 @@ func TestBenchSmall(t *testing.T) {
 	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
 		t.Errorf("tally: two parent writes %.1fms apart, inside the %v window", *tally.ParentGap, window)
 	}
-	if *tally.Duplicated == 0 || *tally.Delayed == 0 {
-		t.Errorf("tally: no faults injected (%d duplicated, %d delayed)", *tally.Duplicated, *tally.Delayed)
+	// The bridge spreads its faults evenly: of any 5 events in a row at
+	// 0.2, one is duplicated and one copy delayed, so a mode of 10 events
+	// or more has both, however few a slow machine makes.
+	if *tally.Events >= 10 && (*tally.Duplicated == 0 || *tally.Delayed == 0) {
+		t.Errorf("tally: no faults injected (%d duplicated, %d delayed of %d events)", *tally.Duplicated, *tally.Delayed, *tally.Events)
 	}
 	if v := tally.Visible; v == nil || v.All == nil || v.All.N != int(tally.Acked) || v.Unseen != 0 || v.HotCounters+v.QuietCounters == 0 {
 		t.Errorf("tally: visible latency %+v for %d acknowledged increments; want each seen by a listener", v, tally.Acked)

@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -39,7 +40,10 @@ type Options struct {
 }
 
 // Faults makes delivery worse on purpose, as the platform may: duplicates and
-// reordering. Rates are fractions of events in [0, 1].
+// reordering. Rates are fractions of events in [0, 1], spread evenly from
+// a random start (see share): of any n events in a row, at least
+// ⌊n·rate⌋ are duplicated, and of any n copies, at least ⌊n·rate⌋
+// delayed, however few events a run has.
 type Faults struct {
 	DuplicateRate float64       // delivered twice
 	DelayRate     float64       // held back up to MaxDelay, so later events overtake them
@@ -74,6 +78,30 @@ type Bridge struct {
 	targets atomic.Pointer[[]string] // if set, each delivery goes to a random one of these instead of o.Target
 
 	received, deliveries, failures, dropped, duplicated, delayed, refused atomic.Int64
+	duplicate, delay                                                      *share
+}
+
+// share picks a share of the calls to next: each adds rate to a debt that
+// starts at random in [0, 1), and a call that takes it to 1 or more is
+// picked, and pays 1. Of any n calls in a row, at least ⌊n·rate⌋ are
+// picked, and at most ⌈n·rate⌉.
+type share struct {
+	mu   sync.Mutex
+	rate float64
+	debt float64
+}
+
+func newShare(rate float64) *share { return &share{rate: rate, debt: rand.Float64()} }
+
+func (s *share) next() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.debt += s.rate
+	if s.debt < 1 {
+		return false
+	}
+	s.debt--
+	return true
 }
 
 // New returns a bridge delivering to o.Target.
@@ -106,7 +134,8 @@ func New(o Options) *Bridge {
 	if o.MaxEventBytes <= 0 {
 		o.MaxEventBytes = DefaultMaxEventBytes
 	}
-	return &Bridge{o: o, sem: make(chan struct{}, o.MaxInFlight)}
+	return &Bridge{o: o, sem: make(chan struct{}, o.MaxInFlight),
+		duplicate: newShare(o.Faults.DuplicateRate), delay: newShare(o.Faults.DelayRate)}
 }
 
 // event is one delivery's request, detached from the emulator's.
@@ -154,13 +183,13 @@ func (b *Bridge) Send(header http.Header, body []byte) {
 		b.o.OnReceive(e.body, time.Now())
 	}
 	copies := 1
-	if rand.Float64() < b.o.Faults.DuplicateRate {
+	if b.duplicate.next() {
 		copies = 2
 		b.duplicated.Add(1)
 	}
 	for i := 0; i < copies; i++ {
 		var delay time.Duration
-		if rand.Float64() < b.o.Faults.DelayRate {
+		if b.delay.next() {
 			delay = rand.N(b.o.Faults.MaxDelay)
 			b.delayed.Add(1)
 		}
