@@ -59,10 +59,10 @@ func (f *Folder) source(id, src string) *firestore.CollectionRef {
 	return f.layout.Counter(f.client, id).Collection(src)
 }
 
-// PartsCollection holds, under a counted document's life, one document
-// for each part of a valued source (package aggregate): its range, the read time
-// of the fold that wrote it, and its children's records. Only tally reads
-// and writes it; the counted document's _tally.parts holds what its
+// PartsCollection holds, under a counted document's life, one document for
+// each part of a valued source (package aggregate): its range, the read
+// time of the fold that wrote it, and its children's records. Only tally
+// reads and writes it; the counted document's _tally.parts holds what its
 // aggregates are made of, and names the part documents by their ranges.
 const PartsCollection = "parts"
 

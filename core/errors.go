@@ -8,8 +8,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // Code is the kind of a failure that a caller should tell apart. The
@@ -112,7 +110,3 @@ func Describe(err error) (Code, string, time.Duration) {
 	}
 	return Internal, msgInternal, 0
 }
-
-// Permanent reports whether err, from Firestore, is one that no retry of
-// the same request can cure (see fsrpc.Permanent).
-func Permanent(err error) bool { return fsrpc.Permanent(err) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/core/aggregate"
+	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // tracker holds the hints given to one instance until a fold covers them,
@@ -270,7 +271,7 @@ func (t *tracker) run(c *tracked) {
 			backoff = minBackoff
 			continue
 		}
-		if core.Permanent(err) {
+		if fsrpc.Permanent(err) {
 			// No retry can cure it (a document Firestore refuses to take,
 			// say): answer the events held rather than have the platform
 			// send them again without end, and say so.

@@ -9,9 +9,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/internal/fsrpc"
-
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // Defaults of Config's zero fields.

@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/testkit/heaptest"
-
 	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/testkit/heaptest"
 )
 
 // BenchmarkShardCacheCountersSeen measures the num_shards cache of one

@@ -6,6 +6,7 @@
 // vote committed. The last keeps a commit of plain writes with server-side transforms (an
 // increment) from being sent again blind after it failed unavailable: such
 // a commit may have been applied, and an increment is not idempotent.
+// Permanent tells the Firestore errors that no retry cures.
 package fsrpc
 
 import (
