@@ -152,7 +152,7 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 	// per project (its hub's locator), and two CLIs that start at once for
 	// one project can read each other's half-written file and exit.
 	cmd.Env = append(os.Environ(), "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true", "TMPDIR="+dir)
-	said := &emulator.Tail{}
+	said := &emulator.Tail{Marker: readyLine}
 	cmd.Stdout = said
 	if output != nil {
 		cmd.Stdout = io.MultiWriter(output, said)
@@ -168,8 +168,7 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 	ctx, cancel := context.WithTimeoutCause(ctx, readyWithin, fmt.Errorf("not ready within %v of its start", readyWithin))
 	defer cancel()
 	for {
-		if resp, err := http.Get("http://" + e.Host + "/"); err == nil {
-			resp.Body.Close()
+		if said.Marked() && answers(e.Host) {
 			return e, nil
 		}
 		select {
@@ -184,6 +183,26 @@ func start(ctx context.Context, bin, project string, output io.Writer) (*Emulato
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// readyLine is what the CLI prints once its emulators serve. Until then
+// an answer on the port may be another process's, one that took the port
+// after it was picked free (the CLI then exits and Start tries again).
+const readyLine = "All emulators ready"
+
+// answers says whether the Auth emulator answers at host: its root says
+// it is ready.
+func answers(host string) bool {
+	client := &http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get("http://" + host + "/")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var root struct {
+		AuthEmulator struct{ Ready bool }
+	}
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&root) == nil && root.AuthEmulator.Ready
 }
 
 // quoted is "" or "; it said:" and what the CLI said last.

@@ -3,6 +3,7 @@
 package emulator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -52,6 +53,7 @@ type Emulator struct {
 	cmd   *exec.Cmd
 	group *proc.Group
 	host  string
+	said  *Tail // what the JVM printed
 	done  chan struct{}
 	err   error // set before done closes
 
@@ -119,7 +121,7 @@ func start(ctx context.Context, o Options) (*Emulator, error) {
 		args = append(args, "--rules", o.Rules)
 	}
 	cmd := exec.Command(o.Paths.Java, args...)
-	tail := &Tail{}
+	tail := &Tail{Marker: runningLine}
 	out := io.Writer(tail)
 	if o.Output != nil {
 		out = io.MultiWriter(o.Output, tail)
@@ -131,7 +133,7 @@ func start(ctx context.Context, o Options) (*Emulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("emulator: start %s: %w", o.Paths.Java, err)
 	}
-	e := &Emulator{cmd: cmd, group: group, host: net.JoinHostPort(o.Host, strconv.Itoa(o.Port)), done: make(chan struct{})}
+	e := &Emulator{cmd: cmd, group: group, host: net.JoinHostPort(o.Host, strconv.Itoa(o.Port)), said: tail, done: make(chan struct{})}
 	go func() {
 		e.err = cmd.Wait()
 		cds.exited()
@@ -153,18 +155,20 @@ func start(ctx context.Context, o Options) (*Emulator, error) {
 	return e, nil
 }
 
-// waitReady polls the emulator's root, which answers "Ok" once it serves.
+// runningLine is what the emulator prints once it serves on its port; it
+// exits with a BindException instead when another process holds the port.
+const runningLine = "Dev App Server is now running"
+
+// waitReady waits until the emulator has said it is running and its root
+// answers "Ok". Its answer alone is not enough: the port was free when
+// picked, and another process (another test's emulator, say) may have
+// taken it since; this one then exits, and the other answers meanwhile.
 func (e *Emulator) waitReady(ctx context.Context) error {
-	client := &http.Client{Timeout: 2 * time.Second}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := client.Get("http://" + e.host + "/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if e.said.Marked() && Check(e.host) == nil {
+			return nil
 		}
 		select {
 		case <-e.done:
@@ -258,20 +262,35 @@ func FreePort(host string) (int, error) {
 }
 
 // Tail keeps the last 2 KB written to it: what a process said last, to
-// say why it exited.
+// say why it exited. With a Marker, it also notes whether the process
+// ever said that: a server's line that it is up, which tells its answers
+// from those of another process that took its port first.
 type Tail struct {
-	mu  sync.Mutex
-	buf []byte
+	Marker string
+
+	mu     sync.Mutex
+	buf    []byte
+	marked bool
 }
 
 func (w *Tail) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
+	if w.Marker != "" && !w.marked {
+		w.marked = bytes.Contains(w.buf, []byte(w.Marker))
+	}
 	if n := len(w.buf); n > 2048 {
 		w.buf = w.buf[n-2048:]
 	}
 	return len(p), nil
+}
+
+// Marked says whether the Marker was ever written.
+func (w *Tail) Marked() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.marked
 }
 
 func (w *Tail) String() string {
