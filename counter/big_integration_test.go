@@ -10,8 +10,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
@@ -38,7 +38,7 @@ func TestTenThousandShards(t *testing.T) {
 	var mu sync.Mutex
 	var lines []string
 	var cut func()
-	c := counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL, Window: window, Timeout: 10 * time.Second, RefuseMissing: true,
+	c := counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL, Spacing: window, Timeout: 10 * time.Second, RefuseMissing: true,
 		Progress: func(line string) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -3,7 +3,7 @@
 // the functions do, so it works beside them, for server-side Go apps and for
 // the tally command.
 //
-// With counts on the app's documents (Options.Layout with Docs), a counter
+// With counts on the app's documents (a Layout whose TALLY_COUNTS declares some), a counter
 // is named by its document's path, posts/p1, and the methods that read or
 // add to one count take its field: Add, Get, SumOf and WatchField. The
 // others act on every count of the document, and never create or delete
@@ -21,8 +21,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/adder"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -30,7 +30,7 @@ import (
 // emulator in FIRESTORE_EMULATOR_HOST) built as the functions build
 // theirs, for New: its folds sum at one read time in a single call, and a
 // plain increment that failed unavailable is not sent again blind, as it
-// may have been applied (its error then wraps core.ErrOutcomeUnknown).
+// may have been applied (its error then wraps ErrOutcomeUnknown).
 func NewFirestoreClient(ctx context.Context, project, database string, opts ...option.ClientOption) (*firestore.Client, error) {
 	return fsrpc.NewClient(ctx, project, database, opts...)
 }
@@ -43,15 +43,15 @@ var (
 
 // Options configures a Client. Zero fields take the defaults.
 type Options struct {
-	Layout        core.Layout // default core.Default(); with Docs, counts on the app's documents
-	DefaultShards int         // for Increment of a missing counter; default 1
+	Layout        Layout // the deployed functions' (LayoutFromEnv); default the guide's
+	DefaultShards int    // for Increment of a missing counter; default 1
 	// ShardCacheTTL is how long the deployed Increment caches num_shards
 	// (its TALLY_SHARD_CACHE_TTL). Reshard waits this long, and a little
 	// more, before it removes shards. Default 10s.
 	ShardCacheTTL time.Duration
-	// Window is the deployed rollup's TALLY_ROLLUP_WINDOW: the folds of
+	// Spacing is the deployed rollup's TALLY_ROLLUP_WINDOW: the folds of
 	// Reset and Reconcile keep to it too. Default 1s.
-	Window time.Duration
+	Spacing time.Duration
 	// Timeout, if set, bounds each Firestore call the Client makes: a get,
 	// a query, a transaction, a fold (with its wait for the window), and
 	// 500 documents of a bulk write.
@@ -77,15 +77,16 @@ type Client struct {
 	cacheTTL time.Duration
 	timeout  time.Duration
 	shards   int // Options.DefaultShards
-	window   time.Duration
+	spacing  time.Duration
 	report   func(string)  // Options.Progress
 	every    time.Duration // between two reports of progress: ProgressEvery
 }
 
 // New returns a Client using fs.
 func New(fs *firestore.Client, o Options) *Client {
-	if o.Layout.IsZero() {
-		o.Layout = core.Default()
+	layout := o.Layout.l
+	if layout.IsZero() {
+		layout = core.Default()
 	}
 	if o.ShardCacheTTL <= 0 {
 		o.ShardCacheTTL = adder.DefaultCacheTTL
@@ -93,18 +94,18 @@ func New(fs *firestore.Client, o Options) *Client {
 	if o.DefaultShards <= 0 {
 		o.DefaultShards = core.DefaultShards
 	}
-	if o.Window <= 0 {
-		o.Window = core.DefaultWindow
+	if o.Spacing <= 0 {
+		o.Spacing = core.DefaultSpacing
 	}
 	return &Client{
 		fs:       fs,
-		layout:   o.Layout,
-		writer:   adder.New(fs, adder.Config{Layout: o.Layout, DefaultShards: o.DefaultShards, AutoCreate: !o.RefuseMissing, CacheTTL: o.ShardCacheTTL}),
-		folder:   core.NewFolder(fs, o.Layout, o.Window),
+		layout:   layout,
+		writer:   adder.New(fs, adder.Config{Layout: layout, DefaultShards: o.DefaultShards, AutoCreate: !o.RefuseMissing, CacheTTL: o.ShardCacheTTL}),
+		folder:   core.NewFolder(fs, layout, o.Spacing),
 		cacheTTL: o.ShardCacheTTL,
 		shards:   o.DefaultShards,
 		timeout:  o.Timeout,
-		window:   o.Window,
+		spacing:  o.Spacing,
 		report:   o.Progress,
 		every:    ProgressEvery,
 	}
@@ -124,7 +125,7 @@ func (c *Client) boundFold(ctx context.Context) (context.Context, context.Cancel
 	if c.timeout <= 0 {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(ctx, 3*c.timeout+c.window)
+	return context.WithTimeout(ctx, 3*c.timeout+c.spacing)
 }
 
 // listBatches is how many Timeouts listing a collection may take.

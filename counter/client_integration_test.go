@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -79,7 +79,7 @@ func TestIncrementOfMissing(t *testing.T) {
 	emulatortest.Require(t)
 	ctx := context.Background()
 	fs := emulatortest.Client(t)
-	refusing := counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL, Window: window, RefuseMissing: true})
+	refusing := counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL, Spacing: window, RefuseMissing: true})
 	id := emulatortest.ID(t)
 	if err := refusing.Increment(ctx, id, 1); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("Increment of a missing counter with RefuseMissing: %v, want ErrNotFound", err)

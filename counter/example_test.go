@@ -97,3 +97,38 @@ func ExampleClient_lifecycle() {
 	}
 	// Output: 5 4 5 5
 }
+
+// ExampleLayoutFromEnv counts on the app's own documents: the Client is
+// told the Layout the functions were, from the same settings.
+func ExampleLayoutFromEnv() {
+	ctx := context.Background()
+	fs, err := firestore.NewClient(ctx, "demo-tally-test")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fs.Close()
+	settings := map[string]string{"TALLY_COUNTS": "example_posts:likes,views"} // os.Getenv beside the functions
+	layout, err := counter.LayoutFromEnv(func(k string) string { return settings[k] })
+	if err != nil {
+		log.Fatal(err)
+	}
+	c := counter.New(fs, counter.Options{Layout: layout})
+
+	post := fs.Doc("example_posts/p1")
+	if _, err := post.Set(ctx, map[string]any{"title": "Hello"}); err != nil { // the app's document
+		log.Fatal(err)
+	}
+	defer post.Delete(ctx)
+	defer c.Delete(ctx, "example_posts/p1") // tally's documents under it
+	for range 2 {
+		if err := c.Add(ctx, "example_posts/p1", "likes", 1); err != nil {
+			log.Fatal(err)
+		}
+	}
+	likes, err := c.SumOf(ctx, "example_posts/p1", "likes") // strongly consistent: the shards' sum
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(layout.OnDocuments(), likes)
+	// Output: true 2
+}

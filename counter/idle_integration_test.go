@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
 )
@@ -35,7 +35,7 @@ func TestWindowsAfterAnIdleSpell(t *testing.T) {
 		t.Fatal(err)
 	}
 	layout.Zone = zone
-	c := counter.New(fs, counter.Options{Layout: layout, Window: window})
+	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(layout), Spacing: window})
 	f := core.NewFolder(fs, layout, window)
 	idle, late := coll+"/idle", coll+"/late"
 	for _, p := range []string{idle, late} {

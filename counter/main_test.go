@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		// Every test here needs the local stack: each skips, saying so; the
 		// examples cannot, so they are left out by name.
-		fmt.Fprintln(os.Stderr, "counter: -short leaves out Example, ExampleClient_Watch and ExampleClient_lifecycle: they need the local stack")
+		fmt.Fprintln(os.Stderr, "counter: -short leaves out the examples (Example, ExampleClient_Watch, ExampleClient_lifecycle, ExampleLayoutFromEnv): they need the local stack")
 		flag.Set("test.run", "^Test")
 		os.Exit(m.Run())
 	}
@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 
 func newClient(t testing.TB) (*counter.Client, *firestore.Client) {
 	fs := emulatortest.Client(t)
-	return counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL, Window: window}), fs
+	return counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL, Spacing: window}), fs
 }
 
 // newCounter creates a counter with the given shards for the test.

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // Reset sets every count of every shard of id to 0, then folds: when it
@@ -96,7 +96,7 @@ func (c *Client) shardRefs(ctx context.Context, id, life string) ([]*firestore.D
 // sum). Shards numbered past num_shards (left by an increment that raced a
 // reshard) count in the sum; they are then moved into the kept ones, which
 // leaves the sum as it is.
-func (c *Client) Reconcile(ctx context.Context, id string) ([]core.Drift, error) {
+func (c *Client) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 	if err := c.layout.CheckName(id); err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
@@ -142,7 +142,7 @@ var ErrSomeFailed = errors.New("some counters could not be folded")
 // shards, votes and keys of counted documents that no longer exist. An
 // error that is not ErrSomeFailed means the counters could not be listed,
 // or, in a context that ended, not all were tried.
-func (c *Client) ReconcileAll(ctx context.Context, report func(core.Drift, error)) error {
+func (c *Client) ReconcileAll(ctx context.Context, report func(Drift, error)) error {
 	names, err := c.names(ctx)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(core.Drift, error
 		}
 		if err != nil {
 			failed++
-			report(core.Drift{Counter: name}, err)
+			report(Drift{Counter: name}, err)
 			continue
 		}
 		for _, d := range ds {

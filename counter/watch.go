@@ -7,7 +7,7 @@ import (
 	"iter"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/listen"
 )
 

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/bytime"
-	"github.com/tallycounters/tally/core/calendar"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/bytime"
+	"github.com/tallycounters/tally/internal/core/calendar"
 )
 
 // MoveReport is what a run of the boundary job did.
@@ -24,7 +24,7 @@ const moveWorkers = 32
 
 // MoveWindows is the boundary job: it moves the windows of every counted
 // document whose next_boundary is at or before now to the start of its
-// current bucket (core.Folder.FoldAtBoundary), moveWorkers at a time,
+// current bucket, moveWorkers at a time,
 // and calls report for each it could not move.
 func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id string, err error)) (MoveReport, error) {
 	began := time.Now()
@@ -70,7 +70,7 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 
 // Unit is the shortest unit of the windows declared, whose every start of
 // a bucket the boundary job runs at: "" if none is declared.
-func (c *Client) Unit() calendar.Unit { return c.layout.SmallestUnit() }
+func (c *Client) Unit() Unit { return c.layout.SmallestUnit() }
 
 // Bucket is one bucket of a window's series.
 type Bucket struct {

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/aggregate"
-	"github.com/tallycounters/tally/core/bytime"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/core/bytime"
 )
 
 //go:embed counts.rules
@@ -76,7 +76,7 @@ func CountsRules(l core.Layout, signedInReads bool) (string, error) {
 // or at their zero, and its trends absent or -Infinity, never changed
 // (tallyKeeps, tallyTrend); and, at creation, each field tally keeps as
 // an integer one (tallyInt).
-func countsChecks(d core.Docs) (create, update string) {
+func countsChecks(d core.Declaration) (create, update string) {
 	quote := func(f string) string { return "'" + f + "'" }
 	zeros := make([]string, len(d.Fields))
 	ints := slices.Clone(d.Fields)

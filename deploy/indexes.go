@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/aggregate"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/aggregate"
 )
 
 // IndexFile is Firestore's index configuration, as the Firebase CLI

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // TestIndexes: a count with filters on two fields or more gets a

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 //go:embed firestore.rules

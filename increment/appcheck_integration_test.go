@@ -11,7 +11,7 @@ import (
 	firebase "firebase.google.com/go/v4"
 	"github.com/golang-jwt/jwt/v4"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/appchecktest"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )

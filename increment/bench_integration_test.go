@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 

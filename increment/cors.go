@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 

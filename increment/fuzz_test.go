@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 

@@ -19,8 +19,8 @@ import (
 	"firebase.google.com/go/v4/appcheck"
 	"firebase.google.com/go/v4/auth"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/calendar"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 

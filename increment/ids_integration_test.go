@@ -9,7 +9,7 @@ import (
 
 	"firebase.google.com/go/v4/auth"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 

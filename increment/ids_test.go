@@ -9,8 +9,8 @@ import (
 	firebase "firebase.google.com/go/v4"
 	"firebase.google.com/go/v4/auth"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/calendar"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 

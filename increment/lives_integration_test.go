@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -87,7 +87,7 @@ func TestCreatedAgainStartsAtZero(t *testing.T) {
 		t.Errorf("_tally = %v; want its life %s (the earlier one was %s)", bk, second, first)
 	}
 
-	admin := counter.New(c, counter.Options{Layout: l, Window: 50 * time.Millisecond})
+	admin := counter.New(c, counter.Options{Layout: counter.LayoutOf(l), Spacing: 50 * time.Millisecond})
 	if err := admin.ReconcileAll(ctx, func(core.Drift, error) {}); err != nil {
 		t.Fatal(err)
 	}

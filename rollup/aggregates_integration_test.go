@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/aggregate"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 	"github.com/tallycounters/tally/internal/tools/opcount"
@@ -146,7 +146,7 @@ func changeCost(t testing.TB, spec string, existing, added int) cost {
 	// (about 20 s at 1,000,000 comments), where Firestore reads the part's
 	// index entries only: a fold may take past its bound, and a handler
 	// wait past the default hold.
-	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Window: 50 * time.Millisecond, Hold: 10 * time.Minute})
+	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Spacing: 50 * time.Millisecond, Hold: 10 * time.Minute})
 	h.tracker.foldBound = 10 * time.Minute
 	for i := range added {
 		if i == 1 {

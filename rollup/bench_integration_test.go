@@ -11,7 +11,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -35,7 +35,7 @@ func BenchmarkHandlePeakMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: core.DefaultWindow})
+		h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: core.DefaultSpacing})
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/aggregate"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/aggregate"
 )
 
 // The tracker's tests run on fakeStore; the product runs on

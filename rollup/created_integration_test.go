@@ -9,8 +9,8 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
@@ -29,7 +29,7 @@ func createdEvent(t *testing.T, name string) event.Event {
 	doc := eventarc.Snapshot(snap)
 	doc.Updated = doc.Created // the document as its creation wrote it
 	e := eventarc.Written(emulatortest.Project, "(default)", nil, doc)
-	e.SetType(core.EventCreated)
+	e.SetType(trigger.Created)
 	return e
 }
 
@@ -51,7 +51,7 @@ func TestCreatedGetsEveryCount(t *testing.T) {
 	}
 	defer counted.Close()
 	var logs testio.Buffer
-	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Window: testWindow, Logger: cloudlog.New(&logs, slog.LevelDebug)})
+	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow, Logger: cloudlog.New(&logs, slog.LevelDebug)})
 	defer func() {
 		if t.Failed() {
 			t.Log(logs.String())

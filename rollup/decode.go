@@ -11,7 +11,8 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/trigger"
 )
 
 // Event types and content type of Firestore document events.
@@ -68,7 +69,7 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if path, err = matchSubject(path, e.Subject()); err != nil {
 		return Hint{}, err
 	}
-	if e.Type() == core.EventCreated {
+	if e.Type() == trigger.Created {
 		return d.created(e, path, after, received)
 	}
 	id, life, shard, err := d.Layout.ParseShardPath(path)

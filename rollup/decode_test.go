@@ -9,7 +9,8 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -149,7 +150,7 @@ func TestDecodeCreated(t *testing.T) {
 	}
 	created := func(path string) (Hint, error) {
 		e := eventarc.Written("demo", "(default)", nil, shard(path, 1, t1))
-		e.SetType(core.EventCreated)
+		e.SetType(trigger.Created)
 		e.SetTime(t1)
 		return Decoder{Layout: l}.Decode(e, received)
 	}
@@ -165,7 +166,7 @@ func TestDecodeCreated(t *testing.T) {
 		}
 	}
 	guide := eventarc.Written("demo", "(default)", nil, shard("counters/likes", 1, t1))
-	guide.SetType(core.EventCreated)
+	guide.SetType(trigger.Created)
 	if _, err := (Decoder{Layout: core.Default()}).Decode(guide, received); !errors.Is(err, ErrForeign) {
 		t.Errorf("a creation in the guide layout: %v; want %v", err, ErrForeign)
 	}

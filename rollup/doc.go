@@ -1,7 +1,7 @@
 // Package rollup is the Rollup function: it keeps each counted document's
 // counts equal to the sums of its shards by snapshot folds. A count is
 // always sum() of the shards at one server read time, written with that
-// time as as_of, at most once per window per counter, by whichever
+// time as as_of, at most once per fold spacing per counter, by whichever
 // instance gets there first. What a fold is, and how it writes, is package
 // core's (core.Folder); this package decides when to fold, and
 // answers events.

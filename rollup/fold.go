@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/aggregate"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/aggregate"
 )
 
 // refresh reads the parent, answers what it covers, and folds at once if the
@@ -21,7 +21,7 @@ func (t *tracker) refresh(ctx context.Context, c *tracked) error {
 	c.p, c.known, c.read = p, true, t.now()
 	t.settle(c)
 	due := len(c.waiting) > 0 && t.now().After(c.pause) &&
-		(!p.Exists && !t.store.Layout().OnDocs() || p.Exists && !p.Anchor.Before(p.Written.Add(t.window)))
+		(!p.Exists && !t.store.Layout().OnDocs() || p.Exists && !p.Anchor.Before(p.Written.Add(t.spacing)))
 	t.mu.Unlock()
 	if !due {
 		return nil
@@ -55,7 +55,7 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p core.Parent, at time.T
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
 			"counter", c.id, "error", err.Error())
 		t.mu.Lock()
-		c.pause = t.now().Add(t.window)
+		c.pause = t.now().Add(t.spacing)
 		t.answer(c, st.at, nil)
 		t.mu.Unlock()
 		return nil
@@ -127,7 +127,7 @@ func (t *tracker) eventSumOf(c *tracked, st foldStart) (core.Sum, bool) {
 // write writes the fold st, and once more if the parent turns out stale
 // and a fold is still to be written (afterStale).
 func (t *tracker) write(ctx context.Context, c *tracked, st foldStart) error {
-	optimistic := t.now().Sub(st.p.AnchorAt) >= t.window // a view this old may be stale
+	optimistic := t.now().Sub(st.p.AnchorAt) >= t.spacing // a view this old may be stale
 	for attempt := 0; ; attempt++ {
 		grow := 0
 		if !st.fromEvent && st.counts { // growth follows the shards' sums, never an event's counts
@@ -257,7 +257,7 @@ func (t *tracker) finish(c *tracked, at time.Time, s core.Sum, wrote core.Outcom
 		return nil // another instance folded meanwhile: plan again
 	case errors.Is(err, core.ErrNoShardField):
 		t.log.Error("rollup: cannot fold: is the shard field right? nothing written", "counter", c.id, "error", err.Error())
-		c.pause = t.now().Add(t.window)
+		c.pause = t.now().Add(t.spacing)
 		t.answer(c, at, nil)
 		return nil
 	case err != nil:

@@ -12,7 +12,7 @@ import (
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 func slicesSortTimes(ts []time.Time) { slices.SortFunc(ts, time.Time.Compare) }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // GrowPolicy says when the rollup adds shards to a busy counter. It never
@@ -90,7 +90,7 @@ func (t *tracker) needsProbe(c *tracked) bool {
 }
 
 // probe sums c's shards now, writing nothing: the first of the two sums a
-// rate is measured between, taken while the fold waits for its window.
+// rate is measured between, taken while the fold waits out its spacing.
 func (t *tracker) probe(ctx context.Context, c *tracked) error {
 	t.mu.Lock()
 	at, life := c.p.Now(t.now()).Add(-margin), c.p.Life

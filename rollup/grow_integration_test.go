@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -105,7 +105,7 @@ func TestBurstGrowsFromSums(t *testing.T) {
 	t.Parallel()
 	h := newHistory(t)
 	oneShard(h)
-	c := h.concurrently(h.handler(Config{Window: 500 * time.Millisecond, Grow: growing}))
+	c := h.concurrently(h.handler(Config{Spacing: 500 * time.Millisecond, Grow: growing}))
 	for range 300 {
 		c.deliver(h.incr(0, 1)) // as it is written
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // TestGrowTo checks the shards a fold grows a counter to, from two sums of

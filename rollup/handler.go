@@ -9,7 +9,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // Config configures a Handler.
@@ -17,7 +17,7 @@ type Config struct {
 	Layout   core.Layout
 	Project  string        // events for another project are dropped; "" accepts any
 	Database string        // events for another database are dropped; "" means "(default)"
-	Window   time.Duration // each parent is written at most once per Window; default core.DefaultWindow
+	Spacing  time.Duration // the fold spacing: each parent is written at most once per Spacing; default core.DefaultSpacing
 	Grow     GrowPolicy    // adding shards to busy counters; zero: never
 	MaxSkew  time.Duration // how far ahead an event may be dated; default DefaultMaxSkew
 	Hold     time.Duration // longest a handler waits for a fold; default DefaultHold
@@ -50,10 +50,10 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.Hold <= 0 {
 		cfg.Hold = DefaultHold
 	}
-	if cfg.Window <= 0 {
-		cfg.Window = core.DefaultWindow
+	if cfg.Spacing <= 0 {
+		cfg.Spacing = core.DefaultSpacing
 	}
-	t := newTracker(core.NewFolder(client, cfg.Layout, cfg.Window), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
+	t := newTracker(core.NewFolder(client, cfg.Layout, cfg.Spacing), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -99,14 +99,14 @@ func TestHandleDropsBadEventsWithoutWriting(t *testing.T) {
 // TestFourHandlersOneCounter runs four Rollup instances, each with its own
 // Firestore client, on one counter while increments go on: every event goes
 // to a random instance, one in ten twice and one in ten late. The parent
-// takes at most one write per window, and the total is exact.
+// takes at most one write per fold spacing, and the total is exact.
 func TestFourHandlersOneCounter(t *testing.T) {
 	t.Parallel()
 	const window = 150 * time.Millisecond
 	h := newHistory(t)
 	handlers := make([]*Handler, 4)
 	for i := range handlers {
-		handlers[i] = h.handler(Config{Window: window})
+		handlers[i] = h.handler(Config{Spacing: window})
 	}
 	var wg sync.WaitGroup
 	deliver := func(e event.Event) {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/aggregate"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/aggregate"
 )
 
 // Hint is what a shard's write event tells the rollup: counter Counter

@@ -12,8 +12,8 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
@@ -50,8 +50,8 @@ func newHistory(t *testing.T) *history {
 func (h *history) handler(cfg Config) *Handler {
 	cfg.Layout = h.layout
 	cfg.Project = emulatortest.Project
-	if cfg.Window == 0 {
-		cfg.Window = testWindow
+	if cfg.Spacing == 0 {
+		cfg.Spacing = testWindow
 	}
 	cfg.Logger = cloudlog.New(&h.logs, slog.LevelDebug)
 	cfg.OnFold = h.folds.add

@@ -8,7 +8,7 @@ import (
 
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/adder"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -26,7 +26,7 @@ func TestCreatedAgainHoldsNothingOfItsEarlierLife(t *testing.T) {
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:likes,views")
 	stale := adder.New(client, adder.Config{Layout: l, CacheTTL: time.Hour})
-	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: testWindow})
+	h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow})
 	likes, views := core.Count{Field: "likes", Shard: "likes"}, core.Count{Field: "views", Shard: "views"}
 	add := func(c core.Count) {
 		t.Helper()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/heaptest"
 )
 
@@ -23,7 +23,7 @@ func BenchmarkTrackerCountersSeen(b *testing.B) {
 				goroutines := runtime.NumGoroutine()
 				var t *tracker
 				heaptest.PerCounter(b, n, func() any {
-					t = newTracker(core.NewFolder(nil, core.Default(), core.DefaultWindow), time.Now, GrowPolicy{}, 0, nil)
+					t = newTracker(core.NewFolder(nil, core.Default(), core.DefaultSpacing), time.Now, GrowPolicy{}, 0, nil)
 					now := time.Now()
 					for i := range n {
 						t.mu.Lock()

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // A counter on one shard (most counters: they start on one, and only the
@@ -41,7 +41,7 @@ func (t *tracker) eventSum(c *tracked, p core.Parent, now time.Time) (core.Sum, 
 			best = w
 		}
 	}
-	if best == nil || t.sharing() && now.Sub(best.at) > t.window/2 {
+	if best == nil || t.sharing() && now.Sub(best.at) > t.spacing/2 {
 		return core.Sum{}, false
 	}
 	s := core.Sum{At: best.at, Life: best.life, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}

@@ -72,7 +72,7 @@ func (t *tracker) plan(c *tracked) (time.Duration, step) {
 	case !c.p.Exists:
 		return wait, stepFold
 	}
-	due := c.p.Written.Add(t.window) // the next fold's read time, at the earliest
+	due := c.p.Written.Add(t.spacing) // the next fold's read time, at the earliest
 	untilDue := due.Sub(serverNow) + margin
 	if untilDue > t.grow.period() && t.needsProbe(c) {
 		return 0, stepProbe // a busy counter on one shard: the first of two sums to measure its rate by
@@ -81,13 +81,13 @@ func (t *tracker) plan(c *tracked) (time.Duration, step) {
 }
 
 // planOnView plans a fold of c's counter, which exists, on this
-// instance's view of it: fold when its window ends (untilDue from now)
+// instance's view of it: fold when its spacing ends (untilDue from now)
 // on a view it can trust, else read it, just after another instance's
 // fold is due. t.mu is held.
 func (t *tracker) planOnView(c *tracked, now time.Time, wait, untilDue time.Duration) (time.Duration, step) {
 	age := now.Sub(c.p.AnchorAt) // of this instance's view of the parent
 	switch {
-	case c.p.Written.Equal(c.mine) && (age < t.window+t.window/2 || t.trustOldViews()):
+	case c.p.Written.Equal(c.mine) && (age < t.spacing+t.spacing/2 || t.trustOldViews()):
 		// It leads: fold when the window ends. Its view is sure until
 		// then (no fold writes within the window); later, another
 		// instance may have folded, so only a view at most half a window
@@ -95,7 +95,7 @@ func (t *tracker) planOnView(c *tracked, now time.Time, wait, untilDue time.Dura
 		return max(wait, untilDue), stepFold
 	case c.p.Seen:
 		return max(wait, untilDue), stepFold // as an event of a counter on one shard told it: fold on it, with no read, when the window ends
-	case untilDue <= 0 && (age < t.window || t.trustOldViews()):
+	case untilDue <= 0 && (age < t.spacing || t.trustOldViews()):
 		return wait, stepFold
 	case untilDue <= 0:
 		return wait, stepRead // refresh folds, if the parent is still due
@@ -107,6 +107,6 @@ func (t *tracker) planOnView(c *tracked, now time.Time, wait, untilDue time.Dura
 	if n := len(c.waiting); n >= trustLeader && n < t.confirmBatch {
 		readAt = maxTime(readAt, c.read.Add(t.confirmEvery*3/4+rand.N(t.confirmEvery/2+1)))
 	}
-	readAt = readAt.Add(t.window/25 + rand.N(t.window/25+1))
+	readAt = readAt.Add(t.spacing/25 + rand.N(t.spacing/25+1))
 	return max(wait, readAt.Sub(now)), stepRead
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // These tests check what a tracker plans for a counter's waiters, on a

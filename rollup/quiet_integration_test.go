@@ -9,7 +9,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -29,7 +29,7 @@ func newInstances(h *history, n int, window time.Duration) *instances {
 	in := &instances{h: h, folds: make([][]FoldInfo, n)}
 	for i := range n {
 		in.handlers = append(in.handlers, New(emulatortest.Client(h.t), Config{
-			Layout: h.layout, Project: emulatortest.Project, Window: window, ConfirmEvery: time.Hour, Hold: 10 * time.Second,
+			Layout: h.layout, Project: emulatortest.Project, Spacing: window, ConfirmEvery: time.Hour, Hold: 10 * time.Second,
 			OnFold: func(f FoldInfo) {
 				h.folds.add(f)
 				in.mu.Lock()
@@ -126,7 +126,7 @@ func TestFoldSumsInOneCall(t *testing.T) {
 	}{{"tally's client", fsClient}, {"a plain client", plain}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHistory(t)
-			handler := New(tc.client, Config{Layout: core.Default(), Project: emulatortest.Project, Window: testWindow})
+			handler := New(tc.client, Config{Layout: core.Default(), Project: emulatortest.Project, Spacing: testWindow})
 			ops.Reset()
 			for i := range 5 {
 				time.Sleep(2 * testWindow)

@@ -1,6 +1,6 @@
 package rollup
 
-import "github.com/tallycounters/tally/core"
+import "github.com/tallycounters/tally/internal/core"
 
 // Whether other instances fold the counters this one folds decides two
 // things: whether a fold may trust a view of the parent older than a

@@ -3,7 +3,7 @@ package rollup
 import (
 	"testing"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // An instance that finds, read after read, that another wrote the parents

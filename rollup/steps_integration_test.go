@@ -10,7 +10,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
@@ -68,7 +68,7 @@ func TestBigPostFoldsInSteps(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var writes []core.Outcome
-	h := New(slowAggregations(t, time.Second), Config{Layout: l, Project: emulatortest.Project, Window: 50 * time.Millisecond,
+	h := New(slowAggregations(t, time.Second), Config{Layout: l, Project: emulatortest.Project, Spacing: 50 * time.Millisecond,
 		Hold: emulatortest.Liveness, OnFold: func(f FoldInfo) {
 			if f.Wrote {
 				mu.Lock()

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/aggregate"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/aggregate"
 )
 
 // The tracker's decisions are tested here with no database: a fakeStore
@@ -84,8 +84,8 @@ func (s *fakeStore) tracker() *tracker {
 	return newTracker(s, s.clock.now, GrowPolicy{}, 0, nil)
 }
 
-func (s *fakeStore) Layout() core.Layout   { return s.layout }
-func (s *fakeStore) Window() time.Duration { return s.window }
+func (s *fakeStore) Layout() core.Layout    { return s.layout }
+func (s *fakeStore) Spacing() time.Duration { return s.window }
 
 func (s *fakeStore) Read(_ context.Context, id string) (core.Parent, error) {
 	s.mu.Lock()

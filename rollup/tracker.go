@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/aggregate"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -26,7 +26,7 @@ import (
 type tracker struct {
 	store        store
 	now          func() time.Time // the local clock
-	window       time.Duration
+	spacing      time.Duration
 	grow         GrowPolicy
 	confirmEvery time.Duration
 	confirmBatch int
@@ -44,7 +44,7 @@ type tracker struct {
 // *core.Folder, or, in tests of the tracker's decisions, a fake.
 type store interface {
 	Layout() core.Layout
-	Window() time.Duration
+	Spacing() time.Duration
 	Read(ctx context.Context, id string) (core.Parent, error)
 	SumNow(ctx context.Context, id, life string, notBefore time.Time) (core.Sum, error)
 	Gather(ctx context.Context, id string, p core.Parent, s *core.Sum, children []aggregate.Child, partsAt, now time.Time) error
@@ -159,9 +159,9 @@ func newTracker(s store, now func() time.Time, grow GrowPolicy, confirmEvery tim
 		log = slog.New(slog.DiscardHandler)
 	}
 	if confirmEvery <= 0 {
-		confirmEvery = 5 * max(s.Window(), 100*time.Millisecond)
+		confirmEvery = 5 * max(s.Spacing(), 100*time.Millisecond)
 	}
-	return &tracker{store: s, now: now, window: s.Window(), grow: grow, confirmEvery: confirmEvery, confirmBatch: DefaultConfirmBatch,
+	return &tracker{store: s, now: now, spacing: s.Spacing(), grow: grow, confirmEvery: confirmEvery, confirmBatch: DefaultConfirmBatch,
 		log: log, foldBound: foldBound, counters: map[string]*tracked{}}
 }
 
@@ -277,7 +277,7 @@ func (t *tracker) run(c *tracked) {
 			// send them again without end, and say so.
 			t.log.Error("rollup: cannot fold: Firestore refuses it for good; the events held are answered", "counter", c.id, "error", err.Error())
 			t.mu.Lock()
-			c.known, c.pause = false, t.now().Add(t.window)
+			c.known, c.pause = false, t.now().Add(t.spacing)
 			t.answer(c, maxWaiterTime(c), nil)
 			t.mu.Unlock()
 			continue

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // These tests check what a tracker's folds read, sum and write, on a fake

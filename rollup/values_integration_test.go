@@ -12,7 +12,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -35,7 +35,7 @@ func TestAggregatesEqualFirestores(t *testing.T) {
 	ctx := context.Background()
 	client, l, name := newPost(t, allForms)
 	comments := client.Doc(name).Collection("comments")
-	h := New(client, Config{Layout: l, Project: emulatortest.Project, Window: testWindow})
+	h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow})
 	write := func(id string, c map[string]any) {
 		t.Helper()
 		ref := comments.Doc(id)

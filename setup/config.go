@@ -9,10 +9,10 @@ import (
 	"time"
 	_ "time/tzdata" // the functions run where no zoneinfo may be: TALLY_TIME_ZONE needs its own
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/adder"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -23,18 +23,18 @@ import (
 // FIREBASE_AUTH_EMULATOR_HOST.
 const (
 	EnvProject       = "GOOGLE_CLOUD_PROJECT"
-	EnvDatabase      = "TALLY_DATABASE"          // default "(default)"
-	EnvCollection    = "TALLY_COLLECTION"        // default "counters"
-	EnvShardField    = "TALLY_SHARD_FIELD"       // default "count"
-	EnvCounts        = "TALLY_COUNTS"            // counts on the app's documents: "posts:likes,views;users/*/posts:likes"
-	EnvTimeZone      = "TALLY_TIME_ZONE"         // the time zone of windows' buckets, an IANA name; default UTC
-	EnvShards        = "TALLY_SHARDS_COLLECTION" // subcollection of shards under each counted document; default "shards"
-	EnvVoters        = "TALLY_VOTERS_COLLECTION" // default "voters"
-	EnvKeys          = "TALLY_KEYS_COLLECTION"   // default "keys"
-	EnvDefaultShards = "TALLY_DEFAULT_SHARDS"    // default 1: a counter starts on one shard, and grows when busy
-	EnvAutoCreate    = "TALLY_AUTO_CREATE"       // default true
-	EnvMaxStep       = "TALLY_MAX_STEP"          // default 1000, at most MaxStep
-	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"      // comma-separated; "*" for any
+	EnvDatabase      = "TALLY_DATABASE" // default "(default)"
+	EnvCollection    = core.EnvCollection
+	EnvShardField    = core.EnvShardField
+	EnvCounts        = core.EnvCounts
+	EnvTimeZone      = core.EnvTimeZone
+	EnvShards        = core.EnvShards
+	EnvVoters        = core.EnvVoters
+	EnvKeys          = core.EnvKeys
+	EnvDefaultShards = "TALLY_DEFAULT_SHARDS" // default 1: a counter starts on one shard, and grows when busy
+	EnvAutoCreate    = "TALLY_AUTO_CREATE"    // default true
+	EnvMaxStep       = "TALLY_MAX_STEP"       // default 1000, at most MaxStep
+	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"   // comma-separated; "*" for any
 	EnvCacheTTL      = "TALLY_SHARD_CACHE_TTL"
 	EnvLogLevel      = "TALLY_LOG_LEVEL"      // debug, info, warning, error
 	EnvWindow        = "TALLY_ROLLUP_WINDOW"  // default 1s
@@ -78,7 +78,7 @@ type Config struct {
 	CORSOrigins   []string
 	CacheTTL      time.Duration
 	LogLevel      slog.Level
-	Window        time.Duration
+	Spacing       time.Duration
 	AutoGrow      bool
 	Grow          rollup.GrowPolicy // in force when AutoGrow is on
 
@@ -110,14 +110,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		Project:  env(EnvProject, ""),
 		Database: env(EnvDatabase, "(default)"),
 	}
-	if err := layoutFromEnv(env, &cfg); err != nil {
-		return Config{}, err
+	var err error
+	if cfg.Layout, err = core.LayoutFromEnv(getenv); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	if !validDatabase(cfg.Database) {
 		return Config{}, fmt.Errorf("config: %s=%q is not a database id: (default), or 4 to 63 of a-z, 0-9 and '-', "+
 			"starting with a letter and not ending with '-'", EnvDatabase, cfg.Database)
 	}
-	var err error
 	if cfg.DefaultShards, err = intIn(env(EnvDefaultShards, strconv.Itoa(core.DefaultShards)), EnvDefaultShards, 1, core.MaxShards); err != nil {
 		return Config{}, err
 	}
@@ -127,7 +127,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err := incrementFromEnv(env, &cfg); err != nil {
 		return Config{}, err
 	}
-	if cfg.Window, err = time.ParseDuration(env(EnvWindow, core.DefaultWindow.String())); err != nil || cfg.Window <= 0 || cfg.Window > time.Hour {
+	if cfg.Spacing, err = time.ParseDuration(env(EnvWindow, core.DefaultSpacing.String())); err != nil || cfg.Spacing <= 0 || cfg.Spacing > time.Hour {
 		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 1s", EnvWindow, env(EnvWindow, ""))
 	}
 	if err := growFromEnv(env, &cfg); err != nil {
@@ -137,36 +137,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("config: %s: %w", EnvLogLevel, err)
 	}
 	return cfg, nil
-}
-
-// layoutFromEnv reads where the counters are, and what they count: the
-// collection, the shard field, the counts declared, the time zone of
-// their windows, and the names of tally's subcollections.
-func layoutFromEnv(env func(key, def string) string, cfg *Config) error {
-	cfg.Layout = core.Layout{Collection: env(EnvCollection, core.DefaultCollection), ShardField: env(EnvShardField, core.DefaultShardField)}
-	if err := core.ValidName(cfg.Layout.Collection); err != nil {
-		return fmt.Errorf("config: %s=%q: %w", EnvCollection, cfg.Layout.Collection, err)
-	}
-	if err := cfg.Layout.Validate(); err != nil {
-		return fmt.Errorf("config: %s=%q: %w", EnvShardField, cfg.Layout.ShardField, err)
-	}
-	var err error
-	if cfg.Layout.Docs, err = core.ParseCounts(env(EnvCounts, "")); err != nil {
-		return fmt.Errorf("config: %s: %w", EnvCounts, err)
-	}
-	if err := guideWindows(&cfg.Layout); err != nil {
-		return fmt.Errorf("config: %s: %w", EnvCounts, err)
-	}
-	if cfg.Layout.Zone, err = time.LoadLocation(env(EnvTimeZone, "UTC")); err != nil {
-		return fmt.Errorf("config: %s=%q is not a time zone of the IANA database (Europe/Paris, America/New_York, UTC): %v", EnvTimeZone, env(EnvTimeZone, ""), err)
-	}
-	cfg.Layout.ShardsName = env(EnvShards, core.ShardsCollection)
-	cfg.Layout.VotersName = env(EnvVoters, core.VotersCollection)
-	cfg.Layout.KeysName = env(EnvKeys, core.KeysCollection)
-	if err := cfg.Layout.Validate(); err != nil {
-		return fmt.Errorf("config: %s, %s, %s, %s: %w", EnvCounts, EnvShards, EnvVoters, EnvKeys, err)
-	}
-	return nil
 }
 
 // incrementFromEnv reads what only Increment uses: whether it creates
@@ -327,7 +297,7 @@ func (c Config) Vars() []Var {
 		{EnvMaxStep, strconv.FormatInt(c.MaxStep, 10)},
 		{EnvCORSOrigins, strings.Join(c.CORSOrigins, ",")},
 		{EnvCacheTTL, c.CacheTTL.String()},
-		{EnvWindow, c.Window.String()},
+		{EnvWindow, c.Spacing.String()},
 		{EnvAutoGrow, strconv.FormatBool(c.AutoGrow)},
 		{EnvGrowPerShard, strconv.FormatFloat(c.Grow.PerShard, 'g', -1, 64)},
 		{EnvGrowMax, strconv.Itoa(c.Grow.Max)},
@@ -354,31 +324,11 @@ func patternSource(re *regexp.Regexp) string {
 	return strings.TrimSuffix(strings.TrimPrefix(re.String(), "^(?:"), ")$")
 }
 
-// guideWindows takes, from TALLY_COUNTS, the windows of the guide layout's
-// counters (counters:today=total per day), which keep the guide layout:
-// an entry of windows of the total alone, on the collection of counters.
-func guideWindows(l *core.Layout) error {
-	if len(l.Docs) != 1 || !core.GuideWindows(l.Docs[0]) {
-		for _, d := range l.Docs {
-			if core.GuideWindows(d) {
-				return fmt.Errorf("windows of %s's total are of the guide layout, whose counters are %s/{id}: "+
-					"declare them alone, as %s:today=total per day", d.Collection, l.Collection, l.Collection)
-			}
-		}
-		return nil
-	}
-	if l.Docs[0].Collection != l.Collection {
-		return fmt.Errorf("windows of %s's total: the counters are %s/{id} (%s); declare %s:...", l.Docs[0].Collection, l.Collection, EnvCollection, l.Collection)
-	}
-	l.Windows, l.Docs = l.Docs[0].Windows, nil
-	return nil
-}
-
 // countsOf writes TALLY_COUNTS as it reads: the counts on documents, or
 // the windows of the guide layout's counters.
 func countsOf(l core.Layout) string {
 	if len(l.Windows) > 0 {
-		return core.FormatCounts([]core.Docs{{Collection: l.Collection, Windows: l.Windows}})
+		return core.FormatCounts([]core.Declaration{{Collection: l.Collection, Windows: l.Windows}})
 	}
 	return core.FormatCounts(l.Docs)
 }

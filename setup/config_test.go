@@ -20,7 +20,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "defaults", env: nil, check: func(c Config) bool {
 			return c.Database == "(default)" && c.Layout.Collection == "counters" && c.Layout.ShardField == "count" &&
 				c.DefaultShards == 1 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
-				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Window == time.Second &&
+				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Spacing == time.Second &&
 				c.AutoGrow && c.Grow == rollup.DefaultGrow && c.MaxInFlight == 100
 		}},
 		{name: "all set", env: map[string]string{
@@ -31,7 +31,7 @@ func TestConfigFromEnv(t *testing.T) {
 			return c.Project == "p" && c.Database == "db-2" && c.Layout.Collection == "tallies" && c.Layout.ShardField == "Count" &&
 				c.DefaultShards == 4 && !c.AutoCreate && c.MaxStep == 5 &&
 				slices.Equal(c.CORSOrigins, []string{"https://a.example", "https://b.example"}) &&
-				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug && c.Window == 250*time.Millisecond && !c.AutoGrow
+				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug && c.Spacing == 250*time.Millisecond && !c.AutoGrow
 		}},
 		{name: "shards zero", env: map[string]string{EnvDefaultShards: "0"}, bad: true},
 		{name: "shards not a number", env: map[string]string{EnvDefaultShards: "ten"}, bad: true},

@@ -18,10 +18,10 @@ import (
 	"cloud.google.com/go/firestore"
 	firebase "firebase.google.com/go/v4"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/rollup"
 )
@@ -80,10 +80,10 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 			Limits: cfg.Limits, VotesOnly: cfg.VotesOnly, AppCheck: appCheck,
 		}),
 		Rollup: rollup.New(client, rollup.Config{
-			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Window: cfg.Window, Grow: grow, Logger: logger,
+			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Spacing: cfg.Spacing, Grow: grow, Logger: logger,
 		}),
 		Reconcile: reconcileHandler(counter.New(client, counter.Options{
-			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window,
+			Layout: counter.LayoutOf(cfg.Layout), DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Spacing: cfg.Spacing,
 		}), logger),
 		Client: client,
 		Log:    logger,

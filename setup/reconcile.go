@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -43,8 +43,8 @@ func configCommand() *cobra.Command {
 			return nil
 		}
 		if *triggers {
-			for _, tr := range cfg.Layout.Triggers() {
-				if tr.Type == core.EventCreated {
+			for _, tr := range trigger.Of(cfg.Layout) {
+				if tr.Type == trigger.Created {
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "created")
 				} else {
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/setup"
 )
@@ -72,8 +72,8 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 		defer fs.Close()
 		// An admin's typo must not make a counter: TALLY_AUTO_CREATE is
 		// for Increment's clients.
-		c := counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards,
-			ShardCacheTTL: cfg.CacheTTL, Window: cfg.Window, Timeout: s.timeout, RefuseMissing: true,
+		c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(cfg.Layout), DefaultShards: cfg.DefaultShards,
+			ShardCacheTTL: cfg.CacheTTL, Spacing: cfg.Spacing, Timeout: s.timeout, RefuseMissing: true,
 			Progress: func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), line) }})
 		a := &admin{cfg: cfg, field: field, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 		err = act(ctx, a, c, id)

@@ -8,7 +8,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
@@ -32,7 +33,7 @@ const (
 )
 
 // aggregateDocs is the TALLY_COUNTS of tally's mode.
-var aggregateDocs = func() []core.Docs {
+var aggregateDocs = func() []core.Declaration {
 	d, err := core.ParseCounts(collPosts + ":" + aggField + "=count(" + aggChild + ")")
 	if err != nil {
 		panic(err) // a constant
@@ -193,7 +194,7 @@ func (e *env) registerAggregate(ctx context.Context, m, coll string) error {
 	if e.o.Delivery != report.DeliveryEmulator || m == report.AggQuery {
 		return nil
 	}
-	pattern := tallyLayout(e.o).ChildPatterns()[0]
+	pattern := trigger.ChildPatterns(tallyLayout(e.o))[0]
 	if m == report.AggTrigger {
 		pattern = coll + "/{doc0}/" + aggChild + "/{child}"
 	}

@@ -26,7 +26,7 @@ func TestBenchAggregate(t *testing.T) {
 		Counters: 5, Existing: 20,
 		Setup: Setup{
 			Settle:  emulatortest.Liveness, // the wait for exact totals ends when they are: a bound for a slow machine, not a verdict
-			Workers: 8, Rate: 40, Duration: 3 * time.Second, Window: time.Second, Instances: 2, DuplicateRate: 1,
+			Workers: 8, Rate: 40, Duration: 3 * time.Second, Spacing: time.Second, Instances: 2, DuplicateRate: 1,
 			DelayRate: 0.2, MaxDelay: 300 * time.Millisecond, Project: emulatortest.Project, Emulator: paths,
 		},
 	})

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
@@ -36,7 +36,7 @@ func TestBenchSmall(t *testing.T) {
 		Counters: 20, Popularity: PopularityZipf, Listeners: true, Shards: 4,
 		Setup: Setup{
 			Settle:  emulatortest.Liveness, // the wait for exact totals ends when they are: a bound for a slow machine, not a verdict
-			Workers: 8, Rate: 100, Duration: 3 * time.Second, Window: window, Instances: 2, DuplicateRate: 0.2,
+			Workers: 8, Rate: 100, Duration: 3 * time.Second, Spacing: window, Instances: 2, DuplicateRate: 0.2,
 			DelayRate: 0.2, MaxDelay: 500 * time.Millisecond, Modes: []string{report.ModeTally, report.ModeNaive},
 			Project: emulatortest.Project, Emulator: paths,
 		},
@@ -108,7 +108,7 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 	rep, err := Run(context.Background(), Options{
 		Counters: 1, Shards: 4, URL: inc.URL,
 		Setup: Setup{
-			Workers: 4, Rate: 50, Duration: 2 * time.Second, Window: 200 * time.Millisecond,
+			Workers: 4, Rate: 50, Duration: 2 * time.Second, Spacing: 200 * time.Millisecond,
 			Modes: []string{report.ModeTally}, Project: emulatortest.Project, EmulatorHost: e.Host(), BridgePort: port,
 		},
 	})
@@ -130,7 +130,7 @@ func TestBenchFields(t *testing.T) {
 	rep, err := Run(context.Background(), Options{
 		Counters: 2, Fields: 3, Shards: 4,
 		Setup: Setup{
-			Workers: 8, Rate: 150, Duration: 3 * time.Second, Window: 500 * time.Millisecond, Instances: 2,
+			Workers: 8, Rate: 150, Duration: 3 * time.Second, Spacing: 500 * time.Millisecond, Instances: 2,
 			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
 		},
 	})

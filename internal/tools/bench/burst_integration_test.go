@@ -27,7 +27,7 @@ func TestViralCounterUnderContention(t *testing.T) {
 		Counters: 1, Burst: true, Contention: 10,
 		Setup: Setup{
 			Settle:  emulatortest.Liveness, // the wait for exact totals ends when they are: a bound for a slow machine, not a verdict
-			Workers: 32, Rate: 200, Duration: 4 * time.Second, Window: window, DuplicateRate: 0.1,
+			Workers: 32, Rate: 200, Duration: 4 * time.Second, Spacing: window, DuplicateRate: 0.1,
 			DelayRate: 0.1, MaxDelay: 500 * time.Millisecond, Modes: []string{report.ModeTally, report.ModeSingle},
 			Project: emulatortest.Project, Emulator: paths,
 		},
@@ -68,7 +68,7 @@ func TestBenchFeed(t *testing.T) {
 		Counters: 20, Popularity: PopularityClient, Rest: 500 * time.Millisecond, Listeners: true,
 		Feed: true,
 		Setup: Setup{
-			Workers: 20, Duration: 3 * time.Second, Window: 300 * time.Millisecond, Instances: 2,
+			Workers: 20, Duration: 3 * time.Second, Spacing: 300 * time.Millisecond, Instances: 2,
 			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
 		},
 	})

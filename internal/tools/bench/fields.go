@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
@@ -28,7 +28,7 @@ func tallyLayout(o settings) core.Layout {
 		return l
 	}
 	if o.Fields > 0 {
-		l.Docs = []core.Docs{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
+		l.Docs = []core.Declaration{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
 	}
 	return l
 }

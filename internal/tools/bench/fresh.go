@@ -6,7 +6,8 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
@@ -20,7 +21,7 @@ func (e *env) registerTriggers(ctx context.Context) error {
 	naive := core.Default()
 	naive.Collection = collNaive
 	for key, l := range map[string]core.Layout{report.ModeTally: tallyLayout(e.o), report.ModeNaive: naive} {
-		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: l.TriggerPatterns()[0]}
+		t := emulator.Trigger{EventType: "google.cloud.firestore.document.v1.written", Pattern: trigger.WrittenPatterns(l)[0]}
 		if err := emulator.RegisterTrigger(ctx, e.emuHost, e.o.Project, key, t); err != nil {
 			return err
 		}

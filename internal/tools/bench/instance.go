@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 	"github.com/tallycounters/tally/rollup"
@@ -135,7 +135,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 		return err
 	}
 	in.layout = lay
-	in.handler = rollup.New(client, rollup.Config{Layout: lay, Project: spec.Project, Window: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
+	in.handler = rollup.New(client, rollup.Config{Layout: lay, Project: spec.Project, Spacing: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

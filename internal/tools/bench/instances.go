@@ -16,8 +16,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/proc"
 	"github.com/tallycounters/tally/rollup"

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tallycounters/tally/core/calendar"
+	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
@@ -22,7 +22,7 @@ type Setup struct {
 	Duration time.Duration
 	Modes    []string // the runner's modes to run, in order; none: all of them
 
-	Window        time.Duration // tally's window: each parent is written at most once per window
+	Spacing       time.Duration // the fold spacing: each parent is written at most once per Spacing
 	Instances     int           // tally Rollup instances, each a process of its own; each event goes to a random one
 	Delivery      string        // report.DeliveryEmulator (default) or report.DeliveryDirect
 	DuplicateRate float64       // share of events delivered twice
@@ -138,7 +138,7 @@ func (o WindowsOptions) all() settings {
 
 func (o Setup) all() settings {
 	return settings{Workers: o.Workers, Rate: o.Rate, Duration: o.Duration, Modes: o.Modes,
-		Window: o.Window, Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
+		Window: o.Spacing, Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
 		DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, ShardCacheTTL: o.ShardCacheTTL,
 		Project: o.Project, EmulatorHost: o.EmulatorHost, BridgePort: o.BridgePort, Emulator: o.Emulator,
 		Prices: o.Prices, Settle: o.Settle, Progress: o.Progress, Logger: o.Logger, LogPath: o.LogPath,

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/calendar"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
@@ -224,7 +224,7 @@ func (e *env) boundaryJobs(ctx context.Context, lay core.Layout, starts []time.T
 		return []report.Boundary{{Error: err.Error()}}
 	}
 	defer fs.Close()
-	c := counter.New(fs, counter.Options{Layout: lay, Window: e.o.Window})
+	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(lay), Spacing: e.o.Window})
 	var out []report.Boundary
 	for i, at := range starts {
 		k := i + 1

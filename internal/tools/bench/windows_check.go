@@ -9,8 +9,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
-	"github.com/tallycounters/tally/core"
-	"github.com/tallycounters/tally/core/bytime"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/bytime"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 

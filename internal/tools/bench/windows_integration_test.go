@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core/calendar"
+	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
 )
@@ -36,7 +36,7 @@ func TestBenchWindows(t *testing.T) {
 		Counters: 30, Boundaries: 1,
 		Calendar: Calendar{Unit: calendar.Hour, Zone: "Tally/Cycle", ZoneFile: filepath.Join(dir, "Tally", "Cycle")},
 		Setup: Setup{
-			Workers: 8, Rate: 20, Window: time.Second, Instances: 2, DuplicateRate: 1, DelayRate: 0.2,
+			Workers: 8, Rate: 20, Spacing: time.Second, Instances: 2, DuplicateRate: 1, DelayRate: 0.2,
 			MaxDelay: 300 * time.Millisecond, Modes: []string{WinWindows}, Project: emulatortest.Project,
 			Emulator: paths,
 		},

@@ -87,7 +87,7 @@ func TestAggregatesEndToEnd(t *testing.T) {
 	}
 	// The Go client reads them as the post holds them; the tally command
 	// (counter.Client) cannot add to one.
-	cl := counter.New(client, counter.Options{Layout: cfg.Layout})
+	cl := counter.New(client, counter.Options{Layout: counter.LayoutOf(cfg.Layout)})
 	if n, err := cl.Get(ctx, "posts/"+post.ID, "comments"); err != nil || n != want["comments"] {
 		t.Errorf("Get(comments) = %d, %v; want %v", n, err, want["comments"])
 	}

@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/tallycounters/tally/core"
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // SeedDemo adds the demo's posts to the feed's collection if it is empty,

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/listen"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
@@ -350,5 +350,5 @@ func counterClient(fs *firestore.Client) *counter.Client {
 	l := core.Default()
 	l.Docs, _ = core.ParseCounts("posts:likes,views,shares;users/*/posts:likes")
 	l.ShardsName = "tally_shards"
-	return counter.New(fs, counter.Options{Layout: l, Window: docsWindow, ShardCacheTTL: 300 * time.Millisecond})
+	return counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), Spacing: docsWindow, ShardCacheTTL: 300 * time.Millisecond})
 }

@@ -21,9 +21,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/deploy"
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/bridge"
@@ -194,7 +195,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.admin = counter.New(s.Functions.Client, counter.Options{
-		Layout: o.Config.Layout, ShardCacheTTL: o.Config.CacheTTL, Window: o.Config.Window, Timeout: o.Timeout,
+		Layout: counter.LayoutOf(o.Config.Layout), ShardCacheTTL: o.Config.CacheTTL, Spacing: o.Config.Spacing, Timeout: o.Timeout,
 	})
 	if err := s.register(ctx); err != nil {
 		fl.Close()
@@ -317,7 +318,7 @@ func (s *Stack) newFunctions(ctx context.Context) (*setup.Set, error) {
 func (s *Stack) register(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, emulator.DefaultStartTimeout)
 	defer cancel()
-	for i, tr := range s.o.Config.Layout.Triggers() {
+	for i, tr := range trigger.Of(s.o.Config.Layout) {
 		t := emulator.Trigger{EventType: tr.Type, Database: s.o.Config.Database, Pattern: tr.Pattern}
 		key := TriggerKey
 		if i > 0 {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/core"
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/setup"
@@ -68,7 +68,7 @@ func TestOneDocumentStopsNothing(t *testing.T) {
 		t.Errorf("the other post = %v, %v; want it folded, likes and comments 0", snap.Data(), err)
 	}
 	var reported []string
-	admin := counter.New(client, counter.Options{Layout: cfg.Layout})
+	admin := counter.New(client, counter.Options{Layout: counter.LayoutOf(cfg.Layout)})
 	err = admin.ReconcileAll(ctx, func(d core.Drift, err error) {
 		if err != nil {
 			reported = append(reported, d.Counter)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/tallycounters/tally/core/calendar"
+	"github.com/tallycounters/tally/internal/core/calendar"
 )
 
 // moveWindows is the boundary job, as deploy.sh schedules it in the

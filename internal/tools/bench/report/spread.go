@@ -11,7 +11,7 @@ type Spread struct {
 
 // Visible is what a user sees: the time from an increment's answer to a
 // listener on its counter seeing it in the total, for every counter, the
-// hot ones (more than one increment per window during the load) and the
+// hot ones (more than one increment per fold spacing during the load) and the
 // quiet ones.
 type Visible struct {
 	All           *Spread `json:"all"`

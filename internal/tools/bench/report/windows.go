@@ -58,7 +58,7 @@ type WindowsMode struct {
 	// that time (TrendMaxError: the most |score / exact - 1|; a fold
 	// weighs its increments at their mean commit time, not each one's,
 	// which errs by at most 2^(span/half-life) - 1 for the span of the
-	// increments it holds: TrendBound, for the longer of one window and
+	// increments it holds: TrendBound, for the longer of one fold spacing and
 	// the most time between two folds of the hot post).
 	Buckets       int        `json:"buckets_checked"`
 	BucketsOff    int        `json:"buckets_off"`

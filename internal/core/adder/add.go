@@ -1,0 +1,118 @@
+package adder
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fsrpc"
+)
+
+// Defaults of Config's zero fields.
+const (
+	DefaultCacheTTL = 10 * time.Second // how long num_shards is cached
+)
+
+// MinCommitTime is the least time a commit is sent with: with less left of
+// the request's deadline it could be cut off after Firestore applied it,
+// and its outcome would be unknown, so the request is refused first.
+const MinCommitTime = 2 * time.Second
+
+// Config configures an Adder. Zero fields take the defaults.
+type Config struct {
+	Layout        core.Layout
+	DefaultShards int              // shards of an auto-created counter, and of a counted document without num_shards; default 1
+	AutoCreate    bool             // create any missing counter instead of ErrNoCounter
+	CreatePattern *regexp.Regexp   // else create those whose whole id matches
+	CacheTTL      time.Duration    // how long num_shards is cached; default 10s
+	Now           func() time.Time // the clock the cache expires by; nil: time.Now
+}
+
+// Adder adds to counters.
+type Adder struct {
+	client *firestore.Client
+	layout core.Layout
+	counts *shardCounts
+}
+
+// New returns an Adder for counters in client's database.
+func New(client *firestore.Client, cfg Config) *Adder {
+	if cfg.DefaultShards <= 0 {
+		cfg.DefaultShards = core.DefaultShards
+	}
+	if cfg.CacheTTL <= 0 {
+		cfg.CacheTTL = DefaultCacheTTL
+	}
+	a := &Adder{
+		client: client,
+		layout: cfg.Layout,
+		counts: newShardCounts(client, cfg.Layout, cfg.CacheTTL, cfg.DefaultShards, func(id string) bool {
+			if cfg.Layout.OnDocs() {
+				return false // the app creates its documents; tally never does
+			}
+			return cfg.AutoCreate || cfg.CreatePattern != nil && cfg.CreatePattern.MatchString(id)
+		}),
+	}
+	if cfg.Now != nil {
+		a.counts.now = cfg.Now
+	}
+	return a
+}
+
+// Add adds by to count c of counter id (c as Layout.Check resolved
+// it) on a random shard in [0, num_shards), and says which shard took it:
+// one write, with no transaction. An error that wraps ErrOutcomeUnknown
+// means the write was sent and not confirmed: it may have been applied.
+// Any other error means nothing was written. committed is the write's
+// commit time: a fold whose as_of is at or past it counts it.
+func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (shard int, committed time.Time, err error) {
+	p, err := a.counts.get(ctx, id)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if err := EnoughTime(ctx); err != nil {
+		return 0, time.Time{}, err
+	}
+	shard = rand.IntN(p.n)
+	cctx, commitTime := fsrpc.WithCommitTime(ctx)
+	wr, err := a.layout.Shard(a.client, id, p.life, shard).Set(cctx, a.fields(id, p, c, by), firestore.MergeAll)
+	if err != nil {
+		return shard, time.Time{}, core.Unconfirmed(fmt.Errorf("core: write shard %d of %s: %w", shard, id, err))
+	}
+	// The commit's own time: a write that changes nothing (an increment of
+	// a shard held at 2^63-1, where Firestore's increment saturates) has
+	// the shard's last update time as its update time, an earlier commit's.
+	if at := commitTime(); !at.IsZero() {
+		return shard, at, nil
+	}
+	return shard, wr.UpdateTime, nil
+}
+
+// Fields is what a write adding by to count c of counter id puts on the
+// shard it picked: the server-side increment and, on a counter on one shard,
+// the counted document's update time as read, so that the rollup can take
+// the count from the write's event and write it with no read (see
+// rollup/oneshard.go); with the counter's shards and the life of its
+// document as read, under which its shards, votes and keys are. Votes and
+// keys, in transactions, use it too.
+func (a *Adder) Fields(ctx context.Context, id string, c core.Count, by int64) (shards int, life string, fields map[string]any, err error) {
+	p, err := a.counts.get(ctx, id)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	return p.n, p.life, a.fields(id, p, c, by), nil
+}
+
+// EnoughTime is ErrNoTime for a context whose deadline leaves less than
+// MinCommitTime.
+func EnoughTime(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < MinCommitTime {
+		return core.ErrNoTime
+	}
+	return nil
+}

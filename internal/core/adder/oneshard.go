@@ -1,0 +1,45 @@
+package adder
+
+import (
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/core"
+)
+
+// fields is what a write adding by to count c puts on the shard: the
+// increment and, on the first write after a read of the parent of a
+// counter on one shard, the parent's update time as read; any other write
+// deletes an update time left on the shard by an earlier one, so that no
+// event carries one older than its writer knew.
+func (a *Adder) fields(id string, p parent, c core.Count, by int64) map[string]any {
+	var seen any = firestore.Delete
+	if !p.seen.IsZero() && a.counts.claim(id, p.seen) {
+		seen = p.seen
+	}
+	m := map[string]any{c.Shard: firestore.Increment(by)}
+	if path := a.layout.ParentSeenPath(); len(path) == 2 {
+		m[path[0]] = map[string]any{path[1]: seen}
+	} else {
+		m[path[0]] = seen
+	}
+	return m
+}
+
+// claim reports whether a write of counter id may carry seen, its parent's
+// update time as read: only the first write after each read does. After
+// it, a fold has most likely written the parent, and an older update time
+// would send the fold's compare-and-set to fail; a write that carries none
+// has the fold read the parent instead.
+func (s *shardCounts) claim(id string, seen time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries.Peek(id)
+	if !ok || e.carried || !e.seen.Equal(seen) {
+		return false
+	}
+	e.carried = true
+	s.entries.Add(id, e)
+	return true
+}

@@ -1,0 +1,107 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/core/aggregate"
+)
+
+// CoversChild reports whether the document's aggregates of source hold a
+// write made at t to child.
+func (p Parent) CoversChild(source, child string, t time.Time) bool {
+	if !p.Exists {
+		return p.Covers(t)
+	}
+	key, _, ok := p.Parts[source].Of(child)
+	return ok && !t.After(p.Parts[source][key].At)
+}
+
+// AllParts names every part p holds, and the start of each source it has
+// none of: what a fold from scratch refolds, each part whole.
+func (f *Folder) AllParts(id string, p Parent) []aggregate.Child {
+	var out []aggregate.Child
+	for _, src := range aggregate.Sources(f.layout.Aggregates(id)) {
+		if len(p.Parts[src]) == 0 {
+			out = append(out, aggregate.Child{Source: src, Whole: true})
+			continue
+		}
+		for _, k := range p.Parts[src].Keys() {
+			out = append(out, aggregate.Child{Source: src, ID: aggregate.PartLo(k), Whole: true})
+		}
+	}
+	return out
+}
+
+// Unfolded names the start of each aggregated source of the document name
+// that p holds no part of: what its first fold aggregates from scratch.
+func (l Layout) Unfolded(name string, p Parent) []aggregate.Child {
+	var out []aggregate.Child
+	for _, src := range aggregate.Sources(l.Aggregates(name)) {
+		if len(p.Parts[src]) == 0 {
+			out = append(out, aggregate.Child{Source: src, Whole: true})
+		}
+	}
+	return out
+}
+
+// source is the collection of src's children of the document at id.
+func (f *Folder) source(id, src string) *firestore.CollectionRef {
+	if src[0] == '/' {
+		return f.client.Collection(src[1:])
+	}
+	return f.layout.Counter(f.client, id).Collection(src)
+}
+
+// PartsCollection holds, under a counted document's life, one document for
+// each part of a valued source (package aggregate): its range, the read
+// time of the fold that wrote it, and its children's records. Only tally
+// reads and writes it; the counted document's _tally.parts holds what its
+// aggregates are made of, and names the part documents by their ranges.
+const PartsCollection = "parts"
+
+// PartDoc is the document of the part of src that starts at lo, in the
+// given life of the counted document name: its id is a hash of the two,
+// as an id may be any string and a part's start is one.
+func (l Layout) PartDoc(c *firestore.Client, name, life, src, lo string) *firestore.DocumentRef {
+	sum := sha256.Sum256([]byte(src + "\x00" + lo))
+	return l.Lives(c, name).Doc(life).Collection(PartsCollection).Doc(hex.EncodeToString(sum[:16]))
+}
+
+// validChild checks an aggregate's collection: an id, or a path from the
+// root with an odd number of segments.
+func validChild(a aggregate.Aggregate) error {
+	segs := strings.Split(a.Child, "/")
+	if !a.Root && len(segs) != 1 {
+		return fmt.Errorf("the collection %q: give a collection id under the document (comments), or a path from the root (/users)", a.Child)
+	}
+	if len(segs)%2 == 0 {
+		return fmt.Errorf("the collection /%s is a document path, not a collection's", a.Child)
+	}
+	for _, s := range segs {
+		if err := ValidName(s); err != nil {
+			return fmt.Errorf("the collection %q: segment %q: %w", a.Child, s, err)
+		}
+	}
+	return nil
+}
+
+// SumParts refolds, at the read time at, the parts of the document at id,
+// as p holds them, that hold the given children, and every part of a
+// source of which p holds none (aggregate.Doc.Refold, bounded in time).
+func (f *Folder) SumParts(ctx context.Context, id string, p Parent, children []aggregate.Child, at time.Time) ([]aggregate.PartFold, error) {
+	d := aggregate.Doc{Client: f.client, Aggs: f.layout.Aggregates(id), Parts: p.Parts,
+		Children: func(src string) *firestore.CollectionRef { return f.source(id, src) },
+		PartDoc:  func(src, lo string) *firestore.DocumentRef { return f.layout.PartDoc(f.client, id, p.Life, src, lo) }}
+	out, err := d.Refold(ctx, children, at)
+	if err != nil {
+		return nil, fmt.Errorf("core: aggregate the children of %s at %s: %w", id, at.Format(time.RFC3339Nano), err)
+	}
+	return out, nil
+}

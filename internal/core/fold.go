@@ -1,0 +1,319 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"github.com/googleapis/gax-go/v2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/fsrpc"
+)
+
+// ErrSumNotInteger means sum() over a counter's shards came back as a
+// double: the sum is past int64, or a shard holds a non-integer count. No
+// fold can succeed until the shards are repaired, so nothing is written.
+var ErrSumNotInteger = errors.New("the shards' sum is not an int64")
+
+// Folder folds counters: it sums each count of a counted document over
+// its shards, all at one read time, with no lock on them, and writes those
+// sums and that time to the document in one write, if its as_of is older
+// and tally's last write of it is at least a window old.
+type Folder struct {
+	client     *firestore.Client
+	layout     Layout
+	spacing    time.Duration
+	noReadTime atomic.Bool // the client reports no aggregation read times
+}
+
+// DefaultSpacing is the least time between two writes of a parent by folds:
+// Firestore's sustained one write per second per document.
+const DefaultSpacing = time.Second
+
+// Precise cuts t to the microseconds Firestore keeps.
+func Precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
+
+// Layout is where the Folder's counters are.
+func (f *Folder) Layout() Layout { return f.layout }
+
+// Window is the least time between two writes of a parent by folds.
+func (f *Folder) Spacing() time.Duration { return f.spacing }
+
+// NewFolder returns a Folder for counters in client's database, writing each
+// parent at most once per fold spacing.
+func NewFolder(client *firestore.Client, l Layout, spacing time.Duration) *Folder {
+	return &Folder{client: client, layout: l, spacing: spacing}
+}
+
+// Sum is sum() over a counter's shards at one read time, for each of its
+// counts.
+type Sum struct {
+	At     time.Time            // the read time
+	Life   string               // the life of the counted document whose shards were summed ("" in the guide layout)
+	Values []int64              // each count's sum, in Counts order; nil: the counts are not summed
+	Shards []int64              // shard documents summed for each count: those that hold its field
+	Parts  []aggregate.PartFold // parts of aggregated sources refolded at At
+	// BucketStart, if set, is the instant windows move to: the start of
+	// a bucket, where At is a microsecond before it (the boundary job's
+	// fold); zero: At.
+	BucketStart time.Time
+	// Boundaries are the counts read at starts of buckets since the
+	// document was last folded (ReadBoundaries).
+	Boundaries []Boundary
+	// Quiet, if set, is an instant at which the counts were read and found
+	// as the last fold left them: every start of a bucket up to it held
+	// them, read or not (ReadBoundaries).
+	Quiet time.Time
+	// Weigh, if set, is the instant a trend weighs the fold's change at:
+	// the mean commit time of the increments it holds, as their events
+	// said; zero: At.
+	Weigh time.Time
+}
+
+// Outcome says what one fold did.
+type Outcome struct {
+	Counter   string    `json:"counter"`
+	Before    []int64   `json:"totals_before"` // the counts when read, in Counts order
+	Sum       Sum       `json:"-"`
+	Wrote     bool      `json:"wrote"`   // false: the parent already held this or a later snapshot, or there is nothing to hold
+	Updated   time.Time `json:"updated"` // the write's commit time
+	NumShards int       `json:"num_shards"`
+	Grew      bool      `json:"grew"`  // num_shards was raised in this write
+	Parts     int       `json:"parts"` // parts of aggregated sources refolded in this write
+	// AggregatesBefore and Aggregates are the aggregates' values when
+	// read and after the write (see aggregate.Values).
+	AggregatesBefore map[string]any `json:"aggregates_before,omitempty"`
+	Aggregates       map[string]any `json:"aggregates,omitempty"`
+	// Children: of valued sources, each child asked for whose value the
+	// document's aggregates now hold, with the read time of that value.
+	Children []aggregate.Child `json:"-"`
+	// Failed: aggregates that could not be folded, for good; they keep
+	// their values, and the rest was written.
+	Failed []aggregate.Failure `json:"-"`
+	// Unread: starts of buckets that this fold closed with no read of the
+	// counts there, past Firestore's retention, while the counts changed
+	// between the last fold and them: the increments made in the buckets
+	// before them since the last fold are counted in a later bucket, not
+	// spread over the buckets they were made in.
+	Unread []time.Time `json:"unread_boundaries,omitempty"`
+}
+
+// Read gets the counted document as it is now.
+func (f *Folder) Read(ctx context.Context, id string) (Parent, error) {
+	snap, err := f.layout.Counter(f.client, id).Get(ctx)
+	if err != nil && status.Code(err) != codes.NotFound {
+		return Parent{}, fmt.Errorf("core: read %s: %w", id, err)
+	}
+	return ParentFrom(f.layout, id, snap, time.Now()), nil
+}
+
+// aggregation is sum() and count() over id's shards that hold the field of
+// count c: one aggregation query. Each count is summed on its own, as a
+// query's aggregations all see only the documents that hold every field
+// they name, and a shard holds only the counts it was incremented for.
+func (f *Folder) aggregation(id, life string, c Count) *firestore.AggregationQuery {
+	holding := f.layout.Shards(f.client, id, life).Where(c.Shard, "!=", nil)
+	return holding.NewAggregationQuery().WithSum(c.Shard, "sum").WithCount("shards")
+}
+
+// sumOf reads count i's aggregation result into s.
+func sumOf(res firestore.AggregationResult, s *Sum, i int) error {
+	sum, _ := res["sum"].(*firestorepb.Value)
+	n, _ := res["shards"].(*firestorepb.Value)
+	s.Shards[i] = n.GetIntegerValue()
+	switch v := sum.GetValueType().(type) {
+	case *firestorepb.Value_IntegerValue:
+		s.Values[i] = v.IntegerValue
+	case *firestorepb.Value_DoubleValue:
+		return fmt.Errorf("%w: sum() is the double %g", ErrSumNotInteger, v.DoubleValue)
+	}
+	return nil
+}
+
+func newSum(at time.Time, life string, counts int) Sum {
+	return Sum{At: Precise(at), Life: life, Values: make([]int64, counts), Shards: make([]int64, counts)}
+}
+
+// SumNow sums the shards of id's given life now, at a read time no
+// earlier than notBefore (a time the server has passed): its first count
+// with one aggregation query, whose result holds at the read time the
+// server reports, when the client is built with fsrpc's options, and any
+// other counts at that same read time; otherwise at notBefore, as sumAt
+// does.
+func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Time) (Sum, error) {
+	if f.noReadTime.Load() {
+		return f.sumAt(ctx, id, life, notBefore)
+	}
+	counts := f.layout.Counts(id)
+	if len(counts) == 0 {
+		return Sum{}, fmt.Errorf("core: sum of %s: %w", id, ErrUndeclared)
+	}
+	rctx, readTime := fsrpc.WithReadTime(ctx)
+	res, err := f.aggregation(id, life, counts[0]).Get(rctx)
+	if err != nil {
+		return Sum{}, fmt.Errorf("core: sum of %s: %w", id, err)
+	}
+	at := readTime()
+	if at.IsZero() {
+		f.noReadTime.Store(true) // a client without the options: read at a chosen time from now on
+		return f.sumAt(ctx, id, life, notBefore)
+	}
+	if Precise(at).Before(notBefore) {
+		return f.sumAt(ctx, id, life, notBefore)
+	}
+	s := newSum(at, life, len(counts))
+	if err := sumOf(res, &s, 0); err != nil {
+		return Sum{}, fmt.Errorf("core: sum of %s: %w", id, err)
+	}
+	if err := f.sumRest(ctx, id, life, &s, 1); err != nil { // the other counts at the same read time
+		return Sum{}, err
+	}
+	return s, nil
+}
+
+// sumAt sums every count of the shards of id's life at the read time at.
+func (f *Folder) sumAt(ctx context.Context, id, life string, at time.Time) (Sum, error) {
+	s := newSum(at, life, len(f.layout.Counts(id)))
+	if err := f.sumRest(ctx, id, life, &s, 0); err != nil {
+		return Sum{}, err
+	}
+	return s, nil
+}
+
+// sumRest runs the aggregation of each count from the from'th on over id's
+// shards, in one read-only transaction at s.At: no shard is locked, and
+// every sum holds every shard write committed at or before s.At.
+func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int) error {
+	counts := f.layout.Counts(id)
+	if from >= len(counts) {
+		return nil
+	}
+	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		for i := from; i < len(counts); i++ {
+			res, err := f.aggregation(id, life, counts[i]).Transaction(tx).Get(ctx)
+			if err != nil {
+				return err
+			}
+			if err := sumOf(res, s, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, firestore.TransactionReadTime(s.At))
+	if err != nil {
+		return fmt.Errorf("core: sum of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
+	}
+	return nil
+}
+
+// Gather reads what a fold of the document id, as p holds it, takes
+// beside its sum s: the counts at the starts of buckets it crosses
+// (ReadBoundaries, if s holds counts), and each part of children refolded
+// at partsAt (SumParts, into s.Parts). Every fold is a sum, Gather, and
+// Write: Rollup's, the boundary job's and Fold's alike; they differ in
+// the sum they start from.
+func (f *Folder) Gather(ctx context.Context, id string, p Parent, s *Sum, children []aggregate.Child, partsAt, now time.Time) error {
+	if err := f.ReadBoundaries(ctx, id, p, s, now); err != nil {
+		return err
+	}
+	if len(children) == 0 {
+		return nil
+	}
+	parts, err := f.SumParts(ctx, id, p, children, partsAt)
+	s.Parts = parts
+	return err
+}
+
+// waitWindow waits out what is left of the window since p's last write,
+// if anything is: waited says it did (p is then to be read again), err
+// that ctx ended first.
+func (f *Folder) waitWindow(ctx context.Context, p Parent) (waited bool, err error) {
+	wait := p.Written.Add(f.spacing).Sub(p.Anchor)
+	if !p.Exists || wait <= 0 {
+		return false, nil
+	}
+	return true, gax.Sleep(ctx, wait+time.Millisecond)
+}
+
+// Fold folds id now: it reads the parent, waits out the rest of the window
+// if the parent was written within it, sums the shards at the time of that
+// read, refolds every part of its aggregates, and writes the sums. It is
+// what Reset and Reconcile do; events need no such call. A document of
+// many parts is folded in steps, each written as it is done (SumParts
+// bounds a step), until every part is refolded since the first; ctx
+// bounds the whole. A missing parent is ErrNoCounter. The outcome's
+// Before is the counts when first read.
+func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
+	var first *Outcome
+	var since time.Time // the first step's read time: every part is refolded at or after it
+	for {
+		p, err := f.Read(ctx, id)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if !p.Exists {
+			// In the guide layout, shards with no parent (as Google's
+			// samples make them) are a counter: the fold makes its parent.
+			some := false
+			if !f.layout.OnDocs() {
+				if some, err = f.anyShard(ctx, id, ""); err != nil {
+					return Outcome{}, err
+				}
+			}
+			if !some {
+				return Outcome{}, fmt.Errorf("core: fold %s: %w", id, ErrNoCounter)
+			}
+		}
+		if waited, err := f.waitWindow(ctx, p); err != nil {
+			return Outcome{}, fmt.Errorf("core: fold %s: %w", id, err)
+		} else if waited {
+			continue
+		}
+		s, err := f.sumAt(ctx, id, p.Life, p.Anchor)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if since.IsZero() {
+			since = s.At
+		}
+		if err := f.Gather(ctx, id, p, &s, f.partsBefore(id, p, since), s.At, time.Now()); err != nil {
+			return Outcome{}, err
+		}
+		fold, next, err := f.Write(ctx, id, p, s, 0)
+		if errors.Is(err, ErrStale) {
+			continue
+		}
+		if err != nil {
+			return Outcome{}, err
+		}
+		if first == nil {
+			first = &fold
+		} else {
+			fold.Before, fold.AggregatesBefore, fold.Parts = first.Before, first.AggregatesBefore, first.Parts+fold.Parts
+			first = &fold
+		}
+		if !next.Exists || len(f.partsBefore(id, next, since)) == 0 {
+			return fold, nil
+		}
+	}
+}
+
+// partsBefore names the parts of the document id, as p holds them, last
+// refolded before since, and each aggregated source it holds none of:
+// what a fold from scratch has left to refold, each part whole.
+func (f *Folder) partsBefore(id string, p Parent, since time.Time) []aggregate.Child {
+	var out []aggregate.Child
+	for _, c := range f.AllParts(id, p) {
+		if c.ID == "" && len(p.Parts[c.Source]) == 0 || p.Parts[c.Source][aggregate.PartKey(c.ID)].At.Before(since) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+package core
+
+import (
+	"maps"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/core/bytime"
+)
+
+// Parent is what the rollup knows of a counted document (the parent
+// counters/{id}, or the app's document), and as of when.
+type Parent struct {
+	Exists     bool
+	Life       string    // the life of the counted document (see layout's life.go); "" in the guide layout
+	Born       time.Time // on documents, when it was created (its life began); zero if unknown
+	Updated    time.Time // update_time: the last write, whoever made it; folds compare-and-set on it
+	Written    time.Time // tally's last write of the counts: the window runs from it
+	AsOf       time.Time // the snapshot the counts sum; zero if absent or not a timestamp
+	Totals     []int64   // each count's value, in Counts order; 0 if absent or not an integer
+	Present    []bool    // whether the document holds each count's field at all
+	NumShards  int       // 0 if absent or unreadable
+	Legacy     bool      // holds the bookkeeping of tally before snapshot folds
+	Resharding bool      // shrinking to one shard: shard 0 is not yet the whole count
+	// OneSince: if the parent has one shard (OneShard), it has had it since
+	// at least this time: its update time when read or told, kept through
+	// folds that did not grow it.
+	OneSince time.Time
+	// Seen: not read, but told by an event (rollup.OneShard): the document
+	// had one shard at Updated, and Written is at or before it; AsOf and
+	// Totals are unknown.
+	Seen bool
+	// Parts: the parts of each aggregated source the document holds
+	// (package aggregate); nil if none.
+	Parts map[string]aggregate.Parts
+	// Aggregates: each aggregate field's value as read; nil if none
+	Aggregates map[string]any
+	// Windows: each per and over window's state; Trends: each trend's
+	// field (log2 of its score at the landmark); NextBoundary: the next
+	// start of a bucket at which a window changes with no increment.
+	Windows      map[string]bytime.State
+	Trends       map[string]float64
+	NextBoundary time.Time
+
+	// The server's clock had passed Anchor by the local time AnchorAt
+	// (which carries a monotonic reading): Now derives from it.
+	Anchor   time.Time
+	AnchorAt time.Time
+}
+
+// ParentFrom reads a snapshot of the counted document id taken by a plain
+// get: the server read it at snap.ReadTime, before the call returned at
+// returned. Fields of the wrong type read as absent, so the next fold
+// repairs them.
+func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned time.Time) Parent {
+	p := Parent{Anchor: snap.ReadTime, AnchorAt: returned}
+	if !snap.Exists() {
+		if l.OnDocs() {
+			p.AsOf = snap.ReadTime // no document then, so nothing to count: tally never creates one
+		}
+		return p
+	}
+	data := snap.Data()
+	p.Exists, p.Life = true, l.LifeOf(snap.CreateTime)
+	if l.OnDocs() {
+		p.Born = snap.CreateTime
+	}
+	p.Updated, p.OneSince = snap.UpdateTime, snap.UpdateTime
+	if !l.OfLife(data, p.Life) {
+		// tally's bookkeeping of another life (a document copied whole,
+		// or restored): this one's counts were never folded.
+		data = maps.Clone(data)
+		delete(data, FieldBookkeeping)
+	}
+	p.Written = l.Written(data, snap.UpdateTime)
+	p.AsOf = l.AsOf(data)
+	p.Totals = l.CountValues(data, l.Counts(id))
+	for _, c := range l.Counts(id) {
+		_, ok := data[c.Field]
+		p.Present = append(p.Present, ok)
+	}
+	p.NumShards, _ = l.NumShards(data)
+	if !l.OnDocs() {
+		_, p.Legacy = data[FieldLegacy]
+	}
+	p.Resharding = l.Resharding(data)
+	p.Parts = aggregate.PartsFrom(l.bookkeeping(data))
+	p.Windows = bytime.States(l.bookkeeping(data)[FieldWindows])
+	p.NextBoundary, _ = l.bookkeeping(data)[FieldNextBoundary].(time.Time)
+	for _, w := range l.WindowsOf(id) {
+		if v, ok := data[w.Field].(float64); ok && w.Kind == bytime.KindTrend {
+			if p.Trends == nil {
+				p.Trends = map[string]float64{}
+			}
+			p.Trends[w.Field] = v
+		}
+	}
+	for _, a := range l.Aggregates(id) {
+		if p.Aggregates == nil {
+			p.Aggregates = map[string]any{}
+		}
+		p.Aggregates[a.Field] = data[a.Field]
+	}
+	return p
+}
+
+// Now is a time the server's clock has certainly passed by the local time
+// local: the anchor plus the local time elapsed since. It is safe to read
+// at.
+func (p Parent) Now(local time.Time) time.Time {
+	return p.Anchor.Add(local.Sub(p.AnchorAt))
+}
+
+// Covers reports whether the parent's counts hold a write made at t.
+func (p Parent) Covers(t time.Time) bool {
+	return !p.AsOf.IsZero() && !t.After(p.AsOf)
+}
+
+// holds reports whether the document holds count i's field, as far as p
+// knows: a Parent that was not read (told by an event) is taken to.
+func (p Parent) holds(i int) bool { return i >= len(p.Present) || p.Present[i] }
+
+// Created reports whether p, what a fold knows of the document name,
+// answers the creation of its given life at t: the document was read at
+// least lag after t and is gone, or is another life (created again
+// since); or it is that life, and its counts are folded as of t or later,
+// and every aggregated source has its parts. Firestore's reads see every
+// commit up to their read time, and lag 0 would do; the emulator's may
+// miss a commit timed just before them (a create it has not applied yet),
+// and a read the lag later does not.
+func (p Parent) Created(life string, t time.Time, lag time.Duration, l Layout, name string) bool {
+	if p.Seen {
+		return false // told by an event, not read: whether it was folded is not known
+	}
+	if !p.Exists || p.Life != life {
+		return !p.Anchor.Before(t.Add(lag))
+	}
+	if len(l.Counts(name)) > 0 && (p.AsOf.IsZero() || p.AsOf.Before(t)) {
+		return false
+	}
+	return len(l.Unfolded(name, p)) == 0
+}

@@ -1,0 +1,183 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/api/iterator"
+
+	"github.com/tallycounters/tally/internal/core/bytime"
+	"github.com/tallycounters/tally/internal/core/calendar"
+)
+
+// The boundary job. A document folded in a bucket has, at the bucket's
+// end, windows that change with no increment: a per window starts again at
+// 0, an over window loses its oldest bucket. Its folds set its
+// next_boundary to that end; the job, run at each start of a bucket of the
+// smallest unit of the declared windows (deploy.sh schedules it, tally
+// serve runs it), finds the documents whose next_boundary has passed, with
+// one query, and folds each at the start B of its current bucket: its
+// counts summed a microsecond before B, its windows moved to B. A document
+// folded since B needs nothing. A document folded in no bucket of the
+// last has no next_boundary: idle documents cost nothing.
+
+// SmallestUnit is the shortest unit of the windows declared, "" if none:
+// the boundary job runs at each start of its buckets.
+func (l Layout) SmallestUnit() calendar.Unit {
+	order := []calendar.Unit{calendar.Minute, calendar.Hour, calendar.Day, calendar.Week, calendar.Month}
+	best := -1
+	consider := func(ws []bytime.Window) {
+		for _, w := range ws {
+			for i, u := range order {
+				if w.Kind != bytime.KindTrend && u == w.Unit && (best < 0 || i < best) {
+					best = i
+				}
+			}
+		}
+	}
+	consider(l.Windows)
+	for _, d := range l.Docs {
+		consider(d.Windows)
+	}
+	if best < 0 {
+		return ""
+	}
+	return order[best]
+}
+
+// Due is a counted document whose windows are due to move, as the
+// boundary job's query found it.
+type Due struct {
+	Name   string
+	Parent Parent // as the query read it: the fold needs no read of its own
+}
+
+// Due lists the counted documents whose next_boundary is at or before
+// now: one query per collection with windows declared (on documents, a
+// collection group query, which needs the index tally indexes prints),
+// which reads each of them whole, once.
+func (f *Folder) Due(ctx context.Context, now time.Time) ([]Due, error) {
+	var queries []firestore.Query
+	if !f.layout.OnDocs() {
+		if len(f.layout.Windows) > 0 {
+			queries = append(queries, f.client.Collection(f.layout.Collection).Where(FieldNextBoundary, "<=", now))
+		}
+	} else {
+		seen := map[string]bool{}
+		next := firestore.FieldPath{FieldBookkeeping, FieldNextBoundary}
+		for _, d := range f.layout.Docs {
+			g := lastSegment(d)
+			switch {
+			case len(d.Windows) == 0 || seen[g]:
+			case !strings.Contains(d.Collection, "/"):
+				// A collection from the root: a query of it, on the index
+				// Firestore keeps of every field.
+				queries = append(queries, f.client.Collection(d.Collection).WherePath(next, "<=", now))
+			case d.One():
+				queries = append(queries, f.client.Collection(d.Collection[:strings.LastIndex(d.Collection, "/")]).WherePath(next, "<=", now))
+			default:
+				// users/*/posts: a collection group query, on the index
+				// tally indexes asks for.
+				seen[g] = true
+				queries = append(queries, f.client.CollectionGroup(g).WherePath(next, "<=", now))
+			}
+		}
+	}
+	var out []Due
+	for _, q := range queries {
+		it := q.Documents(ctx)
+		for {
+			snap, err := it.Next()
+			if errors.Is(err, iterator.Done) {
+				break
+			}
+			if err != nil {
+				it.Stop()
+				return nil, fmt.Errorf("core: documents due at a boundary: %w", err)
+			}
+			name := snap.Ref.ID
+			if f.layout.OnDocs() {
+				_, name, _ = strings.Cut(snap.Ref.Path, "/documents/")
+			}
+			if f.layout.Matches(f.layout.Path(name)) {
+				out = append(out, Due{Name: name, Parent: ParentFrom(f.layout, name, snap, time.Now())})
+			}
+		}
+		it.Stop()
+	}
+	return out, nil
+}
+
+// lastSegment is the collection id of d's documents.
+func lastSegment(d Declaration) string {
+	segs := strings.Split(d.Collection, "/")
+	if d.One() {
+		return segs[len(segs)-2]
+	}
+	return segs[len(segs)-1]
+}
+
+// FoldAtBoundary moves the windows of the counter name to the start B of
+// the current bucket of its smallest unit, as of now: unless a fold at or
+// after B did so already, it sums its counts a microsecond before B (and
+// reads the starts of other buckets it crossed, as a fold does) and writes
+// them and its windows, once the fold spacing since its last write allows.
+// Wrote is false if there was nothing to do. It starts from the document
+// as Due read it, and reads it again only to try again.
+func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outcome, error) {
+	name := d.Name
+	u := f.smallestOf(name)
+	if u == "" {
+		return Outcome{Counter: name}, nil
+	}
+	b := u.Start(now, f.layout.Zone)
+	at := b.Add(-time.Microsecond)
+	for read := false; ; read = true {
+		p := d.Parent
+		if read {
+			var err error
+			if p, err = f.Read(ctx, name); err != nil {
+				return Outcome{}, err
+			}
+		}
+		if !p.Exists || !p.AsOf.Before(at) || p.NextBoundary.IsZero() || p.NextBoundary.After(now) {
+			return Outcome{Counter: name}, nil // gone, or folded since B, or not due
+		}
+		if waited, err := f.waitWindow(ctx, p); err != nil {
+			return Outcome{}, fmt.Errorf("core: move the windows of %s: %w", name, err)
+		} else if waited {
+			continue
+		}
+		s, err := f.sumAt(ctx, name, p.Life, at)
+		if err != nil {
+			return Outcome{}, err
+		}
+		// The sum is the counts just before B: B's boundary, read.
+		s.BucketStart, s.Boundaries = b, []Boundary{{At: b, Values: s.Values}}
+		if err := f.Gather(ctx, name, p, &s, nil, time.Time{}, now); err != nil {
+			return Outcome{}, err
+		}
+		fold, _, err := f.Write(ctx, name, p, s, 0)
+		if errors.Is(err, ErrStale) || errors.Is(err, ErrTooSoon) {
+			continue
+		}
+		return fold, err
+	}
+}
+
+// smallestOf is the shortest unit of the per and over windows of name.
+func (f *Folder) smallestOf(name string) calendar.Unit {
+	l := f.layout
+	if l.OnDocs() {
+		d, err := l.match(name)
+		if err != nil {
+			return ""
+		}
+		l = Layout{Docs: []Declaration{d}}
+	}
+	return l.SmallestUnit()
+}

@@ -1,0 +1,55 @@
+package core
+
+import (
+	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/core/bytime"
+)
+
+// What a field of a counted document is to tally, as Kept says.
+const (
+	KeptCount     = "count"
+	KeptAggregate = "aggregate"
+	KeptWindow    = "window" // per or over
+	KeptTrend     = "trend"
+)
+
+// Kept says what field of the counter name is, of what tally keeps: a
+// count (in the guide layout, "" or total), an aggregate, a per or over
+// window, or a trend; "" if tally keeps no such field.
+func (l Layout) Kept(name, field string) string {
+	if _, err := l.Check(name, field); err == nil {
+		return KeptCount
+	}
+	if l.IsAggregate(name, field) {
+		return KeptAggregate
+	}
+	for _, w := range l.WindowsOf(name) {
+		if w.Field == field {
+			if w.Kind == bytime.KindTrend {
+				return KeptTrend
+			}
+			return KeptWindow
+		}
+	}
+	return ""
+}
+
+// BeforeFold is what field of the counter name reads before its first fold
+// writes it: 0 for a count, a window, or a count or sum of children; 0.0
+// for a trend; nil for an average, which is over no children yet, and for
+// a field tally does not keep.
+func (l Layout) BeforeFold(name, field string) any {
+	switch l.Kept(name, field) {
+	case KeptCount, KeptWindow:
+		return int64(0)
+	case KeptTrend:
+		return 0.0
+	case KeptAggregate:
+		for _, a := range l.Aggregates(name) {
+			if a.Field == field && a.Op != aggregate.OpAvg {
+				return int64(0)
+			}
+		}
+	}
+	return nil
+}
