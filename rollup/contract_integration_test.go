@@ -74,6 +74,8 @@ func TestStoreContractFolderOnDocuments(t *testing.T) {
 				if _, err := client.Doc(fmt.Sprintf("%s/%s/c%d", id, comments, n)).Create(ctx, map[string]any{"text": "hi"}); err != nil {
 					t.Fatal(err)
 				}
-			}}
+			},
+			now:   time.Now,
+			until: func(at time.Time) { time.Sleep(time.Until(at) + 10*time.Millisecond) }}
 	})
 }

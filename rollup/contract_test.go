@@ -8,6 +8,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/core/calendar"
 )
 
 // The tracker's tests run on fakeStore; the product runs on
@@ -29,6 +30,10 @@ type contractStore struct {
 	pass func()
 	// comment adds a child to the document's comments (docsContract).
 	comment func()
+	// now is the store's time; until waits, or moves the fake clock,
+	// until it is t (docsContract).
+	now   func() time.Time
+	until func(t time.Time)
 }
 
 // contractCase is a sequence of calls on a store, and what it must answer.
@@ -131,7 +136,7 @@ var storeContract = []contractCase{
 
 // The counted document of docsContract, and its aggregated collection.
 const (
-	docsCounts = "posts:likes,comments=count(comments)"
+	docsCounts = "posts:likes,comments=count(comments),likes_m=likes per minute"
 	comments   = "comments"
 )
 
@@ -148,11 +153,49 @@ func gather(t *testing.T, c contractStore) (core.Parent, core.Sum) {
 	return p, sum
 }
 
+// foldWindows reads the parent, sums its shards, reads the counts at the
+// starts of buckets the fold crosses, and, past the window, writes: a
+// fold of a shard's write on a document with windows.
+func foldWindows(t *testing.T, c contractStore) (core.Outcome, error) {
+	t.Helper()
+	p := c.read(t)
+	sum := c.sum(t, p.Life)
+	if err := c.s.Gather(context.Background(), c.id, p, &sum, nil, sum.At, c.now()); err != nil {
+		t.Fatal(err)
+	}
+	c.pass()
+	return c.write(p, sum)
+}
+
 // docsContract holds the stores alike on counts on documents: the parts
-// of an aggregated collection, refolded and written with the counts, and
-// a creation's zeros. (Boundaries are not in it: the fake keeps no
-// windows, and reads none.)
+// of an aggregated collection, refolded and written with the counts, a
+// creation's zeros, and a window moved across the start of a bucket.
 var docsContract = []contractCase{
+	{name: "a fold across a bucket's start reads the count there and moves the window on", window: time.Millisecond, wrote: true, total: 4,
+		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+			if next := c.now().Truncate(time.Minute).Add(time.Minute); next.Sub(c.now()) < 45*time.Second {
+				c.until(next) // the first fold in the minute of the first increment
+			}
+			c.add(1)
+			if out, err := foldWindows(t, c); err != nil || !out.Wrote {
+				t.Fatalf("the first fold: wrote %v, %v", out.Wrote, err)
+			}
+			b0 := c.read(t).Windows["likes_m"].Bucket
+			c.add(1) // in the same minute, folded by no one: only a read at the minute's end counts it there
+			c.until(b0.Add(time.Minute))
+			c.add(2)
+			out, err := foldWindows(t, c)
+			st := c.read(t).Windows["likes_m"]
+			var all int64
+			for _, n := range st.Series {
+				all += n
+			}
+			if got := st.Series[calendar.BucketKey(b0)]; got != 2 || all+4-st.Base != 4 || !st.Bucket.After(b0) {
+				t.Errorf("the window after the fold: bucket %v, base %d, series %v; want the minute of %v closed at 2, and 4 in all",
+					st.Bucket, st.Base, st.Series, b0)
+			}
+			return out, err
+		}},
 	{name: "a child's part is refolded and written with the counts", window: time.Millisecond, wrote: true, total: 1,
 		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
 			c.add(1)
@@ -249,6 +292,12 @@ func TestStoreContractFakeOnDocuments(t *testing.T) {
 		return contractStore{s: s, id: "posts/p",
 			add:     func(by int64) { s.add(by, false) },
 			pass:    func() { s.clock.advance(2 * window) },
-			comment: func() { s.comment() }}
+			comment: func() { s.comment() },
+			now:     s.clock.now,
+			until: func(at time.Time) {
+				if d := at.Sub(s.clock.now()); d > 0 {
+					s.clock.advance(d)
+				}
+			}}
 	})
 }

@@ -9,11 +9,13 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/core/bytime"
 )
 
 // The tracker's decisions are tested here with no database: a fakeStore
-// keeps one counter's parent, its shard sums and one part of its
-// comments in memory, behaves as
+// keeps one counter's parent, its shard sums (and their history, for
+// reads at past instants), its windows and one part of its comments in
+// memory, behaves as
 // core.Folder does (a write is a compare-and-set on the update time,
 // no later than the window allows, and no older than the stored as_of),
 // and counts the calls a fold makes. The local and the server clock are
@@ -64,6 +66,10 @@ type fakeStore struct {
 	numShards           int
 	shards              []int64 // the shards' sum of each count
 	comments            int64   // children of the one aggregated collection, "comments", all in one part
+	created             time.Time
+	history             []shardsAt // the shards' sums after each add, oldest first
+	windows             map[string]bytime.State
+	next                time.Time // next_boundary
 	part                *aggregate.Part
 	sumErr, writeErr    error // returned by the next SumNow or Write, once
 	reads, sums, writes int   // calls made; writes counts attempts
@@ -76,7 +82,14 @@ func newFakeStore(t *testing.T) *fakeStore {
 	s := &fakeStore{layout: core.Default(), window: time.Second, clock: clock,
 		exists: true, totals: []int64{0}, numShards: 1, shards: []int64{0}}
 	s.updated, s.written = clock.tick(), clock.now()
+	s.created = s.updated
 	return s
+}
+
+// shardsAt is the shards' sums from an instant on.
+type shardsAt struct {
+	at     time.Time
+	shards []int64
 }
 
 // tracker returns a tracker on s and its clock, growth off.
@@ -103,15 +116,23 @@ func (s *fakeStore) parent() core.Parent {
 	}
 	p.Exists, p.Life, p.Updated, p.Written, p.AsOf = true, s.life, s.updated, s.written, s.asOf
 	p.Totals, p.NumShards, p.OneSince = slices.Clone(s.totals), s.numShards, s.updated
+	p.Windows, p.NextBoundary = s.windows, s.next
+	if s.layout.OnDocs() {
+		p.Born = s.created
+	}
 	if s.part != nil {
 		p.Parts = map[string]aggregate.Parts{"comments": {aggregate.PartKey(""): *s.part}}
 	}
 	return p
 }
 
-// Gather aggregates the one part of "comments" at partsAt, if asked,
-// and reads no boundary: the fake keeps no windows.
-func (s *fakeStore) Gather(_ context.Context, _ string, _ core.Parent, sum *core.Sum, children []aggregate.Child, partsAt, _ time.Time) error {
+// Gather reads the counts at the starts of buckets the fold crosses, as
+// the folder does (core.ReadBoundaries, from the history of the shards),
+// and aggregates the one part of "comments" at partsAt, if asked.
+func (s *fakeStore) Gather(ctx context.Context, id string, p core.Parent, sum *core.Sum, children []aggregate.Child, partsAt, now time.Time) error {
+	if err := core.ReadBoundaries(ctx, s.layout, id, p, sum, now, s.countsAt); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(children) == 0 {
@@ -121,6 +142,25 @@ func (s *fakeStore) Gather(_ context.Context, _ string, _ core.Parent, sum *core
 	part := aggregate.Part{At: partsAt, N: s.comments, V: map[string]any{"comments": s.comments}}
 	sum.Parts = []aggregate.PartFold{{Source: "comments", Parts: aggregate.Parts{aggregate.PartKey(""): part}}}
 	return nil
+}
+
+// countsAt is the shards' sums at the instant at, of the counts a window
+// of w needs.
+func (s *fakeStore) countsAt(_ context.Context, at time.Time, w bytime.Fold) ([]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]int64, len(s.shards))
+	for _, h := range s.history {
+		if h.at.After(at) {
+			break
+		}
+		for i := range out {
+			if w.Windowed(i) {
+				out[i] = h.shards[i]
+			}
+		}
+	}
+	return out, nil
 }
 
 // comment adds a child to "comments" and returns its event's hint.
@@ -180,6 +220,9 @@ func (s *fakeStore) Write(_ context.Context, id string, p core.Parent, sum core.
 	s.exists, s.updated, s.written = true, now, now
 	if counts {
 		s.asOf, s.totals = sum.At, slices.Clone(sum.Values)
+		if len(s.layout.WindowsOf(id)) > 0 {
+			_, s.windows, s.next, _ = s.layout.WindowFold(id, p, sum).Move(sum.Values)
+		}
 	}
 	if part != nil {
 		s.part, out.Parts = part, 1
@@ -206,6 +249,7 @@ func (s *fakeStore) add(by int64, seen bool) Hint {
 	defer s.mu.Unlock()
 	s.shards[0] += by
 	h := Hint{Counter: "c", Life: s.life, At: s.clock.tick()}
+	s.history = append(s.history, shardsAt{at: h.At, shards: slices.Clone(s.shards)})
 	h.One = &core.OneShard{Values: slices.Clone(s.shards), Held: []bool{true}}
 	if seen {
 		h.One.Seen = s.updated

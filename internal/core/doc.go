@@ -64,9 +64,11 @@
 // A document may keep windows of its counts (per day, over 7 days) and
 // trends, declared, kept and scored by package bytime over the buckets of
 // package calendar (windows.go, windowstate.go). A fold moves them to its
-// read time (windowfold.go), reading the counts at the starts of buckets
-// it crosses; the boundary job moves those of documents folded in no
-// bucket since (sweep.go).
+// read time: package bytime's Fold says which starts of buckets it
+// crosses must be read and moves the windows from what was read; the
+// reads at those past read times, and the write, are here
+// (windowfold.go). The boundary job moves the windows of documents folded
+// in no bucket since (sweep.go).
 //
 // # One shard: a fold with no read
 //

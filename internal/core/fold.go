@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/core/bytime"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -66,7 +67,7 @@ type Sum struct {
 	BucketStart time.Time
 	// Boundaries are the counts read at starts of buckets since the
 	// document was last folded (ReadBoundaries).
-	Boundaries []Boundary
+	Boundaries []bytime.Boundary
 	// Quiet, if set, is an instant at which the counts were read and found
 	// as the last fold left them: every start of a bucket up to it held
 	// them, read or not (ReadBoundaries).

@@ -157,7 +157,7 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outc
 			return Outcome{}, err
 		}
 		// The sum is the counts just before B: B's boundary, read.
-		s.BucketStart, s.Boundaries = b, []Boundary{{At: b, Values: s.Values}}
+		s.BucketStart, s.Boundaries = b, []bytime.Boundary{{At: b, Values: s.Values}}
 		if err := f.Gather(ctx, name, p, &s, nil, time.Time{}, now); err != nil {
 			return Outcome{}, err
 		}
