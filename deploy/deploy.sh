@@ -280,14 +280,17 @@ if [ "$delete" = true ]; then
 fi
 
 echo "# APIs"
+# Every API a later command uses (TestEnablesEveryAPIItUses holds it to
+# that): service accounts and their roles are IAM's and Resource Manager's.
 apis=(cloudfunctions.googleapis.com run.googleapis.com cloudbuild.googleapis.com
 	artifactregistry.googleapis.com eventarc.googleapis.com pubsub.googleapis.com
-	firestore.googleapis.com firebaserules.googleapis.com)
+	firestore.googleapis.com firebaserules.googleapis.com
+	iam.googleapis.com cloudresourcemanager.googleapis.com)
 if [ "$monitoring" = true ]; then
 	apis+=(logging.googleapis.com monitoring.googleapis.com)
 fi
-if [ "$reconcile" = true ]; then
-	apis+=(cloudscheduler.googleapis.com)
+if [ "$reconcile" = true ] || [ -n "$boundaries" ]; then
+	apis+=(cloudscheduler.googleapis.com) # the hourly Reconcile, the boundary job
 fi
 run gcloud services enable "${apis[@]}" --project="$project"
 
