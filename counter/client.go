@@ -3,11 +3,11 @@
 // the functions do, so it works beside them, for server-side Go apps and for
 // the tally command.
 //
-// With counts on the app's documents (a Layout whose TALLY_COUNTS declares some), a counter
-// is named by its document's path, posts/p1, and the methods that read or
-// add to one count take its field: Add, Get, SumOf and WatchField. The
-// others act on every count of the document, and never create or delete
-// the document itself.
+// With counts on the app's documents (a Layout whose TALLY_COUNTS declares
+// some), a counter is named by its document's path, posts/p1, and the
+// methods that read or add to one count take its field: Add, Get, SumOf
+// and WatchField. The others act on every count of the document, and
+// never create or delete the document itself.
 package counter
 
 import (
@@ -53,7 +53,7 @@ type Options struct {
 	// Reset and Reconcile keep to it too. Default 1s.
 	Spacing time.Duration
 	// Timeout, if set, bounds each Firestore call the Client makes: a get,
-	// a query, a transaction, a fold (with its wait for the window), and
+	// a query, a transaction, a fold (with its wait for the fold spacing), and
 	// 500 documents of a bulk write.
 	Timeout time.Duration
 	// RefuseMissing makes Add and Increment of a counter that does not

@@ -104,7 +104,7 @@ var storeContract = []contractCase{
 			c.pass()
 			return c.write(old, sum)
 		}},
-	{name: "within the window of the last write, a fold is refused", window: time.Hour, err: core.ErrTooSoon, total: 1,
+	{name: "within the spacing of the last write, a fold is refused", window: time.Hour, err: core.ErrTooSoon, total: 1,
 		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
 			c.add(1)
 			mustWrite(t, c)

@@ -26,7 +26,7 @@ import (
 // Its as_of is the write's time, which holds no later write. Where
 // several instances fold the same counters (see sharing), only a fold
 // within half a window of
-// the write takes it; one that waited out the window sums instead, so
+// the write takes it; one that waited out the spacing sums instead, so
 // that its as_of, the time of its read, holds the writes whose events
 // other instances hold too, and they find their events covered rather
 // than fold again a window later. Nor while c is measured (see

@@ -33,14 +33,14 @@ func (t *tracker) take(ctx context.Context, c *tracked, s step) error {
 
 // plan says how long to wait, and then what to do, for c's waiters.
 //
-// A parent whose last write is a window old or more is due: whichever
+// A parent whose last write is a fold spacing old or more is due: whichever
 // instance holds an event for it folds at once, so that a quiet counter's
 // increment shows in its total within one fold, however many instances run.
 // It folds on its own view of the parent if that view is fresh (its own
-// write, or a read within the window), else it reads the parent first: the
+// write, or a read within the spacing), else it reads the parent first: the
 // fold's write is a compare-and-set on that view, so a stale one costs a
-// wasted sum. A parent written within the window by another instance is
-// that instance's to fold again when the window ends; this one reads the
+// wasted sum. A parent written within the spacing by another instance is
+// that instance's to fold again when the spacing ends; this one reads the
 // parent just after that, and folds itself if nobody did. Only when it holds
 // so many events that the leader surely holds some too does it leave the
 // leader to fold and read rarely, so that one read answers many events.
@@ -88,19 +88,19 @@ func (t *tracker) planOnView(c *tracked, now time.Time, wait, untilDue time.Dura
 	age := now.Sub(c.p.AnchorAt) // of this instance's view of the parent
 	switch {
 	case c.p.Written.Equal(c.mine) && (age < t.spacing+t.spacing/2 || t.trustOldViews()):
-		// It leads: fold when the window ends. Its view is sure until
-		// then (no fold writes within the window); later, another
+		// It leads: fold when the spacing ends. Its view is sure until
+		// then (no fold writes within the spacing); later, another
 		// instance may have folded, so only a view at most half a window
 		// past that is taken, where old views mostly turn out stale.
 		return max(wait, untilDue), stepFold
 	case c.p.Seen:
-		return max(wait, untilDue), stepFold // as an event of a counter on one shard told it: fold on it, with no read, when the window ends
+		return max(wait, untilDue), stepFold // as an event of a counter on one shard told it: fold on it, with no read, when the spacing ends
 	case untilDue <= 0 && (age < t.spacing || t.trustOldViews()):
 		return wait, stepFold
 	case untilDue <= 0:
 		return wait, stepRead // refresh folds, if the parent is still due
 	}
-	// Another instance wrote the parent within the window: check just after
+	// Another instance wrote the parent within the spacing: check just after
 	// its next fold is due (later and at random, so that followers never
 	// read all at once), and fold if it did not.
 	readAt := now.Add(untilDue)

@@ -9,7 +9,7 @@ import "github.com/tallycounters/tally/internal/core"
 // what this instance's own reads and writes found.
 
 // noteView records whether a fold on a view of the parent older than a
-// window found it stale. Where that is usual (several instances share the
+// fold spacing found it stale. Where that is usual (several instances share the
 // counters), such folds read the parent first; where it is rare (one
 // instance), they save that read. t.mu is held.
 func (t *tracker) noteView(stale bool) {

@@ -16,7 +16,7 @@ import (
 // and folds when it must (see plan). A parent not written for a window is
 // folded at once by whichever instance holds a hint for it. Per counter, the
 // instance whose fold wrote the parent last leads: it folds again as soon
-// as the window allows, with one aggregation read and no other. The others
+// as the fold spacing allows, with one aggregation read and no other. The others
 // follow: each reads the parent just after the leader's next fold is due,
 // and folds if the leader did not; one that holds many hints trusts the
 // leader and reads only once it holds confirmBatch hints, or confirmEvery
@@ -63,7 +63,7 @@ type FoldInfo struct {
 const DefaultConfirmBatch = 250
 
 // trustLeader is how many hints a follower holds for a counter written
-// within the window by another instance before it trusts that instance to
+// within the spacing by another instance before it trusts that instance to
 // fold it again: events spread over instances at random, so the leader then
 // almost surely holds some too.
 const trustLeader = 8

@@ -100,12 +100,7 @@ const MaxStep = 1_000_000
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in
 // production) and checks it; the first bad value is the error.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	env := func(key, def string) string {
-		if v := strings.TrimSpace(getenv(key)); v != "" {
-			return v
-		}
-		return def
-	}
+	env := core.Settings(getenv)
 	cfg := Config{
 		Project:  env(EnvProject, ""),
 		Database: env(EnvDatabase, "(default)"),

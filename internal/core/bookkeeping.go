@@ -57,7 +57,7 @@ const WrittenSlack = time.Second
 // when the document's update time is at most WrittenSlack after that, the
 // update time: then no write of the app's came between, and the update
 // time is the commit's own, exactly; or the app wrote just after, and the
-// window runs from its write instead, which only ever waits longer.
+// spacing runs from its write instead, which only ever waits longer.
 func (l Layout) Written(data map[string]any, updated time.Time) time.Time {
 	return l.kind().written(l, data, updated)
 }

@@ -232,10 +232,10 @@ func (f *Folder) Gather(ctx context.Context, id string, p Parent, s *Sum, childr
 	return err
 }
 
-// waitWindow waits out what is left of the window since p's last write,
+// waitSpacing waits out what is left of the fold spacing since p's last write,
 // if anything is: waited says it did (p is then to be read again), err
 // that ctx ended first.
-func (f *Folder) waitWindow(ctx context.Context, p Parent) (waited bool, err error) {
+func (f *Folder) waitSpacing(ctx context.Context, p Parent) (waited bool, err error) {
 	wait := p.Written.Add(f.spacing).Sub(p.Anchor)
 	if !p.Exists || wait <= 0 {
 		return false, nil
@@ -243,7 +243,7 @@ func (f *Folder) waitWindow(ctx context.Context, p Parent) (waited bool, err err
 	return true, gax.Sleep(ctx, wait+time.Millisecond)
 }
 
-// Fold folds id now: it reads the parent, waits out the rest of the window
+// Fold folds id now: it reads the parent, waits out the rest of the spacing
 // if the parent was written within it, sums the shards at the time of that
 // read, refolds every part of its aggregates, and writes the sums. It is
 // what Reset and Reconcile do; events need no such call. A document of
@@ -272,7 +272,7 @@ func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
 				return Outcome{}, fmt.Errorf("core: fold %s: %w", id, ErrNoCounter)
 			}
 		}
-		if waited, err := f.waitWindow(ctx, p); err != nil {
+		if waited, err := f.waitSpacing(ctx, p); err != nil {
 			return Outcome{}, fmt.Errorf("core: fold %s: %w", id, err)
 		} else if waited {
 			continue

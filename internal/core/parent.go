@@ -17,7 +17,7 @@ type Parent struct {
 	Life       string    // the life of the counted document (see layout's life.go); "" in the guide layout
 	Born       time.Time // on documents, when it was created (its life began); zero if unknown
 	Updated    time.Time // update_time: the last write, whoever made it; folds compare-and-set on it
-	Written    time.Time // tally's last write of the counts: the window runs from it
+	Written    time.Time // tally's last write of the counts: the fold spacing runs from it
 	AsOf       time.Time // the snapshot the counts sum; zero if absent or not a timestamp
 	Totals     []int64   // each count's value, in Counts order; 0 if absent or not an integer
 	Present    []bool    // whether the document holds each count's field at all

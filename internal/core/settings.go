@@ -18,18 +18,24 @@ const (
 	EnvKeys       = "TALLY_KEYS_COLLECTION"   // default "keys"
 )
 
+// Settings reads settings through getenv: a setting's value, trimmed, or
+// def where it is unset or blank.
+func Settings(getenv func(string) string) func(key, def string) string {
+	return func(key, def string) string {
+		if v := strings.TrimSpace(getenv(key)); v != "" {
+			return v
+		}
+		return def
+	}
+}
+
 // LayoutFromEnv reads where the counters are, and what they count,
 // through getenv: the collection, the shard field, the counts declared,
 // the time zone of their windows, and the names of tally's
 // subcollections. The first bad value is the error, which names its
 // setting.
 func LayoutFromEnv(getenv func(string) string) (Layout, error) {
-	env := func(key, def string) string {
-		if v := strings.TrimSpace(getenv(key)); v != "" {
-			return v
-		}
-		return def
-	}
+	env := Settings(getenv)
 	l := Layout{Collection: env(EnvCollection, DefaultCollection), ShardField: env(EnvShardField, DefaultShardField)}
 	if err := ValidName(l.Collection); err != nil {
 		return Layout{}, fmt.Errorf("%s=%q: %w", EnvCollection, l.Collection, err)

@@ -147,7 +147,7 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outc
 		if !p.Exists || !p.AsOf.Before(at) || p.NextBoundary.IsZero() || p.NextBoundary.After(now) {
 			return Outcome{Counter: name}, nil // gone, or folded since B, or not due
 		}
-		if waited, err := f.waitWindow(ctx, p); err != nil {
+		if waited, err := f.waitSpacing(ctx, p); err != nil {
 			return Outcome{}, fmt.Errorf("core: move the windows of %s: %w", name, err)
 		} else if waited {
 			continue

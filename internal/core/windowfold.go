@@ -57,32 +57,33 @@ func ReadBoundaries(ctx context.Context, l Layout, name string, p Parent, s *Sum
 	if !p.Exists || s.Values == nil {
 		return nil
 	}
-	if err := readStarts(ctx, l, name, p, s, l.WindowFold(name, p, *s).Due(now), countsAt); err != nil {
+	w := l.WindowFold(name, p, *s)
+	if err := readStarts(ctx, &w, s, w.Due(now), countsAt); err != nil {
 		return err
 	}
-	return probe(ctx, l, name, p, s, now, countsAt)
+	return probe(ctx, &w, p, s, now, countsAt)
 }
 
-// readStarts reads the counts at each of starts that s holds no read of.
-func readStarts(ctx context.Context, l Layout, name string, p Parent, s *Sum, starts []time.Time, countsAt CountsAt) error {
+// readStarts reads the counts at each of starts that w holds no read of,
+// into s, and w with it.
+func readStarts(ctx context.Context, w *bytime.Fold, s *Sum, starts []time.Time, countsAt CountsAt) error {
 	for _, b := range starts {
-		w := l.WindowFold(name, p, *s)
 		if w.Read(b) {
 			continue
 		}
-		vals, err := countsAt(ctx, b.Add(-time.Microsecond), w)
+		vals, err := countsAt(ctx, b.Add(-time.Microsecond), *w)
 		if err != nil {
 			return err
 		}
 		s.Boundaries = append(s.Boundaries, bytime.Boundary{At: b, Values: vals})
+		w.Boundaries = s.Boundaries
 	}
 	return nil
 }
 
 // probe reads, for the fold s onto p, whether the counts changed between
 // the last fold and the starts it crosses unread (see ReadBoundaries).
-func probe(ctx context.Context, l Layout, name string, p Parent, s *Sum, now time.Time, countsAt CountsAt) error {
-	w := l.WindowFold(name, p, *s)
+func probe(ctx context.Context, w *bytime.Fold, p Parent, s *Sum, now time.Time, countsAt CountsAt) error {
 	if w.SameWindowed(s.Values, p.Totals) {
 		return nil
 	}
@@ -95,7 +96,7 @@ func probe(ctx context.Context, l Layout, name string, p Parent, s *Sum, now tim
 	if earliest := now.Add(-bytime.Readable); at.Before(earliest) {
 		at = earliest // the latest start is past the retention: as close to it as can be read
 	}
-	vals, err := countsAt(ctx, at.Add(-time.Microsecond), w)
+	vals, err := countsAt(ctx, at.Add(-time.Microsecond), *w)
 	if err != nil {
 		return err
 	}
@@ -111,8 +112,9 @@ func probe(ctx context.Context, l Layout, name string, p Parent, s *Sum, now tim
 	}
 	if at.Equal(latest) {
 		s.Boundaries = append(s.Boundaries, bytime.Boundary{At: latest, Values: vals})
+		w.Boundaries = s.Boundaries
 	}
-	return readStarts(ctx, l, name, p, s, starts, countsAt)
+	return readStarts(ctx, w, s, starts, countsAt)
 }
 
 // countsAt sums each count of name's shards of life that a window of w

@@ -24,9 +24,9 @@ var ErrNoShardField = errors.New("no shard holds the shard field")
 // wrote or deleted it since. Read it again.
 var ErrStale = errors.New("parent changed since it was read")
 
-// ErrTooSoon ends a fold whose sum is within the window of the parent's
+// ErrTooSoon ends a fold whose sum is within the fold spacing of the parent's
 // last write: not this fold's to write.
-var ErrTooSoon = errors.New("within the window of the parent's last write")
+var ErrTooSoon = errors.New("within the fold spacing of the parent's last write")
 
 // zero reports whether every count sums to 0.
 func (s Sum) zero() bool {
@@ -43,7 +43,7 @@ func (s Sum) zero() bool {
 // from an event), raising num_shards to grow if that is more. It writes only the counts
 // and tally's bookkeeping, with an update mask, and commits only if the
 // document is still exactly p (an update_time precondition makes the write
-// a compare-and-set), so the as_of and window checks made on p hold at
+// a compare-and-set), so the as_of and spacing checks made on p hold at
 // commit, and a write of the app's in between is never overwritten: the
 // fold is then stale, and is made again on the document as it now is. It
 // creates a missing parent only in the guide layout, and only for shards
