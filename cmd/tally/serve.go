@@ -123,6 +123,9 @@ func serve(stdout, stderr io.Writer, o stack.Options) error {
 	if st.Saved {
 		fmt.Fprintf(stderr, "tally serve: the data is saved in %s\n", o.DataDir)
 	}
+	if st.Emulator != nil && st.Emulator.Killed() {
+		fmt.Fprintf(stderr, "tally serve: the Firestore emulator (pid %d) had not exited %v after it was asked to, and was killed\n", st.Emulator.PID(), emulator.StopGrace)
+	}
 	if failed == nil {
 		fmt.Fprintln(stderr, "tally serve: stopped")
 	}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tallycounters/tally/internal/tools/proc"
@@ -59,6 +60,7 @@ type Emulator struct {
 
 	stopOnce sync.Once
 	stopErr  error
+	killed   atomic.Bool // Stop ended it with SIGKILL
 }
 
 // DefaultStartTimeout bounds an emulator's start when Options say nothing:
@@ -205,6 +207,17 @@ func Check(host string) error {
 	return nil
 }
 
+// StopGrace is how long Stop waits for the JVM to exit on SIGTERM before
+// it kills its process group.
+const StopGrace = 30 * time.Second
+
+// stopGrace is StopGrace, which a test shortens.
+var stopGrace = StopGrace
+
+// Killed reports whether Stop had to kill the emulator: it had not exited
+// within StopGrace of SIGTERM.
+func (e *Emulator) Killed() bool { return e.killed.Load() }
+
 // Host is the emulator's host:port, the value for FIRESTORE_EMULATOR_HOST.
 func (e *Emulator) Host() string { return e.host }
 
@@ -227,8 +240,9 @@ func (e *Emulator) Err() error {
 	return e.err
 }
 
-// Stop asks the emulator's process group to terminate and kills the group if it has not exited within 30 seconds.
-// It is safe to call more than once.
+// Stop asks the emulator's process group to terminate, and kills the
+// group if it has not exited within StopGrace: it is stopped either way
+// (Killed says which). It is safe to call more than once.
 func (e *Emulator) Stop() error {
 	e.stopOnce.Do(func() {
 		pgid := e.cmd.Process.Pid
@@ -242,10 +256,13 @@ func (e *Emulator) Stop() error {
 		}
 		select {
 		case <-e.done:
-		case <-time.After(30 * time.Second):
+		case <-time.After(stopGrace):
+			// The JVM took SIGTERM and is still shutting down (seen under
+			// load, after the data was saved): what it holds is in memory,
+			// or exported already, so ending it now loses nothing.
 			_ = e.group.Kill()
 			<-e.done
-			e.stopErr = fmt.Errorf("emulator: killed process group %d after 30s", pgid)
+			e.killed.Store(true)
 		}
 	})
 	return e.stopErr
