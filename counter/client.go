@@ -80,6 +80,7 @@ type Client struct {
 	spacing  time.Duration
 	report   func(string)  // Options.Progress
 	every    time.Duration // between two reports of progress: ProgressEvery
+	page     int           // counters listed a page at a time, in the guide layout; 0: Firestore's page
 }
 
 // New returns a Client using fs.

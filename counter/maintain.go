@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc/codes"
@@ -169,62 +170,44 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(Drift, error)) er
 	if failed > 0 {
 		errs = append(errs, fmt.Errorf("counter: %d of %d counters: %w", failed, len(names), ErrSomeFailed))
 	}
-	if c.layout.OnDocs() {
-		errs = append(errs, c.removeOrphans(ctx))
-	}
+	errs = append(errs, c.RemoveOrphans(ctx))
 	return errors.Join(errs...)
 }
 
 // names lists every counter: the parents of the collection of counters,
 // or the documents of the counted collections.
 func (c *Client) names(ctx context.Context) ([]string, error) {
-	lctx, cancel := c.bound(ctx, listBatches)
+	ctx, cancel := c.bound(ctx, listBatches)
 	defer cancel()
-	if !c.layout.OnDocs() {
-		refs, err := c.fs.Collection(c.layout.Collection).DocumentRefs(lctx).GetAll()
-		if err != nil {
-			return nil, fmt.Errorf("counter: list counters: %w", err)
-		}
-		names := make([]string, len(refs))
-		for i, r := range refs {
-			names[i] = r.ID
-		}
-		return names, nil
-	}
 	var names []string
-	for _, g := range c.layout.CollectionGroups() {
-		snaps, err := c.fs.CollectionGroup(g).Select().Documents(lctx).GetAll()
-		if err != nil {
-			return nil, fmt.Errorf("counter: list %s: %w", g, err)
-		}
-		for _, s := range snaps {
-			if p := relative(s.Ref); c.layout.Matches(p) {
-				names = append(names, p)
-			}
-		}
-	}
-	return names, nil
+	_, err := c.eachCounter(ctx, nil, time.Time{}, func(name string) error {
+		names = append(names, name)
+		return nil
+	})
+	return names, err
 }
 
-// removeOrphans removes what tally keeps under counted documents that are
-// gone (their shards, votes and keys), and, on documents, what it keeps of
-// earlier lives of those that were created again.
-func (c *Client) removeOrphans(ctx context.Context) error {
-	shards, _, _ := c.layout.Subcollections()
-	lctx, cancel := c.bound(ctx, listBatches)
-	snaps, err := c.fs.CollectionGroup(shards).Select().Documents(lctx).GetAll()
-	cancel()
-	if err != nil {
-		return fmt.Errorf("counter: list shards: %w", err)
+// RemoveOrphans removes, on documents, what tally keeps under counted
+// documents that are gone (their shards, votes and keys), and what it
+// keeps of earlier lives of those that were created again: Reconcile does
+// so after its counters. In the guide layout a counter's shards are the
+// counter, and it does nothing.
+func (c *Client) RemoveOrphans(ctx context.Context) error {
+	if !c.layout.OnDocs() {
+		return nil
 	}
-	seen := map[string]bool{}
-	for _, s := range snaps {
+	shards, _, _ := c.layout.Subcollections()
+	// Ordered by path, a document's shards come one after another: the
+	// listing keeps only the last owner it saw, whatever their number.
+	last := ""
+	q := c.fs.CollectionGroup(shards).Select().OrderBy(firestore.DocumentID, firestore.Asc)
+	err := core.EachDocument(ctx, q, func(s *firestore.DocumentSnapshot) (bool, error) {
 		doc, life := c.layout.Owner(s.Ref)
 		p := relative(doc)
-		if doc == nil || seen[p+"/"+life] || !c.layout.Matches(p) {
-			continue
+		if doc == nil || last == p+"/"+life || !c.layout.Matches(p) {
+			return true, nil
 		}
-		seen[p+"/"+life] = true
+		last = p + "/" + life
 		current, err := c.life(ctx, p)
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -232,9 +215,10 @@ func (c *Client) removeOrphans(ctx context.Context) error {
 		case err == nil && current != life:
 			err = c.removeLife(ctx, p, life)
 		}
-		if err != nil {
-			return err
-		}
+		return err == nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("counter: remove what is left of deleted documents: %w", err)
 	}
 	return nil
 }

@@ -33,37 +33,28 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 		return MoveReport{}, fmt.Errorf("counter: %w", err)
 	}
 	rep := MoveReport{Due: len(due)}
+	byName := make(map[string]core.Due, len(due))
+	names := make([]string, len(due))
+	for i, d := range due {
+		byName[d.Name], names[i] = d, d.Name
+	}
 	var mu sync.Mutex
-	jobs := make(chan core.Due)
-	var wg sync.WaitGroup
-	for range min(moveWorkers, len(due)) {
-		wg.Go(func() {
-			for d := range jobs {
-				fctx, cancel := c.boundFold(ctx)
-				fold, err := c.folder.FoldAtBoundary(fctx, d, now)
-				cancel()
-				mu.Lock()
-				switch {
-				case err != nil:
-					rep.Errors++
-					if report != nil {
-						report(d.Name, err)
-					}
-				case fold.Wrote:
-					rep.Moved++
-				}
-				mu.Unlock()
+	each(ctx, names, func(name string) {
+		fctx, cancel := c.boundFold(ctx)
+		fold, err := c.folder.FoldAtBoundary(fctx, byName[name], now)
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			rep.Errors++
+			if report != nil {
+				report(name, err)
 			}
-		})
-	}
-	for _, d := range due {
-		select {
-		case jobs <- d:
-		case <-ctx.Done():
+		case fold.Wrote:
+			rep.Moved++
 		}
-	}
-	close(jobs)
-	wg.Wait()
+	})
 	rep.TookMS = time.Since(began).Milliseconds()
 	return rep, ctx.Err()
 }

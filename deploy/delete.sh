@@ -18,6 +18,14 @@ for job in "${jobs[@]}"; do
 	fi
 done
 
+echo "# The jobs' parts: the push subscription, then the topic"
+if [ "$dry_run" = true ] || exists gcloud pubsub subscriptions describe tally-parts-push --project="$project"; then
+	run gcloud pubsub subscriptions delete tally-parts-push --project="$project" --quiet
+fi
+if [ "$dry_run" = true ] || exists gcloud pubsub topics describe tally-parts --project="$project"; then
+	run gcloud pubsub topics delete tally-parts --project="$project" --quiet
+fi
+
 echo "# Monitoring"
 alert="tally: fold lag over 30 s"
 if [ "$dry_run" = true ]; then
@@ -59,7 +67,7 @@ run gcloud projects remove-iam-policy-binding "$project" --member="serviceAccoun
 	--role=roles/datastore.user --condition=None --quiet || echo "# $runtime_sa had no roles/datastore.user"
 run gcloud projects remove-iam-policy-binding "$project" --member="serviceAccount:$trigger_sa" \
 	--role=roles/eventarc.eventReceiver --condition=None --quiet || echo "# $trigger_sa had no roles/eventarc.eventReceiver"
-for sa in "$scheduler_sa" "$trigger_sa" "$runtime_sa"; do
+for sa in "$parts_sa" "$scheduler_sa" "$trigger_sa" "$runtime_sa"; do
 	if [ "$dry_run" = true ] || exists gcloud iam service-accounts describe "$sa" --project="$project"; then
 		run gcloud iam service-accounts delete "$sa" --project="$project" --quiet
 	fi

@@ -44,8 +44,9 @@ func TestDeleteUndoesDeploy(t *testing.T) {
 
 // resource names what a gcloud command line acts on, if its verb is one of
 // verbs: its group and the first argument after the verb (for a role
-// binding, the member and role too; for a function's invoker binding,
-// nothing of its own: the function's removal removes it). Alert policies
+// binding on the project, the member and role too; for one on a topic or
+// a service account, and for a function's invoker binding, nothing of its
+// own: the resource's removal removes it). Alert policies
 // are named by their display name, which their removal looks up.
 func resource(line string, verbs ...string) string {
 	f := strings.Fields(line)
@@ -61,7 +62,7 @@ func resource(line string, verbs ...string) string {
 			switch {
 			case v == "add-invoker-policy-binding":
 				return "functions " + f[i+1]
-			case strings.HasSuffix(v, "iam-policy-binding"):
+			case strings.HasSuffix(v, "iam-policy-binding") && group == "projects":
 				return "binding " + flagValue(f, "--member") + " " + flagValue(f, "--role")
 			case group == "alpha monitoring policies":
 				return "alert policy"

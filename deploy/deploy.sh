@@ -50,10 +50,13 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
   --window DURATION         each counter's total is written at most once per window (default 1s)
   --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
                             see docs/deploy.md)
+  --parts-max-instances N   most Reconcile instances, which run the parts of the boundary
+                            job and Reconcile at once (default 16; see docs/windows.md)
   --runtime RUNTIME         Cloud Functions runtime (default go126)
   --no-monitoring           skip the log-based metrics and the fold-lag alert
   --delete                  remove what this script made: the functions, Rollup's
-                            triggers, the reconcile job, the metrics and alert, the
+                            triggers, the scheduler jobs, the topic and subscription of
+                            the jobs' parts, the metrics and alert, the
                             service accounts and their roles; the data, the database,
                             the rules and the APIs stay. Give the flags of the deploy
                             (--project, --region, --database-location, --counts)
@@ -66,7 +69,7 @@ EOF
 project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
 auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate=""
-collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100
+collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100 parts_max=16
 counts="" shards_collection="shards" delete=false time_zone=UTC
 
 need() { # need FLAG VALUE: the flag's value must be there
@@ -107,6 +110,7 @@ while [ $# -gt 0 ]; do
 	--window) need "$1" "${2-}"; window=$2; shift 2 ;;
 	--runtime) need "$1" "${2-}"; runtime=$2; shift 2 ;;
 	--rollup-max-instances) need "$1" "${2-}"; rollup_max=$2; shift 2 ;;
+	--parts-max-instances) need "$1" "${2-}"; parts_max=$2; shift 2 ;;
 	--public) public=true; shift ;;
 	--votes-only) votes_only=true; shift ;;
 	--app-check) app_check=true; shift ;;
@@ -126,6 +130,10 @@ if [ -z "$project" ] || [ -z "$region" ] || [ -z "$location" ]; then
 fi
 if ! [[ $rollup_max =~ ^[1-9][0-9]*$ ]]; then
 	echo "deploy: --rollup-max-instances $rollup_max is not a whole number of instances" >&2
+	exit 2
+fi
+if ! [[ $parts_max =~ ^[1-9][0-9]*$ ]]; then
+	echo "deploy: --parts-max-instances $parts_max is not a whole number of instances" >&2
 	exit 2
 fi
 if ! [[ $region =~ ^[a-z]+-[a-z]+[0-9]+$ ]]; then
@@ -240,6 +248,7 @@ exists() {
 runtime_sa="tally-runtime@$project.iam.gserviceaccount.com"
 trigger_sa="tally-trigger@$project.iam.gserviceaccount.com"
 scheduler_sa="tally-scheduler@$project.iam.gserviceaccount.com"
+parts_sa="tally-parts@$project.iam.gserviceaccount.com"
 # '~~' separates the variables: a pattern may hold '|' and ','.
 env_vars="^~~^TALLY_DATABASE=$database~~TALLY_COLLECTION=$collection~~TALLY_SHARD_FIELD=$shard_field~~TALLY_ROLLUP_WINDOW=$window"
 if [ "$shards_collection" != shards ]; then
@@ -460,15 +469,48 @@ if [ "$monitoring" = true ]; then
 fi
 
 if [ "$reconcile" = true ] || [ -n "$boundaries" ]; then
-	echo "# Reconcile, hourly (with --reconcile-schedule), and the boundary job of counts by time"
-	ensure_sa tally-scheduler "tally reconcile job: invokes Reconcile"
+	echo "# Reconcile, hourly (with --reconcile-schedule), and the boundary job of counts by time:"
+	echo "# each lists its documents in parts of at most 1,000 and publishes one message a part to"
+	echo "# tally-parts, whose push subscription runs each part in an invocation of its own (docs/windows.md)"
+	ensure_sa tally-scheduler "tally jobs: the scheduler, invokes Reconcile"
+	ensure_sa tally-parts "tally jobs: pushes their parts from Pub/Sub, invokes Reconcile"
+	if exists gcloud pubsub topics describe tally-parts --project="$project"; then
+		echo "# the topic tally-parts exists"
+	else
+		run gcloud pubsub topics create tally-parts --project="$project"
+	fi
+	# The functions publish to this topic, and to no other.
+	run gcloud pubsub topics add-iam-policy-binding tally-parts --project="$project" \
+		--member="serviceAccount:$runtime_sa" --role=roles/pubsub.publisher
 	run gcloud functions deploy tally-reconcile --gen2 --project="$project" --region="$region" \
 		--runtime="$runtime" --source=. --entry-point=Reconcile --trigger-http --no-allow-unauthenticated \
-		--service-account="$runtime_sa" --set-env-vars="$env_vars" \
-		--memory=256Mi --timeout=540s --max-instances=1
+		--service-account="$runtime_sa" --set-env-vars="$env_vars~~TALLY_PARTS_TOPIC=tally-parts" \
+		--memory=256Mi --cpu=1 --concurrency=1 --timeout=540s --max-instances="$parts_max"
 	run gcloud functions add-invoker-policy-binding tally-reconcile --project="$project" --region="$region" \
 		--member="serviceAccount:$scheduler_sa"
+	run gcloud functions add-invoker-policy-binding tally-reconcile --project="$project" --region="$region" \
+		--member="serviceAccount:$parts_sa"
 	url="https://$region-$project.cloudfunctions.net/tally-reconcile"
+	# Pub/Sub mints the push's token as tally-parts (a project made before
+	# April 2021 needs its service agent granted that, as here). A part not
+	# answered within the deadline, or answered with an error, is delivered
+	# again, alone, with a backoff; a part kept past a day is dropped, and
+	# the job's next run lists its documents again.
+	if [ "$dry_run" = true ]; then
+		project_number=PROJECT_NUMBER
+	else
+		project_number=$(gcloud projects describe "$project" --format='value(projectNumber)')
+	fi
+	run gcloud iam service-accounts add-iam-policy-binding "$parts_sa" --project="$project" \
+		--member="serviceAccount:service-$project_number@gcp-sa-pubsub.iam.gserviceaccount.com" \
+		--role=roles/iam.serviceAccountTokenCreator
+	verb=create topic=(--topic=tally-parts)
+	if exists gcloud pubsub subscriptions describe tally-parts-push --project="$project"; then
+		verb=update topic=()
+	fi
+	run gcloud pubsub subscriptions "$verb" tally-parts-push --project="$project" "${topic[@]}" \
+		--push-endpoint="$url?part" --push-auth-service-account="$parts_sa" --push-auth-token-audience="$url" \
+		--ack-deadline=600 --min-retry-delay=10s --max-retry-delay=600s --message-retention-duration=1d
 	if [ "$reconcile" = true ]; then
 		verb=create
 		if exists gcloud scheduler jobs describe tally-reconcile --location="$region" --project="$project"; then

@@ -9,6 +9,7 @@ import (
 	"time"
 	_ "time/tzdata" // the functions run where no zoneinfo may be: TALLY_TIME_ZONE needs its own
 
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
@@ -52,6 +53,8 @@ const (
 	EnvUserRate      = "TALLY_PUBLIC_USER_RATE"  // plain steps one user may make over all counters; default 100/m when public and signed in
 	EnvVotesOnly     = "TALLY_PUBLIC_VOTES_ONLY" // a public Increment takes votes only; default false
 	EnvAppCheck      = "TALLY_APP_CHECK"         // verify Firebase App Check tokens; default false
+	EnvPartsTopic    = "TALLY_PARTS_TOPIC"       // Pub/Sub topic the jobs' parts fan out through; default none: they run in-process
+	EnvPartSize      = "TALLY_PART_SIZE"         // documents a part of a job holds at most; default 1000
 )
 
 // Defaults of the public limits, in force when Increment is public and
@@ -91,7 +94,15 @@ type Config struct {
 	Limits         increment.Limits // how often one signed-in user may make a plain step
 	VotesOnly      bool             // a public Increment takes votes only
 	AppCheck       bool             // Increment verifies Firebase App Check tokens
+
+	PartsTopic string        // Pub/Sub topic of the jobs' parts; "": they run in the invocation that lists them
+	PartSize   int           // documents a part holds at most
+	ListFor    time.Duration // how long a job lists its documents in one invocation; 0: DefaultListFor
 }
+
+// MaxPartSize bounds TALLY_PART_SIZE: a part's message of names stays
+// well within Pub/Sub's 10 MB, and its documents within one read of many.
+const MaxPartSize = 10000
 
 // MaxStep bounds TALLY_MAX_STEP, so that a counter's shards sum past int64
 // only after about 9 * 10^12 increments of the largest step.
@@ -126,6 +137,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 1s", EnvWindow, env(EnvWindow, ""))
 	}
 	if err := growFromEnv(env, &cfg); err != nil {
+		return Config{}, err
+	}
+	cfg.PartsTopic = env(EnvPartsTopic, "")
+	if cfg.PartSize, err = intIn(env(EnvPartSize, strconv.Itoa(counter.DefaultPartSize)), EnvPartSize, 1, MaxPartSize); err != nil {
 		return Config{}, err
 	}
 	if cfg.LogLevel, err = cloudlog.ParseLevel(env(EnvLogLevel, "info")); err != nil {
@@ -308,6 +323,8 @@ func (c Config) Vars() []Var {
 		{EnvUserRate, c.Limits.User.String()},
 		{EnvVotesOnly, strconv.FormatBool(c.VotesOnly)},
 		{EnvAppCheck, strconv.FormatBool(c.AppCheck)},
+		{EnvPartsTopic, c.PartsTopic},
+		{EnvPartSize, strconv.Itoa(c.PartSize)},
 	}
 }
 

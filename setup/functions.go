@@ -8,6 +8,7 @@
 package setup
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fanout"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/rollup"
 )
@@ -35,6 +37,8 @@ type Set struct {
 	Reconcile http.Handler
 	Client    *firestore.Client
 	Log       *slog.Logger
+
+	topic *fanout.Topic // nil: the jobs' parts run in-process
 }
 
 // ErrSetup answers a call to a function that could not be built (a bad
@@ -71,6 +75,15 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 		client.Close()
 		return nil, err
 	}
+	topic, err := topicOf(ctx, cfg)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	var pub Publisher // nil, not a nil *fanout.Topic, when there is no topic
+	if topic != nil {
+		pub = topic
+	}
 	return &Set{
 		Increment: increment.New(client, increment.Config{
 			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, AutoCreate: cfg.AutoCreate,
@@ -82,12 +95,29 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 		Rollup: rollup.New(client, rollup.Config{
 			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Spacing: cfg.Spacing, Grow: grow, Logger: logger,
 		}),
-		Reconcile: reconcileHandler(counter.New(client, counter.Options{
-			Layout: counter.LayoutOf(cfg.Layout), DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Spacing: cfg.Spacing,
-		}), logger),
+		Reconcile: reconcileHandler(&jobs{
+			c: counter.New(client, counter.Options{
+				Layout: counter.LayoutOf(cfg.Layout), DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Spacing: cfg.Spacing,
+			}),
+			log: logger, pub: pub, partSize: cfg.PartSize, listFor: cmp.Or(cfg.ListFor, DefaultListFor),
+		}),
 		Client: client,
 		Log:    logger,
+		topic:  topic,
 	}, nil
+}
+
+// topicOf is the topic the jobs' parts are published to, nil if none is
+// configured.
+func topicOf(ctx context.Context, cfg Config) (*fanout.Topic, error) {
+	if cfg.PartsTopic == "" {
+		return nil, nil
+	}
+	t, err := fanout.NewTopic(ctx, cfg.Project, cfg.PartsTopic)
+	if err != nil {
+		return nil, fmt.Errorf("functions: %s: %w", EnvPartsTopic, err)
+	}
+	return t, nil
 }
 
 // firebaseVerifiers builds, with the Firebase Admin SDK, what checks
@@ -127,5 +157,19 @@ func (f *Set) Handler() http.Handler {
 	return mux
 }
 
-// Close closes the Firestore client.
-func (f *Set) Close() error { return f.Client.Close() }
+// Fanout says how the jobs' parts run: FanoutPubSub, through the topic
+// named, or FanoutInProcess.
+func (f *Set) Fanout() (mode, topic string) {
+	if f.topic == nil {
+		return FanoutInProcess, ""
+	}
+	return FanoutPubSub, f.topic.Name()
+}
+
+// Close closes the Firestore client, and the publisher of parts.
+func (f *Set) Close() error {
+	if f.topic != nil {
+		f.topic.Close()
+	}
+	return f.Client.Close()
+}

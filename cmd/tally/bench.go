@@ -59,6 +59,8 @@ type benchFlags struct {
 	o                                   bench.Options
 	aggregate, windows, quiet           bool
 	existing, boundaries                int
+	due, parallel                       []int
+	budget                              time.Duration
 	modes, jsonPath, chartPath, logPath string
 	soak                                time.Duration
 }
@@ -86,6 +88,9 @@ func (b *benchFlags) runners(f *pflag.FlagSet) {
 	f.IntVar(&b.existing, "existing", 10, "with --aggregate: comments each post has before the load")
 	f.BoolVar(&b.windows, "windows", false, "measure counts by time instead of counters; modes: "+strings.Join(bench.WindowsModes, ","))
 	f.IntVar(&b.boundaries, "boundaries", 3, "with --windows: starts of a minute the load crosses")
+	f.IntSliceVar(&b.due, "due", nil, "with --windows, instead of the load: the boundary job over this many due documents (a list: a run each, on an emulator of its own), its parts run --parts at a time, then Reconcile over them")
+	f.IntSliceVar(&b.parallel, "parts", []int{1, 4, 16}, "with --due: how many parts run at once, as invocations do (a list: a run each)")
+	f.DurationVar(&b.budget, "budget", 0, "with --due: stop each job's run after this long, and report what it moved by then (0: none)")
 	f.StringVar(&b.modes, "modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
 	f.DurationVar(&b.soak, "soak", 0, "instead of the modes, soak tally serve's stack for this long while pausing the emulator, killing a Rollup instance and duplicating and delaying events; defaults then: --concurrency 64 --counters 5 --instances 3 --rate 300")
 }
@@ -138,6 +143,8 @@ func (b *benchFlags) run(cmd *cobra.Command) error {
 	switch {
 	case b.soak > 0:
 		return runSoak(ctx, cmd, b.o, b.soak, bars, b.jsonPath, logs)
+	case b.windows && len(b.due) > 0:
+		return runJobs(ctx, cmd, bench.JobsOptions{Setup: b.o.Setup, Due: b.due, Parallel: b.parallel, Budget: b.budget}, bars, b.jsonPath)
 	case b.windows:
 		return runWindows(ctx, cmd, b.windowsOptions(cmd), bars, b.jsonPath)
 	case b.aggregate:
@@ -275,26 +282,35 @@ func runSoak(ctx context.Context, cmd *cobra.Command, o bench.Options, d time.Du
 // runAggregate runs bench --aggregate and prints its table.
 func runAggregate(ctx context.Context, cmd *cobra.Command, o bench.AggregateOptions, bars *progress, jsonPath string) error {
 	rep, err := bench.RunAggregate(ctx, o)
-	if bars != nil {
-		bars.wait()
-	}
-	if err != nil {
-		return err
-	}
-	rep.WriteTable(cmd.OutOrStdout())
-	if jsonPath != "" {
-		return rep.WriteJSON(jsonPath)
-	}
-	return nil
+	return finish(cmd, rep, err == nil, err, bars, jsonPath)
+}
+
+// runJobs runs bench --windows --due and prints its table.
+func runJobs(ctx context.Context, cmd *cobra.Command, o bench.JobsOptions, bars *progress, jsonPath string) error {
+	rep, err := bench.RunJobs(ctx, o)
+	return finish(cmd, rep, rep != nil && len(rep.Runs) > 0, err, bars, jsonPath)
 }
 
 // runWindows runs bench --windows and prints its tables.
 func runWindows(ctx context.Context, cmd *cobra.Command, o bench.WindowsOptions, bars *progress, jsonPath string) error {
 	rep, err := bench.RunWindows(ctx, o)
+	return finish(cmd, rep, rep != nil && len(rep.Modes) > 0, err, bars, jsonPath)
+}
+
+// benchReport is what a runner reports: tables to print, and JSON.
+type benchReport interface {
+	WriteTable(io.Writer)
+	WriteJSON(path string) error
+}
+
+// finish waits for the progress bars to end, prints rep's tables if it
+// ran something (a runner that failed part way reports what it ran), and
+// then returns err, or writes the report's JSON if asked.
+func finish(cmd *cobra.Command, rep benchReport, ran bool, err error, bars *progress, jsonPath string) error {
 	if bars != nil {
 		bars.wait()
 	}
-	if rep != nil && len(rep.Modes) > 0 {
+	if ran {
 		rep.WriteTable(cmd.OutOrStdout())
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,7 +116,24 @@ func TestWindowsAcrossChangesOfTheClocks(t *testing.T) {
 		"TALLY_COUNTS=posts:views,views_h=views per hour keep 100"}
 	cmd, out, stderr := start(t, env, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
-	defer func() { cmd.Process.Signal(syscall.SIGINT); waitExit(t, cmd) }()
+	// With windows declared, serve runs the boundary job's parts through
+	// the Pub/Sub emulator, as deployed, and stops it as it stops.
+	pubsub := 0
+	for _, l := range r.lines {
+		if m := pubsubLine.FindStringSubmatch(l); m != nil {
+			pubsub, _ = strconv.Atoi(m[1])
+		}
+	}
+	if pubsub == 0 {
+		t.Errorf("serve with windows declared started no Pub/Sub emulator:\n%s", strings.Join(r.lines, "\n"))
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		waitExit(t, cmd)
+		if pubsub != 0 && !gone(pubsub) {
+			t.Errorf("the Pub/Sub emulator (pid %d) is still running after serve stopped", pubsub)
+		}
+	}()
 	fs := serveClient(t, r.emulator)
 	if _, err := fs.Doc("posts/timed").Create(context.Background(), map[string]any{"title": "timed"}); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
@@ -26,7 +27,7 @@ func configCommand() *cobra.Command {
 	s := configFlags(cmd)
 	cmd.Flags().BoolVar(&s.json, "json", false, "print one JSON object")
 	check := cmd.Flags().Bool("check", false, "only check the configuration")
-	boundaries := cmd.Flags().Bool("boundaries", false, "print the schedule of the boundary job of the windows declared, 'CRON TIME_ZONE' (in UTC, with a run at every start of a bucket in the next ten years), for deploy.sh; nothing if none is")
+	boundaries := cmd.Flags().Bool("boundaries", false, "print the schedule of the boundary job of the windows declared, 'CRON TIME_ZONE' (in UTC, with a run at every start of a bucket in the next ten years, and 15, 30 and 45 minutes after, within its hour, to find what a lost part left due), for deploy.sh; nothing if none is")
 	triggers := cmd.Flags().Bool("triggers", false, "print the path pattern of each Rollup trigger, one per line, for deploy.sh: of writes, or, followed by 'created', of creations")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
@@ -38,7 +39,7 @@ func configCommand() *cobra.Command {
 				// In UTC, as Cloud Scheduler runs a schedule in a zone by
 				// its wall clock, which skips or repeats a start where the
 				// clocks change.
-				fmt.Fprintln(cmd.OutOrStdout(), u.Schedule(cfg.Layout.Zone, time.Now()), "Etc/UTC")
+				fmt.Fprintln(cmd.OutOrStdout(), calendar.Rechecked(u.Schedule(cfg.Layout.Zone, time.Now())), "Etc/UTC")
 			}
 			return nil
 		}

@@ -122,6 +122,7 @@ func cliWith(t *testing.T, env []string, args ...string) (string, int) {
 var (
 	pidLine       = regexp.MustCompile(`Firestore emulator \(pid (\d+)\)`)
 	functionsLine = regexp.MustCompile(`functions at (http://\S+)/Increment`)
+	pubsubLine    = regexp.MustCompile(`Pub/Sub emulator \(pid (\d+)\)`)
 )
 
 // ready is what serve printed once it was ready.

@@ -19,7 +19,9 @@ import (
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/tools/pubsubemu"
 	"github.com/tallycounters/tally/internal/tools/stack"
+	"github.com/tallycounters/tally/setup"
 )
 
 // stopTimeout bounds serve's draining: events in flight, then the last
@@ -52,6 +54,7 @@ func serveCommand() *cobra.Command {
 	saveTimeout := f.Duration("save-timeout", stack.ExportTimeout, "with --data, how long serve waits, as it stops, for the emulator to answer and to save the data; past it, it says the data was not saved and exits 1, leaving DIR as it was")
 	verbose := f.BoolP("verbose", "v", false, "show the emulator's own output")
 	app := f.String("app", "", "serve the web app in `DIR` at / beside the functions (it reads "+stack.LocalConfigPath+" to find the emulators)")
+	fan := f.String("fanout", "", "how the boundary job and Reconcile run their parts: pubsub (through the Pub/Sub emulator, as deployed) or in-process (default: pubsub when windows are declared, in-process when not)")
 	hot := f.Float64("contention", 0, "put a stand-in for Firestore's contention between the functions and the emulator: past this many writes a second to one document, their writes wait, then fail ABORTED (0: off)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
@@ -63,6 +66,10 @@ func serveCommand() *cobra.Command {
 			Config: cfg, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
 			DataDir: *data, SaveTimeout: *saveTimeout, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
 			AuthHost: os.Getenv(authemu.EnvHost), Contention: *hot, AppDir: *app,
+			Fanout: *fan, PubSubHost: os.Getenv(pubsubemu.EnvHost),
+		}
+		if *fan != "" && *fan != setup.FanoutPubSub && *fan != setup.FanoutInProcess {
+			return usagef("--fanout %s: want %s or %s", *fan, setup.FanoutPubSub, setup.FanoutInProcess)
 		}
 		if *app != "" {
 			if st, err := os.Stat(filepath.Join(*app, "index.html")); err != nil || st.IsDir() {
@@ -173,6 +180,16 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 		fmt.Fprintf(w, "tally: Firebase Auth emulator at %s: Increment takes signed-in users only\n", s.AuthHost)
 	case s.AuthHost != "":
 		fmt.Fprintf(w, "tally: using the Firebase Auth emulator at %s (%s)\n", s.AuthHost, authemu.EnvHost)
+	}
+	switch {
+	case s.PubSub != nil:
+		fmt.Fprintf(w, "tally: Pub/Sub emulator (pid %d) at %s: the boundary job and Reconcile fan their parts out through %s to /Reconcile?part, as deployed\n",
+			s.PubSub.PID(), s.PubSubHost, stack.PartsTopic)
+	case s.Fanout == setup.FanoutPubSub:
+		fmt.Fprintf(w, "tally: using the Pub/Sub emulator at %s (%s): the jobs' parts fan out through %s to /Reconcile?part\n",
+			s.PubSubHost, pubsubemu.EnvHost, stack.PartsTopic)
+	case o.Fanout != "" || s.Config().Layout.SmallestUnit() != "":
+		fmt.Fprintf(w, "tally: the boundary job and Reconcile run their parts in-process, one after another (--fanout pubsub runs them as deployed)\n")
 	}
 	fmt.Fprintf(w, "tally: %d counter(s) brought up to date\n", s.Settled)
 	for _, u := range s.Unsettled {

@@ -57,59 +57,93 @@ type Due struct {
 }
 
 // Due lists the counted documents whose next_boundary is at or before
-// now: one query per collection with windows declared (on documents, a
-// collection group query, which needs the index tally indexes prints),
-// which reads each of them whole, once.
+// now: each DueQueries query, which reads each of them whole, once.
 func (f *Folder) Due(ctx context.Context, now time.Time) ([]Due, error) {
-	var queries []firestore.Query
-	if !f.layout.OnDocs() {
-		if len(f.layout.Windows) > 0 {
-			queries = append(queries, f.client.Collection(f.layout.Collection).Where(FieldNextBoundary, "<=", now))
-		}
-	} else {
-		seen := map[string]bool{}
-		next := firestore.FieldPath{FieldBookkeeping, FieldNextBoundary}
-		for _, d := range f.layout.Docs {
-			g := lastSegment(d)
-			switch {
-			case len(d.Windows) == 0 || seen[g]:
-			case !strings.Contains(d.Collection, "/"):
-				// A collection from the root: a query of it, on the index
-				// Firestore keeps of every field.
-				queries = append(queries, f.client.Collection(d.Collection).WherePath(next, "<=", now))
-			case d.One():
-				queries = append(queries, f.client.Collection(d.Collection[:strings.LastIndex(d.Collection, "/")]).WherePath(next, "<=", now))
-			default:
-				// users/*/posts: a collection group query, on the index
-				// tally indexes asks for.
-				seen[g] = true
-				queries = append(queries, f.client.CollectionGroup(g).WherePath(next, "<=", now))
-			}
-		}
-	}
 	var out []Due
-	for _, q := range queries {
-		it := q.Documents(ctx)
-		for {
-			snap, err := it.Next()
-			if errors.Is(err, iterator.Done) {
-				break
-			}
-			if err != nil {
-				it.Stop()
-				return nil, fmt.Errorf("core: documents due at a boundary: %w", err)
-			}
-			name := snap.Ref.ID
-			if f.layout.OnDocs() {
-				_, name, _ = strings.Cut(snap.Ref.Path, "/documents/")
-			}
-			if f.layout.Matches(f.layout.Path(name)) {
+	for _, q := range f.DueQueries(now) {
+		err := EachDocument(ctx, q, func(snap *firestore.DocumentSnapshot) (bool, error) {
+			if name, ok := f.DueName(snap.Ref); ok {
 				out = append(out, Due{Name: name, Parent: ParentFrom(f.layout, name, snap, time.Now())})
 			}
+			return true, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("core: documents due at a boundary: %w", err)
 		}
-		it.Stop()
 	}
 	return out, nil
+}
+
+// EachDocument calls do with each document q finds, in order, until do
+// says to stop (false) or fails.
+func EachDocument(ctx context.Context, q firestore.Query, do func(*firestore.DocumentSnapshot) (bool, error)) error {
+	it := q.Documents(ctx)
+	defer it.Stop()
+	for {
+		snap, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if more, err := do(snap); err != nil || !more {
+			return err
+		}
+	}
+}
+
+// NextBoundaryPath is the field of a counted document that holds its
+// next_boundary.
+func (f *Folder) NextBoundaryPath() firestore.FieldPath {
+	if f.layout.OnDocs() {
+		return firestore.FieldPath{FieldBookkeeping, FieldNextBoundary}
+	}
+	return firestore.FieldPath{FieldNextBoundary}
+}
+
+// DueQueries are the queries of the counted documents whose next_boundary
+// is at or before now: one per collection with windows declared (on
+// documents, a collection group query, which needs the index tally
+// indexes prints). DueName names what they find.
+func (f *Folder) DueQueries(now time.Time) []firestore.Query {
+	var queries []firestore.Query
+	next := f.NextBoundaryPath()
+	if !f.layout.OnDocs() {
+		if len(f.layout.Windows) > 0 {
+			queries = append(queries, f.client.Collection(f.layout.Collection).WherePath(next, "<=", now))
+		}
+		return queries
+	}
+	seen := map[string]bool{}
+	for _, d := range f.layout.Docs {
+		g := lastSegment(d)
+		switch {
+		case len(d.Windows) == 0 || seen[g]:
+		case !strings.Contains(d.Collection, "/"):
+			// A collection from the root: a query of it, on the index
+			// Firestore keeps of every field.
+			queries = append(queries, f.client.Collection(d.Collection).WherePath(next, "<=", now))
+		case d.One():
+			queries = append(queries, f.client.Collection(d.Collection[:strings.LastIndex(d.Collection, "/")]).WherePath(next, "<=", now))
+		default:
+			// users/*/posts: a collection group query, on the index
+			// tally indexes asks for.
+			seen[g] = true
+			queries = append(queries, f.client.CollectionGroup(g).WherePath(next, "<=", now))
+		}
+	}
+	return queries
+}
+
+// DueName is the counter name of a document a DueQueries query found, and
+// whether it is one of the layout's counted documents.
+func (f *Folder) DueName(ref *firestore.DocumentRef) (string, bool) {
+	name := ref.ID
+	if f.layout.OnDocs() {
+		_, name, _ = strings.Cut(ref.Path, "/documents/")
+	}
+	return name, f.layout.Matches(f.layout.Path(name))
 }
 
 // lastSegment is the collection id of d's documents.
@@ -146,6 +180,13 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outc
 		}
 		if !p.Exists || !p.AsOf.Before(at) || p.NextBoundary.IsZero() || p.NextBoundary.After(now) {
 			return Outcome{Counter: name}, nil // gone, or folded since B, or not due
+		}
+		if time.Since(b) > bytime.Readable {
+			// Run long after B (a part delivered again and again): B is
+			// past what Firestore reads at a past time, and a fold now
+			// reads what it can, as Rollup's would, and says which starts
+			// it could not read.
+			return f.Fold(ctx, name)
 		}
 		if waited, err := f.waitSpacing(ctx, p); err != nil {
 			return Outcome{}, fmt.Errorf("core: move the windows of %s: %w", name, err)

@@ -68,3 +68,39 @@ func (u Unit) Schedule(loc *time.Location, from time.Time) string {
 	}
 	return fmt.Sprintf("%s %s %s * *", m, h, field(days, 31))
 }
+
+// RecheckEvery is how soon after a start the boundary job runs again to
+// find what its run at the start left due (a part of it lost, or failed
+// past its retries): well within Firestore's hour of past versions, which
+// the move of a document at its boundary reads.
+const RecheckEvery = 15 * time.Minute
+
+// Rechecked is the cron schedule s with a run RecheckEvery after each of
+// its minutes, within its hour: "0 22,23 * * *" runs at 22:00, 22:15,
+// 22:30, 22:45, 23:00 and so on. A run that finds nothing due costs one
+// read. A schedule of every minute is its own recheck.
+func Rechecked(s string) string {
+	f := strings.Fields(s)
+	if len(f) != 5 || f[0] == "*" {
+		return s
+	}
+	var minutes []int
+	for _, m := range strings.Split(f[0], ",") {
+		n, err := strconv.Atoi(m)
+		if err != nil {
+			return s
+		}
+		for v := n; v < 60; v += int(RecheckEvery / time.Minute) {
+			if !slices.Contains(minutes, v) {
+				minutes = append(minutes, v)
+			}
+		}
+	}
+	slices.Sort(minutes)
+	out := make([]string, len(minutes))
+	for i, v := range minutes {
+		out[i] = strconv.Itoa(v)
+	}
+	f[0] = strings.Join(out, ",")
+	return strings.Join(f, " ")
+}

@@ -66,3 +66,20 @@ func TestScheduleRunsAtEveryStart(t *testing.T) {
 		t.Errorf("a day in Paris: %q, want 22:00 and 23:00 UTC", s)
 	}
 }
+
+// TestRechecked: the boundary job runs again every 15 minutes after each
+// start, within its hour, to find what a lost part left due.
+func TestRechecked(t *testing.T) {
+	for in, want := range map[string]string{
+		"0 22,23 * * *": "0,15,30,45 22,23 * * *",
+		"30 4,5 * * *":  "30,45 4,5 * * *",
+		"0,30 * * * *":  "0,15,30,45 * * * *",
+		"50 0 1 * *":    "50 0 1 * *",
+		"* * * * *":     "* * * * *",
+		"0 23 * * 0":    "0,15,30,45 23 * * 0",
+	} {
+		if got := Rechecked(in); got != want {
+			t.Errorf("Rechecked(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/tallycounters/tally/internal/tools/bridge"
 	"github.com/tallycounters/tally/internal/tools/contention"
 	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/tools/pubsubemu"
 	"github.com/tallycounters/tally/rollup"
 	"github.com/tallycounters/tally/setup"
 )
@@ -68,6 +69,12 @@ type Options struct {
 	// functions and the emulator: past this many writes a second to one
 	// document, their writes wait, then fail ABORTED, as on Firestore.
 	Contention float64
+	// Fanout is how the jobs run their parts: setup.FanoutPubSub, through
+	// the Pub/Sub emulator (started, unless PubSubHost names one), or
+	// setup.FanoutInProcess; "" for Pub/Sub when windows are declared, in
+	// process when not.
+	Fanout     string
+	PubSubHost string
 	// AppDir, if set, is a directory of a web app's files, served at / on
 	// the functions' port (the functions keep their paths): the app and
 	// Increment share an origin.
@@ -95,6 +102,9 @@ type Stack struct {
 	Auth       *authemu.Emulator
 	Contention *contention.Proxy // the functions reach the emulator through it, if set
 	Origins    []string          // the stack's own, whose pages may call the functions
+	Fanout     string            // how the jobs run their parts: setup.FanoutPubSub or setup.FanoutInProcess
+	PubSubHost string            // PUBSUB_EMULATOR_HOST, with Pub/Sub
+	PubSub     *pubsubemu.Emulator
 
 	o        Options
 	admin    *counter.Client
@@ -184,6 +194,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		fl.Close()
 		return nil, err
 	}
+	if err := s.startPubSub(ctx); err != nil {
+		fl.Close()
+		return nil, err
+	}
 	if o.Contention > 0 {
 		if s.Contention, err = contention.Start(contention.Options{Target: s.EmulatorHost, Rate: o.Contention}); err != nil {
 			fl.Close()
@@ -198,6 +212,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		Layout: counter.LayoutOf(o.Config.Layout), ShardCacheTTL: o.Config.CacheTTL, Spacing: o.Config.Spacing, Timeout: o.Timeout,
 	})
 	if err := s.register(ctx); err != nil {
+		fl.Close()
+		return nil, err
+	}
+	if err := s.subscribe(ctx); err != nil {
 		fl.Close()
 		return nil, err
 	}
@@ -307,6 +325,9 @@ func (s *Stack) newFunctions(ctx context.Context) (*setup.Set, error) {
 	os.Setenv("FIRESTORE_EMULATOR_HOST", host)
 	if s.AuthHost != "" {
 		os.Setenv(authemu.EnvHost, s.AuthHost)
+	}
+	if s.PubSubHost != "" {
+		os.Setenv(pubsubemu.EnvHost, s.PubSubHost)
 	}
 	return setup.New(ctx, s.o.Config, s.o.Logs)
 }
@@ -563,6 +584,9 @@ func (s *Stack) shutdown() error {
 	}
 	if s.Auth != nil {
 		s.Auth.Stop()
+	}
+	if s.PubSub != nil {
+		s.PubSub.Stop()
 	}
 	if s.Rules != "" {
 		os.RemoveAll(filepath.Dir(s.Rules))

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/tallycounters/tally/internal/core/calendar"
@@ -28,18 +29,16 @@ func (s *Stack) moveWindows(unit calendar.Unit, stop <-chan struct{}, done chan<
 	}
 }
 
-// moveOnce runs the boundary job once, now.
+// moveOnce runs the boundary job once, now, as the scheduler does: a
+// POST to Reconcile?windows, which lists the documents due and publishes
+// their parts (or, in-process, moves them). The functions log what it
+// did, as in the cloud.
 func (s *Stack) moveOnce() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := s.admin.MoveWindows(ctx, time.Now(), func(id string, err error) {
-		s.o.Logger.Error("stack: could not move a counter's windows at a boundary", "counter", id, "error", err.Error())
-	})
-	if err != nil {
-		s.o.Logger.Error("stack: the boundary job", "error", err.Error())
+	code, body := s.startJob(ctx, "?windows")
+	if code != http.StatusOK {
+		s.o.Logger.Error("stack: the boundary job", "status", code, "answer", string(body))
 		return
-	}
-	if rep.Due > 0 {
-		s.o.Logger.Info("stack: windows moved at a boundary", "due", rep.Due, "moved", rep.Moved, "errors", rep.Errors, "took_ms", rep.TookMS)
 	}
 }
