@@ -55,28 +55,7 @@ func TestSplitListsEachDueDocumentOnce(t *testing.T) {
 
 	// A listing out of time after each document: one document a part,
 	// and a part that goes on.
-	var once []string
-	next := counter.Part{Job: counter.JobWindows, At: at, Seq: 1}
-	for steps := 0; ; steps++ {
-		if steps > 2*len(names) {
-			t.Fatalf("the listing did not end: %v", once)
-		}
-		var goOn *counter.Part
-		_, err := c.Split(ctx, next, 10, time.Now().Add(-time.Second), func(p counter.Part) error {
-			if p.After != nil {
-				goOn = &p
-			}
-			once = append(once, p.Names...)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if goOn == nil {
-			break
-		}
-		next = *goOn
-	}
+	once, _ := listOutOfTime(t, c, counter.Part{Job: counter.JobWindows, At: at, Seq: 1}, 10, 2*len(names))
 	slices.Sort(once)
 	if !slices.Equal(once, names) {
 		t.Fatalf("listed on from cursors: %v; want each of %v once", once, names)
@@ -179,34 +158,43 @@ func TestReconcileListingGoesOn(t *testing.T) {
 	}{{guide, want}, {docs, wantDocs}} {
 		c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(tc.layout)})
 		counter.ListPage(c, 5)
-		var listed []string
-		next := counter.Part{Job: counter.JobReconcile, At: time.Now(), Seq: 1}
-		for steps := 0; ; steps++ {
-			if steps > 30 {
-				t.Fatalf("the listing did not end: %v", listed)
-			}
-			var goOn *counter.Part
-			_, err := c.Split(ctx, next, 3, time.Now().Add(-time.Second), func(p counter.Part) error {
-				if p.After != nil {
-					goOn = &p
-				}
-				listed = append(listed, p.Names...)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if goOn == nil {
-				if steps < 2 {
-					t.Errorf("the listing of %v went on only %d times", tc.want, steps)
-				}
-				break
-			}
-			next = *goOn
+		listed, steps := listOutOfTime(t, c, counter.Part{Job: counter.JobReconcile, At: time.Now(), Seq: 1}, 3, 30)
+		if steps < 2 {
+			t.Errorf("the listing of %v went on only %d times", tc.want, steps)
 		}
 		slices.Sort(listed)
 		if !slices.Equal(listed, tc.want) {
 			t.Errorf("listed %v; want each of %v once", listed, tc.want)
 		}
+	}
+}
+
+// listOutOfTime runs the listing of first's job with its deadline passed,
+// in parts of size, and each part that goes on with it, until none does
+// (at most most times): it returns the names listed, in the order listed,
+// and how many times the listing went on.
+func listOutOfTime(t *testing.T, c *counter.Client, first counter.Part, size, most int) ([]string, int) {
+	t.Helper()
+	var listed []string
+	next := first
+	for steps := 0; ; steps++ {
+		if steps > most {
+			t.Fatalf("the listing did not end: %v", listed)
+		}
+		var goOn *counter.Part
+		_, err := c.Split(context.Background(), next, size, time.Now().Add(-time.Second), func(p counter.Part) error {
+			if p.After != nil {
+				goOn = &p
+			}
+			listed = append(listed, p.Names...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if goOn == nil {
+			return listed, steps
+		}
+		next = *goOn
 	}
 }
