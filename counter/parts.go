@@ -175,26 +175,7 @@ func (c *Client) listCounters(ctx context.Context, p Part, deadline time.Time, a
 func (c *Client) eachCounter(ctx context.Context, from *Cursor, deadline time.Time, add func(string) error) (*Cursor, error) {
 	late := func() bool { return !deadline.IsZero() && !time.Now().Before(deadline) }
 	if !c.layout.OnDocs() {
-		it := c.fs.Collection(c.layout.Collection).DocumentRefs(ctx)
-		it.PageInfo().MaxSize = c.page
-		if from != nil {
-			it.PageInfo().Token = from.Token
-		}
-		for {
-			ref, err := it.Next()
-			if errors.Is(err, iterator.Done) {
-				return nil, nil
-			}
-			if err != nil {
-				return nil, fmt.Errorf("counter: list counters: %w", err)
-			}
-			if err := add(ref.ID); err != nil {
-				return nil, err
-			}
-			if pi := it.PageInfo(); late() && pi.Remaining() == 0 && pi.Token != "" {
-				return &Cursor{Token: pi.Token}, nil
-			}
-		}
+		return c.eachParent(ctx, from, late, add)
 	}
 	for i, g := range c.layout.CollectionGroups() {
 		if from != nil && i < from.Query {
@@ -224,4 +205,29 @@ func (c *Client) eachCounter(ctx context.Context, from *Cursor, deadline time.Ti
 		}
 	}
 	return nil, nil
+}
+
+// eachParent calls add with each parent of the collection of counters,
+// from the page from names, until late says so at the end of a page.
+func (c *Client) eachParent(ctx context.Context, from *Cursor, late func() bool, add func(string) error) (*Cursor, error) {
+	it := c.fs.Collection(c.layout.Collection).DocumentRefs(ctx)
+	it.PageInfo().MaxSize = c.page
+	if from != nil {
+		it.PageInfo().Token = from.Token
+	}
+	for {
+		ref, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("counter: list counters: %w", err)
+		}
+		if err := add(ref.ID); err != nil {
+			return nil, err
+		}
+		if pi := it.PageInfo(); late() && pi.Remaining() == 0 && pi.Token != "" {
+			return &Cursor{Token: pi.Token}, nil
+		}
+	}
 }

@@ -39,7 +39,10 @@ func benchCommand() *cobra.Command {
 			"(default 10000) take one view each in the first minute, counted without windows\n" +
 			"(plain) and with per-minute, over-3-minutes and trend windows, whose boundary job\n" +
 			"runs at each minute's start. It reports each closed bucket, window and trend\n" +
-			"against the truth, and what increments and the boundary job cost.",
+			"against the truth, and what increments and the boundary job cost.\n\n" +
+			"With --windows --due N,... it measures instead the boundary job over N due documents,\n" +
+			"its parts run --parts at a time (1, 4 and 16), and Reconcile over them: documents a\n" +
+			"second, and operations per document.",
 		Args: exactArgs(0, "no arguments"),
 	}
 	b := &benchFlags{o: bench.Options{Setup: bench.Setup{Project: stack.DefaultProject}}}
