@@ -79,9 +79,9 @@ type SplitReport struct {
 // with a listing) in parts of at most size names each, numbered from
 // p.Seq, and hands each to emit as it is made. The boundary job's
 // listing reads only the names and next_boundary of the documents due at
-// p.At; once deadline passes (if it is not zero), it stops and hands emit one more part,
-// which goes on from there. Reconcile's listing is of every counter,
-// reading its name only, and goes on in the same way.
+// p.At; Reconcile's, the name of every counter. Once deadline passes (if
+// it is not zero), a listing stops and hands emit one more part, which
+// goes on from there.
 func (c *Client) Split(ctx context.Context, p Part, size int, deadline time.Time, emit func(Part) error) (SplitReport, error) {
 	if size <= 0 {
 		size = DefaultPartSize
