@@ -133,9 +133,6 @@ func (e *Emulator) answers() bool {
 // PID is the JVM's process id.
 func (e *Emulator) PID() int { return e.cmd.Process.Pid }
 
-// Done is closed when the emulator has exited.
-func (e *Emulator) Done() <-chan struct{} { return e.done }
-
 // Stop stops the emulator's process group: SIGTERM, then, after
 // emulator.StopGrace, SIGKILL. It holds nothing to save.
 func (e *Emulator) Stop() {
