@@ -43,8 +43,11 @@ var (
 
 // Options configures a Client. Zero fields take the defaults.
 type Options struct {
-	Layout        Layout // the deployed functions' (LayoutFromEnv); default the guide's
-	DefaultShards int    // for Increment of a missing counter; default 1
+	Layout Layout // the deployed functions' (LayoutFromEnv); default the guide's
+	// DefaultShards is the deployment's TALLY_DEFAULT_SHARDS: the shards
+	// of a missing counter Add creates, and of a counted document without
+	// num_shards, which the boundary job reads by it. Default 1.
+	DefaultShards int
 	// ShardCacheTTL is how long the deployed Increment caches num_shards
 	// (its TALLY_SHARD_CACHE_TTL). Reshard waits this long, and a little
 	// more, before it removes shards. Default 10s.
@@ -80,7 +83,7 @@ type Client struct {
 	spacing  time.Duration
 	report   func(string)  // Options.Progress
 	every    time.Duration // between two reports of progress: ProgressEvery
-	page     int           // counters listed a page at a time, in the guide layout; 0: Firestore's page
+	page     int           // counters listed a page at a time, in the guide layout; 0: listPage
 }
 
 // New returns a Client using fs.
@@ -98,11 +101,13 @@ func New(fs *firestore.Client, o Options) *Client {
 	if o.Spacing <= 0 {
 		o.Spacing = core.DefaultSpacing
 	}
+	folder := core.NewFolder(fs, layout, o.Spacing)
+	folder.SetDefaultShards(o.DefaultShards)
 	return &Client{
 		fs:       fs,
 		layout:   layout,
 		writer:   adder.New(fs, adder.Config{Layout: layout, DefaultShards: o.DefaultShards, AutoCreate: !o.RefuseMissing, CacheTTL: o.ShardCacheTTL}),
-		folder:   core.NewFolder(fs, layout, o.Spacing),
+		folder:   folder,
 		cacheTTL: o.ShardCacheTTL,
 		shards:   o.DefaultShards,
 		timeout:  o.Timeout,

@@ -8,7 +8,6 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-	"github.com/tallycounters/tally/internal/testkit/tztest"
 )
 
 // TestWindowsAfterAnIdleSpell: in a zone whose hours are 3 seconds long
@@ -24,13 +23,10 @@ func TestWindowsAfterAnIdleSpell(t *testing.T) {
 	t.Parallel()
 	fs := emulatortest.Client(t)
 	ctx := context.Background()
-	first, changes := tztest.Cycle(time.Now(), 3*time.Second, 5*time.Minute)
-	zone, err := tztest.Location("Tally/Cycle", first, changes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zone, bucket := cycle(t)
 	coll := "idle" + emulatortest.ID(t)
 	layout := core.Default()
+	var err error
 	if layout.Docs, err = core.ParseCounts(coll + ":views,views_h=views per hour keep 20"); err != nil {
 		t.Fatal(err)
 	}
@@ -42,15 +38,6 @@ func TestWindowsAfterAnIdleSpell(t *testing.T) {
 		if _, err := fs.Doc(p).Create(ctx, map[string]any{"title": "a post"}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	bucket := func(at time.Time) time.Time { // the start of at's bucket, as the zone's changes place it
-		var start time.Time
-		for _, ch := range changes {
-			if !ch.At.After(at) {
-				start = ch.At
-			}
-		}
-		return start
 	}
 	nextBucket := func() { time.Sleep(time.Until(bucket(time.Now()).Add(3*time.Second + 100*time.Millisecond))) }
 	truth := map[string]map[time.Time]int64{idle: {}, late: {}}

@@ -101,9 +101,16 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 	if err := c.layout.CheckName(id); err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
+	return c.reconcile(ctx, id, nil)
+}
+
+// reconcile is Reconcile, from what k knows of id, if not nil: the
+// document, its shards' sum and which shards exist, as a part of
+// Reconcile reads them for all its counters at once (readAndSum).
+func (c *Client) reconcile(ctx context.Context, id string, k *core.Known) ([]Drift, error) {
 	fctx, cancel := c.boundFold(ctx)
 	defer cancel()
-	ds, err := c.folder.Reconcile(fctx, id)
+	ds, err := c.folder.ReconcileKnown(fctx, id, k)
 	if err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
@@ -111,13 +118,22 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 	if keep == 0 {
 		return ds, nil
 	}
-	life, err := c.life(ctx, id)
-	if err != nil {
-		return ds, fmt.Errorf("counter: reconcile %s: %w", id, err)
-	}
-	extra, err := c.extraShards(ctx, id, life, keep)
-	if err != nil {
-		return ds, err
+	var life string
+	var extra []int
+	if k != nil {
+		life = k.Parent.Life
+		for _, n := range k.Shards {
+			if n >= keep {
+				extra = append(extra, n)
+			}
+		}
+	} else {
+		if life, err = c.life(ctx, id); err != nil {
+			return ds, fmt.Errorf("counter: reconcile %s: %w", id, err)
+		}
+		if extra, err = c.extraShards(ctx, id, life, keep); err != nil {
+			return ds, err
+		}
 	}
 	for i := range ds {
 		ds[i].Extra = len(extra)
@@ -149,11 +165,19 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(Drift, error)) er
 		return err
 	}
 	failed := 0
+	var known map[string]*core.Known
 	for i, name := range names {
 		if ctx.Err() != nil {
 			return fmt.Errorf("counter: reconcile: %d of %d counters not tried: %w", len(names)-i, len(names), ctx.Err())
 		}
-		ds, err := c.Reconcile(ctx, name)
+		if i%DefaultPartSize == 0 {
+			// A part's counters read, and their shards summed, at once
+			// (see RunPart); a counter left out is read on its own.
+			rctx, cancel := c.bound(ctx, 4)
+			known, _ = c.readAndSum(rctx, names[i:min(i+DefaultPartSize, len(names))])
+			cancel()
+		}
+		ds, err := c.reconcile(ctx, name, known[name])
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted meanwhile, or a document without a parent
 		}

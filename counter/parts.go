@@ -1,6 +1,7 @@
 package counter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -207,11 +208,17 @@ func (c *Client) eachCounter(ctx context.Context, from *Cursor, deadline time.Ti
 	return nil, nil
 }
 
+// listPage is how many counters the guide layout's listing asks for a
+// page at a time.
+const listPage = 10 * DefaultPartSize
+
 // eachParent calls add with each parent of the collection of counters,
 // from the page from names, until late says so at the end of a page.
 func (c *Client) eachParent(ctx context.Context, from *Cursor, late func() bool, add func(string) error) (*Cursor, error) {
 	it := c.fs.Collection(c.layout.Collection).DocumentRefs(ctx)
-	it.PageInfo().MaxSize = c.page
+	// Pages of ten parts' names: the emulator's every page costs a scan of
+	// all it holds, and its pages are small unless asked.
+	it.PageInfo().MaxSize = cmp.Or(c.page, listPage)
 	if from != nil {
 		it.PageInfo().Token = from.Token
 	}

@@ -37,7 +37,10 @@ func (c *Client) RunPart(ctx context.Context, p Part, report func(name string, e
 	if p.After != nil {
 		return rep, errors.New("counter: a part that goes on with a listing is for Split")
 	}
-	run := c.reconcileOne
+	run, err := c.reconcileAll(ctx, p)
+	if err != nil {
+		return rep, err
+	}
 	if p.Job == JobWindows {
 		parents, err := c.readDue(ctx, p.Names)
 		if err != nil {
@@ -90,10 +93,23 @@ func (c *Client) CheckPart(p Part) error {
 	return nil
 }
 
-// reconcileOne reconciles the counter name, for a part of Reconcile.
-func (c *Client) reconcileOne(ctx context.Context, name string) (bool, []Drift, error) {
-	ds, err := c.Reconcile(ctx, name)
-	return err == nil, ds, err
+// reconcileAll reads the counters of a part of Reconcile and sums their
+// shards, all at once (readAndSum), and returns what
+// reconciles one of them from that.
+func (c *Client) reconcileAll(ctx context.Context, p Part) (func(context.Context, string) (bool, []Drift, error), error) {
+	if p.Job != JobReconcile {
+		return nil, nil
+	}
+	rctx, cancel := c.bound(ctx, 2+2*len(p.Names)/DefaultPartSize)
+	defer cancel()
+	known, err := c.readAndSum(rctx, p.Names)
+	if err != nil {
+		return nil, fmt.Errorf("counter: part %d of %s: %w", p.Seq, p.ID(), err)
+	}
+	return func(ctx context.Context, name string) (bool, []Drift, error) {
+		ds, err := c.reconcile(ctx, name, known[name])
+		return err == nil, ds, err
+	}, nil
 }
 
 // readDue reads the documents names as the boundary job's fold starts

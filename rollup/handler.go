@@ -53,7 +53,9 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.Spacing <= 0 {
 		cfg.Spacing = core.DefaultSpacing
 	}
-	t := newTracker(core.NewFolder(client, cfg.Layout, cfg.Spacing), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
+	folder := core.NewFolder(client, cfg.Layout, cfg.Spacing)
+	folder.SetDefaultShards(cfg.Grow.Default)
+	t := newTracker(folder, time.Now, cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},

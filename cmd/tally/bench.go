@@ -42,7 +42,8 @@ func benchCommand() *cobra.Command {
 			"against the truth, and what increments and the boundary job cost.\n\n" +
 			"With --windows --due N,... it measures instead the boundary job over N due documents,\n" +
 			"its parts run --parts at a time (1, 4 and 16), and Reconcile over them: documents a\n" +
-			"second, and operations per document.",
+			"second, and operations per document; with --pubsub, also the job end to end, its\n" +
+			"parts pushed by the Pub/Sub emulator to serve's Reconcile?part.",
 		Args: exactArgs(0, "no arguments"),
 	}
 	b := &benchFlags{o: bench.Options{Setup: bench.Setup{Project: stack.DefaultProject}}}
@@ -64,6 +65,7 @@ type benchFlags struct {
 	existing, boundaries                int
 	due, parallel                       []int
 	budget                              time.Duration
+	pubsub                              bool
 	modes, jsonPath, chartPath, logPath string
 	soak                                time.Duration
 }
@@ -94,6 +96,7 @@ func (b *benchFlags) runners(f *pflag.FlagSet) {
 	f.IntSliceVar(&b.due, "due", nil, "with --windows, instead of the load: the boundary job over this many due documents (a list: a run each, on an emulator of its own), its parts run --parts at a time, then Reconcile over them")
 	f.IntSliceVar(&b.parallel, "parts", []int{1, 4, 16}, "with --due: how many parts run at once, as invocations do (a list: a run each)")
 	f.DurationVar(&b.budget, "budget", 0, "with --due: stop each job's run after this long, and report what it moved by then (0: none)")
+	f.BoolVar(&b.pubsub, "pubsub", false, "with --due: also run the boundary job end to end, as deployed: serve's Reconcile lists, and the Pub/Sub emulator pushes each part to its Reconcile?part")
 	f.StringVar(&b.modes, "modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
 	f.DurationVar(&b.soak, "soak", 0, "instead of the modes, soak tally serve's stack for this long while pausing the emulator, killing a Rollup instance and duplicating and delaying events; defaults then: --concurrency 64 --counters 5 --instances 3 --rate 300")
 }
@@ -147,7 +150,7 @@ func (b *benchFlags) run(cmd *cobra.Command) error {
 	case b.soak > 0:
 		return runSoak(ctx, cmd, b.o, b.soak, bars, b.jsonPath, logs)
 	case b.windows && len(b.due) > 0:
-		return runJobs(ctx, cmd, bench.JobsOptions{Setup: b.o.Setup, Due: b.due, Parallel: b.parallel, Budget: b.budget}, bars, b.jsonPath)
+		return runJobs(ctx, cmd, bench.JobsOptions{Setup: b.o.Setup, Due: b.due, Parallel: b.parallel, Budget: b.budget, PubSub: b.pubsub}, bars, b.jsonPath)
 	case b.windows:
 		return runWindows(ctx, cmd, b.windowsOptions(cmd), bars, b.jsonPath)
 	case b.aggregate:

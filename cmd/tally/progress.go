@@ -50,7 +50,7 @@ func (g *progress) phase(ph bench.Phase) {
 	}
 	if g.p == nil {
 		if ph.Done {
-			fmt.Fprintf(g.out, "%-15s %5.1fs of at most %v  %s\n", ph.Name, ph.Elapsed.Seconds(), ph.Bound, ph.Detail)
+			fmt.Fprintf(g.out, "%-15s %s  %s\n", ph.Name, took(ph.Elapsed.Milliseconds(), ph.Bound), ph.Detail)
 		}
 		return
 	}
@@ -66,13 +66,18 @@ func (g *progress) phase(ph bench.Phase) {
 		g.bar = g.p.AddBar(0,
 			mpb.PrependDecorators(decor.Name(fmt.Sprintf("%-15s", ph.Name))),
 			mpb.AppendDecorators(decor.Any(func(st decor.Statistics) string {
-				return fmt.Sprintf("%5.1fs of at most %v  %s", float64(st.Current)/1000, bound, note.Load())
+				return fmt.Sprintf("%s  %s", took(st.Current, bound), note.Load())
 			})),
 		)
 		g.bar.SetTotal(max(1, bound.Milliseconds()), false)
 	}
 	g.note.Store(ph.Detail)
-	g.bar.SetCurrent(min(ph.Elapsed.Milliseconds(), ph.Bound.Milliseconds()))
+	if ph.Bound > 0 {
+		g.bar.SetCurrent(min(ph.Elapsed.Milliseconds(), ph.Bound.Milliseconds()))
+	} else { // no bound: the bar runs full, and the time says how long
+		g.bar.SetTotal(ph.Elapsed.Milliseconds()+1, false)
+		g.bar.SetCurrent(ph.Elapsed.Milliseconds())
+	}
 	if ph.Done {
 		g.finish()
 	}
@@ -94,4 +99,13 @@ func (g *progress) wait() {
 	if g.p != nil {
 		g.p.Wait()
 	}
+}
+
+// took is how long a phase has run, ms milliseconds, against its bound if
+// it has one.
+func took(ms int64, bound time.Duration) string {
+	if bound <= 0 {
+		return fmt.Sprintf("%5.1fs", float64(ms)/1000)
+	}
+	return fmt.Sprintf("%5.1fs of at most %v", float64(ms)/1000, bound)
 }

@@ -56,8 +56,11 @@
 // crosses, and the parts of aggregates it refolds), and Write decides and
 // commits. Rollup's folds start from a sum of the shards, an event's
 // counts, or a creation's zeros; the boundary job's from a sum just before
-// a bucket's start (sweep.go); Fold's, for Reset and Reconcile, from a sum
-// now.
+// a bucket's start (sweep.go: of a document on one shard, its shard 0 read
+// by key at that time, oneshard.go); Fold's, for Reset and Reconcile, from
+// a sum now, or, for a part of Reconcile, from what package counter read
+// of all its documents in one batch and summed of all their shards with
+// one query (Known, FoldKnown).
 //
 // # Counts by time
 //

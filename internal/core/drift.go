@@ -23,7 +23,12 @@ type Drift struct {
 // Reconcile is a fold now: it sets each of id's counts to its shards' sum
 // and reports, for each, how far it had drifted from it.
 func (f *Folder) Reconcile(ctx context.Context, id string) ([]Drift, error) {
-	fold, err := f.Fold(ctx, id)
+	return f.ReconcileKnown(ctx, id, nil)
+}
+
+// ReconcileKnown is Reconcile, from what k knows of id (see FoldKnown).
+func (f *Folder) ReconcileKnown(ctx context.Context, id string, k *Known) ([]Drift, error) {
+	fold, err := f.FoldKnown(ctx, id, k)
 	if err != nil {
 		return nil, fmt.Errorf("core: reconcile %s: %w", id, err)
 	}

@@ -31,6 +31,7 @@ type Folder struct {
 	client     *firestore.Client
 	layout     Layout
 	spacing    time.Duration
+	defaults   int         // shards of a counted document without num_shards (SetDefaultShards)
 	noReadTime atomic.Bool // the client reports no aggregation read times
 }
 
@@ -50,7 +51,18 @@ func (f *Folder) Spacing() time.Duration { return f.spacing }
 // NewFolder returns a Folder for counters in client's database, writing each
 // parent at most once per fold spacing.
 func NewFolder(client *firestore.Client, l Layout, spacing time.Duration) *Folder {
-	return &Folder{client: client, layout: l, spacing: spacing}
+	return &Folder{client: client, layout: l, spacing: spacing, defaults: DefaultShards}
+}
+
+// SetDefaultShards says how many shards a counted document without
+// num_shards has (TALLY_DEFAULT_SHARDS; DefaultShards if n < 1), as
+// Increment and Rollup are told: a fold reads such a document's counts
+// on shard 0 alone only if that is 1 (see Parent.Whole).
+func (f *Folder) SetDefaultShards(n int) {
+	if n < 1 {
+		n = DefaultShards
+	}
+	f.defaults = n
 }
 
 // Sum is sum() over a counter's shards at one read time, for each of its
@@ -252,10 +264,18 @@ func (f *Folder) waitSpacing(ctx context.Context, p Parent) (waited bool, err er
 // bounds the whole. A missing parent is ErrNoCounter. The outcome's
 // Before is the counts when first read.
 func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
+	return f.FoldKnown(ctx, id, nil)
+}
+
+// FoldKnown is Fold, starting from what k knows of id, if not nil and
+// the document exists: its first step neither reads the document nor
+// sums its shards; any step after reads and sums, as Fold's do.
+func (f *Folder) FoldKnown(ctx context.Context, id string, k *Known) (Outcome, error) {
 	var first *Outcome
 	var since time.Time // the first step's read time: every part is refolded at or after it
 	for {
-		p, err := f.Read(ctx, id)
+		p, s, err := f.readSum(ctx, id, k)
+		k = nil
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -277,17 +297,20 @@ func (f *Folder) Fold(ctx context.Context, id string) (Outcome, error) {
 		} else if waited {
 			continue
 		}
-		s, err := f.sumAt(ctx, id, p.Life, p.Anchor)
-		if err != nil {
-			return Outcome{}, err
+		if s == nil {
+			sum, err := f.sumAt(ctx, id, p.Life, p.Anchor)
+			if err != nil {
+				return Outcome{}, err
+			}
+			s = &sum
 		}
 		if since.IsZero() {
 			since = s.At
 		}
-		if err := f.Gather(ctx, id, p, &s, f.partsBefore(id, p, since), s.At, time.Now()); err != nil {
+		if err := f.Gather(ctx, id, p, s, f.partsBefore(id, p, since), s.At, time.Now()); err != nil {
 			return Outcome{}, err
 		}
-		fold, next, err := f.Write(ctx, id, p, s, 0)
+		fold, next, err := f.Write(ctx, id, p, *s, 0)
 		if errors.Is(err, ErrStale) {
 			continue
 		}
@@ -317,4 +340,16 @@ func (f *Folder) partsBefore(id string, p Parent, since time.Time) []aggregate.C
 		}
 	}
 	return out
+}
+
+// readSum is a fold step's document, and its sum if k knows it: k's, if
+// not nil and the document exists; otherwise the document read now, and
+// no sum.
+func (f *Folder) readSum(ctx context.Context, id string, k *Known) (Parent, *Sum, error) {
+	if k != nil && k.Parent.Exists {
+		s := k.Sum
+		return k.Parent, &s, nil
+	}
+	p, err := f.Read(ctx, id)
+	return p, nil, err
 }

@@ -1,9 +1,13 @@
 package core
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // A counter on one shard, and a fold with no read. See the package guide:
@@ -110,4 +114,46 @@ func (p Parent) OneShard(l Layout, defaults int) bool {
 // and none is due on another shard.
 func (p Parent) Whole(l Layout, defaults int, at time.Time) bool {
 	return p.OneShard(l, defaults) && p.OneSince.Before(at)
+}
+
+// sumWhole is the sum of id's counts at the read time at, for a fold onto
+// p: if p had one shard already before at (Parent.Whole), shard 0 held the
+// whole counts then, and it is read by its key, at at; otherwise, and if
+// shard 0 holds a count that is no integer, the aggregation's (sumAt).
+// Both cost one read on Firestore; a read by key costs the same however
+// many documents the database holds, where a query's scan on the emulator
+// grows with them.
+func (f *Folder) sumWhole(ctx context.Context, id string, p Parent, at time.Time) (Sum, error) {
+	if !p.Whole(f.layout, f.defaults, at) {
+		return f.sumAt(ctx, id, p.Life, at)
+	}
+	s, ok, err := f.shardZeroAt(ctx, id, p.Life, at)
+	if err != nil || ok {
+		return s, err
+	}
+	return f.sumAt(ctx, id, p.Life, at) // let the aggregation say what it holds
+}
+
+// shardZeroAt reads shard 0 of id's life by its key at the read time at,
+// as the sum of a counter that had one shard then: false if a count it
+// holds is no integer.
+func (f *Folder) shardZeroAt(ctx context.Context, id, life string, at time.Time) (Sum, bool, error) {
+	s := newSum(at, life, len(f.layout.Counts(id)))
+	ref := f.layout.Shard(f.client, id, life, 0)
+	var snap *firestore.DocumentSnapshot
+	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		var err error
+		if snap, err = tx.Get(ref); status.Code(err) == codes.NotFound {
+			return nil
+		}
+		return err
+	}, firestore.ReadOnly, firestore.TransactionReadTime(s.At))
+	if err != nil {
+		return Sum{}, false, fmt.Errorf("core: shard 0 of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
+	}
+	if snap == nil || !snap.Exists() {
+		return s, true, nil // no shard: nothing counted
+	}
+	k := Known{Sum: s}
+	return k.Sum, k.Add(f.layout.Counts(id), snap), nil
 }

@@ -77,7 +77,12 @@ func (f *Folder) Due(ctx context.Context, now time.Time) ([]Due, error) {
 // EachDocument calls do with each document q finds, in order, until do
 // says to stop (false) or fails.
 func EachDocument(ctx context.Context, q firestore.Query, do func(*firestore.DocumentSnapshot) (bool, error)) error {
-	it := q.Documents(ctx)
+	return Each(q.Documents(ctx), do)
+}
+
+// Each is EachDocument over the documents of it, a query's in a
+// transaction among others, which it stops.
+func Each(it *firestore.DocumentIterator, do func(*firestore.DocumentSnapshot) (bool, error)) error {
 	defer it.Stop()
 	for {
 		snap, err := it.Next()
@@ -193,7 +198,7 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outc
 		} else if waited {
 			continue
 		}
-		s, err := f.sumAt(ctx, name, p.Life, at)
+		s, err := f.sumWhole(ctx, name, p, at)
 		if err != nil {
 			return Outcome{}, err
 		}

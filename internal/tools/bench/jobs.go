@@ -13,6 +13,7 @@ import (
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/opcount"
+	"github.com/tallycounters/tally/setup"
 )
 
 // JobsOptions configures RunJobs.
@@ -24,6 +25,9 @@ type JobsOptions struct {
 	// Budget, if not 0, bounds each job's run: its parts stop when it
 	// ends, and the run reports what they moved by then, and how fast.
 	Budget time.Duration
+	// PubSub: for each count of due documents, also run the boundary job
+	// end to end, through the local stack and Pub/Sub (pubsubOn).
+	PubSub bool
 }
 
 // RunJobs measures the boundary job and Reconcile over many documents:
@@ -69,6 +73,13 @@ func jobsOn(ctx context.Context, o JobsOptions, n int) ([]report.JobRun, error) 
 			return runs, err
 		}
 	}
+	if o.PubSub {
+		r, err := pubsubOn(ctx, o, n)
+		runs = append(runs, r)
+		if err != nil {
+			return runs, err
+		}
+	}
 	return runs, nil
 }
 
@@ -95,7 +106,10 @@ func jobOn(ctx context.Context, o JobsOptions, n, parallel int, reconcile bool) 
 		return nil, err
 	}
 	ops.Reset()
-	r := runJob(ctx, c, counter.JobWindows, parallel, o.PartSize, o.Budget, ops, o.progress)
+	progress := func(name, detail string, elapsed time.Duration, done bool) { // named apart from the same run at other sizes
+		o.progress(fmt.Sprintf("%d due: %s", n, name), detail, elapsed, done)
+	}
+	r := runJob(ctx, c, counter.JobWindows, parallel, o.PartSize, o.Budget, ops, progress)
 	r.Due = n
 	rest, err := c.Split(ctx, counter.Part{Job: counter.JobWindows, At: time.Now(), Seq: 1}, n+1, time.Time{}, func(counter.Part) error { return nil })
 	if err != nil {
@@ -105,7 +119,7 @@ func jobOn(ctx context.Context, o JobsOptions, n, parallel int, reconcile bool) 
 	runs := []report.JobRun{r}
 	if reconcile {
 		ops.Reset()
-		runs = append(runs, runJob(ctx, c, counter.JobReconcile, parallel, o.PartSize, o.Budget, ops, o.progress))
+		runs = append(runs, runJob(ctx, c, counter.JobReconcile, parallel, o.PartSize, o.Budget, ops, progress))
 	}
 	return runs, nil
 }
@@ -121,7 +135,7 @@ func (o JobsOptions) progress(name, detail string, elapsed time.Duration, done b
 // parallel at a time, and measures it.
 func runJob(ctx context.Context, c *counter.Client, job string, parallel, size int, budget time.Duration, ops *opcount.Ops,
 	progress func(string, string, time.Duration, bool)) report.JobRun {
-	r := report.JobRun{Job: job, Parallel: parallel}
+	r := report.JobRun{Job: job, Parallel: parallel, Fanout: setup.FanoutInProcess}
 	name := fmt.Sprintf("%s, %d at once", job, parallel)
 	began := time.Now()
 	run := ctx
@@ -178,24 +192,65 @@ func runJob(ctx context.Context, c *counter.Client, job string, parallel, size i
 }
 
 // dueCounters makes n counters in collection coll, each with a shard of
-// 1 and a window of minutes, folded in this minute, and returns when the
+// 1 and a window of minutes, folded in one minute, and returns when the
 // next minute starts and every one is due, with a client of their
 // layout. One counter is folded; the others are its copies, made at once
-// (as many folds would take the emulator minutes).
+// (as many folds would take the emulator minutes): their shards first,
+// then the fold and its copies, each written in the minute its fold is
+// of, as a fold writes its counter (from the next minute's start, if too
+// little of this one is left). If the copies take past that minute, it
+// says how many did.
 func dueCounters(ctx context.Context, fs *firestore.Client, coll string, n int, progress func(string, string, time.Duration, bool)) (*counter.Client, error) {
-	env := map[string]string{core.EnvCollection: coll, core.EnvCounts: coll + ":total_m=total per minute keep 10"}
+	env := jobsEnv(coll)
 	l, err := core.LayoutFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		return nil, err
 	}
 	began := time.Now()
-	if time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)) < 40*time.Second {
-		// Too little of this minute is left to make them in it.
-		if err := sleepUntil(ctx, time.Now().Truncate(time.Minute).Add(time.Minute)); err != nil {
+	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), Spacing: time.Second})
+	if err := writeAll(ctx, fs, n, func(bw *firestore.BulkWriter, id string) error {
+		_, err := bw.Set(l.Shard(fs, id, "", 0), map[string]any{l.ShardField: int64(1)})
+		return err
+	}, func(i int) { progress("setup "+coll, fmt.Sprintf("%d of %d shards", i, n), time.Since(began), false) }); err != nil {
+		return nil, err
+	}
+	if next := time.Now().Truncate(time.Minute).Add(time.Minute); time.Until(next) < time.Since(began)+10*time.Second {
+		// The copies take about as long as the shards took: too little of
+		// this minute is left to make them in it.
+		if err := sleepUntil(ctx, next); err != nil {
 			return nil, err
 		}
 	}
-	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), Spacing: time.Second})
+	snap, err := foldOne(ctx, fs, l, c)
+	if err != nil {
+		return nil, err
+	}
+	minute, onTime := snap.UpdateTime.Truncate(time.Minute), 0
+	if err := writeAll(ctx, fs, n, func(bw *firestore.BulkWriter, id string) error {
+		_, err := bw.Set(l.Counter(fs, id), snap.Data())
+		return err
+	}, func(done int) {
+		if !time.Now().Truncate(time.Minute).After(minute) {
+			onTime = done
+		}
+		progress("setup "+coll, fmt.Sprintf("%d of %d counters", done, n), time.Since(began), false)
+	}); err != nil {
+		return nil, err
+	}
+	detail := fmt.Sprintf("%d counters, due at the next minute", n)
+	if late := n - onTime; late > 0 {
+		detail += fmt.Sprintf(" (at most %d written past their fold's minute: their move reads their counts at each start crossed by aggregation)", late)
+	}
+	progress("setup "+coll, detail, time.Since(began), true)
+	if err := sleepUntil(ctx, time.Now().Truncate(time.Minute).Add(time.Minute+time.Second)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// foldOne makes, increments and folds a counter "t" of l, reads it and
+// deletes it and its shard: what a fold writes, for copies.
+func foldOne(ctx context.Context, fs *firestore.Client, l core.Layout, c *counter.Client) (*firestore.DocumentSnapshot, error) {
 	if err := c.Create(ctx, "t", 1); err != nil {
 		return nil, err
 	}
@@ -209,29 +264,35 @@ func dueCounters(ctx context.Context, fs *firestore.Client, coll string, n int, 
 	if err != nil {
 		return nil, err
 	}
-	bw := fs.BulkWriter(ctx)
-	for i := range n {
-		id := fmt.Sprintf("d%07d", i)
-		if _, err := bw.Set(l.Counter(fs, id), snap.Data()); err != nil {
-			return nil, err
-		}
-		if _, err := bw.Set(l.Shard(fs, id, "", 0), map[string]any{l.ShardField: int64(1)}); err != nil {
-			return nil, err
-		}
-		if i%5000 == 0 {
-			progress("setup "+coll, fmt.Sprintf("%d of %d counters", i, n), time.Since(began), false)
-		}
-	}
-	bw.End()
 	if _, err := l.Counter(fs, "t").Delete(ctx); err != nil {
 		return nil, err
 	}
 	if _, err := l.Shard(fs, "t", "", 0).Delete(ctx); err != nil {
 		return nil, err
 	}
-	progress("setup "+coll, fmt.Sprintf("%d counters, due at the next minute", n), time.Since(began), true)
-	if err := sleepUntil(ctx, time.Now().Truncate(time.Minute).Add(time.Minute+time.Second)); err != nil {
-		return nil, err
+	return snap, nil
+}
+
+// writeAll writes, with one bulk writer, what write writes for each of n
+// counters d0000000, d0000001, ..., and tells written how many are, every
+// 5,000 and at the end.
+func writeAll(ctx context.Context, fs *firestore.Client, n int, write func(*firestore.BulkWriter, string) error, written func(int)) error {
+	bw := fs.BulkWriter(ctx)
+	defer bw.End()
+	for i := range n {
+		if err := write(bw, fmt.Sprintf("d%07d", i)); err != nil {
+			return err
+		}
+		if (i+1)%5000 == 0 || i == n-1 {
+			bw.Flush()
+			written(i + 1)
+		}
 	}
-	return c, nil
+	return nil
+}
+
+// jobsEnv is the configuration of the counters in coll that the jobs'
+// bench makes due: a window of minutes.
+func jobsEnv(coll string) map[string]string {
+	return map[string]string{core.EnvCollection: coll, core.EnvCounts: coll + ":total_m=total per minute keep 10"}
 }

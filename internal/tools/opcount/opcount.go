@@ -15,8 +15,8 @@ import (
 )
 
 // Ops counts the Firestore operations clients were billed for: documents
-// read (gets, queries; an aggregation query is one read per 1,000 index
-// entries it scans, at least one) and documents written (each write in a
+// read (gets, queries, listings; an aggregation query is one read per
+// 1,000 index entries it scans, at least one) and documents written (each write in a
 // commit), and of those, the deletes. It also counts the writes of commits
 // that failed (a compare-and-set whose precondition failed, among others),
 // which Firestore's pricing pages do not say whether it bills. OnCommit, if
@@ -55,6 +55,9 @@ func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	if _, ok := req.(*firestorepb.BeginTransactionRequest); ok && err == nil {
 		o.transactions.Add(1)
+	}
+	if r, ok := reply.(*firestorepb.ListDocumentsResponse); ok && err == nil {
+		o.reads.Add(int64(len(r.GetDocuments()))) // a listing reads each document it names
 	}
 	if c, ok := req.(*firestorepb.CommitRequest); ok {
 		if err != nil {

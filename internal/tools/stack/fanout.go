@@ -85,9 +85,10 @@ func (s *Stack) subscribe(ctx context.Context) error {
 	return pubsubemu.Push(ctx, c, s.o.Config.Project, PartsTopic, PartsSubscription, s.FunctionsURL+"/Reconcile?part", partsAckDeadline)
 }
 
-// startJob starts job (?windows for the boundary job, "" for Reconcile)
-// as a scheduler does, with a POST to Reconcile, and returns its answer.
-func (s *Stack) startJob(ctx context.Context, query string) (int, []byte) {
+// StartJob starts a job as the scheduler does: a POST to Reconcile with
+// query ("?windows" for the boundary job, "" for Reconcile), whose
+// status and answer it returns.
+func (s *Stack) StartJob(ctx context.Context, query string) (int, []byte) {
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/Reconcile"+query, nil)
 	rec := httptest.NewRecorder()
 	s.Functions.Reconcile.ServeHTTP(rec, req)

@@ -79,6 +79,10 @@ type Options struct {
 	// the functions' port (the functions keep their paths): the app and
 	// Increment share an origin.
 	AppDir string
+	// ManualJobs: the stack neither folds every counter as it starts and
+	// stops (settle) nor runs the boundary job at each start of a bucket:
+	// the jobs run only when asked (StartJob), as a bench of them wants.
+	ManualJobs bool
 }
 
 // Stack is a running local tally.
@@ -234,14 +238,16 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	mux.HandleFunc("/demo.js", demoJS)
 	mux.HandleFunc(LocalConfigPath, s.localConfig)
 	s.serve(fl, s.gate(mux))
-	if s.Settled, s.Unsettled, err = s.settle(ctx); err != nil {
-		return nil, err
+	if !o.ManualJobs {
+		if s.Settled, s.Unsettled, err = s.settle(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if o.ExternalHost != "" {
 		s.watching, s.watched = make(chan struct{}), make(chan struct{})
 		go s.watch()
 	}
-	if unit := o.Config.Layout.SmallestUnit(); unit != "" {
+	if unit := o.Config.Layout.SmallestUnit(); unit != "" && !o.ManualJobs {
 		s.moving, s.moved = make(chan struct{}), make(chan struct{})
 		go s.moveWindows(unit, s.moving, s.moved)
 	}
@@ -455,7 +461,7 @@ func (s *Stack) Stop(ctx context.Context) error {
 		}
 	}
 	settled := false
-	if up {
+	if up && !s.o.ManualJobs {
 		if _, failed, err := s.settle(ctx); err != nil {
 			errs = append(errs, err)
 		} else if len(failed) > 0 {

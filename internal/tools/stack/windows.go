@@ -36,7 +36,7 @@ func (s *Stack) moveWindows(unit calendar.Unit, stop <-chan struct{}, done chan<
 func (s *Stack) moveOnce() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	code, body := s.startJob(ctx, "?windows")
+	code, body := s.StartJob(ctx, "?windows")
 	if code != http.StatusOK {
 		s.o.Logger.Error("stack: the boundary job", "status", code, "answer", string(body))
 		return

@@ -20,6 +20,7 @@ type JobRun struct {
 	Job      string  `json:"job"` // windows or reconcile
 	Due      int     `json:"due"`
 	Parallel int     `json:"parallel"` // parts run at once: invocations
+	Fanout   string  `json:"fanout"`   // in-process: parts run Parallel at a time by the bench; pubsub: pushed to the stack's Reconcile?part
 	Parts    int     `json:"parts"`
 	Moved    int     `json:"moved"`
 	Failed   int     `json:"failed"`
@@ -38,8 +39,12 @@ func (r *Jobs) WriteTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "job\tdue\tparts at once\tparts\tmoved\tfailed\tleft due\tlisting\ttook\tdocs/s\treads/doc\twrites/doc\t\n")
 	for _, x := range r.Runs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f s\t%.1f s\t%.0f\t%.2f\t%.2f\t\n", x.Job, x.Due, x.Parallel, x.Parts,
-			x.Moved, x.Failed, x.Left, x.ListMS/1000, x.TookMS/1000, x.DocsPerS, x.Reads, x.Writes)
+		at, reads, writes := fmt.Sprint(x.Parallel), fmt.Sprintf("%.2f", x.Reads), fmt.Sprintf("%.2f", x.Writes)
+		if x.Fanout == "pubsub" {
+			at, reads, writes = "Pub/Sub", "-", "-" // the functions' operations are not counted
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%.1f s\t%.1f s\t%.0f\t%s\t%s\t\n", x.Job, x.Due, at, x.Parts,
+			x.Moved, x.Failed, x.Left, x.ListMS/1000, x.TookMS/1000, x.DocsPerS, reads, writes)
 	}
 	tw.Flush()
 	for _, x := range r.Runs {
