@@ -21,11 +21,14 @@ import (
 // holds. A document whose sum its shards' values cannot tell (one holds a
 // count that is no integer, or the sum passes int64), or that is missing,
 // or was folded at that read time or later, is left out: a fold reads and
-// sums it on its own.
+// sums it on its own. Its two calls take two of the Timeout, and more
+// for more than a part's names.
 func (c *Client) readAndSum(ctx context.Context, names []string) (map[string]*core.Known, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
+	ctx, cancel := c.bound(ctx, 2+2*len(names)/DefaultPartSize)
+	defer cancel()
 	refs := make([]*firestore.DocumentRef, len(names))
 	for i, n := range names {
 		refs[i] = c.layout.Counter(c.fs, n)
@@ -85,7 +88,7 @@ func (c *Client) sumAll(ctx context.Context, first, last string, known map[strin
 			}
 			if k := known[name]; k != nil && life == k.Parent.Life && !unknown[name] {
 				k.Shards = append(k.Shards, n)
-				unknown[name] = !k.Add(c.layout.Counts(name), snap)
+				unknown[name] = !k.Sum.Add(c.layout.Counts(name), snap)
 			}
 			return true, nil
 		})

@@ -173,9 +173,7 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(Drift, error)) er
 		if i%DefaultPartSize == 0 {
 			// A part's counters read, and their shards summed, at once
 			// (see RunPart); a counter left out is read on its own.
-			rctx, cancel := c.bound(ctx, 4)
-			known, _ = c.readAndSum(rctx, names[i:min(i+DefaultPartSize, len(names))])
-			cancel()
+			known, _ = c.readAndSum(ctx, names[i:min(i+DefaultPartSize, len(names))])
 		}
 		ds, err := c.reconcile(ctx, name, known[name])
 		if errors.Is(err, ErrNotFound) {

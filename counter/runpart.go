@@ -100,9 +100,7 @@ func (c *Client) reconcileAll(ctx context.Context, p Part) (func(context.Context
 	if p.Job != JobReconcile {
 		return nil, nil
 	}
-	rctx, cancel := c.bound(ctx, 2+2*len(p.Names)/DefaultPartSize)
-	defer cancel()
-	known, err := c.readAndSum(rctx, p.Names)
+	known, err := c.readAndSum(ctx, p.Names)
 	if err != nil {
 		return nil, fmt.Errorf("counter: part %d of %s: %w", p.Seq, p.ID(), err)
 	}

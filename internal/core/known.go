@@ -20,21 +20,20 @@ type Known struct {
 	Shards []int
 }
 
-// Add adds a shard's counts into k's sum, as sum() and count() over the
-// shards holding each would; false if one is no integer, or the sum
-// passes int64.
-func (k *Known) Add(counts []Count, snap *firestore.DocumentSnapshot) bool {
+// Add adds a shard's counts into s, as sum() and count() over the shards
+// holding each would: false if one is no integer, or the sum passes int64.
+func (s *Sum) Add(counts []Count, snap *firestore.DocumentSnapshot) bool {
 	for i, c := range counts {
 		v, err := snap.DataAt(c.Shard)
 		if err != nil || v == nil {
 			continue
 		}
 		n, ok := v.(int64)
-		if !ok || n > 0 && k.Sum.Values[i] > math.MaxInt64-n || n < 0 && k.Sum.Values[i] < math.MinInt64-n {
+		if !ok || n > 0 && s.Values[i] > math.MaxInt64-n || n < 0 && s.Values[i] < math.MinInt64-n {
 			return false
 		}
-		k.Sum.Values[i] += n
-		k.Sum.Shards[i]++
+		s.Values[i] += n
+		s.Shards[i]++
 	}
 	return true
 }

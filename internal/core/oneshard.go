@@ -117,29 +117,28 @@ func (p Parent) Whole(l Layout, defaults int, at time.Time) bool {
 }
 
 // sumWhole is the sum of id's counts at the read time at, for a fold onto
-// p: if p had one shard already before at (Parent.Whole), shard 0 held the
-// whole counts then, and it is read by its key, at at; otherwise, and if
-// shard 0 holds a count that is no integer, the aggregation's (sumAt).
-// Both cost one read on Firestore; a read by key costs the same however
-// many documents the database holds, where a query's scan on the emulator
-// grows with them.
+// p: shard 0's, read by key, where it held them all (wholeAt); otherwise
+// the aggregation's (sumAt). Both cost one read on Firestore; a read by
+// key costs the same however many documents the database holds, where a
+// query's scan on the emulator grows with them.
 func (f *Folder) sumWhole(ctx context.Context, id string, p Parent, at time.Time) (Sum, error) {
-	if !p.Whole(f.layout, f.defaults, at) {
-		return f.sumAt(ctx, id, p.Life, at)
-	}
-	s, ok, err := f.shardZeroAt(ctx, id, p.Life, at)
-	if err != nil || ok {
+	if s, ok, err := f.wholeAt(ctx, id, p, at); err != nil || ok {
 		return s, err
 	}
-	return f.sumAt(ctx, id, p.Life, at) // let the aggregation say what it holds
+	return f.sumAt(ctx, id, p.Life, at)
 }
 
-// shardZeroAt reads shard 0 of id's life by its key at the read time at,
-// as the sum of a counter that had one shard then: false if a count it
-// holds is no integer.
-func (f *Folder) shardZeroAt(ctx context.Context, id, life string, at time.Time) (Sum, bool, error) {
-	s := newSum(at, life, len(f.layout.Counts(id)))
-	ref := f.layout.Shard(f.client, id, life, 0)
+// wholeAt reads shard 0 of id's life by its key at the read time at, as
+// the sum of its counts, if p had one shard already before at
+// (Parent.Whole), so that shard 0 held the whole counts then: false if p
+// did not, or shard 0 holds a count that is no integer (let the
+// aggregation say what it holds).
+func (f *Folder) wholeAt(ctx context.Context, id string, p Parent, at time.Time) (Sum, bool, error) {
+	if !p.Whole(f.layout, f.defaults, at) {
+		return Sum{}, false, nil
+	}
+	s := newSum(at, p.Life, len(f.layout.Counts(id)))
+	ref := f.layout.Shard(f.client, id, p.Life, 0)
 	var snap *firestore.DocumentSnapshot
 	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		var err error
@@ -154,6 +153,5 @@ func (f *Folder) shardZeroAt(ctx context.Context, id, life string, at time.Time)
 	if snap == nil || !snap.Exists() {
 		return s, true, nil // no shard: nothing counted
 	}
-	k := Known{Sum: s}
-	return k.Sum, k.Add(f.layout.Counts(id), snap), nil
+	return s, s.Add(f.layout.Counts(id), snap), nil
 }

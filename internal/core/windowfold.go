@@ -43,15 +43,13 @@ func (l Layout) WindowFold(name string, p Parent, s Sum) bytime.Fold {
 // reported (Outcome.Unread).
 func (f *Folder) ReadBoundaries(ctx context.Context, name string, p Parent, s *Sum, now time.Time) error {
 	return ReadBoundaries(ctx, f.layout, name, p, s, now, func(ctx context.Context, at time.Time, w bytime.Fold) ([]int64, error) {
-		if p.Whole(f.layout, f.defaults, at) { // on one shard then: shard 0, read by key (see sumWhole)
-			if s, ok, err := f.shardZeroAt(ctx, name, p.Life, at); err != nil || ok {
-				for i := range s.Values {
-					if !w.Windowed(i) {
-						s.Values[i] = 0
-					}
+		if s, ok, err := f.wholeAt(ctx, name, p, at); err != nil || ok { // on one shard then: shard 0, read by key
+			for i := range s.Values {
+				if !w.Windowed(i) {
+					s.Values[i] = 0
 				}
-				return s.Values, err
 			}
+			return s.Values, err
 		}
 		return f.countsAt(ctx, name, p.Life, at, w)
 	})
