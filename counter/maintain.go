@@ -101,7 +101,11 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 	if err := c.layout.CheckName(id); err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
-	return c.reconcile(ctx, id, nil)
+	ds, err := c.reconcile(ctx, id, nil)
+	if err == nil {
+		err = c.settle(ctx, id)
+	}
+	return ds, err
 }
 
 // reconcile is Reconcile, from what k knows of id, if not nil: the
@@ -192,7 +196,7 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(Drift, error)) er
 	if failed > 0 {
 		errs = append(errs, fmt.Errorf("counter: %d of %d counters: %w", failed, len(names), ErrSomeFailed))
 	}
-	errs = append(errs, c.RemoveOrphans(ctx))
+	errs = append(errs, c.RemoveOrphans(ctx), c.SettleRanks(ctx))
 	return errors.Join(errs...)
 }
 

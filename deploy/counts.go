@@ -9,6 +9,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/bytime"
+	"github.com/tallycounters/tally/internal/core/rank"
 )
 
 //go:embed counts.rules
@@ -65,6 +66,11 @@ func CountsRules(l core.Layout, signedInReads bool) (string, error) {
 		fmt.Fprintf(&b, "        && request.resource.data.owner == resource.data.owner && %s;\n", update)
 		b.WriteString("      allow delete: if request.auth != null && resource.data.owner == request.auth.uid;\n    }\n")
 		writeChildRules(&b, path, d.Aggregates, read)
+	}
+	if len(l.AllBoards()) > 0 {
+		// A board's summary, which a page listens to for its place
+		// (docs/rank.md); its moves are tally's alone.
+		fmt.Fprintf(&b, "    match /%s/{board} {\n      allow read: if %s;\n      allow write: if false;\n    }\n", rank.Collection, read)
 	}
 	b.WriteString("  }\n}\n")
 	return b.String(), nil

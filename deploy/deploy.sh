@@ -345,8 +345,9 @@ run gcloud functions add-invoker-policy-binding tally-rollup --project="$project
 	--member="serviceAccount:$trigger_sa"
 # A function has one trigger: each further counted collection, and each
 # collection of counted documents (for their creation, which gives a new
-# document its counts at once), gets an Eventarc trigger of its own on the
-# same Rollup service.
+# document its counts at once, and, where ranked, their deletion, which
+# takes a document off its boards), gets an Eventarc trigger of its own on
+# the same Rollup service.
 for i in "${!patterns[@]}"; do
 	[ "$i" -eq 0 ] && continue
 	read -r pattern kind <<<"${patterns[$i]}"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/core/rank"
 )
 
 // IndexFile is Firestore's index configuration, as the Firebase CLI
@@ -55,7 +56,7 @@ type FieldIndex struct {
 // shards, the shard field's index.) tally's bookkeeping of parts, which
 // no query reads and which grows with a document's children, is kept out
 // of the indexes: its counted document's _tally.parts, and its part
-// documents' records.
+// documents' records, and so are the cells a ranked document records.
 func Indexes(l core.Layout) IndexFile {
 	f := IndexFile{Indexes: []Index{}, FieldOverrides: []FieldOverride{}}
 	valued := false
@@ -74,6 +75,14 @@ func Indexes(l core.Layout) IndexFile {
 			}
 			f.FieldOverrides = appendOnce(f.FieldOverrides, FieldOverride{CollectionGroup: g,
 				FieldPath: core.FieldBookkeeping + "." + core.FieldWindows, Indexes: []FieldIndex{}})
+		}
+		if len(d.Ranks) > 0 {
+			// The cells a ranked document records (package rank), which
+			// no query reads: a rank reads the field itself, whose own
+			// index serves count() of a range of it, and the top-N and
+			// around-me queries (docs/rank.md).
+			f.FieldOverrides = appendOnce(f.FieldOverrides, FieldOverride{CollectionGroup: lastID(d.Collection, d.One()),
+				FieldPath: core.FieldBookkeeping + "." + rank.FieldRank, Indexes: []FieldIndex{}})
 		}
 		if len(d.Aggregates) == 0 {
 			continue

@@ -48,7 +48,7 @@ func (c cors) handle(w http.ResponseWriter, r *http.Request) bool {
 	if !preflight {
 		return false
 	}
-	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Idempotency-Key, "+HeaderAppCheck)
 	h.Set("Access-Control-Max-Age", "3600")
 	w.WriteHeader(http.StatusNoContent)

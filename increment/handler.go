@@ -156,14 +156,19 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	}
 }
 
-// ServeHTTP answers POST with one increment and OPTIONS with CORS.
+// ServeHTTP answers POST with one increment, GET ?rank= with a document's
+// place (rank.go), and OPTIONS with CORS.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cors.handle(w, r) {
 		return
 	}
+	if r.Method == http.MethodGet && r.URL.Query().Has("rank") {
+		h.rankOf(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST, OPTIONS")
-		httpjson.WriteError(w, httpjson.Refuse(http.StatusMethodNotAllowed, "method %s not allowed; use POST", r.Method))
+		w.Header().Set("Allow", "GET, POST, OPTIONS")
+		httpjson.WriteError(w, httpjson.Refuse(http.StatusMethodNotAllowed, "method %s not allowed; use POST, or GET ?rank=collection/doc&field=f", r.Method))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)

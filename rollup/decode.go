@@ -69,8 +69,11 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	if path, err = matchSubject(path, e.Subject()); err != nil {
 		return Hint{}, err
 	}
-	if e.Type() == trigger.Created {
+	switch e.Type() {
+	case trigger.Created:
 		return d.created(e, path, after, received)
+	case trigger.Deleted:
+		return d.deleted(e, path, before, received)
 	}
 	id, life, shard, err := d.Layout.ParseShardPath(path)
 	parent, child, isChild := d.Layout.ParentOf(path)
@@ -140,6 +143,19 @@ func (d Decoder) created(e event.Event, path string, after *firestoredata.Docume
 		return Hint{}, err
 	}
 	return Hint{EventID: e.ID(), Counter: path, Life: d.Layout.LifeOf(after.GetCreateTime().AsTime()), Created: true, At: at}, nil
+}
+
+// deleted reads the deletion of a ranked document: the cells its last
+// state recorded, to take it off its boards.
+func (d Decoder) deleted(e event.Event, path string, before *firestoredata.Document, received time.Time) (Hint, error) {
+	if !d.Layout.OnDocs() || len(d.Layout.Boards(path)) == 0 {
+		return Hint{}, fmt.Errorf("%w: %s is no ranked document", ErrForeign, path)
+	}
+	if before == nil || before.GetCreateTime() == nil {
+		return Hint{}, fmt.Errorf("%w: the deletion of %s carries no old document with a create time", ErrMalformed, path)
+	}
+	return Hint{EventID: e.ID(), Counter: path, Life: d.Layout.LifeOf(before.GetCreateTime().AsTime()),
+		Gone: before, At: received}, nil
 }
 
 // notAhead refuses an event dated further ahead of its arrival than the

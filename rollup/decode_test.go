@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -169,6 +170,42 @@ func TestDecodeCreated(t *testing.T) {
 	guide.SetType(trigger.Created)
 	if _, err := (Decoder{Layout: core.Default()}).Decode(guide, received); !errors.Is(err, ErrForeign) {
 		t.Errorf("a creation in the guide layout: %v; want %v", err, ErrForeign)
+	}
+}
+
+// TestDecodeDeleted: the deletion of a ranked document is a hint that
+// takes it off its boards, with the cells its last state recorded; the
+// deletion of any other document, or one with no old state, is none.
+func TestDecodeDeleted(t *testing.T) {
+	var l core.Layout
+	var err error
+	if l.Docs, err = core.ParseCounts("posts:likes,rank(likes);users:likes"); err != nil {
+		t.Fatal(err)
+	}
+	deleted := func(before *eventarc.Doc) (Hint, error) {
+		e := eventarc.Written("demo", "(default)", before, nil)
+		e.SetType(trigger.Deleted)
+		e.SetTime(t2)
+		return Decoder{Layout: l}.Decode(e, received)
+	}
+	cell := func(n int64) *firestoredata.Value {
+		return &firestoredata.Value{ValueType: &firestoredata.Value_IntegerValue{IntegerValue: n}}
+	}
+	post := &eventarc.Doc{Path: "posts/p1", Created: t1, Updated: t2, Fields: map[string]*firestoredata.Value{
+		"likes": cell(3), core.FieldBookkeeping: {ValueType: &firestoredata.Value_MapValue{MapValue: &firestoredata.MapValue{
+			Fields: map[string]*firestoredata.Value{rank.FieldRank: {ValueType: &firestoredata.Value_MapValue{MapValue: &firestoredata.MapValue{
+				Fields: map[string]*firestoredata.Value{"likes": cell(42)}}}}}}}}}}
+	got, err := deleted(post)
+	if err != nil || got.Gone == nil || got.Counter != "posts/p1" || got.Life != l.LifeOf(t1) || recorded(got.Gone)["likes"] != int64(42) {
+		t.Errorf("the deletion of a ranked post: %+v, %v", got, err)
+	}
+	if _, err := deleted(shard("users/u1", 1, t1)); !errors.Is(err, ErrForeign) {
+		t.Errorf("the deletion of a document no board ranks: %v; want %v", err, ErrForeign)
+	}
+	e := eventarc.Written("demo", "(default)", nil, shard("posts/p1", 1, t1))
+	e.SetType(trigger.Deleted)
+	if _, err := (Decoder{Layout: l}).Decode(e, received); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a deletion with no old document: %v; want %v", err, ErrMalformed)
 	}
 }
 

@@ -137,6 +137,9 @@ func (t *tracker) write(ctx context.Context, c *tracked, st foldStart) error {
 		}
 		wrote, next, err := t.store.Write(ctx, c.id, st.p, st.s, grow)
 		t.noteWrite(c, st.p, err, optimistic && attempt == 0)
+		if err == nil && t.moved != nil {
+			t.moved(wrote.Moves, wrote.Updated)
+		}
 		if !errors.Is(err, core.ErrStale) || attempt > 0 {
 			return t.finish(c, st.at, st.s, wrote, next, err)
 		}

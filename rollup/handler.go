@@ -37,6 +37,7 @@ const DefaultHold = 30 * time.Second
 type Handler struct {
 	decoder Decoder
 	tracker *tracker
+	boards  *boards
 	hold    time.Duration
 	log     *slog.Logger
 }
@@ -57,9 +58,12 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	folder.SetDefaultShards(cfg.Grow.Default)
 	t := newTracker(folder, time.Now, cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold
+	b := &boards{client: client}
+	t.moved = b.note
 	return &Handler{
 		decoder: Decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},
 		tracker: t,
+		boards:  b,
 		hold:    cfg.Hold,
 		log:     log,
 	}
@@ -82,6 +86,9 @@ func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.hold)
 	defer cancel()
+	if hint.Gone != nil {
+		return h.deleted(ctx, hint)
+	}
 	if err := h.tracker.Wait(ctx, hint); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = errors.New("rollup: no fold covered the event in time")
@@ -90,5 +97,20 @@ func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 		return err
 	}
 	h.log.Debug("rollup: covered", "event_id", hint.EventID, "counter", hint.Counter, "shard", hint.Shard)
+	if err := h.boards.settle(ctx); err != nil {
+		// the moves wait in their boards, folded by the next settle
+		h.log.Warn("rollup: a board's summary is behind its moves", "event_id", hint.EventID, "error", err.Error())
+	}
+	return nil
+}
+
+// deleted takes a ranked document deleted off its boards; an error is
+// retried, and the retry makes no second move.
+func (h *Handler) deleted(ctx context.Context, hint Hint) error {
+	if err := h.boards.unrank(ctx, h.decoder.Layout, hint.Counter, hint.Life, recorded(hint.Gone)); err != nil {
+		h.log.Warn("rollup: will retry", "event_id", hint.EventID, "counter", hint.Counter, "error", err.Error())
+		return err
+	}
+	h.log.Debug("rollup: unranked", "event_id", hint.EventID, "counter", hint.Counter)
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
+
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
 )
@@ -27,11 +29,18 @@ type Hint struct {
 	// Created is set for the creation of the counted document Counter, at
 	// At, in Life: it has no counts until a fold gives it every one.
 	Created bool
+	// Gone is set for the deletion of the ranked document Counter in
+	// Life: its last state, whose bookkeeping records the cells it was
+	// counted in (package rank).
+	Gone *firestoredata.Document
 }
 
 func (h Hint) String() string {
 	if h.Created {
 		return fmt.Sprintf("%s created@%s", h.Counter, h.At.Format(time.RFC3339Nano))
+	}
+	if h.Gone != nil {
+		return fmt.Sprintf("%s deleted@%s", h.Counter, h.At.Format(time.RFC3339Nano))
 	}
 	if h.Child != nil {
 		return fmt.Sprintf("%s/%s/%s@%s", h.Counter, h.Child.Source, h.Child.ID, h.At.Format(time.RFC3339Nano))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -32,7 +33,8 @@ type tracker struct {
 	confirmBatch int
 	log          *slog.Logger
 	onFold       func(FoldInfo)
-	foldBound    time.Duration // bounds one fold's reads and write; a test on a slow emulator raises it
+	moved        func([]*rank.Move, time.Time) // told each fold's moves between cells, and its commit time
+	foldBound    time.Duration                 // bounds one fold's reads and write; a test on a slow emulator raises it
 
 	mu         sync.Mutex
 	counters   map[string]*tracked
@@ -204,7 +206,8 @@ func (t *tracker) hold(ctx context.Context, h Hint) (*tracked, *waiter) {
 		return c, nil
 	}
 	if h.One != nil && !h.One.Seen.IsZero() && h.One.Seen.Before(h.At) && (!c.known || c.p.Updated.Before(h.One.Seen)) &&
-		len(t.store.Layout().WindowsOf(h.Counter)) == 0 { // windows move on what the document holds: read it
+		len(t.store.Layout().WindowsOf(h.Counter)) == 0 && // windows move on what the document holds: read it
+		len(t.store.Layout().Boards(h.Counter)) == 0 { // and so do ranks, on the cells it records
 		c.p, c.known = core.SeenAt(h.Life, h.One.Seen, h.At, t.now()), true // newer than this instance knew: no need to read it
 	}
 	c.waiting = append(c.waiting, w)

@@ -61,7 +61,8 @@ func benchCommand() *cobra.Command {
 // say where its report goes.
 type benchFlags struct {
 	o                                   bench.Options
-	aggregate, windows, quiet           bool
+	aggregate, windows, quiet, rank     bool
+	posts                               []int
 	existing, boundaries                int
 	due, parallel                       []int
 	budget                              time.Duration
@@ -97,6 +98,8 @@ func (b *benchFlags) runners(f *pflag.FlagSet) {
 	f.IntSliceVar(&b.parallel, "parts", []int{1, 4, 16}, "with --due: how many parts run at once, as invocations do (a list: a run each)")
 	f.DurationVar(&b.budget, "budget", 0, "with --due: stop each job's run after this long, and report what it moved by then (0: none)")
 	f.BoolVar(&b.pubsub, "pubsub", false, "with --due: also run the boundary job end to end, as deployed: serve's Reconcile lists, and the Pub/Sub emulator pushes each part to its Reconcile?part")
+	f.BoolVar(&b.rank, "rank", false, "measure ranks instead of counters: a board of --posts posts by likes (Zipf), liked at --rate for --duration (defaults then 200 and 1m) with a viral post climbing, posts deleted and made, every sampled rank checked against the posts at its read time")
+	f.IntSliceVar(&b.posts, "posts", []int{10000, 100000}, "with --rank: posts on the board (a list: a run each, on an emulator of its own)")
 	f.StringVar(&b.modes, "modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
 	f.DurationVar(&b.soak, "soak", 0, "instead of the modes, soak tally serve's stack for this long while pausing the emulator, killing a Rollup instance and duplicating and delaying events; defaults then: --concurrency 64 --counters 5 --instances 3 --rate 300")
 }
@@ -149,6 +152,8 @@ func (b *benchFlags) run(cmd *cobra.Command) error {
 	switch {
 	case b.soak > 0:
 		return runSoak(ctx, cmd, b.o, b.soak, bars, b.jsonPath, logs)
+	case b.rank:
+		return runRank(ctx, cmd, b.rankOptions(cmd), bars, b.jsonPath)
 	case b.windows && len(b.due) > 0:
 		return runJobs(ctx, cmd, bench.JobsOptions{Setup: b.o.Setup, Due: b.due, Parallel: b.parallel, Budget: b.budget, PubSub: b.pubsub}, bars, b.jsonPath)
 	case b.windows:
@@ -283,6 +288,28 @@ func runSoak(ctx context.Context, cmd *cobra.Command, o bench.Options, d time.Du
 		return fmt.Errorf("soak: totals are not the acknowledged increments: lost %d, extra %d", rep.Lost, rep.Extra)
 	}
 	return nil
+}
+
+// rankOptions are --rank's options, with its own defaults for the flags
+// not given.
+func (b *benchFlags) rankOptions(cmd *cobra.Command) bench.RankOptions {
+	o := bench.RankOptions{Setup: b.o.Setup, Docs: b.posts}
+	if !cmd.Flags().Changed("rate") {
+		o.Rate = 0
+	}
+	if !cmd.Flags().Changed("duration") {
+		o.Duration = 0
+	}
+	if !cmd.Flags().Changed("instances") {
+		o.Instances = 0
+	}
+	return o
+}
+
+// runRank runs bench --rank and prints its table.
+func runRank(ctx context.Context, cmd *cobra.Command, o bench.RankOptions, bars *progress, jsonPath string) error {
+	rep, err := bench.RunRank(ctx, o)
+	return finish(cmd, rep, rep != nil && len(rep.Runs) > 0, err, bars, jsonPath)
 }
 
 // runAggregate runs bench --aggregate and prints its table.

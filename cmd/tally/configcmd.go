@@ -45,9 +45,12 @@ func configCommand() *cobra.Command {
 		}
 		if *triggers {
 			for _, tr := range trigger.Of(cfg.Layout) {
-				if tr.Type == trigger.Created {
+				switch tr.Type {
+				case trigger.Created:
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "created")
-				} else {
+				case trigger.Deleted:
+					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "deleted")
+				default:
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern)
 				}
 			}

@@ -118,6 +118,7 @@ func counterCommands() []*cobra.Command {
 		seriesCommand(exactArgs(2, "a document path and its window's field")),
 		sumCommand(count),
 		watchCommand(count),
+		rankCommand(),
 		reshardCommand(one),
 		resetCommand(one),
 		reconcileCommand(),

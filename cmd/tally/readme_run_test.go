@@ -108,7 +108,7 @@ var commandPrefixes = []string{"go ", "tally ", "apt-get ", "command ", "deploy/
 
 // outputMarkers precede the README's blocks of output, and of sessions
 // that other tests run line by line.
-var outputMarkers = []string{"web client", "serve banner", "auth banner", "quickstart", "cli session", "counts session", "deploy", "bench table", "soak table", "go example"}
+var outputMarkers = []string{"web client", "serve banner", "auth banner", "quickstart", "cli session", "counts session", "rank session", "deploy", "bench table", "soak table", "go example"}
 
 // readmeCommands lists the commands in the fenced blocks of the README
 // and of docs/.

@@ -106,6 +106,13 @@
 // records as soon as it is refolded, and a part whose records are not one
 // a child reads its children again.
 //
+// # Rank
+//
+// A collection declared rank(field) keeps its documents' places (package
+// rank): a fold whose write moves the document's value into another of
+// the board's fixed cells creates one move document in the same commit
+// (Write), and records the cell in _tally.rank (ranks.go).
+//
 // # Errors
 //
 // Failures a caller should tell apart carry a Code (errors.go): the

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -79,34 +78,4 @@ func Unconfirmed(err error) error {
 		return err
 	}
 	return &Error{Code: OutcomeUnknown, Message: "the commit was sent and not confirmed: it may have been applied", Err: err}
-}
-
-// Messages of the failures that no Error describes.
-const (
-	msgUnavailable = "Firestore is unavailable: nothing was written; retry after the time in Retry-After"
-	msgInternal    = "internal error: nothing was written"
-)
-
-// Describe is what a caller may be told of err: its code, a message safe
-// to show, and how long to wait before a retry (0: none said). An Error
-// says it itself; the errors of this package, of Firestore's client and
-// of a context that ended have their own; anything else is Internal, its
-// text kept to the logs.
-func Describe(err error) (Code, string, time.Duration) {
-	var e *Error
-	switch {
-	case errors.As(err, &e):
-		return e.Code, e.Message, e.RetryAfter
-	case errors.Is(err, ErrNoTime):
-		return Unavailable, msgUnavailable, time.Second
-	case errors.Is(err, ErrNoCounter):
-		return NotFound, ErrNoCounter.Error(), 0
-	case errors.Is(err, context.DeadlineExceeded):
-		return Unavailable, msgUnavailable, time.Second
-	}
-	switch status.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
-		return Unavailable, msgUnavailable, time.Second
-	}
-	return Internal, msgInternal, 0
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/bytime"
+	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -116,6 +117,9 @@ type Outcome struct {
 	// before them since the last fold are counted in a later bucket, not
 	// spread over the buckets they were made in.
 	Unread []time.Time `json:"unread_boundaries,omitempty"`
+	// Moves: the document's moves between cells of the boards it is
+	// ranked on, committed with the write (package rank).
+	Moves []*rank.Move `json:"-"`
 }
 
 // Read gets the counted document as it is now.

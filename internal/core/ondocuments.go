@@ -20,6 +20,7 @@ type Declaration struct {
 	Fields     []string
 	Aggregates []aggregate.Aggregate
 	Windows    []bytime.Window
+	Ranks      []string // the fields its documents are ranked by (ranks.go)
 }
 
 // One reports whether d declares one document rather than a collection's.
@@ -48,6 +49,8 @@ func ParseCounts(s string) ([]Declaration, error) {
 		for _, f := range aggregate.SplitOutsideQuotes(fields, ",") {
 			switch f = strings.TrimSpace(f); {
 			case f == "":
+			case rankDecl.MatchString(f):
+				d.Ranks = append(d.Ranks, rankDecl.FindStringSubmatch(f)[1])
 			case bytime.IsWindow(f):
 				w, err := bytime.Parse(f)
 				if err != nil {
@@ -88,6 +91,9 @@ func FormatCounts(docs []Declaration) string {
 		for _, w := range d.Windows {
 			fields = append(fields, w.String())
 		}
+		for _, r := range d.Ranks {
+			fields = append(fields, "rank("+r+")")
+		}
 		parts[i] = d.Collection + ":" + strings.Join(fields, ",")
 	}
 	return strings.Join(parts, ";")
@@ -120,6 +126,9 @@ func validDocs(docs []Declaration, subs ...string) error {
 			return err
 		}
 		if err := validFields(d); err != nil {
+			return err
+		}
+		if err := validRanks(d); err != nil {
 			return err
 		}
 	}

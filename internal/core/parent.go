@@ -8,6 +8,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/bytime"
+	"github.com/tallycounters/tally/internal/core/rank"
 )
 
 // Parent is what the rollup knows of a counted document (the parent
@@ -40,9 +41,12 @@ type Parent struct {
 	// Windows: each per and over window's state; Trends: each trend's
 	// field (log2 of its score at the landmark); NextBoundary: the next
 	// start of a bucket at which a window changes with no increment.
-	Windows      map[string]bytime.State
-	Trends       map[string]float64
-	NextBoundary time.Time
+	// Ranked: the cell each board it is ranked on counts it in, by field
+	// (package rank), and RankedValues each such field's value; nil if none.
+	Ranked, RankedValues map[string]any
+	Windows              map[string]bytime.State
+	Trends               map[string]float64
+	NextBoundary         time.Time
 
 	// The server's clock had passed Anchor by the local time AnchorAt
 	// (which carries a monotonic reading): Now derives from it.
@@ -88,6 +92,13 @@ func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned 
 	p.Resharding = l.Resharding(data)
 	p.Parts = aggregate.PartsFrom(l.bookkeeping(data))
 	p.Windows = bytime.States(l.bookkeeping(data)[FieldWindows])
+	p.Ranked, _ = l.bookkeeping(data)[rank.FieldRank].(map[string]any)
+	for _, b := range l.Boards(id) {
+		if p.RankedValues == nil {
+			p.RankedValues = map[string]any{}
+		}
+		p.RankedValues[b.Field] = data[b.Field]
+	}
 	p.NextBoundary, _ = l.bookkeeping(data)[FieldNextBoundary].(time.Time)
 	for _, w := range l.WindowsOf(id) {
 		if v, ok := data[w.Field].(float64); ok && w.Kind == bytime.KindTrend {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/core/rank"
 )
 
 // ErrNoShardField means no shard of a counter whose total is not 0 holds
@@ -79,6 +80,7 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	moved.apply(&next)
 	next.Exists, next.Updated, next.Written, next.Parts = true, wr.UpdateTime, wr.UpdateTime, w.parts
 	next.Seen, next.Anchor, next.AnchorAt = false, wr.UpdateTime, time.Now()
+	next.Ranked = rank.Record(p.Ranked, fold.Moves)
 	if w.counts {
 		next.AsOf, next.Totals, next.NumShards = s.At, f.totals(id, p, s), fold.NumShards
 		next.Present = nil // every count is there now: a field no shard held was written 0
@@ -119,6 +121,8 @@ func (f *Folder) check(ctx context.Context, id string, p Parent, s Sum, w writeP
 	switch {
 	case w.misfit:
 		return true, p, ErrStale // parts were split since p was read: fold them again
+	case p.Seen && len(f.layout.Boards(id)) > 0:
+		return true, p, ErrStale // the cells it is ranked in are not known: read it
 	case w.counts && s.Life != p.Life:
 		return true, p, ErrStale // a sum of another life's shards: the document was created again since
 	case !w.counts && len(w.applied) == 0:
@@ -172,6 +176,11 @@ func (f *Folder) commit(ctx context.Context, id string, p Parent, s Sum, w write
 	if grow > 0 && w.counts {
 		updates = append(updates, firestore.Update{FieldPath: f.layout.NumShardsPath(), Value: int64(grow)})
 		fold.NumShards, fold.Grew = grow, true
+	}
+	moves, record := rank.Plan(f.layout.Boards(id), id, p.Ranked, p.RankedValues, updates, rank.Key(p.Life, p.Updated))
+	if len(moves) > 0 {
+		fold.Moves = moves
+		return rank.CommitFold(ctx, f.client, ref, append(updates, record...), p.Updated, moves)
 	}
 	return ref.Update(ctx, updates, firestore.LastUpdateTime(p.Updated))
 }

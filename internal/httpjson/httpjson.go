@@ -8,12 +8,17 @@ package httpjson
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"strconv"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core"
 )
@@ -71,13 +76,13 @@ func Refuse(status int, format string, args ...any) *Refusal {
 func (r *Refusal) Error() string { return r.Message }
 
 // Answer is how err is answered: its status, the message a caller may
-// see (a Refusal's, or see core.Describe), and the whole seconds of
+// see (a Refusal's, or see describe), and the whole seconds of
 // its Retry-After (0: none).
 func Answer(err error) (status int, msg string, retryAfter int) {
 	if r := (*Refusal)(nil); errors.As(err, &r) {
 		return r.Status, r.Message, 0
 	}
-	code, msg, wait := core.Describe(err)
+	code, msg, wait := describe(err)
 	if wait > 0 {
 		retryAfter = max(1, int(math.Ceil(wait.Seconds())))
 	}
@@ -97,4 +102,34 @@ func WriteError(w http.ResponseWriter, err error) {
 	}
 	h.Set("Cache-Control", "no-store")
 	Error(w, status, msg)
+}
+
+// Messages of the failures that no Error describes.
+const (
+	msgUnavailable = "Firestore is unavailable: nothing was written; retry after the time in Retry-After"
+	msgInternal    = "internal error: nothing was written"
+)
+
+// describe is what a caller may be told of err: its code, a message safe
+// to show, and how long to wait before a retry (0: none said). An Error
+// says it itself; the errors of package core, of Firestore's client and
+// of a context that ended have their own; anything else is Internal, its
+// text kept to the logs.
+func describe(err error) (core.Code, string, time.Duration) {
+	var e *core.Error
+	switch {
+	case errors.As(err, &e):
+		return e.Code, e.Message, e.RetryAfter
+	case errors.Is(err, core.ErrNoTime):
+		return core.Unavailable, msgUnavailable, time.Second
+	case errors.Is(err, core.ErrNoCounter):
+		return core.NotFound, core.ErrNoCounter.Error(), 0
+	case errors.Is(err, context.DeadlineExceeded):
+		return core.Unavailable, msgUnavailable, time.Second
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
+		return core.Unavailable, msgUnavailable, time.Second
+	}
+	return core.Internal, msgInternal, 0
 }

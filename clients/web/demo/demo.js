@@ -9,7 +9,7 @@ import { initializeApp } from "firebase/app";
 import { connectAuthEmulator, getAuth, onAuthStateChanged, signOut } from "firebase/auth";
 import { collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query } from "firebase/firestore";
 
-import { addChild, addTo, countRef, getTally, onCount, onVote, seriesOf, vote } from "../src/index.js";
+import { addChild, addTo, countRef, getTally, onCount, onRank, onVote, seriesOf, vote } from "../src/index.js";
 // The starter app's sign-in, which apps copy: the demo signs in as it does.
 import { wireSignIn } from "../../../examples/like-button/src/signin.js";
 
@@ -139,7 +139,7 @@ function one(name) {
 
 // feed lists the posts, most liked first (or, with a trend, trending
 // first, at the reader's choice), each with its likes and views.
-function feed({ collection: name, like: likes, view: views, comments, children, today, hot }) {
+function feed({ collection: name, like: likes, view: views, comments, children, today, hot, rank }) {
   $("feed").hidden = false;
   $("collection").textContent = name;
   const shown = new Map();
@@ -167,7 +167,7 @@ function feed({ collection: name, like: likes, view: views, comments, children, 
     for (const b of $("orders").querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.field === field));
     stop = onSnapshot(query(collection(db, name), orderBy(field, "desc"), limit(20)), (snap) => {
       const els = snap.docs.map((d) => {
-        if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, { likes, views, comments, children, today }));
+        if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, { likes, views, comments, children, today, rank }));
         const el = shown.get(d.id);
         el.querySelector("h2").textContent = d.get("title") ?? d.id;
         el.series?.(today ? seriesOf(d.data(), today) : []);
@@ -195,14 +195,15 @@ function spark(svg, counts) {
   svg.setAttribute("aria-label", `Likes each day of the last ${counts.length}: ${counts.join(", ")}`);
 }
 
-function post(path, { likes, views, comments, children, today }) {
+function post(path, { likes, views, comments, children, today, rank }) {
   const el = document.createElement("article");
   el.className = "card";
   el.dataset.id = path.split("/").pop();
   const stat = (cls, noun) => `<span><b class="${cls}">…</b> <span class="${cls}-noun">${noun}</span></span>`;
   el.innerHTML = `<h2></h2><div class="actions"><button class="like" aria-pressed="false">Like</button>` +
     `<span class="stats">${[stat("likes", "likes"), today && stat("today", "today"), views && stat("views", "views"), comments && stat("comments", "comments")].filter(Boolean).join(" · ")}</span>` +
-    (today ? `<svg class="spark" viewBox="0 0 70 20" role="img"></svg>` : "") + `</div>` +
+    (today ? `<svg class="spark" viewBox="0 0 70 20" role="img"></svg>` : "") +
+    (rank ? `<span class="place" title="its place among all posts by ${rank}"></span>` : "") + `</div>` +
     `<p class="note" aria-live="polite"></p>` +
     (comments ? `<ul class="said" aria-label="Latest comments"></ul><form class="comment" hidden><input name="text" placeholder="Write a comment" aria-label="Your comment" required maxlength="500"><button>Comment</button></form>` : "");
   const show = (cls, one, many) => (n) => {
@@ -245,6 +246,11 @@ function post(path, { likes, views, comments, children, today }) {
       say(e);
     });
   };
+  if (rank) {
+    // Its place among every post, exact at a time it gives, from Increment
+    // each time the board changes: the page never reads the collection.
+    onRank(tally, path, rank, (p) => (el.querySelector(".place").textContent = `#${p.rank} of ${p.of}`), say);
+  }
   if (today) {
     // Likes today show a press at once, as the likes do; the sparkline's
     // last bar is today, its others the days before, from the feed's

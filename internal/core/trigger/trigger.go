@@ -1,7 +1,7 @@
 // Package trigger says which Eventarc triggers Rollup takes for a layout:
 // a write to any shard of a counter, a write to any child of an
 // aggregated collection, and, on documents, the creation of a counted
-// document. deploy.sh, the local stack and the tally command make them
+// document and the deletion of a ranked one. deploy.sh, the local stack and the tally command make them
 // from here; Rollup tells a creation from a write by its type.
 package trigger
 
@@ -17,6 +17,7 @@ import (
 const (
 	Written = "google.cloud.firestore.document.v1.written"
 	Created = "google.cloud.firestore.document.v1.created"
+	Deleted = "google.cloud.firestore.document.v1.deleted"
 )
 
 // Trigger is one Eventarc trigger of Rollup: an event type and a path
@@ -38,6 +39,21 @@ func Of(l core.Layout) []Trigger {
 	}
 	for _, p := range CreatedPatterns(l) {
 		out = append(out, Trigger{Type: Created, Pattern: p})
+	}
+	for _, p := range DeletedPatterns(l) {
+		out = append(out, Trigger{Type: Deleted, Pattern: p})
+	}
+	return out
+}
+
+// DeletedPatterns are the path patterns of the ranked documents, whose
+// deletion takes them off their boards.
+func DeletedPatterns(l core.Layout) []string {
+	var out []string
+	for _, d := range l.Docs {
+		if len(d.Ranks) > 0 {
+			out = append(out, pattern(d.Collection+"/*"))
+		}
 	}
 	return out
 }

@@ -52,3 +52,19 @@ func TestPatterns(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletedPatterns: a ranked collection's deletions are Rollup's, last;
+// other collections' are not.
+func TestDeletedPatterns(t *testing.T) {
+	docs, err := core.ParseCounts("posts:likes,rank(likes);users:likes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := core.Layout{Docs: docs}
+	if got := DeletedPatterns(l); !slices.Equal(got, []string{"posts/{doc0}"}) {
+		t.Errorf("DeletedPatterns = %q", got)
+	}
+	if all := Of(l); all[len(all)-1] != (Trigger{Deleted, "posts/{doc0}"}) {
+		t.Errorf("Of = %+v, want the deletion of posts last", all)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"strings"
 
 	"cloud.google.com/go/firestore"
@@ -52,6 +53,9 @@ type demoFeed struct {
 	// series the page draws; Hot, a trend the page offers to sort by.
 	Today string `json:"today,omitempty"`
 	Hot   string `json:"hot,omitempty"`
+	// Rank is the like count where the posts are ranked by it
+	// (rank(likes)): the page shows each post's place.
+	Rank string `json:"rank,omitempty"`
 }
 
 // demoPosts are the posts the demo adds to an empty feed.
@@ -76,6 +80,9 @@ func (s *Stack) feed() *demoFeed {
 				f.Comments, f.Children = a.Field, a.Child
 				break
 			}
+		}
+		if slices.Contains(d.Ranks, f.Like) {
+			f.Rank = f.Like
 		}
 		for _, w := range d.Windows {
 			switch {

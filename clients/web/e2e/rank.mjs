@@ -1,0 +1,40 @@
+// The web client's ranks, in Node against the local stack: rankOf of each
+// post, a post not on the board, and onRank of a post liked until it
+// leads. It prints what it saw as one line of JSON. Run by
+// rank_integration_test.go with RANK_CONFIG set.
+import { initializeApp } from "firebase/app";
+import { connectFirestoreEmulator, getFirestore } from "firebase/firestore";
+
+import { addTo, closeTally, countRef, getTally, onRank, rankOf } from "../src/index.js";
+
+const cfg = JSON.parse(process.env.RANK_CONFIG);
+const app = initializeApp({ projectId: cfg.project, apiKey: "demo-api-key" });
+const db = getFirestore(app);
+const [host, port] = cfg.firestore.split(":");
+connectFirestoreEmulator(db, host, Number(port));
+const tally = getTally(app, { url: cfg.url, firestore: db });
+
+const places = {};
+for (const p of cfg.posts) places[p] = await rankOf(tally, p, "likes");
+let notRanked = "";
+try {
+  await rankOf(tally, cfg.unranked, "likes");
+} catch (e) {
+  notRanked = e.code;
+}
+const seen = [];
+const led = new Promise((resolve) => {
+  const stop = onRank(tally, cfg.climber, "likes", (place) => {
+    seen.push(place);
+    if (place.rank === 1) {
+      stop();
+      resolve();
+    }
+  });
+});
+const likes = countRef(tally, cfg.climber, "likes");
+for (let i = 0; i < cfg.climb; i++) await addTo(likes, 1);
+await led;
+await closeTally(tally);
+console.log(JSON.stringify({ places, notRanked, seen }));
+process.exit(0);

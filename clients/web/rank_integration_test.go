@@ -1,0 +1,129 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/npmci"
+	"github.com/tallycounters/tally/internal/tools/stack"
+	"github.com/tallycounters/tally/setup"
+)
+
+// TestRankOfAndOnRank: the web client's rankOf gives each post its place
+// among five by likes, ties sharing one, each exact at the time it gives
+// and costing at most three reads; a post not on the board is refused
+// with tally/not-ranked; and onRank of the last post follows it as it is
+// liked past the others to #1, its places in order of their times.
+func TestRankOfAndOnRank(t *testing.T) {
+	t.Parallel()
+	emulatortest.Without(t, "Node.js")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(nodeHelp)
+	}
+	if _, err := npmci.Install(context.Background(), ".", filepath.Join("firebase", "package.json"), "the web client's build tools", os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	s := startLocal(t, setup.EnvCounts, "posts:likes,rank(likes)")
+	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
+	ctx := context.Background()
+	likes := []int{5, 3, 3, 1, 0}
+	var posts []string
+	for i, n := range likes {
+		p := fmt.Sprintf("posts/r%d", i)
+		posts = append(posts, p)
+		if _, err := fs.Doc(p).Create(ctx, map[string]any{"title": p}); err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			resp, err := http.Post(s.FunctionsURL+"/Increment", "application/json", strings.NewReader(fmt.Sprintf(`{"counter":%q,"field":"likes"}`, p)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+	}
+	waitRanked(t, s, posts, likes)
+	cfg, _ := json.Marshal(map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost, "url": s.FunctionsURL + "/Increment",
+		"posts": posts, "unranked": "posts/nowhere", "climber": posts[4], "climb": 6})
+	nctx, cancel := context.WithTimeout(ctx, 3*time.Minute) // a bound for a machine many times slower
+	defer cancel()
+	cmd := exec.CommandContext(nctx, node, filepath.Join("e2e", "rank.mjs"))
+	cmd.Env = append(os.Environ(), "RANK_CONFIG="+string(cfg))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("rank.mjs: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Places    map[string]place `json:"places"`
+		NotRanked string           `json:"notRanked"`
+		Seen      []place          `json:"seen"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("rank.mjs printed %s: %v", out, err)
+	}
+	for i, p := range posts {
+		want := []int{1, 2, 2, 4, 5}[i]
+		if g := got.Places[p]; g.Rank != want || g.Of != 5 || g.Reads < 2 || g.Reads > 3 || g.AsOf == "" {
+			t.Errorf("rankOf %s (%d likes) = %+v, want #%d of 5 in 2 or 3 reads", p, likes[i], g, want)
+		}
+	}
+	if got.NotRanked != "tally/not-ranked" {
+		t.Errorf("rankOf a post that does not exist: code %q, want tally/not-ranked", got.NotRanked)
+	}
+	if n := len(got.Seen); n < 2 || got.Seen[0].Rank != 5 || got.Seen[n-1].Rank != 1 {
+		t.Errorf("onRank saw %+v, want #5 first and #1 last", got.Seen)
+	}
+	for i := 1; i < len(got.Seen); i++ {
+		if got.Seen[i].AsOf < got.Seen[i-1].AsOf || got.Seen[i].Rank > got.Seen[i-1].Rank {
+			t.Errorf("onRank went back: %+v then %+v", got.Seen[i-1], got.Seen[i])
+		}
+	}
+}
+
+type place struct {
+	Rank  int    `json:"rank"`
+	Of    int    `json:"of"`
+	Reads int    `json:"reads"`
+	AsOf  string `json:"asOf"`
+}
+
+// waitRanked waits until Increment answers each post's rank with its
+// likes counted, of them all.
+func waitRanked(t *testing.T, s *stack.Stack, posts []string, likes []int) {
+	t.Helper()
+	deadline := time.Now().Add(emulatortest.Liveness)
+	for i, p := range posts {
+		for {
+			resp, err := http.Get(s.FunctionsURL + "/Increment?rank=" + p + "&field=likes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r struct {
+				Of    int64   `json:"of"`
+				Value float64 `json:"value"`
+			}
+			json.NewDecoder(resp.Body).Decode(&r)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && r.Of == int64(len(posts)) && r.Value == float64(likes[i]) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not ranked with every like in time", p)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package counter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/tallycounters/tally/internal/core/rank"
+)
+
+// ErrNotRanked means the document was not on the board when its summary
+// was folded: it did not exist, or had no value of the field yet (a
+// document is ranked from its first fold).
+var ErrNotRanked = rank.ErrNotRanked
+
+// Place is a document's place among its collection's documents by a
+// field tally keeps, exact at AsOf: Rank is 1 + the number of documents
+// whose value was greater then (ties share a place), of Of documents.
+// Reads is what it cost in Firestore reads: 2, or 3 when the document
+// shares its range of values with others (see docs/rank.md).
+type Place struct {
+	Rank  int64     `json:"rank"`
+	Of    int64     `json:"of"`
+	AsOf  time.Time `json:"as_of"`
+	Value float64   `json:"value"`
+	Reads int       `json:"reads"`
+}
+
+// Top is the share of the board at or above the place, in percent: 3 for
+// the 3rd of 100.
+func (p Place) Top() float64 { return rank.Place{Rank: p.Rank, Of: p.Of}.Top() }
+
+// Rank is the place of the document doc (posts/p1) among its collection's
+// documents by field, declared rank(field) in TALLY_COUNTS: at most three
+// reads, at any size of the collection, exact at the place's AsOf.
+func (c *Client) Rank(ctx context.Context, doc, field string) (Place, error) {
+	b, err := c.board(doc, field)
+	if err != nil {
+		return Place{}, err
+	}
+	ctx, cancel := c.bound(ctx, 2)
+	defer cancel()
+	p, err := rank.Read(ctx, c.fs, b, doc)
+	return Place{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf, Value: p.Value, Reads: p.Reads}, err
+}
+
+// BoardSize is how many documents of collection are ranked by field, and
+// as of when: one read.
+func (c *Client) BoardSize(ctx context.Context, collection, field string) (int64, time.Time, error) {
+	b, err := c.layout.Board(collection, field)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	ctx, cancel := c.bound(ctx, 2)
+	defer cancel()
+	s, err := rank.ReadSummary(ctx, c.fs, b)
+	return s.Of, s.AsOf, err
+}
+
+// board is the board of doc's collection by field.
+func (c *Client) board(doc, field string) (rank.Board, error) {
+	if err := c.layout.CheckName(doc); err != nil {
+		return rank.Board{}, err
+	}
+	b, err := c.layout.Board(path.Dir(doc), field)
+	if err != nil {
+		return rank.Board{}, fmt.Errorf("counter: rank %s by %s: %w", doc, field, err)
+	}
+	return b, nil
+}
+
+// SettleRanks folds the summary of every board declared until it holds
+// every move made before now: what Rollup does after each fold that moves
+// a document between ranges, for a caller that wrote with this client
+// (Reset, Reconcile) or wants a rank as of now.
+func (c *Client) SettleRanks(ctx context.Context) error {
+	var errs []error
+	for _, b := range c.layout.AllBoards() {
+		if _, err := rank.SettleNow(ctx, c.fs, b); err != nil {
+			errs = append(errs, fmt.Errorf("counter: settle %s: %w", b, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DeleteDocument deletes the app's document doc and takes it off every
+// board it is on, in one commit, so that no rank at any read time counts
+// it once it is gone, and settles those boards. A document the app deletes
+// itself leaves its boards only when Rollup is told of its deletion:
+// ranks read in between count it still. A document already gone is no
+// error.
+func (c *Client) DeleteDocument(ctx context.Context, doc string) error {
+	if err := c.layout.CheckName(doc); err != nil {
+		return err
+	}
+	ctx, cancel := c.boundFold(ctx)
+	defer cancel()
+	moves, err := rank.Delete(ctx, c.fs, c.layout.Boards(doc), doc, c.layout.LifeOf)
+	if err != nil {
+		return fmt.Errorf("counter: %w", err)
+	}
+	for _, m := range moves {
+		if _, err := rank.Settle(ctx, c.fs, m.Board, m.At); err != nil {
+			return fmt.Errorf("counter: settle %s: %w", m.Board, err)
+		}
+	}
+	return nil
+}
+
+// settle settles the boards the document name is on, up to now.
+func (c *Client) settle(ctx context.Context, name string) error {
+	for _, b := range c.layout.Boards(name) {
+		if _, err := rank.SettleNow(ctx, c.fs, b); err != nil {
+			return fmt.Errorf("counter: settle %s: %w", b, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package increment
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/rank"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+)
+
+// TestRankAnswers: GET ?rank= answers a ranked post's place, exact at the
+// time it gives, in two or three reads, and writes nothing; a request
+// without the document or field, of a field no board ranks, or of a post
+// not on the board is a 4xx with a JSON error, and writes nothing either.
+func TestRankAnswers(t *testing.T) {
+	t.Parallel()
+	l := core.Default()
+	var err error
+	if l.Docs, err = core.ParseCounts("posts:likes,views,rank(likes)"); err != nil {
+		t.Fatal(err)
+	}
+	c, ops := emulatortest.CountingClient(t)
+	h := New(c, Config{Layout: l})
+	ctx := context.Background()
+	coll := "posts"
+	folder := core.NewFolder(c, l, core.DefaultSpacing)
+	var last time.Time // the last fold's commit
+	id := emulatortest.ID(t)
+	for i, likes := range []int{4, 2, 2} {
+		name := coll + "/" + id + string(rune('a'+i))
+		if _, err := c.Doc(name).Create(ctx, map[string]any{"title": "hello"}); err != nil {
+			t.Fatal(err)
+		}
+		for range likes {
+			if w := serve(h, http.MethodPost, "/", `{"counter":"`+name+`","field":"likes"}`, nil); w.Code != http.StatusOK {
+				t.Fatalf("like: %d %s", w.Code, w.Body)
+			}
+		}
+		fold, err := folder.Fold(ctx, name)
+		if err != nil || len(fold.Moves) != 1 {
+			t.Fatalf("fold %s: %+v, %v; want one move onto the board", name, fold, err)
+		}
+		last = fold.Updated
+	}
+	b, _ := l.Board(coll, "likes")
+	if _, err := rank.Settle(ctx, c, b, last); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Doc(coll+"/unranked").Create(ctx, map[string]any{"title": "none yet"}); err != nil {
+		t.Fatal(err)
+	}
+	ops.Reset()
+	target := coll + "/" + id + "b"
+	w := serve(h, http.MethodGet, "/?rank="+target+"&field=likes", "", nil)
+	var got RankResponse
+	if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != http.StatusOK || err != nil {
+		t.Fatalf("GET rank: %d %s", w.Code, w.Body)
+	}
+	if got.Rank != 2 || got.Of != 3 || got.Value != 2 || got.Reads != 2 || got.AsOf == "" {
+		t.Errorf("GET rank = %+v, want #2 of 3 (a tie), value 2, in 2 reads", got)
+	}
+	if r := ops.Reads(); r > 3 {
+		t.Errorf("the rank cost %d reads on the wire", r)
+	}
+	for _, c := range []struct {
+		query string
+		code  int
+		want  string
+	}{
+		{"?rank=" + target, 400, "give the document and the field"},
+		{"?rank=posts&field=likes", 400, "not a document path"},
+		{"?rank=" + target + "&field=views", 404, "posts is not ranked by views; ranked: posts:rank(likes)"},
+		{"?rank=comments/c1&field=likes", 400, "counts are declared on posts"},
+		{"?rank=" + coll + "/unranked&field=likes", 404, "is not ranked by likes yet"},
+	} {
+		w := serve(h, http.MethodGet, "/"+c.query, "", nil)
+		var body struct{ Error string }
+		if err := json.Unmarshal(w.Body.Bytes(), &body); w.Code != c.code || err != nil || !strings.Contains(body.Error, c.want) {
+			t.Errorf("GET %s = %d %s; want %d saying %q", c.query, w.Code, w.Body, c.code, c.want)
+		}
+	}
+	if n := ops.Writes(); n != 0 {
+		t.Errorf("ranks wrote %d documents", n)
+	}
+}

@@ -1,0 +1,108 @@
+package rank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// ErrNotRanked means the document was not on the board at the summary's
+// read time: it did not exist, or held no value the board ranks yet (a
+// document is ranked from its first fold).
+var ErrNotRanked = errors.New("rank: the document is not on the board")
+
+// Place is a document's place on a board, exact at AsOf: Rank is 1 + the
+// number of documents whose value was greater (ties share a place), of
+// Of documents. Reads is what it cost, in Firestore's billed reads.
+type Place struct {
+	Doc   string
+	Rank  int64
+	Of    int64
+	AsOf  time.Time
+	Value float64
+	Reads int
+}
+
+// Top is the share of the board at or above the place, in percent: a
+// Rank of 3 of 100 is the top 3%.
+func (p Place) Top() float64 {
+	if p.Of == 0 {
+		return 0
+	}
+	return 100 * float64(p.Rank) / float64(p.Of)
+}
+
+// Read is doc's place on b: the summary (one read), and at its read time
+// the document (one read) and, if the document's cell holds more than
+// one value, count() of those above it in the cell (one read per 1,000
+// documents counted, at least one).
+func Read(ctx context.Context, c *firestore.Client, b Board, doc string) (Place, error) {
+	s, err := ReadSummary(ctx, c, b)
+	if err != nil {
+		return Place{}, err
+	}
+	p := Place{Doc: doc, Of: s.Of, AsOf: s.AsOf, Reads: 1}
+	if s.Updated.IsZero() {
+		return p, fmt.Errorf("%w: %s has no summary yet", ErrNotRanked, b)
+	}
+	err = c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		return p.within(ctx, c, tx, b, s)
+	}, firestore.ReadOnly, firestore.TransactionReadTime(s.AsOf))
+	return p, err
+}
+
+// within reads, in tx at the summary's read time, the document and the
+// documents above it in its cell.
+func (p *Place) within(ctx context.Context, c *firestore.Client, tx *firestore.Transaction, b Board, s Summary) error {
+	p.Reads = 2
+	snap, err := tx.Get(c.Doc(p.Doc))
+	if status.Code(err) == codes.NotFound {
+		return fmt.Errorf("%w: %s did not exist at %s", ErrNotRanked, p.Doc, s.AsOf.Format(time.RFC3339Nano))
+	}
+	if err != nil {
+		return fmt.Errorf("rank: read %s: %w", p.Doc, err)
+	}
+	recorded, _ := snap.DataAtPath(b.Recorded)
+	cell, ok := recorded.(int64)
+	v, isValue := Value(snap.Data()[b.Field])
+	if !ok || !isValue {
+		return fmt.Errorf("%w: %s held no ranked %s at %s", ErrNotRanked, p.Doc, b.Field, s.AsOf.Format(time.RFC3339Nano))
+	}
+	p.Value, p.Rank = v, 1+s.Above(cell)
+	if b.Grid.Single(cell, b.Integers) {
+		return nil
+	}
+	_, hi, _, hiIn := b.Grid.Bounds(cell)
+	op := "<"
+	if hiIn {
+		op = "<="
+	}
+	q := c.Collection(b.Collection).Where(b.Field, ">", v).Where(b.Field, op, hi)
+	res, err := q.NewAggregationQuery().WithCount("n").Transaction(tx).Get(ctx)
+	if err != nil {
+		return fmt.Errorf("rank: count above %s in its cell: %w", p.Doc, err)
+	}
+	n, err := count(res["n"])
+	if err != nil {
+		return err
+	}
+	p.Rank += n
+	p.Reads += 1 + int(max(n-1, 0))/1000
+	return nil
+}
+
+// count reads a count() result.
+func count(v any) (int64, error) {
+	if x, ok := v.(*firestorepb.Value); ok {
+		if n, ok := x.GetValueType().(*firestorepb.Value_IntegerValue); ok {
+			return n.IntegerValue, nil
+		}
+	}
+	return 0, fmt.Errorf("rank: count() answered %v", v)
+}
