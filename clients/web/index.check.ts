@@ -8,3 +8,11 @@ sources satisfies typeof declared;
 // Nor do the sources export anything it does not declare.
 type Undeclared = Exclude<keyof typeof sources, keyof typeof declared>;
 export const noneUndeclared: [Undeclared] extends [never] ? true : Undeclared = true;
+
+// The same of the rank entry, @tallycounters/web/rank.
+import * as rankSources from "./src/rank.js";
+import type * as rankDeclared from "@tallycounters/web/rank";
+
+rankSources satisfies typeof rankDeclared;
+type RankUndeclared = Exclude<keyof typeof rankSources, keyof typeof rankDeclared>;
+export const noRankUndeclared: [RankUndeclared] extends [never] ? true : RankUndeclared = true;

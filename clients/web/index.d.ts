@@ -137,22 +137,3 @@ export function seriesOf(data: Record<string, unknown> | undefined, field: strin
  * trend folded yet.
  */
 export function trendNow(data: Record<string, unknown> | undefined, field: string, options?: ReadOptions & { now?: Date }): number;
-
-/** A document's place among its collection's by a field tally ranks, exact at asOf. */
-export interface Place {
-  /** 1 + the documents whose value was greater at asOf: ties share a place. */
-  rank: number;
-  /** The documents on the board at asOf. */
-  of: number;
-  asOf: Date;
-  /** Firestore reads the place cost, on the server: 2, or 3 where its range of values holds others. */
-  reads: number;
-  /** The share of the board at or above it, in percent (3 for the 3rd of 100). */
-  top: number;
-}
-
-/** The place of the document at documentPath by field (declared rank(field)), from Increment: rejects with code "tally/not-ranked" for one not on the board yet. */
-export function rankOf(tally: Tally, documentPath: string, field: string): Promise<Place>;
-
-/** The place now, and again each time the board's summary changes (at most once a second); the collection is never read. */
-export function onRank(tally: Tally, documentPath: string, field: string, next: (place: Place) => void, error?: (e: Error) => void): Unsubscribe;

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/authemu"
-	"github.com/tallycounters/tally/internal/tools/npmci"
 	"github.com/tallycounters/tally/internal/tools/stack"
 	"github.com/tallycounters/tally/setup"
 )
@@ -30,14 +28,7 @@ import (
 // user once.
 func TestLikeDocumentsFromTwoDevices(t *testing.T) {
 	t.Parallel()
-	emulatortest.Without(t, "Node.js")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal(nodeHelp)
-	}
-	if _, err := npmci.Install(context.Background(), ".", filepath.Join("firebase", "package.json"), "the web client's build tools", os.Stderr); err != nil {
-		t.Fatal(err)
-	}
+	node := needNode(t)
 	s := startLocal(t, setup.EnvAuth, setup.AuthFirebase, setup.EnvCounts, "posts:views,likes=count(likes)")
 	loadMobileRules(t, s)
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
@@ -49,26 +40,15 @@ func TestLikeDocumentsFromTwoDevices(t *testing.T) {
 	if _, err := authemu.SignUp(s.AuthHost, "lin@example.com", "secret-password"); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _ := json.Marshal(map[string]string{"project": stack.DefaultProject, "firestore": s.EmulatorHost, "auth": s.AuthHost,
+	out := runE2E(t, node, "likedocs.mjs", "LIKE_CONFIG", map[string]string{"project": stack.DefaultProject, "firestore": s.EmulatorHost, "auth": s.AuthHost,
 		"email": "lin@example.com", "password": "secret-password", "post": "posts/" + post.ID})
-	nctx, cancel := context.WithTimeout(ctx, 3*time.Minute) // a bound for a machine many times slower
-	defer cancel()
-	cmd := exec.CommandContext(nctx, node, filepath.Join("e2e", "likedocs.mjs"))
-	cmd.Env = append(os.Environ(), "LIKE_CONFIG="+string(cfg))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node e2e/likedocs.mjs: %v\n%s%s", err, out, stderr.String())
-	}
 	var saw struct {
 		ShownOffline bool   `json:"shownOffline"`
 		SameUser     bool   `json:"sameUser"`
 		UID          string `json:"uid"`
 		Refused      string `json:"refused"`
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &saw); err != nil {
+	if err := json.Unmarshal(out, &saw); err != nil {
 		t.Fatalf("the devices said %q: %v", out, err)
 	}
 	if !saw.ShownOffline || !saw.SameUser || saw.Refused != "permission-denied" {

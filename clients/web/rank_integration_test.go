@@ -1,20 +1,15 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-	"github.com/tallycounters/tally/internal/tools/npmci"
 	"github.com/tallycounters/tally/internal/tools/stack"
 	"github.com/tallycounters/tally/setup"
 )
@@ -26,14 +21,7 @@ import (
 // liked past the others to #1, its places in order of their times.
 func TestRankOfAndOnRank(t *testing.T) {
 	t.Parallel()
-	emulatortest.Without(t, "Node.js")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal(nodeHelp)
-	}
-	if _, err := npmci.Install(context.Background(), ".", filepath.Join("firebase", "package.json"), "the web client's build tools", os.Stderr); err != nil {
-		t.Fatal(err)
-	}
+	node := needNode(t)
 	s := startLocal(t, setup.EnvCounts, "posts:likes,rank(likes)")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()
@@ -54,18 +42,8 @@ func TestRankOfAndOnRank(t *testing.T) {
 		}
 	}
 	waitRanked(t, s, posts, likes)
-	cfg, _ := json.Marshal(map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost, "url": s.FunctionsURL + "/Increment",
-		"posts": posts, "unranked": "posts/nowhere", "climber": posts[4], "climb": 6})
-	nctx, cancel := context.WithTimeout(ctx, 3*time.Minute) // a bound for a machine many times slower
-	defer cancel()
-	cmd := exec.CommandContext(nctx, node, filepath.Join("e2e", "rank.mjs"))
-	cmd.Env = append(os.Environ(), "RANK_CONFIG="+string(cfg))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("rank.mjs: %v\n%s", err, stderr.String())
-	}
+	out := runE2E(t, node, "rank.mjs", "RANK_CONFIG", map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
+		"url": s.FunctionsURL + "/Increment", "posts": posts, "unranked": "posts/nowhere", "climber": posts[4], "climb": 6})
 	var got struct {
 		Places    map[string]place `json:"places"`
 		NotRanked string           `json:"notRanked"`

@@ -52,6 +52,7 @@ func normalize(s string) string {
 		{`pid \d+`, "pid PID"},
 		{`"shard":\d+`, `"shard":N`},
 		{`"\d{4}-\d\d-\d\dT[0-9:.]+Z"`, `"TIME"`},
+		{`\b\d{4}-\d\d-\d\dT[0-9:.]+Z\b`, "TIME"},
 		{`\b\d+(\.\d+)?(ms|s)\b`, "DURATION"},
 		// A reshard starts from the shards the counter has then: Rollup
 		// may have grown a busy one, more readily on a loaded machine.

@@ -9,7 +9,8 @@ import { initializeApp } from "firebase/app";
 import { connectAuthEmulator, getAuth, onAuthStateChanged, signOut } from "firebase/auth";
 import { collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query } from "firebase/firestore";
 
-import { addChild, addTo, countRef, getTally, onCount, onRank, onVote, seriesOf, vote } from "../src/index.js";
+import { addChild, addTo, countRef, getTally, onCount, onVote, seriesOf, vote } from "../src/index.js";
+import { onRank } from "../src/rank.js";
 // The starter app's sign-in, which apps copy: the demo signs in as it does.
 import { wireSignIn } from "../../../examples/like-button/src/signin.js";
 

@@ -5,7 +5,8 @@
 import { initializeApp } from "firebase/app";
 import { connectFirestoreEmulator, getFirestore } from "firebase/firestore";
 
-import { addTo, closeTally, countRef, getTally, onRank, rankOf } from "../src/index.js";
+import { addTo, closeTally, countRef, getTally } from "../src/index.js";
+import { onRank, rankOf } from "../src/rank.js";
 
 const cfg = JSON.parse(process.env.RANK_CONFIG);
 const app = initializeApp({ projectId: cfg.project, apiKey: "demo-api-key" });
@@ -23,15 +24,19 @@ try {
   notRanked = e.code;
 }
 const seen = [];
+let first;
+const shown = new Promise((resolve) => (first = resolve));
 const led = new Promise((resolve) => {
   const stop = onRank(tally, cfg.climber, "likes", (place) => {
     seen.push(place);
+    first();
     if (place.rank === 1) {
       stop();
       resolve();
     }
   });
 });
+await shown; // its place before any like
 const likes = countRef(tally, cfg.climber, "likes");
 for (let i = 0; i < cfg.climb; i++) await addTo(likes, 1);
 await led;

@@ -18,7 +18,6 @@ import { act, closeClient, closed, keyOf, mine, openClient, settle } from "./cli
 import { create, remove, sourceOf, writeChild } from "./children.js";
 import { userKey } from "./keys.js";
 import { bookOf, windowOf, windowShown } from "./windows.js";
-import { askRank, followRank } from "./rank.js";
 
 export { seriesOf, trendNow } from "./windows.js";
 
@@ -265,38 +264,6 @@ export function removeChild(ref, child, options = {}) {
   if (!child.parent) throw new Error(`tally: ${child.path} is not in a collection`);
   const what = { counter: ref.counter, field: ref.field, by: options.by ?? -1, child: { source: sourceOf(ref.path, child.parent), id: child.id } };
   return writeChild(client(ref.tally), keyOf(ref), what, () => remove(child, options.stamp ?? "removedAt"));
-}
-
-/**
- * The place of the document at path among its collection's by field, which
- * TALLY_COUNTS ranks (posts:likes,rank(likes)): {rank, of, asOf, reads,
- * top}, exact at asOf, from Increment (GET ?rank=), two or three
- * Firestore reads on the server. Rejects with code "tally/not-ranked" for
- * a document not on the board yet.
- * @param {Tally} tally
- * @param {string} path
- * @param {string} field
- * @returns {Promise<import("../index").Place>}
- */
-export function rankOf(tally, path, field) {
-  return askRank(client(tally), path, field);
-}
-
-/**
- * Calls next with the place of the document at path by field, and again
- * each time it may have changed: it listens to the board's summary (one
- * document, written at most once a second), and asks Increment for the
- * place each time it changes, never reading the collection. Returns the
- * unsubscribe function.
- * @param {Tally} tally
- * @param {string} path
- * @param {string} field
- * @param {(place: import("../index").Place) => void} next
- * @param {(e: Error) => void} [error]
- * @returns {() => void}
- */
-export function onRank(tally, path, field, next, error) {
-  return followRank(client(tally), path, field, next, error);
 }
 
 /**

@@ -1,5 +1,11 @@
 // A document's place among its collection's, by a field tally ranks
-// (declared rank(field) in TALLY_COUNTS): "#12 of 85,310". A page cannot
+// (declared rank(field) in TALLY_COUNTS): "#12 of 85,310". An entry of its
+// own, @tallycounters/web/rank, so that a page without ranks does not
+// carry it:
+//
+//   import { onRank } from "@tallycounters/web/rank";
+//   onRank(tally, "posts/p1", "likes", (p) => (placeEl.textContent = `#${p.rank} of ${p.of}`));
+// A page cannot
 // read Firestore at a past read time, which an exact place needs, so
 // Increment answers it (GET ?rank=): two or three reads on the server,
 // exact at the time it reports. onRank follows the board's summary, one
@@ -11,7 +17,8 @@ import { doc, onSnapshot } from "firebase/firestore";
 
 /**
  * @typedef {import("./client.js").Client} Client
- * @typedef {import("../index").Place} Place
+ * @typedef {import("../rank").Place} Place
+ * @typedef {import("../index").Tally} Tally
  */
 
 /** The collection of boards' summaries (package rank's Collection). */
@@ -22,20 +29,25 @@ const BOARDS = "tally_ranks";
  * @param {string} path
  * @param {string} field
  */
-export function boardOf(path, field) {
+function boardOf(path, field) {
   const i = path.lastIndexOf("/");
   if (i <= 0) throw new Error(`tally: rank: ${path} is not a document's path (collection/id)`);
   return `${path.slice(0, i).replaceAll("/", ":")}:${field}`;
 }
 
 /**
- * Asks Increment for the place of the document at path by field.
- * @param {Client} t
+ * The place of the document at path among its collection's by field, which
+ * TALLY_COUNTS ranks (posts:likes,rank(likes)): {rank, of, asOf, reads,
+ * top}, exact at asOf, from Increment (GET ?rank=), two or three
+ * Firestore reads on the server. Rejects with code "tally/not-ranked" for
+ * a document not on the board yet.
+ * @param {Tally} tally
  * @param {string} path
  * @param {string} field
  * @returns {Promise<Place>}
  */
-export async function askRank(t, path, field) {
+export async function rankOf(tally, path, field) {
+  const t = /** @type {Client} */ (tally);
   boardOf(path, field);
   /** @type {Record<string, string>} */
   const headers = {};
@@ -54,17 +66,20 @@ export async function askRank(t, path, field) {
 }
 
 /**
- * Follows the place of the document at path by field: its place now,
- * then again each time the board's summary changes (at most once a
- * second), one request at a time, the latest always asked last.
- * @param {Client} t
+ * Calls next with the place of the document at path by field, and again
+ * each time it may have changed: it listens to the board's summary (one
+ * document, written at most once a second), and asks Increment for the
+ * place each time it changes, one request at a time, never reading the
+ * collection. Returns the unsubscribe function.
+ * @param {Tally} tally
  * @param {string} path
  * @param {string} field
  * @param {(place: Place) => void} next
  * @param {(e: Error) => void} [error]
  * @returns {() => void}
  */
-export function followRank(t, path, field, next, error) {
+export function onRank(tally, path, field, next, error) {
+  const t = /** @type {Client} */ (tally);
   let stopped = false;
   let asking = false;
   let again = false;
@@ -78,7 +93,7 @@ export function followRank(t, path, field, next, error) {
     do {
       again = false;
       try {
-        const place = await askRank(t, path, field);
+        const place = await rankOf(t, path, field);
         if (!stopped && place.asOf.getTime() >= shown) {
           shown = place.asOf.getTime();
           next(place);

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/api/iterator"
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core/rank"
@@ -78,58 +78,70 @@ func (run *rankRun) sample(ctx context.Context, doc string) (rankSample, error) 
 	return s, nil
 }
 
-// maxChecks bounds the samples checked against the truth, each two scans
-// of the collection on the emulator: spread evenly over the samples.
-const maxChecks = 150
+// checkBudget bounds the time the checks take: each read time is one
+// scan of the collection, on the emulator a second or more at 100,000.
+const checkBudget = 5 * time.Minute
 
-// check checks samples, at most maxChecks spread over them, each against
-// the truth at its read time: 1 + the posts with more likes then, of all
-// with likes, each one count() at that time.
+// check checks samples against the truth at their read times: 1 + the
+// posts with more likes then, of all with likes, from every post's likes
+// read at that time, one query for all the samples of one read time (a
+// summary's). Read times are taken in turn from the first and the last
+// (the viral post's after the load) inward, until the budget ends.
 func (run *rankRun) check(ctx context.Context, samples []rankSample) error {
-	step := max(1, (len(samples)+maxChecks-1)/maxChecks)
+	byTime := map[time.Time][]*rankSample{}
+	var times []time.Time
+	for i := range samples {
+		at := samples[i].asOf
+		if _, ok := byTime[at]; !ok {
+			times = append(times, at)
+		}
+		byTime[at] = append(byTime[at], &samples[i])
+	}
 	began := time.Now()
-	posts := run.fs.Collection(rankColl)
-	for i := 0; i < len(samples); i += step {
-		s := &samples[i]
-		if samples[len(samples)-1].viral && i+step >= len(samples) {
-			s = &samples[len(samples)-1] // the last, the viral post's after the load, always
+	for k := range times {
+		at := times[k/2]
+		if k%2 == 1 {
+			at = times[len(times)-1-k/2]
 		}
-		// each count in a read-only transaction of its own, at the same
-		// read time: one of both outlives the emulator's transactions
-		// on 100,000 posts
-		above, err := countAt(ctx, run.fs, posts.Where(rankField, ">", s.value), s.asOf)
-		if err == nil {
-			s.truthOf, err = countAt(ctx, run.fs, posts.Where(rankField, "!=", nil), s.asOf)
+		if time.Since(began) > checkBudget {
+			break
 		}
-		s.truth = 1 + above
+		likes, err := likesAt(ctx, run.fs.Collection(rankColl), at)
 		if err != nil {
-			return fmt.Errorf("bench: the truth at %s: %w", s.asOf.Format(time.RFC3339Nano), err)
+			return fmt.Errorf("bench: the truth at %s: %w", at.Format(time.RFC3339Nano), err)
 		}
-		s.checked = true
-		run.o.progress(fmt.Sprintf("%d posts: check", run.n), fmt.Sprintf("%d of %d ranks", i/step+1, (len(samples)+step-1)/step), time.Since(began), false)
+		for _, s := range byTime[at] {
+			s.truth, s.truthOf, s.checked = 1, int64(len(likes)), true
+			for _, v := range likes {
+				if v > s.value {
+					s.truth++
+				}
+			}
+		}
+		run.o.progress(fmt.Sprintf("%d posts: check", run.n), fmt.Sprintf("%d of %d read times", k+1, len(times)), time.Since(began), false)
 	}
 	return nil
 }
 
-// countAt is count() of q at the read time at.
-func countAt(ctx context.Context, fs *firestore.Client, q firestore.Query, at time.Time) (int64, error) {
-	var n int64
-	err := fs.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		var err error
-		n, err = countIn(ctx, tx, q)
-		return err
-	}, firestore.ReadOnly, firestore.TransactionReadTime(at))
-	return n, err
-}
-
-// countIn is count() of q in tx.
-func countIn(ctx context.Context, tx *firestore.Transaction, q firestore.Query) (int64, error) {
-	res, err := q.NewAggregationQuery().WithCount("n").Transaction(tx).Get(ctx)
-	if err != nil {
-		return 0, err
+// likesAt is every post's likes at the read time at, of those that hold
+// them.
+func likesAt(ctx context.Context, posts *firestore.CollectionRef, at time.Time) ([]float64, error) {
+	q := posts.Select(rankField)
+	it := q.WithReadOptions(firestore.ReadTime(at)).Documents(ctx)
+	defer it.Stop()
+	var out []float64
+	for {
+		d, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if v, ok := rank.Value(d.Data()[rankField]); ok {
+			out = append(out, v)
+		}
 	}
-	n, _ := res["n"].(*firestorepb.Value)
-	return n.GetIntegerValue(), nil
 }
 
 // summarize puts the samples' and the writes' figures into r.
@@ -175,9 +187,9 @@ func (run *rankRun) summarize(ctx context.Context, samples []rankSample, r *repo
 	defer w.mu.Unlock()
 	r.Folds, r.Moves, r.MaxExtraFold = w.folds, w.moves, w.maxMoves
 	r.ExtraPerFold = float64(w.moves) / math.Max(float64(w.folds), 1)
-	r.SummaryMaxPerS = maxPerSecond(w.summary)
+	r.SummaryMaxPerS = peakInASecond(w.summary)
 	for _, ts := range w.posts {
-		r.PostMaxPerS = max(r.PostMaxPerS, maxPerSecond(ts))
+		r.PostMaxPerS = max(r.PostMaxPerS, peakInASecond(ts))
 	}
 	r.MoveMinGapMS = ms(w.minGap)
 	if s, err := rank.ReadSummary(ctx, run.fs, run.board); err == nil {
@@ -234,20 +246,6 @@ func (w *rankWrites) watchSummary(ctx context.Context, ref *firestore.DocumentRe
 		}
 		w.mu.Unlock()
 	}
-}
-
-// maxPerSecond is the most of ts within any one second.
-func maxPerSecond(ts []time.Time) int {
-	ts = slices.Clone(ts)
-	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
-	most, j := 0, 0
-	for i := range ts {
-		for ts[i].Sub(ts[j]) >= time.Second {
-			j++
-		}
-		most = max(most, i-j+1)
-	}
-	return most
 }
 
 func abs64(x int64) int64 {

@@ -55,7 +55,14 @@ func envConfig(t *testing.T, vars map[string]string) setup.Config {
 func startConfig(t *testing.T, paths emulator.Paths, cfg setup.Config) (*Stack, *firestore.Client) {
 	t.Helper()
 	cfg.Project = emulatortest.Project
-	s, err := Start(context.Background(), Options{Config: cfg, Emulator: paths, Logs: os.Stderr})
+	return startOptions(t, Options{Config: cfg, Emulator: paths, Logs: os.Stderr})
+}
+
+// startOptions starts the stack with o, to be stopped when the test ends,
+// and a client of its emulator.
+func startOptions(t *testing.T, o Options) (*Stack, *firestore.Client) {
+	t.Helper()
+	s, err := Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
