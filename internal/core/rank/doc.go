@@ -43,6 +43,6 @@
 // if its cell holds more than one value, count() of the documents of its
 // cell above it at R (one read per 1,000 documents it counts, at least
 // one). The rank is 1 + the documents of the cells above + those: ties
-// share a place. The summary alone gives the board's size and where any
-// top share begins (Summary.Above, Summary.Threshold).
+// share a place. The summary alone gives the board's size, and Place.Top
+// the share of the board at or above a place.
 package rank

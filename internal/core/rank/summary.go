@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sort"
 	"strconv"
 	"time"
 
@@ -42,26 +41,6 @@ func (s Summary) Above(c int64) int64 {
 		}
 	}
 	return n
-}
-
-// Threshold is the least cell whose documents and those above are at most
-// share of the board (0.03 for the top 3%), and how many those are: a
-// document in a cell above it is in that top share. ok is false if no cell
-// is (the top cell alone holds more).
-func (s Summary) Threshold(share float64) (cell, n int64, ok bool) {
-	keys := make([]int64, 0, len(s.Cells))
-	for k := range s.Cells {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] > keys[j] })
-	for _, k := range keys {
-		if float64(n+s.Cells[k]) > share*float64(s.Of) {
-			break
-		}
-		n += s.Cells[k]
-		cell, ok = k, true
-	}
-	return cell, n, ok
 }
 
 // ReadSummary reads b's summary: one read. One that does not exist is
