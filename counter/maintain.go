@@ -103,7 +103,7 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 	}
 	ds, err := c.reconcile(ctx, id, nil)
 	if err == nil {
-		err = c.settle(ctx, id)
+		err = c.settleNow(ctx, c.layout.Boards(id))
 	}
 	return ds, err
 }

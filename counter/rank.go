@@ -76,8 +76,13 @@ func (c *Client) board(doc, field string) (rank.Board, error) {
 // a document between ranges, for a caller that wrote with this client
 // (Reset, Reconcile) or wants a rank as of now.
 func (c *Client) SettleRanks(ctx context.Context) error {
+	return c.settleNow(ctx, c.layout.AllBoards())
+}
+
+// settleNow settles boards up to the server's time now.
+func (c *Client) settleNow(ctx context.Context, boards []rank.Board) error {
 	var errs []error
-	for _, b := range c.layout.AllBoards() {
+	for _, b := range boards {
 		if _, err := rank.SettleNow(ctx, c.fs, b); err != nil {
 			errs = append(errs, fmt.Errorf("counter: settle %s: %w", b, err))
 		}
@@ -104,16 +109,6 @@ func (c *Client) DeleteDocument(ctx context.Context, doc string) error {
 	for _, m := range moves {
 		if _, err := rank.Settle(ctx, c.fs, m.Board, m.At); err != nil {
 			return fmt.Errorf("counter: settle %s: %w", m.Board, err)
-		}
-	}
-	return nil
-}
-
-// settle settles the boards the document name is on, up to now.
-func (c *Client) settle(ctx context.Context, name string) error {
-	for _, b := range c.layout.Boards(name) {
-		if _, err := rank.SettleNow(ctx, c.fs, b); err != nil {
-			return fmt.Errorf("counter: settle %s: %w", b, err)
 		}
 	}
 	return nil

@@ -40,18 +40,20 @@ type movedBoard struct {
 
 // note notes the moves of a fold committed at at.
 func (b *boards) note(moves []*rank.Move, at time.Time) {
-	if len(moves) == 0 {
-		return
+	for _, m := range moves {
+		b.noteBoard(m.Board, at)
 	}
+}
+
+// noteBoard notes a move on board committed at at.
+func (b *boards) noteBoard(board rank.Board, at time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.moved == nil {
 		b.moved = map[string]movedBoard{}
 	}
-	for _, m := range moves {
-		if old, ok := b.moved[m.Board.ID()]; !ok || old.at.Before(at) {
-			b.moved[m.Board.ID()] = movedBoard{board: m.Board, at: at}
-		}
+	if old, ok := b.moved[board.ID()]; !ok || old.at.Before(at) {
+		b.moved[board.ID()] = movedBoard{board: board, at: at}
 	}
 }
 
@@ -67,7 +69,7 @@ func (b *boards) settle(ctx context.Context) error {
 	var errs []error
 	for _, m := range moved {
 		if err := b.settleOne(ctx, m); err != nil {
-			b.note([]*rank.Move{{Board: m.board}}, m.at)
+			b.noteBoard(m.board, m.at)
 			errs = append(errs, fmt.Errorf("rollup: settle %s: %w", m.board, err))
 		}
 	}
@@ -109,7 +111,7 @@ func (b *boards) unrank(ctx context.Context, l core.Layout, path, life string, r
 			return fmt.Errorf("rollup: %w", err)
 		}
 		if m != nil {
-			b.note([]*rank.Move{m}, m.At)
+			b.noteBoard(m.Board, m.At)
 		}
 	}
 	return b.settle(ctx)

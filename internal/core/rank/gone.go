@@ -26,13 +26,7 @@ func Unrank(ctx context.Context, c *firestore.Client, b Board, doc, life string,
 	if m == nil {
 		return nil, nil
 	}
-	gone := b.Summary(c).Collection(GoneCollection).Doc(m.ID)
-	at, err := Commit(ctx, c, func(tx *firestore.Transaction) error {
-		if err := tx.Create(gone, map[string]any{fieldDoc: doc, fieldAt: firestore.ServerTimestamp}); err != nil {
-			return err
-		}
-		return tx.Create(m.Ref(c), m.Data())
-	})
+	at, err := Commit(ctx, c, func(tx *firestore.Transaction) error { return takeOff(tx, c, m) })
 	switch {
 	case status.Code(err) == codes.AlreadyExists:
 		return nil, nil
@@ -66,11 +60,7 @@ func Delete(ctx context.Context, c *firestore.Client, boards []Board, doc string
 			if m == nil {
 				continue
 			}
-			gone := b.Summary(c).Collection(GoneCollection).Doc(m.ID)
-			if err := tx.Create(gone, map[string]any{fieldDoc: doc, fieldAt: firestore.ServerTimestamp}); err != nil {
-				return err
-			}
-			if err := tx.Create(m.Ref(c), m.Data()); err != nil {
+			if err := takeOff(tx, c, m); err != nil {
 				return err
 			}
 			moves = append(moves, m)
@@ -84,4 +74,15 @@ func Delete(ctx context.Context, c *firestore.Client, boards []Board, doc string
 		m.At = committed()
 	}
 	return moves, nil
+}
+
+// takeOff creates in tx the move m, to nowhere, and the record of the
+// deletion it is of, which no second deletion of the same life can make
+// again.
+func takeOff(tx *firestore.Transaction, c *firestore.Client, m *Move) error {
+	gone := m.Board.Summary(c).Collection(GoneCollection).Doc(m.ID)
+	if err := tx.Create(gone, map[string]any{fieldDoc: m.Doc, fieldAt: firestore.ServerTimestamp}); err != nil {
+		return err
+	}
+	return tx.Create(m.Ref(c), m.Data())
 }

@@ -157,7 +157,7 @@ func startRankRun(ctx context.Context, o RankOptions, n int, host string, r *rep
 		fs.Close()
 		return nil, nil, err
 	}
-	rollups := run.instances(host, cfg)
+	rollups := run.instances(cfg)
 	run.s, err = stack.Start(ctx, stack.Options{Config: cfg, ExternalHost: host, BridgePort: o.BridgePort, Emulator: o.Emulator, ManualJobs: true,
 		RollupURL: rollups.URL, Bridge: bridge.Options{Faults: bridge.Faults{DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay}}})
 	if err != nil {
@@ -186,15 +186,11 @@ func startRankRun(ctx context.Context, o RankOptions, n int, host string, r *rep
 }
 
 // instances serves o.Instances Rollup handlers, each event to the next,
-// each noting its folds.
-func (run *rankRun) instances(host string, cfg setup.Config) *httptest.Server {
+// each noting its folds, all on the bench's client.
+func (run *rankRun) instances(cfg setup.Config) *httptest.Server {
 	hs := make([]http.Handler, run.o.Instances)
 	for i := range hs {
-		c, err := opcount.Client(context.Background(), host, cfg.Project, &opcount.Ops{})
-		if err != nil {
-			panic(err) // a client of a running emulator is only ever made
-		}
-		hs[i] = rollup.New(c, rollup.Config{Layout: cfg.Layout, Project: cfg.Project, Spacing: cfg.Spacing, OnFold: run.writes.fold})
+		hs[i] = rollup.New(run.fs, rollup.Config{Layout: cfg.Layout, Project: cfg.Project, Spacing: cfg.Spacing, OnFold: run.writes.fold})
 	}
 	var next atomic.Int64
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
