@@ -93,7 +93,7 @@ func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = errors.New("rollup: no fold covered the event in time")
 		}
-		h.log.Warn("rollup: will retry", "event_id", hint.EventID, "counter", hint.Counter, "shard", hint.Shard, "error", err.Error())
+		h.log.Warn("rollup: will retry", "event_id", hint.EventID, "subject", e.Subject(), "counter", hint.Counter, "shard", hint.Shard, "error", err.Error())
 		return err
 	}
 	h.log.Debug("rollup: covered", "event_id", hint.EventID, "counter", hint.Counter, "shard", hint.Shard)

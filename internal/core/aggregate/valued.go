@@ -38,7 +38,7 @@ func (d Doc) foldValued(ctx context.Context, aggs []Aggregate, src, lo, hi strin
 			return err
 		}
 		if whole || !doc.holds(src, lo, hi, fields) {
-			return d.scanPart(ctx, tx, &pf, doc, aggs, fields, at)
+			return d.scanChanged(ctx, tx, &pf, doc, aggs, fields, changed, at)
 		}
 		recs, read, latest := doc.recs, []string(nil), time.Time{}
 		for _, c := range changed {
@@ -62,11 +62,22 @@ func (d Doc) foldValued(ctx context.Context, aggs []Aggregate, src, lo, hi strin
 			// A child whose event never came (too big for an event, or
 			// lost), or a removal's: read the part's children again.
 			pf = PartFold{Source: src, Lo: lo, Hi: hi}
-			return d.scanPart(ctx, tx, &pf, doc, aggs, fields, at)
+			return d.scanChanged(ctx, tx, &pf, doc, aggs, fields, changed, at)
 		}
 		return err
 	}, firestore.ReadOnly, firestore.TransactionReadTime(at))
 	return pf, err
+}
+
+// scanChanged scans pf's part (scanPart), and says that it holds each
+// child asked for as of at: every child of its range was read then, and
+// one that is gone, or never came, holds nothing.
+func (d Doc) scanChanged(ctx context.Context, tx *firestore.Transaction, pf *PartFold, doc partDoc, aggs []Aggregate, fields []string, changed []Child, at time.Time) error {
+	if err := d.scanPart(ctx, tx, pf, doc, aggs, fields, at); err != nil {
+		return err
+	}
+	pf.Children = childTimes(changed, nil, at)
+	return nil
 }
 
 // errRecordsDisagree ends a part's fold whose records are not one a child
