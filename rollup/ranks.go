@@ -119,9 +119,13 @@ func (b *boards) unrank(ctx context.Context, l core.Layout, path, life string, r
 
 // recorded is the cells a document's bookkeeping records, by field.
 func recorded(doc *firestoredata.Document) map[string]any {
+	return cells(doc.GetFields()[core.FieldBookkeeping].GetMapValue().GetFields()[rank.FieldRank])
+}
+
+// cells is a record of cells ({field: cell}) as an event holds it.
+func cells(record *firestoredata.Value) map[string]any {
 	out := map[string]any{}
-	book := doc.GetFields()[core.FieldBookkeeping].GetMapValue().GetFields()
-	for field, v := range book[rank.FieldRank].GetMapValue().GetFields() {
+	for field, v := range record.GetMapValue().GetFields() {
 		if c, ok := v.GetValueType().(*firestoredata.Value_IntegerValue); ok {
 			out[field] = c.IntegerValue
 		}

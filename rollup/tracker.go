@@ -207,8 +207,9 @@ func (t *tracker) hold(ctx context.Context, h Hint) (*tracked, *waiter) {
 	}
 	if h.One != nil && !h.One.Seen.IsZero() && h.One.Seen.Before(h.At) && (!c.known || c.p.Updated.Before(h.One.Seen)) &&
 		len(t.store.Layout().WindowsOf(h.Counter)) == 0 && // windows move on what the document holds: read it
-		len(t.store.Layout().Boards(h.Counter)) == 0 { // and so do ranks, on the cells it records
+		rank.Known(t.store.Layout().Boards(h.Counter), h.One.Ranked) { // and ranks on the cells it records, unless the write carried them
 		c.p, c.known = core.SeenAt(h.Life, h.One.Seen, h.At, t.now()), true // newer than this instance knew: no need to read it
+		c.p.Ranked = h.One.Ranked
 	}
 	c.waiting = append(c.waiting, w)
 	return c, w

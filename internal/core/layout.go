@@ -29,6 +29,7 @@ const (
 	FieldLegacy       = "rollup"         // per-shard bookkeeping of tally before 2; folds delete it
 	FieldResharding   = "resharding"     // set while a counter shrinks to one shard, until its other shards are moved
 	FieldParentSeen   = "parent_version" // on shard 0 of a counter on one shard: the counted document's update time Increment read
+	FieldParentRank   = "parent_rank"    // beside it: the cells the document recorded then (package rank), if it is ranked
 	MaxIDLength       = 1500             // Firestore's bound on a document id, in bytes
 	MaxNameLength     = 128              // bound on a configured collection's name
 	MaxPathLength     = 4096             // bound on a counted document's path: Firestore's 6 KiB per document name, less room for tally's own under it

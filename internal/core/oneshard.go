@@ -46,6 +46,10 @@ func (l Layout) OnOneShard(numShards, defaults int, resharding, legacy bool) boo
 // update time as the increment that wrote it had read it.
 func (l Layout) ParentSeenPath() firestore.FieldPath { return l.path(FieldParentSeen) }
 
+// ParentRankPath is the field path, on shard 0, of the cells the counted
+// document recorded at that update time (package rank), by field.
+func (l Layout) ParentRankPath() firestore.FieldPath { return l.path(FieldParentRank) }
+
 // OneShard is what a write to shard 0 tells: each count's value on shard 0
 // after the write, and, when Increment wrote it just after reading the
 // counted document with one shard, that document's update time (Seen). If
@@ -57,9 +61,10 @@ func (l Layout) ParentSeenPath() firestore.FieldPath { return l.path(FieldParent
 // fails, and the fold reads it as any other does: a stale Seen costs a
 // read, never a wrong count.
 type OneShard struct {
-	Seen   time.Time // zero if the write carried none
-	Values []int64   // each count's value on the shard, in Layout.Counts order
-	Held   []bool    // whether the shard holds each count's field
+	Seen   time.Time      // zero if the write carried none
+	Ranked map[string]any // the cells the document recorded at Seen, by field (package rank); nil if none
+	Values []int64        // each count's value on the shard, in Layout.Counts order
+	Held   []bool         // whether the shard holds each count's field
 }
 
 // ReadOneShard reads what a write to shard 0 of counter id tells, from the

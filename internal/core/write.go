@@ -121,7 +121,7 @@ func (f *Folder) check(ctx context.Context, id string, p Parent, s Sum, w writeP
 	switch {
 	case w.misfit:
 		return true, p, ErrStale // parts were split since p was read: fold them again
-	case p.Seen && len(f.layout.Boards(id)) > 0:
+	case p.Seen && !rank.Known(f.layout.Boards(id), p.Ranked):
 		return true, p, ErrStale // the cells it is ranked in are not known: read it
 	case w.counts && s.Life != p.Life:
 		return true, p, ErrStale // a sum of another life's shards: the document was created again since

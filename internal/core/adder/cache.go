@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/rank"
 )
 
 const (
@@ -69,6 +70,9 @@ type parent struct {
 	n    int
 	life string    // of the counted document as read ("" in the guide layout): where its shards are
 	seen time.Time // zero unless the counter is on one shard
+	// ranked is the cells the document recorded at seen, by field (package
+	// rank), if it is ranked.
+	ranked map[string]any
 }
 
 // get returns counter id's shard count, reading the parent (and creating it,
@@ -143,6 +147,8 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			p := parent{n: n, life: s.layout.LifeOf(snap.CreateTime)}
 			if s.layout.OneShard(data, s.defaults) {
 				p.seen = snap.UpdateTime
+				book, _ := data[core.FieldBookkeeping].(map[string]any)
+				p.ranked, _ = book[rank.FieldRank].(map[string]any)
 			}
 			return p, nil
 		}

@@ -10,17 +10,21 @@ import (
 
 // fields is what a write adding by to count c puts on the shard: the
 // increment and, on the first write after a read of the parent of a
-// counter on one shard, the parent's update time as read; any other write
-// deletes an update time left on the shard by an earlier one, so that no
-// event carries one older than its writer knew.
+// counter on one shard, the parent's update time as read, with the cells
+// it recorded then if it is ranked; any other write deletes those left on
+// the shard by an earlier one, so that no event carries any older than its
+// writer knew.
 func (a *Adder) fields(id string, p parent, c core.Count, by int64) map[string]any {
-	var seen any = firestore.Delete
+	var seen, ranked any = firestore.Delete, firestore.Delete
 	if !p.seen.IsZero() && a.counts.claim(id, p.seen) {
 		seen = p.seen
+		if len(p.ranked) > 0 {
+			ranked = p.ranked
+		}
 	}
 	m := map[string]any{c.Shard: firestore.Increment(by)}
 	if path := a.layout.ParentSeenPath(); len(path) == 2 {
-		m[path[0]] = map[string]any{path[1]: seen}
+		m[path[0]] = map[string]any{path[1]: seen, a.layout.ParentRankPath()[1]: ranked}
 	} else {
 		m[path[0]] = seen
 	}

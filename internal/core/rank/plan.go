@@ -35,3 +35,15 @@ func Plan(boards []Board, doc string, recorded, values map[string]any, updates [
 	}
 	return moves, record
 }
+
+// Known reports whether recorded ({field: cell}, a document's record)
+// holds a cell for each board: a fold that knows it needs no read of the
+// document to tell what its write moves.
+func Known(boards []Board, recorded map[string]any) bool {
+	for _, b := range boards {
+		if _, ok := recorded[b.Field].(int64); !ok {
+			return false
+		}
+	}
+	return true
+}

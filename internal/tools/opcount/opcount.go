@@ -20,10 +20,13 @@ import (
 // commit), and of those, the deletes. It also counts the writes of commits
 // that failed (a compare-and-set whose precondition failed, among others),
 // which Firestore's pricing pages do not say whether it bills. OnCommit, if
-// set, sees each successful commit.
+// set, sees each successful commit; OnRead, if set, sees the name of each
+// document a batch get asks for, and of each collection a query (an
+// aggregation among them) reads, as {parent}/{collection id}.
 type Ops struct {
 	reads, writes, deletes, failed, transactions atomic.Int64
 	OnCommit                                     func(*firestorepb.CommitRequest, *firestorepb.CommitResponse)
+	OnRead                                       func(name string)
 }
 
 // Reads, Writes (deletes included) and Deletes are the counts so far;
@@ -93,10 +96,31 @@ type countingStream struct {
 }
 
 func (s *countingStream) SendMsg(m any) error {
-	if r, ok := m.(*firestorepb.BatchGetDocumentsRequest); ok {
+	var read []string
+	switch r := m.(type) {
+	case *firestorepb.BatchGetDocumentsRequest:
 		s.ops.reads.Add(int64(len(r.GetDocuments())))
+		read = r.GetDocuments()
+	case *firestorepb.RunQueryRequest:
+		read = queried(r.GetParent(), r.GetStructuredQuery())
+	case *firestorepb.RunAggregationQueryRequest:
+		read = queried(r.GetParent(), r.GetStructuredAggregationQuery().GetStructuredQuery())
+	}
+	if s.ops.OnRead != nil {
+		for _, name := range read {
+			s.ops.OnRead(name)
+		}
 	}
 	return s.ClientStream.SendMsg(m)
+}
+
+// queried is the collections a query reads, as {parent}/{collection id}.
+func queried(parent string, q *firestorepb.StructuredQuery) []string {
+	var out []string
+	for _, from := range q.GetFrom() {
+		out = append(out, parent+"/"+from.GetCollectionId())
+	}
+	return out
 }
 
 func (s *countingStream) RecvMsg(m any) error {
