@@ -59,6 +59,42 @@ func (c *Client) BoardSize(ctx context.Context, collection, field string) (int64
 	return s.Of, s.AsOf, err
 }
 
+// Standing is where a value stands among a collection's documents by a
+// field, from the board's summary alone, exact at AsOf: a document of
+// that value would be ranked Best, or, where its range of values holds
+// others, anywhere from Best to Worst (see docs/rank.md). Top is the
+// percentile: "top 3%" for a Worst of 3 of 100.
+type Standing struct {
+	Value float64   `json:"value"`
+	Best  int64     `json:"rank"`
+	Worst int64     `json:"rank_at_most"`
+	Of    int64     `json:"of"`
+	AsOf  time.Time `json:"as_of"`
+	Reads int       `json:"reads"`
+}
+
+// Exact reports whether the standing is one place, Best.
+func (s Standing) Exact() bool { return s.Best == s.Worst }
+
+// Top is the share of the board at or above the value's worst place, in
+// percent.
+func (s Standing) Top() float64 { return rank.Place{Rank: s.Worst, Of: s.Of}.Top() }
+
+// Standing is where value stands among collection's documents by field,
+// declared rank(field) in TALLY_COUNTS: one read, of the board's summary,
+// at any size of the collection. It answers "is this in the top 3%" for a
+// value the caller has, such as a document's count it shows.
+func (c *Client) Standing(ctx context.Context, collection, field string, value float64) (Standing, error) {
+	b, err := c.layout.Board(collection, field)
+	if err != nil {
+		return Standing{}, err
+	}
+	ctx, cancel := c.bound(ctx, 2)
+	defer cancel()
+	s, err := rank.StandingAt(ctx, c.fs, b, value)
+	return Standing{Value: s.Value, Best: s.Best, Worst: s.Worst, Of: s.Of, AsOf: s.AsOf, Reads: 1}, err
+}
+
 // board is the board of doc's collection by field.
 func (c *Client) board(doc, field string) (rank.Board, error) {
 	if err := c.layout.CheckName(doc); err != nil {

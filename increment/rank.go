@@ -3,8 +3,10 @@ package increment
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"path"
+	"strconv"
 	"time"
 
 	"github.com/tallycounters/tally/internal/core/rank"
@@ -22,26 +24,64 @@ type RankResponse struct {
 	Reads int     `json:"reads"`
 }
 
-// rankOf answers a GET of a document's rank, for a web page, which cannot
-// read Firestore at a past read time itself: App Check as for an
-// increment, no user (a place is made of counts the app shows anyway).
+// StandingResponse is the answer to GET
+// ?rank=posts&field=likes&value=1234: where the value stands among the
+// collection's documents by the field, from the board's summary alone
+// (one read), exact at AsOf: a place from Rank to RankAtMost (the same
+// where its range of values holds no other), and Top, the percentile of
+// RankAtMost.
+type StandingResponse struct {
+	Rank       int64   `json:"rank"`
+	RankAtMost int64   `json:"rank_at_most"`
+	Of         int64   `json:"of"`
+	Top        float64 `json:"top"`
+	AsOf       string  `json:"as_of"`
+	Value      float64 `json:"value"`
+	Reads      int     `json:"reads"`
+}
+
+// rankOf answers a GET of a document's rank, or a value's standing, for a
+// web page, which cannot read Firestore at a past read time itself: App
+// Check as for an increment, no user (a place is made of counts the app
+// shows anyway).
 func (h *Handler) rankOf(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
-	p, err := h.place(ctx, r)
+	var answer any
+	var err error
+	if err = h.checkApp(r); err == nil && r.URL.Query().Has("value") {
+		answer, err = h.standing(ctx, r)
+	} else if err == nil {
+		var p rank.Place
+		p, err = h.place(ctx, r)
+		answer = RankResponse{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf.UTC().Format(time.RFC3339Nano), Value: p.Value, Reads: p.Reads}
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpjson.Write(w, http.StatusOK, RankResponse{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf.UTC().Format(time.RFC3339Nano), Value: p.Value, Reads: p.Reads})
+	httpjson.Write(w, http.StatusOK, answer)
+}
+
+// standing checks the request and reads the standing it asks for.
+func (h *Handler) standing(ctx context.Context, r *http.Request) (StandingResponse, error) {
+	q := r.URL.Query()
+	collection, field := q.Get("rank"), q.Get("field")
+	v, err := strconv.ParseFloat(q.Get("value"), 64)
+	if collection == "" || field == "" || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return StandingResponse{}, httpjson.Refuse(http.StatusBadRequest, "give the collection, the field and a number: ?rank=posts&field=likes&value=1234")
+	}
+	b, err := h.writer.layout.Board(collection, field)
+	if err != nil {
+		return StandingResponse{}, httpjson.Refuse(http.StatusNotFound, "%v", err)
+	}
+	s, err := rank.StandingAt(ctx, h.writer.client, b, v)
+	return StandingResponse{Rank: s.Best, RankAtMost: s.Worst, Of: s.Of, Top: s.Top(), AsOf: s.AsOf.UTC().Format(time.RFC3339Nano), Value: v, Reads: 1}, err
 }
 
 // place checks the request and reads the place it asks for.
 func (h *Handler) place(ctx context.Context, r *http.Request) (rank.Place, error) {
-	if err := h.checkApp(r); err != nil {
-		return rank.Place{}, err
-	}
 	doc, field := r.URL.Query().Get("rank"), r.URL.Query().Get("field")
 	if doc == "" || field == "" {
 		return rank.Place{}, httpjson.Refuse(http.StatusBadRequest, "give the document and the field: ?rank=posts/p1&field=likes")

@@ -67,12 +67,29 @@ func TestRankAnswers(t *testing.T) {
 	if r := ops.Reads(); r > 3 {
 		t.Errorf("the rank cost %d reads on the wire", r)
 	}
+	for value, want := range map[string][2]int64{"4": {1, 1}, "3": {2, 2}, "2": {2, 2}, "0": {4, 4}, "1e9": {1, 1}} {
+		ops.Reset()
+		w := serve(h, http.MethodGet, "/?rank="+coll+"&field=likes&value="+value, "", nil)
+		var got StandingResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != http.StatusOK || err != nil {
+			t.Fatalf("GET standing of %s: %d %s", value, w.Code, w.Body)
+		}
+		if got.Rank != want[0] || got.RankAtMost != want[1] || got.Of != 3 || got.Reads != 1 || got.Top != 100*float64(want[1])/3 || got.AsOf == "" {
+			t.Errorf("GET standing of %s = %+v, want #%d of 3 in 1 read", value, got, want[0])
+		}
+		if r := ops.Reads(); r != 1 {
+			t.Errorf("a standing cost %d reads on the wire, want 1", r)
+		}
+	}
 	for _, c := range []struct {
 		query string
 		code  int
 		want  string
 	}{
 		{"?rank=" + target, 400, "give the document and the field"},
+		{"?rank=posts&field=likes&value=many", 400, "a number"},
+		{"?rank=posts&field=likes&value=NaN", 400, "a number"},
+		{"?rank=posts&field=views&value=3", 404, "posts is not ranked by views"},
 		{"?rank=posts&field=likes", 400, "not a document path"},
 		{"?rank=" + target + "&field=views", 404, "posts is not ranked by views; ranked: posts:rank(likes)"},
 		{"?rank=comments/c1&field=likes", 400, "counts are declared on posts"},

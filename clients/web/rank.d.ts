@@ -15,6 +15,23 @@ export interface Place {
   top: number;
 }
 
+/** Where a value stands among a collection's documents by a field tally ranks, from the board's summary alone, exact at asOf. */
+export interface Standing {
+  /** The place a document of that value would hold: 1 + the documents in ranges of values above its own. */
+  rank: number;
+  /** The lowest place it could hold: rank, where its range of values holds no other (each integer from -255 to 255), or rank + the documents in its range. */
+  rankAtMost: number;
+  of: number;
+  /** The share of the board at or above rankAtMost, in percent: "top 3%". */
+  top: number;
+  asOf: Date;
+  /** Firestore reads it cost, on the server: 1. */
+  reads: number;
+}
+
+/** Where value stands among collection's documents by field (declared rank(field)), from Increment: one read of the board's summary, at any size. */
+export function standingOf(tally: Tally, collection: string, field: string, value: number): Promise<Standing>;
+
 /** The place of the document at documentPath by field (declared rank(field)), from Increment: rejects with code "tally/not-ranked" for one not on the board yet. */
 export function rankOf(tally: Tally, documentPath: string, field: string): Promise<Place>;
 

@@ -16,7 +16,8 @@ import (
 
 // TestRankOfAndOnRank: the web client's rankOf gives each post its place
 // among five by likes, ties sharing one, each exact at the time it gives
-// and costing at most three reads; a post not on the board is refused
+// and costing at most three reads; standingOf tells where a number of
+// likes stands among them in one read; a post not on the board is refused
 // with tally/not-ranked; and onRank of the last post follows it as it is
 // liked past the others to #1, its places in order of their times.
 func TestRankOfAndOnRank(t *testing.T) {
@@ -43,9 +44,11 @@ func TestRankOfAndOnRank(t *testing.T) {
 	}
 	waitRanked(t, s, posts, likes)
 	out := runE2E(t, node, "rank.mjs", "RANK_CONFIG", map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
-		"url": s.FunctionsURL + "/Increment", "posts": posts, "unranked": "posts/nowhere", "climber": posts[4], "climb": 6})
+		"url": s.FunctionsURL + "/Increment", "posts": posts, "unranked": "posts/nowhere", "climber": posts[4], "climb": 6,
+		"collection": "posts", "values": []int{5, 3, 2}})
 	var got struct {
 		Places    map[string]place `json:"places"`
+		Standings map[string]place `json:"standings"`
 		NotRanked string           `json:"notRanked"`
 		Seen      []place          `json:"seen"`
 	}
@@ -56,6 +59,11 @@ func TestRankOfAndOnRank(t *testing.T) {
 		want := []int{1, 2, 2, 4, 5}[i]
 		if g := got.Places[p]; g.Rank != want || g.Of != 5 || g.Reads < 2 || g.Reads > 3 || g.AsOf == "" {
 			t.Errorf("rankOf %s (%d likes) = %+v, want #%d of 5 in 2 or 3 reads", p, likes[i], g, want)
+		}
+	}
+	for v, want := range map[string]int{"5": 1, "3": 2, "2": 4} {
+		if g := got.Standings[v]; g.Rank != want || g.AtMost != want || g.Of != 5 || g.Reads != 1 || g.Top != 100*float64(want)/5 {
+			t.Errorf("standingOf %s likes = %+v, want #%d of 5, exact, in 1 read", v, g, want)
 		}
 	}
 	if got.NotRanked != "tally/not-ranked" {
@@ -72,10 +80,12 @@ func TestRankOfAndOnRank(t *testing.T) {
 }
 
 type place struct {
-	Rank  int    `json:"rank"`
-	Of    int    `json:"of"`
-	Reads int    `json:"reads"`
-	AsOf  string `json:"asOf"`
+	Rank   int     `json:"rank"`
+	AtMost int     `json:"rankAtMost"` // of a standing
+	Of     int     `json:"of"`
+	Reads  int     `json:"reads"`
+	AsOf   string  `json:"asOf"`
+	Top    float64 `json:"top"`
 }
 
 // waitRanked waits until Increment answers each post's rank with its

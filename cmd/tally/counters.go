@@ -41,6 +41,10 @@ func (a *admin) print(v any, text string, args ...any) {
 // counts on documents) and, for commands on one count, its field.
 type action = func(ctx context.Context, a *admin, c *counter.Client, id string) error
 
+// ownNames, as a command's annotation, says that it checks the name it is
+// given itself (tally rank takes a collection's, with --value).
+const ownNames = "own names"
+
 // counterCommand builds a command on one counter (or, with args allowing
 // none, on all): its own flags, the configuration's, and an action.
 func counterCommand(use, short string, args cobra.PositionalArgs, build func(*cobra.Command) action) *cobra.Command {
@@ -56,7 +60,7 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 		id, field := "", ""
 		if len(args) > 0 {
 			id = args[0]
-			if err := cfg.Layout.CheckName(id); err != nil {
+			if err := cfg.Layout.CheckName(id); err != nil && cmd.Annotations[ownNames] == "" {
 				return usageError{err}
 			}
 		}

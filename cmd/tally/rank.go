@@ -12,11 +12,21 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 )
 
-// rankCommand is tally rank: a document's place among its collection's.
+// rankCommand is tally rank: a document's place among its collection's,
+// or with --value, where a value stands among them.
 func rankCommand() *cobra.Command {
-	args := exactArgs(2, "a document path and the field its collection is ranked by, declared rank(FIELD)")
-	return counterCommand("rank DOC FIELD", "Print a document's place among its collection's by a field declared rank(FIELD): at most three reads", args, func(*cobra.Command) action {
+	args := exactArgs(2, "a document path (or with --value, a collection) and the field its collection is ranked by, declared rank(FIELD)")
+	var value float64
+	cmd := counterCommand("rank DOC FIELD", "Print a document's place among its collection's by a field declared rank(FIELD): at most three reads; "+
+		"with --value, where a value stands among them (tally rank posts likes --value 1234): one read", args, func(cmd *cobra.Command) action {
+		cmd.Flags().Float64Var(&value, "value", 0, "print where this value stands among the documents of the collection given instead of a document: its place and percentile, from one read")
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if cmd.Flags().Changed("value") {
+				return standing(ctx, a, c, id, value)
+			}
+			if err := a.cfg.Layout.CheckName(id); err != nil {
+				return usageError{err}
+			}
 			p, err := c.Rank(ctx, id, a.field)
 			if errors.Is(err, counter.ErrNotRanked) {
 				return fmt.Errorf("%s is not ranked by %s yet: %w", id, a.field, err)
@@ -33,4 +43,25 @@ func rankCommand() *cobra.Command {
 			return nil
 		}
 	})
+	cmd.Annotations = map[string]string{ownNames: "a collection, with --value"}
+	return cmd
+}
+
+// standing prints where value stands among collection's documents by
+// a.field.
+func standing(ctx context.Context, a *admin, c *counter.Client, collection string, value float64) error {
+	s, err := c.Standing(ctx, collection, a.field, value)
+	if errors.Is(err, core.ErrUndeclared) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	place := fmt.Sprintf("#%d", s.Best)
+	if !s.Exact() {
+		place = fmt.Sprintf("#%d to #%d", s.Best, s.Worst)
+	}
+	a.print(map[string]any{"rank": s.Best, "rank_at_most": s.Worst, "of": s.Of, "top": s.Top(), "as_of": s.AsOf.UTC().Format(time.RFC3339Nano), "reads": s.Reads},
+		"%s %v: top %.3g%%, %s of %d by %s, as of %s, %d read", collection, value, s.Top(), place, s.Of, a.field, s.AsOf.UTC().Format(time.RFC3339), s.Reads)
+	return nil
 }

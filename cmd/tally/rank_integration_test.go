@@ -37,6 +37,9 @@ func TestRankCommand(t *testing.T) {
 		{"rank posts/p3 likes", "posts/p3 #3 of 3 by likes (0; top 100%)", 0},
 		{"rank posts/p1 views", "posts is not ranked by views; ranked: posts:rank(likes)", 2},
 		{"rank posts likes", "not a document path", 2},
+		{"rank posts likes --value 2", "posts 2: top 66.7%, #2 of 3 by likes", 0},
+		{"rank posts likes --value 5", "posts 5: top 33.3%, #1 of 3 by likes", 0},
+		{"rank posts views --value 5", "posts is not ranked by views", 2},
 	} {
 		out, code := cli(strings.Fields(s.args)...)
 		if code != s.code || !strings.Contains(out, s.want) {
@@ -53,5 +56,14 @@ func TestRankCommand(t *testing.T) {
 	}
 	if _, err := time.Parse(time.RFC3339Nano, got.AsOf); err != nil {
 		t.Errorf("as_of %q is no RFC 3339 time: %v", got.AsOf, err)
+	}
+	out, code = cli("rank", "posts", "likes", "--value", "4", "--json")
+	var top struct {
+		Rank, Of, Reads int
+		AtMost          int     `json:"rank_at_most"`
+		Top             float64 `json:"top"`
+	}
+	if err := json.Unmarshal([]byte(out), &top); code != 0 || err != nil || top.Rank != 1 || top.AtMost != 1 || top.Of != 3 || top.Reads != 1 || top.Top != 100.0/3 {
+		t.Fatalf("tally rank --value --json: exit %d, %q; want #1 of 3, the top 33.3%%, in 1 read", code, out)
 	}
 }

@@ -6,7 +6,7 @@ import { initializeApp } from "firebase/app";
 import { connectFirestoreEmulator, getFirestore } from "firebase/firestore";
 
 import { addTo, closeTally, countRef, getTally } from "../src/index.js";
-import { onRank, rankOf } from "../src/rank.js";
+import { onRank, rankOf, standingOf } from "../src/rank.js";
 
 const cfg = JSON.parse(process.env.RANK_CONFIG);
 const app = initializeApp({ projectId: cfg.project, apiKey: "demo-api-key" });
@@ -17,6 +17,8 @@ const tally = getTally(app, { url: cfg.url, firestore: db });
 
 const places = {};
 for (const p of cfg.posts) places[p] = await rankOf(tally, p, "likes");
+const standings = {};
+for (const v of cfg.values) standings[v] = await standingOf(tally, cfg.collection, "likes", v);
 let notRanked = "";
 try {
   await rankOf(tally, cfg.unranked, "likes");
@@ -41,5 +43,5 @@ const likes = countRef(tally, cfg.climber, "likes");
 for (let i = 0; i < cfg.climb; i++) await addTo(likes, 1);
 await led;
 await closeTally(tally);
-console.log(JSON.stringify({ places, notRanked, seen }));
+console.log(JSON.stringify({ places, standings, notRanked, seen }));
 process.exit(0);

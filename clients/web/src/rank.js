@@ -18,6 +18,7 @@ import { doc, onSnapshot } from "firebase/firestore";
 /**
  * @typedef {import("./client.js").Client} Client
  * @typedef {import("../rank").Place} Place
+ * @typedef {import("../rank").Standing} Standing
  * @typedef {import("../index").Tally} Tally
  */
 
@@ -36,6 +37,45 @@ function boardOf(path, field) {
 }
 
 /**
+ * Asks Increment (GET ?rank=) for the answer to query, with the App Check
+ * token if the client has App Check on.
+ * @param {Client} t
+ * @param {Record<string, string>} query
+ */
+async function ask(t, query) {
+  /** @type {Record<string, string>} */
+  const headers = {};
+  if (t.appCheck) headers["X-Firebase-AppCheck"] = (await getToken(t.appCheck)).token;
+  const u = new URL(t.url, globalThis.location?.href); // a page may give Increment's path alone
+  for (const [k, v] of Object.entries(query)) u.searchParams.set(k, v);
+  const res = await fetch(u, { headers, signal: t.life.signal });
+  const body = await res.json().catch(() => null);
+  if (!res.ok) {
+    throw Object.assign(new Error(body?.error ?? `Increment answered ${res.status}`), {
+      code: res.status === 404 && query.value === undefined ? "tally/not-ranked" : "tally/refused", status: res.status,
+    });
+  }
+  return body;
+}
+
+/**
+ * Where value stands among collection's documents by field (declared
+ * rank(field)), from the board's summary alone: one Firestore read on the
+ * server, exact at asOf. A document of that value would be ranked rank,
+ * or, where its range of values holds others, anywhere down to rankAtMost;
+ * top is the percentile of rankAtMost ("top 3%").
+ * @param {Tally} tally
+ * @param {string} collection
+ * @param {string} field
+ * @param {number} value
+ * @returns {Promise<Standing>}
+ */
+export async function standingOf(tally, collection, field, value) {
+  const b = await ask(/** @type {Client} */ (tally), { rank: collection, field, value: String(value) });
+  return { rank: b.rank, rankAtMost: b.rank_at_most, of: b.of, top: b.top, asOf: new Date(b.as_of), reads: b.reads };
+}
+
+/**
  * The place of the document at path among its collection's by field, which
  * TALLY_COUNTS ranks (posts:likes,rank(likes)): {rank, of, asOf, reads,
  * top}, exact at asOf, from Increment (GET ?rank=), two or three
@@ -47,21 +87,8 @@ function boardOf(path, field) {
  * @returns {Promise<Place>}
  */
 export async function rankOf(tally, path, field) {
-  const t = /** @type {Client} */ (tally);
   boardOf(path, field);
-  /** @type {Record<string, string>} */
-  const headers = {};
-  if (t.appCheck) headers["X-Firebase-AppCheck"] = (await getToken(t.appCheck)).token;
-  const u = new URL(t.url);
-  u.searchParams.set("rank", path);
-  u.searchParams.set("field", field);
-  const res = await fetch(u, { headers, signal: t.life.signal });
-  const body = await res.json().catch(() => null);
-  if (!res.ok) {
-    throw Object.assign(new Error(body?.error ?? `Increment answered ${res.status}`), {
-      code: res.status === 404 ? "tally/not-ranked" : "tally/refused", status: res.status,
-    });
-  }
+  const body = await ask(/** @type {Client} */ (tally), { rank: path, field });
   return { rank: body.rank, of: body.of, asOf: new Date(body.as_of), reads: body.reads, top: body.of ? (100 * body.rank) / body.of : 0 };
 }
 
@@ -99,7 +126,8 @@ export function onRank(tally, path, field, next, error) {
           next(place);
         }
       } catch (e) {
-        if (!stopped && /** @type {any} */ (e).code === "tally/refused") error?.(/** @type {Error} */ (e));
+        // A document not on the board yet is on it at a later change.
+        if (!stopped && /** @type {any} */ (e).code !== "tally/not-ranked") error?.(/** @type {Error} */ (e));
       }
     } while (again && !stopped);
     asking = false;
