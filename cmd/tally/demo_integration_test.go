@@ -122,7 +122,7 @@ func checkDemoHeaders(t *testing.T, page string) {
 }
 
 // TestDemoFeed runs the README's feed demo, TALLY_AUTH=firebase
-// TALLY_COUNTS='posts:likes,views,comments=count(comments),likes_today=likes per day,hot=trend(likes + views/10, 6h)' go run ./cmd/tally serve, and opens its
+// TALLY_COUNTS='posts:likes,views,comments=count(comments),likes_today=likes per day,hot=trend(likes + views/10, 6h),rank(likes)' go run ./cmd/tally serve, and opens its
 // /demo in headless Chromium: a user signs in and sees the demo's posts,
 // each view counted on the post; a like shows at once, in the post's likes
 // and its likes today and the last bar of its week's sparkline, is counted
@@ -136,7 +136,7 @@ func checkDemoHeaders(t *testing.T, page string) {
 // README's picture), and fits both without scrolling sideways.
 func TestDemoFeed(t *testing.T) {
 	t.Parallel()
-	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments),likes_today=likes per day,hot=trend(likes + views/10, 6h)"}, "serve", "--port", "0")
+	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments),likes_today=likes per day,hot=trend(likes + views/10, 6h),rank(likes)"}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
 	ctx := browsertest.New(t, 3*time.Minute)
 	page := r.functions + "/demo"
@@ -168,6 +168,11 @@ func TestDemoFeed(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx, browsertest.WaitJS(`document.querySelector("article").dataset.id === "counts"`)); err != nil {
 		t.Fatalf("the liked post does not move to the top: %v", err)
+	}
+	places := `[...document.querySelectorAll("article")].map((a) => a.dataset.id + " " + a.querySelector(".place").textContent).join()`
+	if err := chromedp.Do(ctx, browsertest.WaitJS(places+` === "counts #1 of 3,hello #2 of 3,offline #2 of 3" || `+places+` === "counts #1 of 3,offline #2 of 3,hello #2 of 3"`)); err != nil {
+		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](places))
+		t.Fatalf("each post's place: %q, want the liked one #1 of 3 and the others #2 (%v)", shown, err)
 	}
 	// Trending: the post liked, and viewed as the others were, is first.
 	waitField(t, r.emulator, "posts/counts", "likes_today", 1)
@@ -205,9 +210,37 @@ func TestDemoFeed(t *testing.T) {
 		waitField(t, r.emulator, "posts/"+p, "views", 2)
 		waitField(t, r.emulator, "posts/"+p, "comments", map[string]int64{"hello": 1}[p])
 	}
+	ownPlace(t, ctx, post)
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd); code != 0 {
 		t.Errorf("serve exited %d: %s", code, stderr)
+	}
+}
+
+// ownPlace writes a post as the signed-in user, with the demo's three at 0
+// likes: the page shows the user's own place, #1 of 4 (all tied), then
+// #2 of 4 once another post is liked, and #1 of 4 again once theirs is.
+func ownPlace(t *testing.T, ctx context.Context, post func(p, sel string) string) {
+	t.Helper()
+	mine := func(want string) chromedp.Action[chromedp.Void] {
+		return browsertest.WaitJS(`!document.getElementById("mine").hidden && document.getElementById("my-title").textContent === "Ada's post" && ` +
+			fmt.Sprintf(`document.getElementById("my-place").textContent === %q`, want))
+	}
+	shown := func() string {
+		s, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("mine").textContent`))
+		return s
+	}
+	write := `(() => { const f = document.getElementById("write"); f.elements.namedItem("title").value = "Ada's post"; return f.querySelector("button"); })()`
+	if err := chromedp.Do(ctx, browsertest.ClickJS(write), mine("#1 of 4")); err != nil {
+		t.Fatalf("the user's own post: the page shows %q (%v), want #1 of 4", shown(), err)
+	}
+	settled := browsertest.WaitJS(post("counts", ".like") + `.ariaPressed === "false" && !document.querySelector("[data-pending]")`) // the unlike before, answered
+	if err := chromedp.Do(ctx, settled, browsertest.ClickJS(post("counts", ".like")), mine("#2 of 4")); err != nil {
+		t.Fatalf("another post liked: the page shows %q (%v), want #2 of 4", shown(), err)
+	}
+	own := `[...document.querySelectorAll("article")].find((a) => a.querySelector("h2").textContent === "Ada's post").querySelector(".like")`
+	if err := chromedp.Do(ctx, browsertest.ClickJS(own), mine("#1 of 4")); err != nil {
+		t.Fatalf("the user's post liked: the page shows %q (%v), want #1 of 4", shown(), err)
 	}
 }
 
@@ -268,7 +301,7 @@ func signIn(page string) chromedp.Action[chromedp.Void] {
 func holdsOrderUnderPointer(t *testing.T, ctx context.Context, emulator string, post func(p, sel string) string) {
 	t.Helper()
 	first := `document.querySelector("#posts article").dataset.id`
-	box, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector("#posts article:last-child h2").getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`))
+	box, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const h = document.querySelector("#posts article:last-child h2"); h.scrollIntoView({ block: "center" }); const r = h.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`))
 	if err != nil || len(box) != 2 {
 		t.Fatalf("the last post's place: %v %v", box, err)
 	}

@@ -3,11 +3,15 @@
 // count of comments where one is declared (comments=count(comments)), their
 // likes today and a week's sparkline where a window of likes is declared
 // (likes_today=likes per day), and a Trending order where a trend is
-// (hot=trend(likes, 6h)); or one counter of its own (/demo?counter=NAME). Bundled with the Firebase SDK
+// (hot=trend(likes, 6h)), and each post's place and the signed-in user's
+// own where the likes are ranked (rank(likes)); or one counter of its own
+// (/demo?counter=NAME). Bundled with the Firebase SDK
 // into internal/tools/stack/demo/demo.js by `npm run demo`.
 import { initializeApp } from "firebase/app";
 import { connectAuthEmulator, getAuth, onAuthStateChanged, signOut } from "firebase/auth";
-import { collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query } from "firebase/firestore";
+import {
+  addDoc, collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query, serverTimestamp, waitForPendingWrites, where,
+} from "firebase/firestore";
 
 import { addChild, addTo, countRef, getTally, onCount, onVote, seriesOf, vote } from "../src/index.js";
 import { onRank } from "../src/rank.js";
@@ -168,7 +172,8 @@ function feed({ collection: name, like: likes, view: views, comments, children, 
     for (const b of $("orders").querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.field === field));
     stop = onSnapshot(query(collection(db, name), orderBy(field, "desc"), limit(20)), (snap) => {
       const els = snap.docs.map((d) => {
-        if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, { likes, views, comments, children, today, rank }));
+        const fresh = d.metadata.hasPendingWrites; // written here, and not yet on the server
+        if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, { likes, views, comments, children, today, rank, fresh }));
         const el = shown.get(d.id);
         el.querySelector("h2").textContent = d.get("title") ?? d.id;
         el.series?.(today ? seriesOf(d.data(), today) : []);
@@ -182,6 +187,56 @@ function feed({ collection: name, like: likes, view: views, comments, children, 
   $("by-trend").dataset.field = hot ?? "";
   for (const b of $("orders").querySelectorAll("button")) b.onclick = () => list(b.dataset.field ?? likes);
   list(likes);
+  if (config.authHost) write(name, { likes, views, comments, rank });
+}
+
+// write lets a signed-in user write posts of their own, as the rules allow
+// (its owner, its counts at 0), and shows the best place among them.
+function write(name, { likes, views, comments, rank }) {
+  const form = $("write");
+  let stop = () => {};
+  onAuthStateChanged(auth, (u) => {
+    form.hidden = !u;
+    stop();
+    $("mine").hidden = true;
+    if (u && rank) stop = mine(name, u.uid, rank);
+  });
+  form.onsubmit = (e) => {
+    e.preventDefault();
+    const title = form.elements.namedItem("title");
+    const data = { title: title.value, owner: auth.currentUser?.uid, [likes]: 0, created: serverTimestamp() };
+    if (views) data[views] = 0;
+    if (comments) data[comments] = 0;
+    addDoc(collection(db, name), data).catch(say);
+    title.value = "";
+  };
+}
+
+// mine follows the places of the posts of the user uid, each from onRank
+// (a new post has one once tally has put it on the board), and shows the
+// best. Returns the function that stops it.
+function mine(name, uid, rank) {
+  const places = new Map(), stops = new Map();
+  const show = () => {
+    const best = [...places.values()].sort((a, b) => a.rank - b.rank)[0];
+    $("mine").hidden = !best;
+    if (!best) return;
+    $("my-title").textContent = best.title;
+    $("my-place").textContent = `#${best.rank} of ${best.of}`;
+  };
+  const off = onSnapshot(query(collection(db, name), where("owner", "==", uid)), (snap) => {
+    for (const d of snap.docs) {
+      if (stops.has(d.id)) continue;
+      stops.set(d.id, onRank(tally, `${name}/${d.id}`, rank, (p) => {
+        places.set(d.id, { ...p, title: String(d.get("title") ?? d.id) });
+        show();
+      }, say));
+    }
+  }, say);
+  return () => {
+    off();
+    for (const s of stops.values()) s();
+  };
 }
 
 // spark draws counts, a week's likes by day, as bars in svg.
@@ -196,7 +251,7 @@ function spark(svg, counts) {
   svg.setAttribute("aria-label", `Likes each day of the last ${counts.length}: ${counts.join(", ")}`);
 }
 
-function post(path, { likes, views, comments, children, today, rank }) {
+function post(path, { likes, views, comments, children, today, rank, fresh }) {
   const el = document.createElement("article");
   el.className = "card";
   el.dataset.id = path.split("/").pop();
@@ -274,7 +329,8 @@ function post(path, { likes, views, comments, children, today, rank }) {
   if (views) {
     const viewed = countRef(tally, path, views);
     onCount(viewed, show("views", "view", "views"), say);
-    signedIn.then(() => addTo(viewed, 1)).catch(say);
+    // A post written here is viewed once the server holds it.
+    signedIn.then(() => fresh && waitForPendingWrites(db)).then(() => addTo(viewed, 1)).catch(say);
   }
   return el;
 }
