@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,24 +18,30 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/bridge"
 	"github.com/tallycounters/tally/rollup"
 )
 
-// rankCounts ranks posts by their likes.
-const rankCounts = "posts:likes,rank(likes)"
+// rankCounts ranks posts by their likes and by a trend of them, and users
+// by the sum of their games' points.
+const rankCounts = "posts:likes,hot=trend(likes, 6h),rank(likes),rank(hot);users:points=sum(games.points),rank(points)"
 
 // TestRankIsExact ranks posts by likes through the whole local stack: the
 // emulator's own trigger delivery, with events duplicated and delayed,
 // to three Rollup instances. Likes follow a Zipf-like spread, some by
 // the hundred (so that posts share ranges of values), a viral post climbs
 // past every other, posts are deleted (through the Go client, and by the
-// app itself) and one created again; some are made with 0 likes by the app.
-// Ranks
-// sampled while it runs, and every post's at the end, are each 1 + the
-// posts whose likes were greater at the rank's read time, read from the
-// posts themselves; each cost at most 3 reads.
+// app itself) and one created again; some are made with 0 likes by the
+// app, and some likes are taken back by the hundred, so that posts move
+// down past others. Users are ranked by the sum of their games' points,
+// as games are added, lowered and deleted. Ranks by likes and by the
+// trend sampled while it runs, and every post's and user's at the end,
+// are each 1 + the documents whose value was greater at the rank's read
+// time, read from the documents themselves; each cost at most 3 reads.
+// Where each post's likes stand, from the summary alone, holds the truth.
 func TestRankIsExact(t *testing.T) {
 	t.Parallel()
 	emulatortest.Require(t)
@@ -65,12 +73,24 @@ func TestRankIsExact(t *testing.T) {
 			for range 40 {
 				i := int(float64(n-1) * r.Float64() * r.Float64() * r.Float64()) // most likes to the first posts
 				by := 1
-				if r.IntN(5) == 0 {
+				switch r.IntN(8) {
+				case 0, 1:
 					by = 97 // past 255: ranges of many values
+				case 2:
+					by = -97 // down past others
 				}
 				like(i, by)
 			}
 		})
+	}
+	const users = 12
+	for u := range users {
+		if _, err := fs.Doc(fmt.Sprintf("users/u%02d", u)).Create(ctx, map[string]any{"name": u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for w := range 2 {
+		likes.Go(func() { play(t, fs, users, rand.New(rand.NewPCG(uint64(w), 2))) })
 	}
 	for range 30 { // the last post goes viral, past every other
 		like(n-1, 60)
@@ -109,11 +129,24 @@ func TestRankIsExact(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", doc, err)
 		}
-		checkPlace(t, fs, doc, p)
+		checkPlace(t, fs, doc, "likes", p)
+		checkStanding(t, fs, c, "posts", "likes", p.Value)
 		ranked++
 		if i == n-1 && p.Rank != 1 {
 			t.Errorf("the viral post is #%d of %d, want #1", p.Rank, p.Of)
 		}
+		if p, err = c.Rank(ctx, doc, "hot"); err != nil {
+			t.Fatalf("%s by hot: %v", doc, err)
+		}
+		checkPlace(t, fs, doc, "hot", p)
+	}
+	for u := range users {
+		doc := fmt.Sprintf("users/u%02d", u)
+		p, err := c.Rank(ctx, doc, "points")
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		checkPlace(t, fs, doc, "points", p)
 	}
 	if p, _ := c.Rank(ctx, "posts/p00", "likes"); p.Of != int64(n-2) {
 		t.Errorf("the board holds %d posts, want %d (two deleted)", p.Of, n-2)
@@ -121,6 +154,32 @@ func TestRankIsExact(t *testing.T) {
 	t.Logf("%d ranks checked at the end, %d while it ran", ranked, sampled.Load())
 	if sampled.Load() < 5 {
 		t.Errorf("only %d ranks sampled while it ran", sampled.Load())
+	}
+}
+
+// play adds games to users' games, with points from -50 to 349, and
+// lowers and deletes some, so that users move up and down the board.
+func play(t *testing.T, fs *firestore.Client, users int, r *rand.Rand) {
+	ctx := context.Background()
+	var games []*firestore.DocumentRef
+	for range 30 {
+		switch k := r.IntN(6); {
+		case k == 0 && len(games) > 0:
+			g := games[r.IntN(len(games))]
+			if _, err := g.Delete(ctx); err != nil {
+				t.Error(err)
+			}
+		case k == 1 && len(games) > 0:
+			if _, err := games[r.IntN(len(games))].Set(ctx, map[string]any{"points": int64(-r.IntN(300))}); err != nil {
+				t.Error(err)
+			}
+		default:
+			g := fs.Collection(fmt.Sprintf("users/u%02d/games", r.IntN(users))).NewDoc()
+			if _, err := g.Create(ctx, map[string]any{"points": int64(r.IntN(400) - 50)}); err != nil {
+				t.Error(err)
+			}
+			games = append(games, g)
+		}
 	}
 }
 
@@ -134,8 +193,8 @@ func sampleRanks(t *testing.T, fs *firestore.Client, c *counter.Client, n int, s
 			return checked
 		case <-time.After(100 * time.Millisecond):
 		}
-		doc := fmt.Sprintf("posts/p%02d", rand.IntN(n))
-		p, err := c.Rank(context.Background(), doc, "likes")
+		doc, field := fmt.Sprintf("posts/p%02d", rand.IntN(n)), []string{"likes", "hot"}[rand.IntN(2)]
+		p, err := c.Rank(context.Background(), doc, field)
 		if errors.Is(err, counter.ErrNotRanked) {
 			continue
 		}
@@ -143,49 +202,75 @@ func sampleRanks(t *testing.T, fs *firestore.Client, c *counter.Client, n int, s
 			t.Errorf("rank %s: %v", doc, err)
 			return checked
 		}
-		checkPlace(t, fs, doc, p)
+		checkPlace(t, fs, doc, field, p)
 		checked++
 	}
 }
 
-// checkPlace checks p, doc's place, against the posts read at its read
-// time: 1 + those with more likes, of all with likes that tally has
-// folded (a post is on the board from its first fold), each of which
-// records its cell.
-func checkPlace(t *testing.T, fs *firestore.Client, doc string, p counter.Place) {
+// checkPlace checks p, doc's place by field, against its collection's
+// documents read at the place's read time: 1 + those with a greater value,
+// of all with a value that tally has folded (a document is on the board
+// from its first fold), each of which records its cell.
+func checkPlace(t *testing.T, fs *firestore.Client, doc, field string, p counter.Place) {
 	t.Helper()
-	snaps, err := fs.Collection("posts").Query.WithReadOptions(firestore.ReadTime(p.AsOf)).Documents(context.Background()).GetAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mine int64 = -1
-	var likes []int64
-	var unrecorded []string // posts folded with likes that record no cell: off the board, wrongly
-	for _, s := range snaps {
-		v, ok := s.Data()["likes"].(int64)
-		if folded, _ := s.DataAtPath(firestore.FieldPath{"_tally", "as_of"}); !ok || folded == nil {
-			continue // on the board from its first fold: one the app made with likes 0 is not, until Rollup folds its creation
-		}
-		if c, _ := s.DataAtPath(firestore.FieldPath{"_tally", "rank", "likes"}); c == nil {
-			unrecorded = append(unrecorded, s.Ref.ID)
-		}
-		likes = append(likes, v)
-		if s.Ref.Path[len(s.Ref.Path)-len(doc):] == doc {
-			mine = v
-		}
-	}
-	want := int64(1)
-	for _, v := range likes {
-		if v > mine {
-			want++
-		}
-	}
-	if p.Rank != want || p.Of != int64(len(likes)) || float64(mine) != p.Value || len(unrecorded) > 0 {
-		t.Errorf("%s at %s: #%d of %d (value %v), want #%d of %d (value %d); posts with likes and no cell: %v", doc, p.AsOf.Format(time.RFC3339Nano), p.Rank, p.Of, p.Value, want, len(likes), mine, unrecorded)
+	values := boardAt(t, fs, path.Dir(doc), field, p.AsOf)
+	mine, ok := values[doc]
+	if want := above(values, mine) + 1; !ok || p.Rank != want || p.Of != int64(len(values)) || mine != p.Value {
+		t.Errorf("%s by %s at %s: #%d of %d (value %v), want #%d of %d (value %v, on the board: %v)", doc, field, p.AsOf.Format(time.RFC3339Nano),
+			p.Rank, p.Of, p.Value, want, len(values), mine, ok)
 	}
 	if p.Reads > 3 || p.Reads < 2 {
 		t.Errorf("%s: a rank cost %d reads, want 2 or 3", doc, p.Reads)
 	}
+}
+
+// checkStanding checks where value stands by field among collection's
+// documents, from the summary alone, against the documents read at its
+// read time: the true place lies in the span it gives.
+func checkStanding(t *testing.T, fs *firestore.Client, c *counter.Client, collection, field string, value float64) {
+	t.Helper()
+	s, err := c.Standing(context.Background(), collection, field, value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := boardAt(t, fs, collection, field, s.AsOf)
+	if truth := above(values, value) + 1; truth < s.Best || truth > s.Worst || s.Of != int64(len(values)) || s.Reads != 1 {
+		t.Errorf("%s by %s, a value of %v at %s: #%d to #%d of %d in %d reads, want #%d of %d in 1", collection, field, value,
+			s.AsOf.Format(time.RFC3339Nano), s.Best, s.Worst, s.Of, s.Reads, truth, len(values))
+	}
+}
+
+// boardAt is the values by field of collection's documents at the read
+// time at, by path, of those tally had folded; each must record its cell.
+func boardAt(t *testing.T, fs *firestore.Client, collection, field string, at time.Time) map[string]float64 {
+	t.Helper()
+	snaps, err := fs.Collection(collection).Query.WithReadOptions(firestore.ReadTime(at)).Documents(context.Background()).GetAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]float64{}
+	for _, s := range snaps {
+		v, ok := rank.Value(s.Data()[field])
+		if _, folded := s.Data()["_tally"]; !ok || !folded {
+			continue // on the board from its first fold: one the app made with likes 0 is not, until Rollup folds its creation
+		}
+		if c, _ := s.DataAtPath(firestore.FieldPath{"_tally", "rank", field}); c == nil {
+			t.Errorf("%s holds %s %v, folded, and records no cell: off the board", s.Ref.Path, field, v)
+		}
+		values[collection+"/"+s.Ref.ID] = v
+	}
+	return values
+}
+
+// above is how many of values are greater than v.
+func above(values map[string]float64, v float64) int64 {
+	var n int64
+	for _, w := range values {
+		if w > v {
+			n++
+		}
+	}
+	return n
 }
 
 // startRanked starts the stack ranking posts by likes, with faults in
@@ -210,7 +295,7 @@ func startRanked(t *testing.T, faults bridge.Faults) (*Stack, *firestore.Client,
 	hs := make([]http.Handler, 3)
 	for i := range hs {
 		hs[i] = rollup.New(emulatortest.ClientAt(t, s.EmulatorHost, emulatortest.Project),
-			rollup.Config{Layout: cfg.Layout, Project: cfg.Project, Spacing: cfg.Spacing})
+			rollup.Config{Layout: cfg.Layout, Project: cfg.Project, Spacing: cfg.Spacing, Logger: cloudlog.New(os.Stderr, slog.LevelWarn)})
 	}
 	instances.Store(&hs)
 	return s, fs, counter.New(fs, counter.Options{Layout: counter.LayoutOf(cfg.Layout), Spacing: cfg.Spacing})
