@@ -14,6 +14,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/bridge"
@@ -86,6 +87,7 @@ type rankRun struct {
 	rankOps *opcount.Ops
 	board   rank.Board
 	likes   atomic.Int64
+	refused atomic.Int64 // likes Increment did not answer 200, or not at all
 	writes  *rankWrites
 	failed  int   // samples that failed, not for want of a rank
 	lastErr error // the last of their errors
@@ -112,7 +114,7 @@ func rankOn(ctx context.Context, o RankOptions, n int) (report.RankRun, error) {
 	began := time.Now()
 	samples, err := run.load(ctx)
 	r.LoadMS = ms(time.Since(began))
-	r.Likes = run.likes.Load()
+	r.Likes, r.Refused = run.likes.Load(), run.refused.Load()
 	st := run.s.Bridge.Stats()
 	r.Duplicated, r.Delayed = st.Duplicated, st.Delayed
 	if err != nil {
@@ -208,11 +210,16 @@ func (run *rankRun) like(ctx context.Context, doc string, by int64) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		if ctx.Err() == nil {
+			run.refused.Add(1)
+		}
 		return
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		run.likes.Add(by)
+	} else {
+		run.refused.Add(1)
 	}
 }
 
@@ -245,12 +252,15 @@ func (run *rankRun) load(ctx context.Context) ([]rankSample, error) {
 }
 
 // climb takes the viral post past the most liked seeded one, n/2, within
-// the load's first two thirds.
+// the load's first two thirds: every 250 ms a step, in increments of at
+// most increment.DefaultMaxStep each.
 func (run *rankRun) climb(ctx context.Context) {
 	steps := int64(run.o.Duration / (2 * 3 * 250 * time.Millisecond))
-	by := max(1, int64(run.n)/2/max(steps, 1)+1)
+	step := max(1, int64(run.n)/2/max(steps, 1)+1)
 	for t := time.NewTicker(250 * time.Millisecond); ctx.Err() == nil; <-t.C {
-		run.like(ctx, run.viral(), by)
+		for left := step; left > 0 && ctx.Err() == nil; left -= increment.DefaultMaxStep {
+			run.like(ctx, run.viral(), min(left, increment.DefaultMaxStep))
+		}
 	}
 }
 

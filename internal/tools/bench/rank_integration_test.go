@@ -8,8 +8,8 @@ import (
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
-// TestBenchRank runs bench --rank on a small board: ranks are read under
-// load, each checked against the posts at its read time and exact, in at
+// TestBenchRank runs bench --rank on a small board: every like is
+// answered, ranks are read under load, each checked against the posts at its read time and exact, in at
 // most three reads, and no summary or post takes two writes in a second.
 func TestBenchRank(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
@@ -22,6 +22,9 @@ func TestBenchRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rep.Runs[0]
+	if r.Refused != 0 {
+		t.Errorf("Increment refused %d of the bench's likes", r.Refused)
+	}
 	if r.Samples == 0 || r.Exact != r.Samples || r.SampleErrors != 0 {
 		t.Errorf("%d ranks checked, %d exact, %d failed: want every one exact", r.Samples, r.Exact, r.SampleErrors)
 	}

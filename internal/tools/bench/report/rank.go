@@ -20,6 +20,7 @@ type RankRun struct {
 	SeedMS     float64 `json:"seed_ms"`
 	LoadMS     float64 `json:"load_ms"`
 	Likes      int64   `json:"likes"`        // acknowledged increments during the load
+	Refused    int64   `json:"refused"`      // like requests not answered 200 (none is expected)
 	Duplicated int64   `json:"duplicated"`   // events delivered twice
 	Delayed    int64   `json:"delayed"`      // events held back
 	Instances  int     `json:"instances"`    // Rollup instances
@@ -60,8 +61,8 @@ func (r *Rank) WriteTable(w io.Writer) {
 	}
 	tw.Flush()
 	for _, x := range r.Runs {
-		fmt.Fprintf(w, "%d posts: seeded in %.1f s; %d likes in %.1f s to %d Rollup instances (%d events duplicated, %d delayed); %d folds made %d moves; %d cells; a rank took %.0f ms (p50), its read time %.0f ms old\n",
-			x.Docs, x.SeedMS/1000, x.Likes, x.LoadMS/1000, x.Instances, x.Duplicated, x.Delayed, x.Folds, x.Moves, x.Cells, x.RankP50MS, x.LagP50MS)
+		fmt.Fprintf(w, "%d posts: seeded in %.1f s; %d likes (%d requests refused) in %.1f s to %d Rollup instances (%d events duplicated, %d delayed); %d folds made %d moves; %d cells; a rank took %.0f ms (p50), its read time %.0f ms old\n",
+			x.Docs, x.SeedMS/1000, x.Likes, x.Refused, x.LoadMS/1000, x.Instances, x.Duplicated, x.Delayed, x.Folds, x.Moves, x.Cells, x.RankP50MS, x.LagP50MS)
 		if x.Error != "" {
 			fmt.Fprintf(w, "%d posts: %s\n", x.Docs, x.Error)
 		}
