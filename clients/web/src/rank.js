@@ -126,8 +126,10 @@ export function onRank(tally, path, field, next, error) {
           next(place);
         }
       } catch (e) {
-        // A document not on the board yet is on it at a later change.
-        if (!stopped && /** @type {any} */ (e).code !== "tally/not-ranked") error?.(/** @type {Error} */ (e));
+        // A document not on the board yet is on it at a later change; a
+        // request cut off is the client closing.
+        const err = /** @type {any} */ (e);
+        if (!stopped && err.code !== "tally/not-ranked" && err.name !== "AbortError") error?.(/** @type {Error} */ (e));
       }
     } while (again && !stopped);
     asking = false;
