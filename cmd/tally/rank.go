@@ -17,7 +17,7 @@ import (
 func rankCommand() *cobra.Command {
 	args := exactArgs(2, "a document path (or with --value, a collection) and the field its collection is ranked by, declared rank(FIELD)")
 	var value float64
-	cmd := counterCommand("rank DOC FIELD", "Print a document's place among its collection's by a field declared rank(FIELD): at most three reads; "+
+	cmd := counterCommand("rank DOC FIELD", "Print a document's place among its collection's by a field declared rank(FIELD): two or three reads; "+
 		"with --value, where a value stands among them (tally rank posts likes --value 1234): one read", args, func(cmd *cobra.Command) action {
 		cmd.Flags().Float64Var(&value, "value", 0, "print where this value stands among the documents of the collection given instead of a document: its place and percentile, from one read")
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {

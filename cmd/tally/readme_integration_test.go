@@ -152,7 +152,7 @@ func TestReadmeRank(t *testing.T) {
 	}
 	_, out, stderr := start(t, []string{counts, "GOOGLE_CLOUD_PROJECT="}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
-	runSession(t, r, counts, "rank session", "tally rank")
+	runSession(t, r, counts, "rank session", "go run ./cmd/tally rank")
 }
 
 // TestReadmeDeploy: the deploy commands the README shows are what the dry

@@ -86,7 +86,11 @@ func session(block string) []step {
 // defaults. A tally command runs as a child, with env.
 func stepRunner(t *testing.T, env []string, functionsAddr, emulatorAddr string) func(step) string {
 	return func(s step) string {
-		if args, ok := strings.CutPrefix(s.command, "tally "); ok {
+		args, ok := strings.CutPrefix(s.command, "go run ./cmd/tally ") // as a new user runs it, from a clone
+		if !ok {
+			args, ok = strings.CutPrefix(s.command, "tally ")
+		}
+		if ok {
 			out, _ := cliWith(t, env, strings.Fields(args)...) // the README's tally commands quote nothing
 			return out
 		}
