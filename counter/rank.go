@@ -34,8 +34,8 @@ func (p Place) Top() float64 { return rank.Place{Rank: p.Rank, Of: p.Of}.Top() }
 
 // Rank is the place of the document doc (posts/p1) among its collection's
 // documents by field, declared rank(field) in TALLY_COUNTS, exact at the
-// place's AsOf: two or three reads, one more per 1,000 documents above it
-// in its range of values (see docs/rank.md).
+// place's AsOf: two or three reads, however many documents the board holds
+// (see docs/rank.md).
 func (c *Client) Rank(ctx context.Context, doc, field string) (Place, error) {
 	b, err := c.board(doc, field)
 	if err != nil {

@@ -63,6 +63,7 @@ type benchFlags struct {
 	o                                   bench.Options
 	aggregate, windows, quiet, rank     bool
 	posts                               []int
+	crowded                             bool
 	existing, boundaries                int
 	due, parallel                       []int
 	budget                              time.Duration
@@ -99,6 +100,7 @@ func (b *benchFlags) runners(f *pflag.FlagSet) {
 	f.DurationVar(&b.budget, "budget", 0, "with --due: stop each job's run after this long, and report what it moved by then (0: none)")
 	f.BoolVar(&b.pubsub, "pubsub", false, "with --due: also run the boundary job end to end, as deployed: serve's Reconcile lists, and the Pub/Sub emulator pushes each part to its Reconcile?part")
 	f.BoolVar(&b.rank, "rank", false, "measure ranks instead of counters: a board of --posts posts by likes (Zipf), liked at --rate for --duration (defaults then 200 and 1m) with a viral post climbing, posts deleted and made, every sampled rank checked against the posts at its read time")
+	f.BoolVar(&b.crowded, "crowded", false, "with --rank: seed the posts' likes evenly over four cells of the board (2^20 to 2^20+32,767) instead of by Zipf's law, so that every cell holds more than 1,000 posts")
 	f.IntSliceVar(&b.posts, "posts", []int{10000, 100000}, "with --rank: posts on the board (a list: a run each, on an emulator of its own)")
 	f.StringVar(&b.modes, "modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
 	f.DurationVar(&b.soak, "soak", 0, "instead of the modes, soak tally serve's stack for this long while pausing the emulator, killing a Rollup instance and duplicating and delaying events; defaults then: --concurrency 64 --counters 5 --instances 3 --rate 300")
@@ -293,7 +295,7 @@ func runSoak(ctx context.Context, cmd *cobra.Command, o bench.Options, d time.Du
 // rankOptions are --rank's options, with its own defaults for the flags
 // not given.
 func (b *benchFlags) rankOptions(cmd *cobra.Command) bench.RankOptions {
-	o := bench.RankOptions{Setup: b.o.Setup, Docs: b.posts}
+	o := bench.RankOptions{Setup: b.o.Setup, Docs: b.posts, Crowded: b.crowded}
 	if !cmd.Flags().Changed("rate") {
 		o.Rate = 0
 	}

@@ -191,6 +191,10 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 	case o.Fanout != "" || s.Config().Layout.SmallestUnit() != "":
 		fmt.Fprintf(w, "tally: the boundary job and Reconcile run their parts in-process, one after another (--fanout pubsub runs them as deployed)\n")
 	}
+	// the demo's posts exist before any line a user (or a script) acts on
+	if err := s.SeedDemo(ctx); err != nil {
+		fmt.Fprintf(w, "tally: the demo's posts: %v\n", err)
+	}
 	fmt.Fprintf(w, "tally: %d counter(s) brought up to date\n", s.Settled)
 	for _, u := range s.Unsettled {
 		fmt.Fprintf(w, "tally: %s could not be folded, and is left as it is: %v\n", u.Counter, u.Err)
@@ -212,9 +216,6 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 // signed-in users only, and on a document that exists (made first by the
 // commands where there is none yet).
 func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
-	if err := s.SeedDemo(ctx); err != nil {
-		fmt.Fprintf(w, "tally: the demo's posts: %v\n", err)
-	}
 	doc, field, exists, err := s.Example(ctx)
 	if err != nil {
 		fmt.Fprintf(w, "tally: no example to show: %v\n", err)

@@ -16,6 +16,7 @@ const (
 	MovesCollection = "moves"       // its moves: tally_ranks/{board}/moves/{id}
 	FieldRank       = "rank"        // in a ranked document's bookkeeping: {field: cell}
 	fieldCells      = "cells"
+	fieldCrowds     = "crowds"
 	fieldOf         = "of"
 	fieldAsOf       = "as_of"
 	fieldWritten    = "written"

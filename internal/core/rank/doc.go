@@ -41,8 +41,11 @@
 //
 // Read reads the summary (one read), the document at R (one read), and,
 // if its cell holds more than one value, count() of the documents of its
-// cell above it at R (one read per 1,000 documents it counts, at least
-// one). The rank is 1 + the documents of the cells above + those: ties
+// cell above it at R: one read, as it counts at most 999 of them. A cell
+// of more than 1,000 documents is crowded, and the summary's fold cuts it
+// into parts of at most 1,000 each, or of one value, which it counts at R
+// (crowd.go): a rank in it counts within its part, and adds the parts
+// above. The rank is 1 + the documents of the cells above + those: ties
 // share a place. The summary alone gives the board's size, and Place.Top
 // the share of the board at or above a place.
 package rank

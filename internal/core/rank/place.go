@@ -78,12 +78,13 @@ func (p *Place) within(ctx context.Context, c *firestore.Client, tx *firestore.T
 	if b.Grid.Single(cell, b.Integers) {
 		return nil
 	}
-	_, hi, _, hiIn := b.Grid.Bounds(cell)
-	op := "<"
-	if hiIn {
-		op = "<="
+	above := cellSpan(b, cell)
+	if n, top, ok := s.Crowds[cell].part(v); ok {
+		p.Rank += n
+		above.hi, above.hiIn = top, false
 	}
-	q := c.Collection(b.Collection).Where(b.Field, ">", v).Where(b.Field, op, hi)
+	above.lo, above.loIn = v, false
+	q := above.query(c, b)
 	res, err := q.NewAggregationQuery().WithCount("n").Transaction(tx).Get(ctx)
 	if err != nil {
 		return fmt.Errorf("rank: count above %s in its cell: %w", p.Doc, err)
@@ -93,7 +94,7 @@ func (p *Place) within(ctx context.Context, c *firestore.Client, tx *firestore.T
 		return err
 	}
 	p.Rank += n
-	p.Reads += 1 + int(max(n-1, 0))/1000
+	p.Reads += 1 + int(max(n-1, 0))/CrowdPart
 	return nil
 }
 

@@ -33,9 +33,12 @@ func (s Summary) StandingOf(b Board, v float64) Standing {
 	c := b.Grid.Cell(v)
 	st := Standing{Value: v, Best: 1 + s.Above(c), Of: s.Of, AsOf: s.AsOf}
 	st.Worst = st.Best
-	if !b.Grid.Single(c, b.Integers) {
-		st.Worst += s.Cells[c]
+	if b.Grid.Single(c, b.Integers) {
+		return st
 	}
+	above, in := s.Crowds[c].counts(v, s.Cells[c])
+	st.Best += above
+	st.Worst = st.Best + in
 	return st
 }
 

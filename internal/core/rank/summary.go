@@ -25,6 +25,7 @@ const MaxMoves = 400
 // holds, and the board's size, exact at AsOf.
 type Summary struct {
 	Cells   map[int64]int64
+	Crowds  map[int64]Crowd // the cells of more than CrowdPart documents, cut into parts
 	Of      int64
 	AsOf    time.Time
 	Written time.Time
@@ -50,7 +51,7 @@ func ReadSummary(ctx context.Context, c *firestore.Client, b Board) (Summary, er
 	if err != nil && status.Code(err) != codes.NotFound {
 		return Summary{}, fmt.Errorf("rank: read the summary of %s: %w", b, err)
 	}
-	s := Summary{Cells: map[int64]int64{}, Read: snap.ReadTime}
+	s := Summary{Cells: map[int64]int64{}, Crowds: map[int64]Crowd{}, Read: snap.ReadTime}
 	if !snap.Exists() {
 		return s, nil
 	}
@@ -67,6 +68,9 @@ func ReadSummary(ctx context.Context, c *firestore.Client, b Board) (Summary, er
 			return Summary{}, fmt.Errorf("rank: the summary of %s holds cell %q = %v: not a cell's count", b, k, v)
 		}
 		s.Cells[key] = n
+	}
+	if s.Crowds, err = readCrowds(data[fieldCrowds]); err != nil {
+		return Summary{}, fmt.Errorf("%w, in the summary of %s", err, b)
 	}
 	return s, nil
 }
@@ -109,6 +113,9 @@ func Fold(ctx context.Context, c *firestore.Client, b Board, s Summary) (Summary
 	for _, m := range moves {
 		next.apply(m.Data())
 	}
+	if next.Crowds, _, err = crowds(ctx, c, b, s.Crowds, next.Cells, at); err != nil {
+		return s, err
+	}
 	return next, commit(ctx, c, b, s, next, moves)
 }
 
@@ -132,7 +139,7 @@ func commit(ctx context.Context, c *firestore.Client, b Board, s, next Summary, 
 	for k, v := range next.Cells {
 		cells[strconv.FormatInt(k, 10)] = v
 	}
-	data := map[string]any{fieldCells: cells, fieldOf: next.Of, fieldAsOf: next.AsOf, fieldWritten: firestore.ServerTimestamp}
+	data := map[string]any{fieldCells: cells, fieldCrowds: crowdsData(next.Crowds), fieldOf: next.Of, fieldAsOf: next.AsOf, fieldWritten: firestore.ServerTimestamp}
 	ref := b.Summary(c)
 	_, err := Commit(ctx, c, func(tx *firestore.Transaction) error {
 		if s.Updated.IsZero() {
@@ -170,7 +177,12 @@ func updates(data map[string]any) []firestore.Update {
 
 // Seed writes b's summary as s, for a board whose documents were written
 // with their cells recorded and no moves (an import's, or a benchmark's
-// setup): s must hold each of them, as of a time after their writes.
+// setup): s must hold each of them, as of a time after their writes. It
+// cuts s's crowded cells into parts itself.
 func Seed(ctx context.Context, c *firestore.Client, b Board, s Summary) error {
+	var err error
+	if s.Crowds, _, err = crowds(ctx, c, b, nil, s.Cells, s.AsOf); err != nil {
+		return err
+	}
 	return commit(ctx, c, b, Summary{}, s, nil)
 }

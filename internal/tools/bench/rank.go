@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,10 +35,13 @@ import (
 type RankOptions struct {
 	Setup
 	Docs []int // posts on the board, a run each on an emulator of its own; default 10,000 and 100,000
+	// Crowded seeds the posts' likes evenly over four cells, crowdedLikes,
+	// instead of by Zipf's law: every cell of the board crowded.
+	Crowded bool
 }
 
 // RunRank measures places on a board of posts by likes: for each size, it
-// seeds that many posts with likes by Zipf's law, then likes them under
+// seeds that many posts with likes by Zipf's law (or crowded), then likes them under
 // load through the local stack, with a viral post climbing past the
 // rest, posts created and deleted, and events duplicated and delayed,
 // while it samples ranks and checks each against the posts read at its
@@ -86,8 +92,11 @@ type rankRun struct {
 	admin   *counter.Client   // deletes, on the bench's client
 	rankOps *opcount.Ops
 	board   rank.Board
+	most    int64 // the most likes seeded, which the viral post climbs past
 	likes   atomic.Int64
 	refused atomic.Int64 // likes Increment did not answer 200, or not at all
+	refusal atomic.Value // the last of them: its answer or error, a string
+	gone    atomic.Int64 // likes of a post deleted, answered 404
 	writes  *rankWrites
 	failed  int   // samples that failed, not for want of a rank
 	lastErr error // the last of their errors
@@ -95,7 +104,7 @@ type rankRun struct {
 
 // rankOn runs the board of n posts on an emulator of its own.
 func rankOn(ctx context.Context, o RankOptions, n int) (report.RankRun, error) {
-	r := report.RankRun{Docs: n, Instances: o.Instances}
+	r := report.RankRun{Docs: n, Instances: o.Instances, Crowded: o.Crowded}
 	bridgePort, err := emulator.FreePort("127.0.0.1")
 	if err != nil {
 		return r, err
@@ -115,6 +124,8 @@ func rankOn(ctx context.Context, o RankOptions, n int) (report.RankRun, error) {
 	samples, err := run.load(ctx)
 	r.LoadMS = ms(time.Since(began))
 	r.Likes, r.Refused = run.likes.Load(), run.refused.Load()
+	r.Refusal, _ = run.refusal.Load().(string)
+	r.Gone = run.gone.Load()
 	st := run.s.Bridge.Stats()
 	r.Duplicated, r.Delayed = st.Duplicated, st.Delayed
 	if err != nil {
@@ -149,7 +160,12 @@ func startRankRun(ctx context.Context, o RankOptions, n int, host string, r *rep
 	run := &rankRun{o: o, n: n, fs: fs, rankOps: &opcount.Ops{}, writes: newRankWrites()}
 	run.board, _ = cfg.Layout.Board(rankColl, rankField)
 	seeded := time.Now()
-	likes := seedLikes(n, rand.New(rand.NewPCG(uint64(n), 7)))
+	seed := seedLikes
+	if o.Crowded {
+		seed = crowdedLikes
+	}
+	likes := seed(n, rand.New(rand.NewPCG(uint64(n), 7)))
+	run.most = slices.Max(likes)
 	err = seedBoard(ctx, fs, cfg.Layout, run.board, likes, func(i int) {
 		o.progress(fmt.Sprintf("%d posts: seed", n), fmt.Sprintf("%d of %d writes", i, 2*n), time.Since(seeded), false)
 	})
@@ -212,15 +228,22 @@ func (run *rankRun) like(ctx context.Context, doc string, by int64) {
 	if err != nil {
 		if ctx.Err() == nil {
 			run.refused.Add(1)
+			run.refusal.Store(err.Error())
 		}
 		return
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		run.likes.Add(by)
-	} else {
-		run.refused.Add(1)
+		return
 	}
+	if resp.StatusCode == http.StatusNotFound {
+		run.gone.Add(1) // a post the churn deleted
+		return
+	}
+	run.refused.Add(1)
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+	run.refusal.Store(fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(answer)))
 }
 
 // load likes the posts at the rate for the duration, by Zipf's law; the
@@ -251,12 +274,12 @@ func (run *rankRun) load(ctx context.Context) ([]rankSample, error) {
 	return samples, nil
 }
 
-// climb takes the viral post past the most liked seeded one, n/2, within
+// climb takes the viral post past the most liked seeded one within
 // the load's first two thirds: every 250 ms a step, in increments of at
 // most increment.DefaultMaxStep each.
 func (run *rankRun) climb(ctx context.Context) {
 	steps := int64(run.o.Duration / (2 * 3 * 250 * time.Millisecond))
-	step := max(1, int64(run.n)/2/max(steps, 1)+1)
+	step := max(1, run.most/max(steps, 1)+1)
 	for t := time.NewTicker(250 * time.Millisecond); ctx.Err() == nil; <-t.C {
 		for left := step; left > 0 && ctx.Err() == nil; left -= increment.DefaultMaxStep {
 			run.like(ctx, run.viral(), min(left, increment.DefaultMaxStep))

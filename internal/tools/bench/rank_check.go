@@ -193,7 +193,10 @@ func (run *rankRun) summarize(ctx context.Context, samples []rankSample, r *repo
 	}
 	r.MoveMinGapMS = ms(w.minGap)
 	if s, err := rank.ReadSummary(ctx, run.fs, run.board); err == nil {
-		r.Cells = len(s.Cells)
+		r.Cells, r.Crowds = len(s.Cells), len(s.Crowds)
+		for _, c := range s.Crowds {
+			r.Parts += len(c.Bounds) + 1
+		}
 	}
 }
 

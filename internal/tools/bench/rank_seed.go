@@ -29,6 +29,17 @@ func seedLikes(n int, r *rand.Rand) []int64 {
 	return likes
 }
 
+// crowdedLikes are n posts' likes spread evenly over four cells of the
+// board, from 2^20 (a cell there spans 8,192 integers): n/4 posts in
+// each, so that at 10,000 posts and more every cell is crowded.
+func crowdedLikes(n int, r *rand.Rand) []int64 {
+	likes := make([]int64, n)
+	for i := range likes {
+		likes[i] = 1<<20 + r.Int64N(4<<13)
+	}
+	return likes
+}
+
 // seedBoard makes n posts with likes as tally would have left them after
 // folds, with no event: each post holds its likes and records its cell,
 // shard 0 of its life holds the likes, and the board's summary counts

@@ -92,7 +92,8 @@ func (o *Ops) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Client
 
 type countingStream struct {
 	grpc.ClientStream
-	ops *Ops
+	ops    *Ops
+	counts []string // the aliases of an aggregation query's count()s
 }
 
 func (s *countingStream) SendMsg(m any) error {
@@ -104,7 +105,13 @@ func (s *countingStream) SendMsg(m any) error {
 	case *firestorepb.RunQueryRequest:
 		read = queried(r.GetParent(), r.GetStructuredQuery())
 	case *firestorepb.RunAggregationQueryRequest:
-		read = queried(r.GetParent(), r.GetStructuredAggregationQuery().GetStructuredQuery())
+		q := r.GetStructuredAggregationQuery()
+		read = queried(r.GetParent(), q.GetStructuredQuery())
+		for _, a := range q.GetAggregations() {
+			if a.GetCount() != nil {
+				s.counts = append(s.counts, a.GetAlias())
+			}
+		}
 	}
 	if s.ops.OnRead != nil {
 		for _, name := range read {
@@ -140,8 +147,11 @@ func (s *countingStream) RecvMsg(m any) error {
 		}
 	case *firestorepb.RunAggregationQueryResponse:
 		if res := r.GetResult(); res != nil {
-			// tally's folds count the shards too; 1 read per 1,000 of them.
-			entries := res.GetAggregateFields()["shards"].GetIntegerValue()
+			// 1 read per 1,000 index entries a count() scans
+			var entries int64
+			for _, alias := range s.counts {
+				entries = max(entries, res.GetAggregateFields()[alias].GetIntegerValue())
+			}
 			s.ops.reads.Add(max(1, (entries+999)/1000))
 		}
 	}

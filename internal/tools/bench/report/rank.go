@@ -17,16 +17,19 @@ type Rank struct {
 // RankRun is one board of Docs posts under load.
 type RankRun struct {
 	Docs       int     `json:"docs"`
+	Crowded    bool    `json:"crowded,omitempty"` // likes seeded over four cells, not by Zipf's law
 	SeedMS     float64 `json:"seed_ms"`
 	LoadMS     float64 `json:"load_ms"`
-	Likes      int64   `json:"likes"`        // acknowledged increments during the load
-	Refused    int64   `json:"refused"`      // like requests not answered 200 (none is expected)
-	Duplicated int64   `json:"duplicated"`   // events delivered twice
-	Delayed    int64   `json:"delayed"`      // events held back
-	Instances  int     `json:"instances"`    // Rollup instances
-	ViralFrom  int64   `json:"viral_from"`   // the viral post's first sampled rank
-	ViralTo    int64   `json:"viral_to"`     // and its last
-	Passed     int64   `json:"viral_passed"` // posts it passed, between them
+	Likes      int64   `json:"likes"`             // acknowledged increments during the load
+	Refused    int64   `json:"refused"`           // like requests not answered 200 (none is expected)
+	Refusal    string  `json:"refusal,omitempty"` // the last of them: its answer, or the error
+	Gone       int64   `json:"likes_of_deleted"`  // likes of a post the churn had deleted, answered 404
+	Duplicated int64   `json:"duplicated"`        // events delivered twice
+	Delayed    int64   `json:"delayed"`           // events held back
+	Instances  int     `json:"instances"`         // Rollup instances
+	ViralFrom  int64   `json:"viral_from"`        // the viral post's first sampled rank
+	ViralTo    int64   `json:"viral_to"`          // and its last
+	Passed     int64   `json:"viral_passed"`      // posts it passed, between them
 
 	RanksRead    int     `json:"ranks_read"`           // ranks read during the load (and the viral post's after it)
 	Samples      int     `json:"samples"`              // of them, checked against the truth at their read times
@@ -48,6 +51,8 @@ type RankRun struct {
 	PostMaxPerS    int     `json:"post_writes_max_per_s"`    // of the busiest post, by tally's folds
 	MoveMinGapMS   float64 `json:"move_min_gap_ms"`          // the least time between a move's two writes
 	Cells          int     `json:"cells"`                    // cells occupied at the end
+	Crowds         int     `json:"crowded_cells"`            // of them, cells of more than 1,000 posts
+	Parts          int     `json:"crowded_parts"`            // the parts the summary cut them into
 	Error          string  `json:"error,omitempty"`
 }
 
@@ -61,8 +66,11 @@ func (r *Rank) WriteTable(w io.Writer) {
 	}
 	tw.Flush()
 	for _, x := range r.Runs {
-		fmt.Fprintf(w, "%d posts: seeded in %.1f s; %d likes (%d requests refused) in %.1f s to %d Rollup instances (%d events duplicated, %d delayed); %d folds made %d moves; %d cells; a rank took %.0f ms (p50), its read time %.0f ms old\n",
-			x.Docs, x.SeedMS/1000, x.Likes, x.Refused, x.LoadMS/1000, x.Instances, x.Duplicated, x.Delayed, x.Folds, x.Moves, x.Cells, x.RankP50MS, x.LagP50MS)
+		fmt.Fprintf(w, "%d posts: seeded in %.1f s; %d likes (%d of deleted posts, %d refused) in %.1f s to %d Rollup instances (%d events duplicated, %d delayed); %d folds made %d moves; %d cells (%d crowded, in %d parts); a rank took %.0f ms (p50), its read time %.0f ms old\n",
+			x.Docs, x.SeedMS/1000, x.Likes, x.Gone, x.Refused, x.LoadMS/1000, x.Instances, x.Duplicated, x.Delayed, x.Folds, x.Moves, x.Cells, x.Crowds, x.Parts, x.RankP50MS, x.LagP50MS)
+		if x.Refusal != "" {
+			fmt.Fprintf(w, "%d posts: the last like refused: %s\n", x.Docs, x.Refusal)
+		}
 		if x.Error != "" {
 			fmt.Fprintf(w, "%d posts: %s\n", x.Docs, x.Error)
 		}
