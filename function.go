@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	framework "github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
@@ -44,6 +45,9 @@ func built() (*setup.Set, error) {
 		if cfg, err = setup.ConfigFromEnv(os.Getenv); err == nil {
 			set, err = setup.New(context.Background(), cfg, os.Stdout)
 		}
+		if err == nil {
+			go declare(set)
+		}
 	})
 	return set, err
 }
@@ -60,5 +64,16 @@ func lazy(name string, pick func(*setup.Set) http.Handler) func(http.ResponseWri
 			return
 		}
 		pick(f).ServeHTTP(w, r)
+	}
+}
+
+// declare records the functions' settings for the tally command and Go
+// clients (setup.Set.Declare), beside the first request: a failure is
+// logged, and changes nothing else.
+func declare(f *setup.Set) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := f.Declare(ctx, "the deployed functions"); err != nil {
+		f.Log.Warn("could not record the functions' settings for the tally command", "error", err.Error())
 	}
 }

@@ -1,6 +1,7 @@
 package counter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -141,4 +142,51 @@ func (c *Client) Value(ctx context.Context, id, field string) (any, error) {
 		return c.Trend(ctx, id, field)
 	}
 	return c.read(ctx, id, field)
+}
+
+// Fields are the fields tally keeps on the document id: its counts, its
+// aggregates, then its windows and trends, as declared.
+func (l Layout) Fields(id string) []string {
+	var out []string
+	for _, c := range l.l.Counts(id) {
+		out = append(out, c.Field)
+	}
+	for _, a := range l.l.Aggregates(id) {
+		out = append(out, a.Field)
+	}
+	for _, w := range l.l.WindowsOf(id) {
+		out = append(out, w.Field)
+	}
+	return out
+}
+
+// Values reads the document id once and answers every field tally keeps
+// there (Layout.Fields), each as Value reads it.
+func (c *Client) Values(ctx context.Context, id string) (map[string]any, error) {
+	fields := Layout{c.layout}.Fields(id)
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("counter: %s holds no field tally keeps", id)
+	}
+	snap, err := c.readDoc(ctx, id, fields[0])
+	if err != nil || snap == nil {
+		return nil, cmp.Or(err, fmt.Errorf("counter: %s of %s: %w", fields[0], id, ErrNotFound))
+	}
+	out := make(map[string]any, len(fields))
+	for _, f := range fields {
+		v, ok := snap.Data()[f]
+		if !ok {
+			v = c.layout.BeforeFold(id, f)
+		}
+		out[f] = v
+	}
+	now := time.Now()
+	for _, w := range c.layout.WindowsOf(id) {
+		if w.Kind == bytime.KindTrend {
+			out[w.Field] = 0.0 // until folded, as Trend reads it
+			if S, ok := snap.Data()[w.Field].(float64); ok {
+				out[w.Field] = bytime.TrendNow(S, now, w.HalfLife)
+			}
+		}
+	}
+	return out, nil
 }

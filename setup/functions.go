@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"cloud.google.com/go/compute/metadata"
 	"cloud.google.com/go/firestore"
@@ -39,6 +40,7 @@ type Set struct {
 	Log       *slog.Logger
 
 	topic *fanout.Topic // nil: the jobs' parts run in-process
+	cfg   Config
 }
 
 // ErrSetup answers a call to a function that could not be built (a bad
@@ -104,6 +106,7 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 		Client: client,
 		Log:    logger,
 		topic:  topic,
+		cfg:    cfg,
 	}, nil
 }
 
@@ -172,4 +175,18 @@ func (f *Set) Close() error {
 		f.topic.Close()
 	}
 	return f.Client.Close()
+}
+
+// Declare records, at counter.DeclaredPath, the settings that make the
+// functions' layout, so that the tally command and Go clients given only
+// the database read the same documents (counter.Declared): one read, and
+// one write when they changed. by names who runs them.
+func (f *Set) Declare(ctx context.Context, by string) error {
+	env := map[string]string{}
+	for _, v := range f.cfg.Vars() {
+		if slices.Contains(counter.DeclaredVars, v.Name) {
+			env[v.Name] = v.Value
+		}
+	}
+	return counter.Declare(ctx, f.Client, env, by)
 }

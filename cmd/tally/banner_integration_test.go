@@ -13,13 +13,16 @@ import (
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
-// TestBannerCommands runs the commands serve prints, as printed, in one
-// shell in the directory serve was started in: with sign-in on, they get
-// a token from 'tally token' first, run as serve was (go run of cmd/tally
-// from there, as from examples/like-button, where the starter app's npm
-// start runs serve); with counts declared, they name a document that
-// exists (a demo post), or make one first where none does. The increment
-// must count, and the read must show it.
+// TestBannerCommands runs the commands serve prints, as printed, in a
+// clean shell (no variable of the test's, none of serve's) in the
+// directory serve was started in: with sign-in on, they get a token from
+// 'tally token' first, run as serve was (go run of cmd/tally from there,
+// as from examples/like-button, where the starter app's npm start runs
+// serve); with counts declared, they name a document that exists (a demo
+// post), or make one first where none does. The increment must count,
+// and the read a second later must show it; with a window declared, tally
+// get and tally series, as printed, must show it in the window, reading
+// what serve declared with no TALLY_COUNTS of their own.
 func TestBannerCommands(t *testing.T) {
 	emulatortest.Require(t)
 	t.Parallel()
@@ -29,23 +32,19 @@ func TestBannerCommands(t *testing.T) {
 		env    []string
 		doc    string // the document the commands count on
 		readme string // the README's block of these commands, if any
+		window string // the window the commands read, if any
 	}{
-		{"signed in, from the starter app", "examples/like-button", []string{"TALLY_AUTH=firebase"}, "counters/likes", ""},
-		{"signed in, on a demo post", ".", []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments)"}, "posts/counts", "auth banner"},
-		{"on a document the commands make", ".", []string{"TALLY_COUNTS=shops/*/products:stock"}, "shops/u1/products/p1", ""},
+		{"signed in, from the starter app", "examples/like-button", []string{"TALLY_AUTH=firebase"}, "counters/likes", "", ""},
+		{"signed in, on a demo post", ".", []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments)"}, "posts/counts", "auth banner", ""},
+		{"on a document the commands make", ".", []string{"TALLY_COUNTS=shops/*/products:stock"}, "shops/u1/products/p1", "", ""},
+		{"counts by time", ".", []string{"TALLY_COUNTS=posts:likes,views,views_today=views per day,views_7d=views over 7 days", "TALLY_TIME_ZONE=Europe/Paris"},
+			"posts/counts", "", "views_today"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join("..", "..", c.dir)
 			cmd, out, stderr := startIn(t, dir, c.env, "serve", "--port", "0")
-			r := waitReady(t, out, stderr)
-			var lines []string
-			for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				if later := r.later.String(); strings.Contains(later, "mask.fieldPaths=") {
-					lines = strings.Split(strings.TrimSpace(later), "\n")
-					break
-				}
-			}
+			lines := bannerExample(t, waitReady(t, out, stderr), c.window != "")
 			script := strings.Join(lines, "\n")
 			if c.readme != "" {
 				if got, want := normalize(script), normalize(readme(t, c.readme)); got != want {
@@ -63,24 +62,54 @@ func TestBannerCommands(t *testing.T) {
 				}
 				script = strings.ReplaceAll(script, run[0], "TALLY_TEST_MAIN=1 "+os.Args[0])
 			}
-			sh := exec.Command("bash", "-c", script)
-			sh.Dir = dir
-			b, _ := sh.CombinedOutput()
-			if !strings.Contains(string(b), `"changed":true`) {
-				t.Fatalf("serve's commands did not count:\n%s\ngave:\n%s", script, b)
+			b := cleanShell(t, dir, script)
+			if !strings.Contains(b, `"changed":true`) || !strings.Contains(b, `"integerValue": "1"`) {
+				t.Fatalf("serve's commands did not count, or their read a second later did not show it:\n%s\ngave:\n%s", script, b)
 			}
-			read := lines[len(lines)-1]
-			for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(200 * time.Millisecond) {
-				b, _ = exec.Command("bash", "-c", read).CombinedOutput()
-				if strings.Contains(string(b), `"integerValue": "1"`) {
-					break // folded: the read shows the count the commands made
+			if c.window != "" {
+				if want := c.doc + " " + c.window + " 1\n"; !strings.Contains(b, want) {
+					t.Errorf("serve's tally get did not print %q:\n%s", want, b)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("serve's read never showed the increment:\n%s\ngave:\n%s", read, b)
+				if !regexp.MustCompile(`(?m)^bucket starts \(Europe/Paris\)\s+views_7d\n(.*CET\s+0\n)*.*CET\s+1\n?$`).MatchString(b) {
+					t.Errorf("serve's tally series did not end with this day's 1:\n%s", b)
 				}
 			}
 			cmd.Process.Signal(syscall.SIGTERM)
 			waitExit(t, cmd)
 		})
 	}
+}
+
+// bannerExample waits for the commands the banner prints after the
+// emulator's address, which end with the read of the count (or, with a
+// window, its series), and answers them without the log lines between.
+func bannerExample(t *testing.T, r ready, window bool) []string {
+	t.Helper()
+	last := "mask.fieldPaths="
+	if window {
+		last = " series "
+	}
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if later := r.later.String(); strings.Contains(later, last) {
+			var lines []string
+			for _, l := range strings.Split(strings.TrimSpace(later), "\n") {
+				if !strings.HasPrefix(l, "{") {
+					lines = append(lines, l)
+				}
+			}
+			return lines
+		}
+	}
+	t.Fatalf("serve printed no example ending in %q:\n%s", last, r.later)
+	return nil
+}
+
+// cleanShell runs script with bash in dir, with no environment but PATH
+// and HOME, and answers its output.
+func cleanShell(t *testing.T, dir, script string) string {
+	t.Helper()
+	sh := exec.Command("bash", "-c", script)
+	sh.Dir, sh.Env = dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	b, _ := sh.CombinedOutput()
+	return string(b)
 }

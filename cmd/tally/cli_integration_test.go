@@ -103,7 +103,7 @@ func TestCountsOnDocumentsCommands(t *testing.T) {
 		{"reset posts/p1", "shards set to 0", 0},
 		{"delete posts/p1", "deleted posts/p1", 0},
 		{"get posts/p1 likes", "posts/p1 likes 0", 0},
-		{"get posts/p1 likes --counts posts:views", `"likes" is not counted on posts; its counts are views`, 2},
+		{"get posts/p1 likes --counts posts:views", `"likes" is not a field tally keeps on posts/p1: it keeps views`, 2},
 	} {
 		out, code := cli(strings.Fields(s.args)...)
 		if code != s.code || !strings.Contains(out, s.want) {

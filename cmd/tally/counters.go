@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,12 +62,19 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 		id, field := "", ""
 		if len(args) > 0 {
 			id = args[0]
-			if err := cfg.Layout.CheckName(id); err != nil && cmd.Annotations[ownNames] == "" {
-				return usageError{err}
-			}
 		}
 		if len(args) > 1 {
 			field = args[1]
+		}
+		checkName := func(recorded bool) error {
+			if err := cfg.Layout.CheckName(id); err != nil && id != "" && cmd.Annotations[ownNames] == "" {
+				return usageError{notDeclared(err, id, recorded)}
+			}
+			return nil
+		}
+		given := s.layoutGiven()
+		if err := checkName(true); given && err != nil {
+			return err
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -74,6 +83,13 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 			return err
 		}
 		defer fs.Close()
+		cfg, recorded, err := s.declared(ctx, fs, cfg)
+		if err != nil {
+			return err
+		}
+		if err := checkName(recorded); err != nil {
+			return err
+		}
 		// An admin's typo must not make a counter: TALLY_AUTO_CREATE is
 		// for Increment's clients.
 		c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(cfg.Layout), DefaultShards: cfg.DefaultShards,
@@ -168,8 +184,12 @@ func incrCommand(args cobra.PositionalArgs) *cobra.Command {
 
 // getCommand is tally get: a total, count, aggregate, window or trend, in one read.
 func getCommand(args cobra.PositionalArgs) *cobra.Command {
-	return counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count, aggregate, window or trend (its score now): one document read", args, func(*cobra.Command) action {
+	return counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count, aggregate, window or trend (its score now), "+
+		"or with no FIELD every field tally keeps on the document: one document read", args, func(*cobra.Command) action {
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if a.field == "" && a.cfg.Layout.OnDocs() {
+				return a.getAll(ctx, c, id)
+			}
 			if err := a.checkKept(id); err != nil {
 				return err
 			}
@@ -200,9 +220,12 @@ func seriesCommand(args cobra.PositionalArgs) *cobra.Command {
 				a.print(map[string]any{"counter": id, "field": a.field, "series": buckets}, "")
 				return nil
 			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintf(tw, "bucket starts (%s)\t%s\n", zoneOf(a.cfg.Layout), a.field)
 			for _, b := range buckets {
-				fmt.Fprintf(a.stdout, "%s  %d\n", b.Start.In(zoneOf(a.cfg.Layout)).Format("2006-01-02 15:04 MST"), b.Count)
+				fmt.Fprintf(tw, "%s\t%d\n", b.Start.In(zoneOf(a.cfg.Layout)).Format("2006-01-02 15:04 MST"), b.Count)
 			}
+			tw.Flush()
 			return nil
 		}
 	})
@@ -372,12 +395,33 @@ func (a *admin) checkCount(id string) error {
 }
 
 // checkKept is a usage error unless id and the field given name a field
-// tally keeps: a count, an aggregate, a window or a trend.
+// tally keeps: a count, an aggregate, a window or a trend. Its message
+// lists them all.
 func (a *admin) checkKept(id string) error {
 	if a.cfg.Layout.Kept(id, a.field) != "" {
 		return nil
 	}
-	return a.checkCount(id)
+	err := a.checkCount(id)
+	if fields := counter.LayoutOf(a.cfg.Layout).Fields(id); err != nil && a.cfg.Layout.OnDocs() && len(fields) > 0 {
+		return usagef("%q is not a field tally keeps on %s: it keeps %s", a.field, id, strings.Join(fields, ", "))
+	}
+	return err
+}
+
+// getAll prints every field tally keeps on the document id, from one read.
+func (a *admin) getAll(ctx context.Context, c *counter.Client, id string) error {
+	values, err := c.Values(ctx, id)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		a.print(map[string]any{"counter": id, "fields": values}, "")
+		return nil
+	}
+	for _, f := range counter.LayoutOf(a.cfg.Layout).Fields(id) {
+		a.print(nil, "%s %s %v", id, f, values[f])
+	}
+	return nil
 }
 
 // zoneOf is the time zone of windows' buckets.

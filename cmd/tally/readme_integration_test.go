@@ -27,8 +27,8 @@ func TestReadmeServeAndSessions(t *testing.T) {
 	})
 	banner := r.lines
 	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if later := strings.Split(strings.TrimSpace(r.later.String()), "\n"); len(later) >= 2 {
-			banner = append(banner, later[:2]...) // the two curl lines after FIRESTORE_EMULATOR_HOST
+		if later := strings.Split(strings.TrimSpace(r.later.String()), "\n"); len(later) >= 3 {
+			banner = append(banner, later[:3]...) // the example after FIRESTORE_EMULATOR_HOST: a comment, then two commands
 			break
 		}
 	}

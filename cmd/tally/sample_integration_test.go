@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/tallycounters/tally/counter"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,8 +106,10 @@ func TestReadWindowsAndAggregates(t *testing.T) {
 		{[]string{"get", "posts/p1", "views_h"}, "posts/p1 views_h 3"},
 		{[]string{"get", "posts/p1", "comments"}, "posts/p1 comments 0"},
 		{[]string{"get", "posts/p1", "hot"}, "posts/p1 hot 2.99"},
-		{[]string{"series", "posts/p1", "views_h"}, "JST  3"},
+		{[]string{"series", "posts/p1", "views_h"}, "JST        3"},
 		{[]string{"series", "posts/p1", "hot"}, "not a declared window"},
+		{[]string{"get", "posts/p1"}, "posts/p1 views 3\nposts/p1 comments 0\nposts/p1 views_h 3\nposts/p1 hot 2.99"},
+		{[]string{"get", "posts/p1", "nope"}, `"nope" is not a field tally keeps on posts/p1: it keeps views, comments, views_h, hot`},
 	} {
 		out, code := cliWith(t, env, step.args...)
 		if !strings.Contains(out, step.want) {
@@ -114,7 +117,49 @@ func TestReadWindowsAndAggregates(t *testing.T) {
 		}
 	}
 	out, _ := cliWith(t, env, "series", "posts/p1", "views_h")
-	if lines := strings.Split(out, "\n"); len(lines) != 4 || !strings.HasSuffix(lines[0], "  0") {
-		t.Errorf("series: %q; want 3 closed hours and this one", lines)
+	if lines := strings.Split(out, "\n"); len(lines) != 5 || lines[0] != "bucket starts (Asia/Tokyo)  views_h" || !strings.HasSuffix(lines[1], "  0") {
+		t.Errorf("series: %q; want a header, 3 closed hours and this one", lines)
+	}
+}
+
+// TestCommandsFollowTheFunctions: with only the database's address, the
+// commands read the counts the functions declared there as they started
+// (serve's, or a deployment's), windows and trends among them; where
+// nothing is declared, a document's path is refused with what to set.
+func TestCommandsFollowTheFunctions(t *testing.T) {
+	t.Parallel()
+	host, project := emulatorHost(t)
+	fs := emulatortest.ClientAt(t, host, project)
+	ctx := context.Background()
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project}
+	out, code := cliWith(t, env, "get", "posts/p1", "views_today")
+	if code != 2 || !strings.Contains(out, "set TALLY_COUNTS, or --counts, as the functions have it") {
+		t.Errorf("nothing declared: exit %d\n%s\nwant 2, and what to set", code, out)
+	}
+	declared := map[string]string{"TALLY_COUNTS": "posts:views,views_today=views per day", "TALLY_TIME_ZONE": "Asia/Tokyo"}
+	if err := counter.Declare(ctx, fs, declared, "a test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Doc("posts/p1").Create(ctx, map[string]any{"title": "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"incr", "posts/p1", "views", "--by", "2"}, "posts/p1 views +2"},
+		{[]string{"reconcile", "posts/p1"}, "posts/p1 views: total 0, shards 2"},
+		{[]string{"get", "posts/p1", "views_today"}, "posts/p1 views_today 2"},
+		{[]string{"get", "posts/p1"}, "posts/p1 views 2\nposts/p1 views_today 2"},
+		{[]string{"series", "posts/p1", "views_today"}, "bucket starts (Asia/Tokyo)  views_today"},
+	} {
+		if out, code := cliWith(t, env, step.args...); !strings.Contains(out, step.want) {
+			t.Fatalf("tally %s: exit %d\n%s\nwant %q", strings.Join(step.args, " "), code, out, step.want)
+		}
+	}
+	// what the environment says is taken as given
+	out, code = cliWith(t, append(env, "TALLY_COUNTS=posts:likes"), "get", "posts/p1", "views_today")
+	if code != 2 || !strings.Contains(out, "it keeps likes") {
+		t.Errorf("with TALLY_COUNTS given: exit %d\n%s\nwant 2: it is not declared there", code, out)
 	}
 }

@@ -211,10 +211,13 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 	printExample(ctx, w, s)
 }
 
-// printExample prints commands that increment a count and read it back,
-// as printed: with a token from 'tally token' where Increment takes
-// signed-in users only, and on a document that exists (made first by the
-// commands where there is none yet).
+// printExample prints commands that increment a count and, a second
+// later, read it back, as printed: with a token from 'tally token' where
+// Increment takes signed-in users only, and on a document that exists
+// (made first by the commands where there is none yet). Where the count
+// has a window, it is the window's count, and they read the window with
+// tally get and tally series too, each runnable as printed from a clean
+// shell.
 func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
 	doc, field, exists, err := s.Example(ctx)
 	if err != nil {
@@ -222,7 +225,19 @@ func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
 		return
 	}
 	c := s.Config()
+	window, series := s.ExampleWindows(doc, field)
 	docURL := fmt.Sprintf("http://%s/v1/projects/%s/databases/%s/documents/%s", s.EmulatorHost, c.Project, c.Database, doc)
+	aggregate := c.Layout.OnDocs() && c.Layout.IsAggregate(doc, field)
+	switch {
+	case aggregate:
+		fmt.Fprintf(w, "# try it: read %s of %s (it counts documents your app writes)\n", field, doc)
+	case window != "":
+		fmt.Fprintf(w, "# try it: add 1 to %s of %s, then a second later read it, %s, and the series of %s\n", field, doc, window, series)
+	case c.Layout.OnDocs():
+		fmt.Fprintf(w, "# try it: add 1 to %s of %s, then a second later read it\n", field, doc)
+	default:
+		fmt.Fprintf(w, "# try it: add 1 to the counter likes, then a second later read its total\n")
+	}
 	if !exists {
 		fmt.Fprintf(w, "curl -s -o /dev/null -w '%%{http_code}\\n' -X PATCH -H 'Authorization: Bearer owner' '%s' -d '{\"fields\":{}}'   # your app makes %s; this makes one\n", docURL, doc)
 	}
@@ -230,16 +245,25 @@ func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
 	if c.Layout.OnDocs() {
 		body = fmt.Sprintf(`{"counter":%q,"field":%q}`, doc, field)
 	}
-	signedIn := ""
+	signedIn, later := "", ""
 	if s.AuthHost != "" {
 		fmt.Fprintf(w, "%s=%s\n", authemu.EnvHost, s.AuthHost)
 		fmt.Fprintf(w, "TOKEN=$(%s=%s %s token you@example.com)\n", authemu.EnvHost, s.AuthHost, selfCommand())
 		signedIn = ` -H "Authorization: Bearer $TOKEN"`
 	}
-	if !c.Layout.OnDocs() || !c.Layout.IsAggregate(doc, field) {
+	if !aggregate {
 		fmt.Fprintf(w, "curl -s -X POST %s/Increment%s -H 'Content-Type: application/json' -d '%s'\n", s.FunctionsURL, signedIn, body)
+		later = "sleep 1; "
 	}
-	fmt.Fprintf(w, "curl -s -H 'Authorization: Bearer owner' '%s?mask.fieldPaths=%s'\n", docURL, field)
+	fmt.Fprintf(w, "%scurl -s -H 'Authorization: Bearer owner' '%s?mask.fieldPaths=%s'\n", later, docURL, field)
+	if window != "" {
+		env := fmt.Sprintf("%s=%s", EnvEmulator, s.EmulatorHost)
+		if c.Project != stack.DefaultProject {
+			env += fmt.Sprintf(" %s=%s", setup.EnvProject, c.Project)
+		}
+		fmt.Fprintf(w, "%s %s get %s %s\n", env, selfCommand(), doc, window)
+		fmt.Fprintf(w, "%s %s series %s %s\n", env, selfCommand(), doc, series)
+	}
 }
 
 func envInt(key string, def int) int {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,8 +55,11 @@ func (s *settings) clientFlags() {
 
 // config is the functions' configuration from the environment, with the
 // flags given on top. A bad value is a usage error naming its variable.
-func (s *settings) config() (setup.Config, error) {
-	cfg, err := setup.ConfigFromEnv(os.Getenv)
+func (s *settings) config() (setup.Config, error) { return s.configWith(os.Getenv) }
+
+// configWith is config with the environment read through getenv.
+func (s *settings) configWith(getenv func(string) string) (setup.Config, error) {
+	cfg, err := setup.ConfigFromEnv(getenv)
 	if err != nil {
 		return setup.Config{}, usageError{err}
 	}
@@ -87,6 +91,61 @@ func (s *settings) config() (setup.Config, error) {
 		cfg.Project = stack.DefaultProject
 	}
 	return cfg, nil
+}
+
+// layoutFlags are the flags that set a variable of the layout.
+var layoutFlags = map[string]string{setup.EnvCollection: "collection", setup.EnvShardField: "shard-field",
+	setup.EnvCounts: "counts", setup.EnvShards: "shards-collection"}
+
+// layoutGiven reports whether the environment or a flag sets any of the
+// settings the functions record (counter.DeclaredVars): then they are
+// taken as given, and what the database records is not read.
+func (s *settings) layoutGiven() bool {
+	for _, v := range counter.DeclaredVars {
+		if os.Getenv(v) != "" || layoutFlags[v] != "" && s.cmd.Flags().Changed(layoutFlags[v]) {
+			return true
+		}
+	}
+	return false
+}
+
+// declared is the configuration with the layout the functions recorded
+// in the database fs (counter.Declared) where the environment and the
+// flags give none: the tally command follows serve, or a deployment,
+// from the database's address alone. ok is false if nothing is recorded.
+func (s *settings) declared(ctx context.Context, fs *firestore.Client, cfg setup.Config) (setup.Config, bool, error) {
+	if s.layoutGiven() {
+		return cfg, true, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	d, err := counter.Declared(ctx, fs)
+	if errors.Is(err, counter.ErrNotDeclared) {
+		return cfg, false, nil
+	}
+	if err != nil {
+		return cfg, false, explain(err, s.timeout)
+	}
+	cfg, err = s.configWith(func(k string) string { return cmp.Or(os.Getenv(k), d.Getenv(k)) })
+	if err != nil {
+		return cfg, true, fmt.Errorf("the functions' settings recorded at %s: %w", counter.DeclaredPath, err)
+	}
+	return cfg, true, nil
+}
+
+// notDeclared adds to an error about a counter id what to set when the
+// layout is the guide's because nothing told the command otherwise.
+func notDeclared(err error, id string, recorded bool) error {
+	if !strings.Contains(id, "/") {
+		return err
+	}
+	if recorded {
+		return fmt.Errorf("%w. %s looks like a document's path, but the functions here declare no counts on documents "+
+			"(their %s is empty, as %s records)", err, id, setup.EnvCounts, counter.DeclaredPath)
+	}
+	return fmt.Errorf("%w. %s looks like a document's path: counts on documents are declared by %s, and this database "+
+		"records none (no tally function or serve has started on it): set %s, or --counts, as the functions have it",
+		err, id, setup.EnvCounts, setup.EnvCounts)
 }
 
 // sources says where each variable's value came from: a flag, the

@@ -114,7 +114,7 @@ function likeButton(button) {
 
 const params = new URLSearchParams(location.search);
 if (config.feed && !params.has("counter")) feed(config.feed);
-else one(params.get("counter") || "demo-likes");
+else one(params.get("counter") || "likes");
 
 // one shows a counter of the guide layout, as the demo has since its first.
 function one(name) {

@@ -92,20 +92,25 @@ type counted struct {
 	n int64
 }
 
-// crowding counts, in a read-only transaction at the summary's read time
-// at, the parts of its crowded cells, several at once.
+// crowding counts, at the summary's read time at, the parts of its
+// crowded cells, several at once.
 type crowding struct {
 	c     *firestore.Client
-	tx    *firestore.Transaction
 	at    time.Time
 	b     Board
 	reads atomic.Int64
 }
 
-// count is how many documents sp holds.
+// count is how many documents sp holds, in a read-only transaction of its
+// own (a count() takes no read time otherwise): one that held every count
+// of a large board's fold could outlive what Firestore allows one.
 func (w *crowding) count(ctx context.Context, sp span) (int64, error) {
 	q := sp.query(w.c, w.b)
-	res, err := q.NewAggregationQuery().WithCount("n").Transaction(w.tx).Get(ctx)
+	var res firestore.AggregationResult
+	err := w.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) (err error) {
+		res, err = q.NewAggregationQuery().WithCount("n").Transaction(tx).Get(ctx)
+		return err
+	}, firestore.ReadOnly, firestore.TransactionReadTime(w.at))
 	if err != nil {
 		return 0, fmt.Errorf("rank: count a part of a crowded cell of %s: %w", w.b, err)
 	}
@@ -218,35 +223,29 @@ func crowds(ctx context.Context, c *firestore.Client, b Board, before map[int64]
 	}
 	at = at.Truncate(time.Microsecond) // what Firestore's read times hold
 	w := &crowding{c: c, at: at, b: b}
-	err := c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		w.tx = tx
-		cuts := map[int64][][]counted{}
-		g, ctx := errgroup.WithContext(ctx)
-		g.SetLimit(crowdReaders)
-		for cell, n := range cells {
-			if n <= CrowdPart || b.Grid.Single(cell, b.Integers) {
-				continue
-			}
-			parts := w.parts(cell, before[cell])
-			cut := make([][]counted, len(parts))
-			cuts[cell] = cut
-			for i, p := range parts {
-				g.Go(func() (err error) {
-					if p.n, err = w.count(ctx, p.span); err == nil {
-						cut[i], err = w.split(ctx, p)
-					}
-					return err
-				})
-			}
+	cuts := map[int64][][]counted{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(crowdReaders)
+	for cell, n := range cells {
+		if n <= CrowdPart || b.Grid.Single(cell, b.Integers) {
+			continue
 		}
-		if err := g.Wait(); err != nil {
-			return err
+		parts := w.parts(cell, before[cell])
+		cut := make([][]counted, len(parts))
+		cuts[cell] = cut
+		for i, p := range parts {
+			g.Go(func() (err error) {
+				if p.n, err = w.count(gctx, p.span); err == nil {
+					cut[i], err = w.split(gctx, p)
+				}
+				return err
+			})
 		}
-		for cell, cut := range cuts {
-			out[cell] = join(cut)
-		}
-		return nil
-	}, firestore.ReadOnly, firestore.TransactionReadTime(at))
+	}
+	err := g.Wait()
+	for cell, cut := range cuts {
+		out[cell] = join(cut)
+	}
 	return out, int(w.reads.Load()), err
 }
 

@@ -1,11 +1,14 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/bytime"
 )
 
 // SeedDemo adds the demo's posts to the feed's collection if it is empty,
@@ -39,6 +42,12 @@ func (s *Stack) Example(ctx context.Context) (doc, field string, exists bool, er
 	}
 	if len(d.Fields) > 0 {
 		field = d.Fields[0]
+		for _, w := range d.Windows { // a count with a window: the banner reads both
+			if w.Kind != bytime.KindTrend && slices.Contains(d.Fields, w.Count) {
+				field = w.Count
+				break
+			}
+		}
 	} else {
 		field = d.Aggregates[0].Field
 	}
@@ -61,4 +70,21 @@ func (s *Stack) Example(ctx context.Context) (doc, field string, exists bool, er
 		}
 	}
 	return strings.ReplaceAll(d.Collection, "*", "u1") + "/p1", field, false, nil
+}
+
+// ExampleWindows are windows of doc's count field that the banner reads
+// after its increment: one to get (the first declared), and one whose
+// series to print (the first over a few buckets, such as the last 7
+// days, else the same); "" if none is declared.
+func (s *Stack) ExampleWindows(doc, field string) (get, series string) {
+	for _, w := range s.o.Config.Layout.WindowsOf(doc) {
+		if w.Count != field || w.Kind == bytime.KindTrend {
+			continue
+		}
+		get = cmp.Or(get, w.Field)
+		if w.Kind == bytime.KindOver && series == "" {
+			series = w.Field
+		}
+	}
+	return get, cmp.Or(series, get)
 }

@@ -212,6 +212,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		fl.Close()
 		return nil, err
 	}
+	if err := s.Functions.Declare(ctx, "tally serve"); err != nil {
+		fl.Close()
+		return nil, err
+	}
 	s.admin = counter.New(s.Functions.Client, counter.Options{
 		Layout: counter.LayoutOf(o.Config.Layout), ShardCacheTTL: o.Config.CacheTTL, Spacing: o.Config.Spacing, Timeout: o.Timeout,
 	})
