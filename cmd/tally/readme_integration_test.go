@@ -152,7 +152,24 @@ func TestReadmeRank(t *testing.T) {
 	}
 	_, out, stderr := start(t, []string{counts, "GOOGLE_CLOUD_PROJECT="}, "serve", "--port", "0")
 	r := waitReady(t, out, stderr)
-	runSession(t, r, counts, "rank session", "go run ./cmd/tally rank")
+	// The shell has serve's FIRESTORE_EMULATOR_HOST and no TALLY_COUNTS:
+	// the command reads what serve declared.
+	runSession(t, r, "GOOGLE_CLOUD_PROJECT=", "rank session", "go run ./cmd/tally rank")
+}
+
+// TestReadmeWindows runs the README's counts by time: serve as it starts
+// it, a view of a demo post, and its views today read by the command from
+// a shell with only serve's FIRESTORE_EMULATOR_HOST.
+func TestReadmeWindows(t *testing.T) {
+	t.Parallel()
+	env := []string{"TALLY_COUNTS=posts:likes,views,views_today=views per day,views_7d=views over 7 days,hot=trend(likes + views/10, 6h)",
+		"TALLY_TIME_ZONE=Europe/Paris", "GOOGLE_CLOUD_PROJECT="}
+	if !strings.Contains(readmeText(t), "TALLY_COUNTS='"+strings.TrimPrefix(env[0], "TALLY_COUNTS=")+"' TALLY_TIME_ZONE=Europe/Paris go run ./cmd/tally serve") {
+		t.Fatalf("the README no longer starts serve with %s", env[0])
+	}
+	_, out, stderr := start(t, env, "serve", "--port", "0")
+	r := waitReady(t, out, stderr)
+	runSession(t, r, "GOOGLE_CLOUD_PROJECT=", "windows session", "go run ./cmd/tally get")
 }
 
 // TestReadmeDeploy: the deploy commands the README shows are what the dry

@@ -34,7 +34,8 @@ const nodeSource = "NodeSource's repository cannot be reached from the test mach
 // readmeRuns covers every command of the README, keyed as the README
 // writes it (a command continued over lines with \ is joined).
 var readmeRuns = map[string]readmeRun{
-	"apt-get install default-jre-headless chromium shellcheck":  {run: runInstallLine},
+	"apt-get install default-jre-headless google-cloud-cli-firestore-emulator google-cloud-cli-pubsub-emulator": {run: runInstallLine},
+	"apt-get install chromium shellcheck": {run: runInstallLine},
 	"command -v npm || apt-get install nodejs npm":              {run: runInstallLine},
 	"curl -fsSL https://deb.nodesource.com/setup_22.x | bash -": {elsewhere: nodeSource},
 	"apt-get install -y nodejs":                                 {elsewhere: nodeSource},
@@ -108,7 +109,7 @@ var commandPrefixes = []string{"go ", "tally ", "apt-get ", "command ", "deploy/
 
 // outputMarkers precede the README's blocks of output, and of sessions
 // that other tests run line by line.
-var outputMarkers = []string{"web client", "serve banner", "auth banner", "quickstart", "cli session", "counts session", "rank session", "deploy", "bench table", "soak table", "go example"}
+var outputMarkers = []string{"web client", "serve banner", "auth banner", "quickstart", "cli session", "counts session", "rank session", "windows session", "deploy", "bench table", "soak table", "go example"}
 
 // readmeCommands lists the commands in the fenced blocks of the README
 // and of docs/.
