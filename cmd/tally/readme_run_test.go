@@ -35,7 +35,7 @@ const nodeSource = "NodeSource's repository cannot be reached from the test mach
 // writes it (a command continued over lines with \ is joined).
 var readmeRuns = map[string]readmeRun{
 	"apt-get install default-jre-headless google-cloud-cli-firestore-emulator google-cloud-cli-pubsub-emulator": {run: runInstallLine},
-	"apt-get install chromium shellcheck": {run: runInstallLine},
+	"apt-get install chromium shellcheck":                       {run: runInstallLine},
 	"command -v npm || apt-get install nodejs npm":              {run: runInstallLine},
 	"curl -fsSL https://deb.nodesource.com/setup_22.x | bash -": {elsewhere: nodeSource},
 	"apt-get install -y nodejs":                                 {elsewhere: nodeSource},
