@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -169,6 +170,16 @@ func TestDemoFeed(t *testing.T) {
 	if err := chromedp.Do(ctx, browsertest.WaitJS(`document.querySelector("article").dataset.id === "counts"`)); err != nil {
 		t.Fatalf("the liked post does not move to the top: %v", err)
 	}
+	// what a person reads: each count labelled, today's with the count it
+	// is of and the week's sparkline beside it, the trend, and the place
+	stats := `document.querySelector('article[data-id="counts"] .stats').innerText.replace(/\s+/g, " ")`
+	read := regexp.MustCompile(`^1 like · \d+ views? · 0 comments · 1 like today 7 days · trend \d+\.\d · #1 of 3$`)
+	if err := chromedp.Do(ctx, browsertest.WaitJS(stats+`.endsWith("#1 of 3")`)); err != nil {
+		t.Fatalf("the liked post's counts never showed its place: %v", err)
+	}
+	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](stats)); err != nil || !read.MatchString(text) {
+		t.Errorf("the liked post reads %q (%v); want its likes, views, comments, likes today beside 7 days, its trend and its place", text, err)
+	}
 	places := `[...document.querySelectorAll("article")].map((a) => a.dataset.id + " " + a.querySelector(".place").textContent).join()`
 	if err := chromedp.Do(ctx, browsertest.WaitJS(places+` === "counts #1 of 3,hello #2 of 3,offline #2 of 3" || `+places+` === "counts #1 of 3,offline #2 of 3,hello #2 of 3"`)); err != nil {
 		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](places))
@@ -260,6 +271,12 @@ func screenshots(t *testing.T, ctx context.Context) {
 		}
 		if wide, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); wide > int(width) {
 			t.Errorf("at %d px the page is %d px wide: it scrolls sideways", width, wide)
+		}
+		// the week's sparkline shares a line with another count
+		shared := `[...document.querySelectorAll(".week")].every((w) => [...w.parentElement.children].some((o) => o !== w && ` +
+			`Math.abs(o.getBoundingClientRect().top - w.getBoundingClientRect().top) < 6))`
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](shared)); err != nil || !ok {
+			t.Errorf("at %d px a week's sparkline sits alone on its line (%v)", width, err)
 		}
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {

@@ -1,9 +1,9 @@
 // The page tally serve serves at /demo, on the web client: a feed of posts
 // whose likes and views are counted on the posts (TALLY_COUNTS), with their
 // count of comments where one is declared (comments=count(comments)), their
-// likes today and a week's sparkline where a window of likes is declared
-// (likes_today=likes per day), and a Trending order where a trend is
-// (hot=trend(likes, 6h)), and each post's place and the signed-in user's
+// likes (or views) today and a week's sparkline where a window of them by
+// day is declared (likes_today=likes per day), and a trend score and a
+// Trending order where a trend is (hot=trend(likes, 6h)), and each post's place and the signed-in user's
 // own where the likes are ranked (rank(likes)); or one counter of its own
 // (/demo?counter=NAME). Bundled with the Firebase SDK
 // into internal/tools/stack/demo/demo.js by `npm run demo`.
@@ -13,7 +13,7 @@ import {
   addDoc, collection, connectFirestoreEmulator, getFirestore, limit, onSnapshot, orderBy, query, serverTimestamp, waitForPendingWrites, where,
 } from "firebase/firestore";
 
-import { addChild, addTo, countRef, getTally, onCount, onVote, seriesOf, vote } from "../src/index.js";
+import { addChild, addTo, countRef, getTally, onCount, onVote, seriesOf, trendNow, vote } from "../src/index.js";
 import { onRank } from "../src/rank.js";
 // The starter app's sign-in, which apps copy: the demo signs in as it does.
 import { wireSignIn } from "../../../examples/like-button/src/signin.js";
@@ -144,7 +144,7 @@ function one(name) {
 
 // feed lists the posts, most liked first (or, with a trend, trending
 // first, at the reader's choice), each with its likes and views.
-function feed({ collection: name, like: likes, view: views, comments, children, today, hot, rank }) {
+function feed({ collection: name, like: likes, view: views, comments, children, today, todayOf, hot, rank }) {
   $("feed").hidden = false;
   $("collection").textContent = name;
   const shown = new Map();
@@ -173,10 +173,11 @@ function feed({ collection: name, like: likes, view: views, comments, children, 
     stop = onSnapshot(query(collection(db, name), orderBy(field, "desc"), limit(20)), (snap) => {
       const els = snap.docs.map((d) => {
         const fresh = d.metadata.hasPendingWrites; // written here, and not yet on the server
-        if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, { likes, views, comments, children, today, rank, fresh }));
+        if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, { likes, views, comments, children, today, todayOf, hot, rank, fresh }));
         const el = shown.get(d.id);
         el.querySelector("h2").textContent = d.get("title") ?? d.id;
         el.series?.(today ? seriesOf(d.data(), today) : []);
+        el.trend?.(trendNow(d.data(), hot));
         return el;
       });
       place(els); // in the query's order
@@ -239,8 +240,8 @@ function mine(name, uid, rank) {
   };
 }
 
-// spark draws counts, a week's likes by day, as bars in svg.
-function spark(svg, counts) {
+// spark draws counts, a week's likes (or views) by day, as bars in svg.
+function spark(svg, counts, noun) {
   const top = Math.max(1, ...counts);
   svg.replaceChildren(...counts.map((n, i) => {
     const bar = document.createElementNS("http://www.w3.org/2000/svg", "rect");
@@ -248,18 +249,21 @@ function spark(svg, counts) {
     for (const [k, v] of Object.entries({ x: i * 10, y: 20 - h, width: 8, height: h, rx: 1 })) bar.setAttribute(k, String(v));
     return bar;
   }));
-  svg.setAttribute("aria-label", `Likes each day of the last ${counts.length}: ${counts.join(", ")}`);
+  svg.setAttribute("aria-label", `${noun[0].toUpperCase()}${noun.slice(1)} each day of the last ${counts.length}: ${counts.join(", ")}`);
 }
 
-function post(path, { likes, views, comments, children, today, rank, fresh }) {
+function post(path, { likes, views, comments, children, today, todayOf, hot, rank, fresh }) {
   const el = document.createElement("article");
   el.className = "card";
   el.dataset.id = path.split("/").pop();
   const stat = (cls, noun) => `<span><b class="${cls}">…</b> <span class="${cls}-noun">${noun}</span></span>`;
+  // today's count, with the week's sparkline beside it and labelled, so
+  // that it wraps with the counts, not alone on a line of its own
+  const week = today && `<span class="week">${stat("today", `${todayOf} today`)} <svg class="spark" viewBox="0 0 70 20" role="img"></svg><span class="week-label">7 days</span></span>`;
+  const trend = hot && `<span class="trend" title="trending: likes and views of the last hours weigh most, older ones less and less">trend <b class="hot">…</b></span>`;
   el.innerHTML = `<h2></h2><div class="actions"><button class="like" aria-pressed="false">Like</button>` +
-    `<span class="stats">${[stat("likes", "likes"), today && stat("today", "today"), views && stat("views", "views"), comments && stat("comments", "comments")].filter(Boolean).join(" · ")}</span>` +
-    (today ? `<svg class="spark" viewBox="0 0 70 20" role="img"></svg>` : "") +
-    (rank ? `<span class="place" title="its place among all posts by ${rank}"></span>` : "") + `</div>` +
+    `<span class="stats">${[stat("likes", "likes"), views && stat("views", "views"), comments && stat("comments", "comments"), week, trend,
+      rank && `<span class="place" title="its place among all posts by ${rank}"></span>`].filter(Boolean).join(" · ")}</span></div>` +
     `<p class="note" aria-live="polite"></p>` +
     (comments ? `<ul class="said" aria-label="Latest comments"></ul><form class="comment" hidden><input name="text" placeholder="Write a comment" aria-label="Your comment" required maxlength="500"><button>Comment</button></form>` : "");
   const show = (cls, one, many) => (n) => {
@@ -314,10 +318,10 @@ function post(path, { likes, views, comments, children, today, rank, fresh }) {
     let days = [], now = 0;
     const draw = () => {
       const before = days.slice(0, -1).slice(-6).map((b) => b.count);
-      spark(el.querySelector(".spark"), [...Array(6 - before.length).fill(0), ...before, now]);
+      spark(el.querySelector(".spark"), [...Array(6 - before.length).fill(0), ...before, now], todayOf);
     };
     onCount(countRef(tally, path, today), (n) => {
-      show("today", "today", "today")(n);
+      show("today", `${todayOf.replace(/s$/, "")} today`, `${todayOf} today`)(n);
       now = n;
       draw();
     }, say);
@@ -326,6 +330,7 @@ function post(path, { likes, views, comments, children, today, rank, fresh }) {
       draw();
     };
   }
+  if (hot) el.trend = (score) => (el.querySelector(".hot").textContent = score.toFixed(1));
   if (views) {
     const viewed = countRef(tally, path, views);
     onCount(viewed, show("views", "view", "views"), say);

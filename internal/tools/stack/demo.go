@@ -16,6 +16,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/bytime"
+	"github.com/tallycounters/tally/internal/core/calendar"
 )
 
 //go:embed demo.html
@@ -49,10 +50,13 @@ type demoFeed struct {
 	// and Children their collection: signed-in users add to it.
 	Comments string `json:"comments,omitempty"`
 	Children string `json:"children,omitempty"`
-	// Today is a per window of the likes (likes_today=likes per day), whose
-	// series the page draws; Hot, a trend the page offers to sort by.
-	Today string `json:"today,omitempty"`
-	Hot   string `json:"hot,omitempty"`
+	// Today is a per-day window of the likes or, else, of the views
+	// (likes_today=likes per day, views_today=views per day), whose series
+	// the page draws; TodayOf is the count it windows. Hot is a trend the
+	// page shows and offers to sort by.
+	Today   string `json:"today,omitempty"`
+	TodayOf string `json:"todayOf,omitempty"`
+	Hot     string `json:"hot,omitempty"`
 	// Rank is the like count where the posts are ranked by it
 	// (rank(likes)): the page shows each post's place.
 	Rank string `json:"rank,omitempty"`
@@ -84,11 +88,15 @@ func (s *Stack) feed() *demoFeed {
 		if slices.Contains(d.Ranks, f.Like) {
 			f.Rank = f.Like
 		}
+		for _, count := range []string{f.Like, f.View} {
+			for _, w := range d.Windows {
+				if w.Kind == bytime.KindPer && w.Unit == calendar.Day && w.Count == count && count != "" && f.Today == "" {
+					f.Today, f.TodayOf = w.Field, count
+				}
+			}
+		}
 		for _, w := range d.Windows {
-			switch {
-			case w.Kind == bytime.KindPer && w.Count == f.Like && f.Today == "":
-				f.Today = w.Field
-			case w.Kind == bytime.KindTrend && f.Hot == "":
+			if w.Kind == bytime.KindTrend && f.Hot == "" {
 				f.Hot = w.Field
 			}
 		}
