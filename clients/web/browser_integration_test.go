@@ -42,6 +42,14 @@ func bundle(t *testing.T, dir string) {
 // allowed to call Increment from any origin, configured by env besides.
 func startLocal(t *testing.T, env ...string) *stack.Stack {
 	t.Helper()
+	return startOn(t, [3]int{}, env...)
+}
+
+// startOn is startLocal with the functions, the Firestore emulator and
+// the Auth emulator on the ports given (0: a free one), as serve --port,
+// --emulator-port and --auth-port put them.
+func startOn(t *testing.T, ports [3]int, env ...string) *stack.Stack {
+	t.Helper()
 	paths := emulatortest.RequirePaths(t)
 	vars := map[string]string{setup.EnvCORSOrigins: "*", setup.EnvAutoGrow: "false"}
 	for i := 0; i+1 < len(env); i += 2 {
@@ -51,7 +59,7 @@ func startLocal(t *testing.T, env ...string) *stack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := stack.Start(context.Background(), stack.Options{Config: cfg, Emulator: paths})
+	s, err := stack.Start(context.Background(), stack.Options{Config: cfg, Emulator: paths, Port: ports[0], EmulatorPort: ports[1], AuthPort: ports[2]})
 	if err != nil {
 		t.Fatal(err)
 	}

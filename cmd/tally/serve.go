@@ -49,6 +49,7 @@ func serveCommand() *cobra.Command {
 	port := f.Int("port", envInt("PORT", 8080), "port of the functions (/Increment, /Rollup, /Reconcile); env PORT")
 	host := f.String("host", "127.0.0.1", "address to serve on")
 	emuPort := f.Int("emulator-port", 0, "port of the Firestore emulator (default: a free one)")
+	authPort := f.Int("auth-port", 0, "with TALLY_AUTH=firebase, port of the Auth emulator serve starts (default: a free one)")
 	bridgePort := f.Int("bridge-port", 0, "port of the event bridge the emulator posts to (default: a free one)")
 	data := f.String("data", "", "keep the emulator's data in `DIR` across runs")
 	saveTimeout := f.Duration("save-timeout", stack.ExportTimeout, "with --data, how long serve waits, as it stops, for the emulator to answer and to save the data; past it, it says the data was not saved and exits 1, leaving DIR as it was")
@@ -65,11 +66,14 @@ func serveCommand() *cobra.Command {
 		o := stack.Options{
 			Config: cfg, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
 			DataDir: *data, SaveTimeout: *saveTimeout, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
-			AuthHost: os.Getenv(authemu.EnvHost), Contention: *hot, AppDir: *app,
+			AuthHost: os.Getenv(authemu.EnvHost), AuthPort: *authPort, Contention: *hot, AppDir: *app,
 			Fanout: *fan, PubSubHost: os.Getenv(pubsubemu.EnvHost),
 		}
 		if *fan != "" && *fan != setup.FanoutPubSub && *fan != setup.FanoutInProcess {
 			return usagef("--fanout %s: want %s or %s", *fan, setup.FanoutPubSub, setup.FanoutInProcess)
+		}
+		if *authPort != 0 && cfg.Auth != setup.AuthFirebase {
+			return usagef("--auth-port %d: serve starts the Auth emulator only with %s=%s", *authPort, setup.EnvAuth, setup.AuthFirebase)
 		}
 		if *app != "" {
 			if st, err := os.Stat(filepath.Join(*app, "index.html")); err != nil || st.IsDir() {

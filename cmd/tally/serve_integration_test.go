@@ -298,3 +298,37 @@ func TestServeSavesHoweverStopped(t *testing.T) {
 		})
 	}
 }
+
+// TestServeOnGivenPorts: serve --port, --emulator-port and --auth-port
+// (with sign-in) listen where they were told, as docs/mobile.md has an
+// app on a phone emulator reach them, and say so; --auth-port without
+// sign-in is refused.
+func TestServeOnGivenPorts(t *testing.T) {
+	t.Parallel()
+	var ports [3]string
+	for i := range ports {
+		p, err := emulator.FreePort("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = strconv.Itoa(p)
+	}
+	if out, code := cliWith(t, nil, "serve", "--auth-port", ports[2]); code != 2 || !strings.Contains(out, "only with TALLY_AUTH=firebase") {
+		t.Errorf("--auth-port without sign-in: exit %d\n%s\nwant 2, and why", code, out)
+	}
+	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase"}, "serve", "--port", ports[0], "--emulator-port", ports[1], "--auth-port", ports[2])
+	r := waitReady(t, out, stderr)
+	if r.functions != "http://127.0.0.1:"+ports[0] || r.emulator != "127.0.0.1:"+ports[1] {
+		t.Errorf("serve is at %s, its emulator at %s; want ports %s and %s", r.functions, r.emulator, ports[0], ports[1])
+	}
+	if banner := strings.Join(r.lines, "\n"); !strings.Contains(banner, "Firebase Auth emulator at 127.0.0.1:"+ports[2]) {
+		t.Errorf("the banner does not put the Auth emulator on port %s:\n%s", ports[2], banner)
+	}
+	if resp, err := http.Get("http://127.0.0.1:" + ports[2] + "/emulator/v1/projects/demo-tally/config"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the Auth emulator does not answer on port %s: %v %v", ports[2], resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	waitExit(t, cmd)
+}

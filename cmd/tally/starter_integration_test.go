@@ -81,7 +81,14 @@ func TestStarterApp(t *testing.T) {
 		browsertest.WaitJS(`!document.getElementById("signin").hidden`),
 		chromedp.SetValue(chromedp.ID("password"), "not-the-password"),
 		chromedp.Click(`#signin button[name="signin"]`),
-		browsertest.WaitJS(`document.getElementById("message").textContent.includes("do not match an account")`),
+		// an error stands out from what is only said, and is read out
+		browsertest.WaitJS(`document.getElementById("message").textContent.includes("do not match an account") && `+
+			`document.getElementById("message").dataset.kind === "error" && document.getElementById("message").getAttribute("role") === "alert" && `+
+			`getComputedStyle(document.getElementById("message")).backgroundColor !== "rgba(0, 0, 0, 0)"`),
+		// the local Auth emulator sends no email: the page says where the link is
+		chromedp.Click(`#signin button[name="reset"]`),
+		browsertest.WaitJS(`document.getElementById("message").textContent.includes("sends no email") && `+
+			`document.getElementById("message").textContent.includes("/emulator/v1/projects/") && document.getElementById("message").dataset.kind === "info"`),
 		chromedp.SetValue(chromedp.ID("password"), "secret-password"),
 		chromedp.Click(`#signin button[name="signin"]`),
 		browsertest.WaitJS(`!document.getElementById("like").disabled`),

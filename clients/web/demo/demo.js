@@ -31,6 +31,7 @@ const tally = getTally(app, { url: "/Increment", collection: config.collection, 
 // say tells the person what went wrong, in words rather than the API's.
 function say(e) {
   $("problem").textContent = plain(e);
+  $("problem").dataset.kind = "error";
 }
 
 function plain(e) {
@@ -78,7 +79,10 @@ function pending(button, note, promise) {
 
 // Sign-in: the Auth emulator takes any email, and a password of 6 or more.
 $("signin-form").hidden = !config.authHost;
-wireSignIn(auth, $("signin-form"), (m) => ($("problem").textContent = m));
+wireSignIn(auth, $("signin-form"), (m, kind) => {
+  $("problem").textContent = m;
+  $("problem").dataset.kind = kind;
+});
 $("signout").onclick = () => signOut(auth);
 // needUser holds the like buttons, which need a signed-in user: label()
 // sets each one's state whenever that changes.

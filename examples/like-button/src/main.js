@@ -38,6 +38,15 @@ const likes = countRef(tally, counter);
 const button = $("like");
 let user = null;
 
+// tell shows a message under the button: an error (kind "error") stands
+// out from what is only said ("info"), and is read out at once.
+function tell(message, kind) {
+  const el = $("message");
+  el.textContent = message;
+  el.dataset.kind = kind;
+  el.setAttribute("role", kind === "error" ? "alert" : "status");
+}
+
 function show() {
   const liked = button.getAttribute("aria-pressed") === "true";
   button.disabled = !user;
@@ -47,7 +56,7 @@ function show() {
 onCount(likes, (n) => {
   $("count").textContent = String(n);
   $("noun").textContent = n === 1 ? "like" : "likes";
-}, (e) => ($("message").textContent = `The count cannot be read: ${e.message}`));
+}, (e) => tell(`The count cannot be read: ${e.message}`, "error"));
 onVote(likes, (liked) => {
   button.setAttribute("aria-pressed", String(liked));
   show();
@@ -56,10 +65,10 @@ button.onclick = () => {
   const on = button.getAttribute("aria-pressed") !== "true";
   button.setAttribute("aria-pressed", String(on)); // at once; the count shows it too
   show();
-  $("message").textContent = navigator.onLine ? "" : "Offline: your like is kept, and sent when you are back.";
+  tell(navigator.onLine ? "" : "Offline: your like is kept, and sent when you are back.", "info");
   vote(likes, on).then(
-    () => ($("message").textContent = ""),
-    (e) => ($("message").textContent = e.status === 401 ? "Please sign in again." : `That did not count: ${e.message}`),
+    () => tell("", "info"),
+    (e) => tell(e.status === 401 ? "Please sign in again." : `That did not count: ${e.message}`, "error"),
   );
 };
 
@@ -70,5 +79,5 @@ onAuthStateChanged(auth, (u) => {
   $("who").textContent = u?.email ?? "";
   show();
 });
-wireSignIn(auth, $("signin"), (m) => ($("message").textContent = m));
+wireSignIn(auth, $("signin"), tell);
 $("signout").onclick = () => signOut(auth);

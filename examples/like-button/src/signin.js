@@ -47,23 +47,37 @@ export function authMessage(e) {
 }
 
 /**
+ * What to tell a person whose password-reset email was asked for. The
+ * local Auth emulator sends no email: it says where the link is instead.
+ * @param {import("firebase/auth").Auth} auth
+ * @returns {string}
+ */
+export function resetMessage(auth) {
+  const emu = auth.emulatorConfig;
+  if (!emu) return "If there is an account with that email, a link to reset its password is on its way.";
+  const at = `${emu.protocol}://${emu.host}${emu.port ? `:${emu.port}` : ""}`;
+  return "This is the local Auth emulator, which sends no email: open " +
+    `${at}/emulator/v1/projects/${auth.app.options.projectId}/oobCodes and follow the oobLink there to reset the password.`;
+}
+
+/**
  * Wires a sign-in form: its submit signs in (and never makes an
  * account), its button named "create" makes an account, its button named
  * "reset" sends a password-reset email. say shows a message ("" clears
- * it).
+ * it), of kind "error" for what went wrong and "info" otherwise.
  * @param {import("firebase/auth").Auth} auth
  * @param {HTMLFormElement} form with inputs named email and password
- * @param {(message: string) => void} say
+ * @param {(message: string, kind: "error" | "info") => void} say
  */
 export function wireSignIn(auth, form, say) {
   const field = (name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
   const act = async (what, done = "") => {
-    say("");
+    say("", "info");
     try {
       await what(field("email").value.trim(), field("password").value);
-      say(done);
+      say(done, "info");
     } catch (e) {
-      say(authMessage(e));
+      say(authMessage(e), "error");
     }
   };
   form.addEventListener("submit", (ev) => {
@@ -74,6 +88,6 @@ export function wireSignIn(auth, form, say) {
   const reset = form.querySelector('button[name="reset"]');
   reset?.addEventListener("click", () => {
     if (!field("email").reportValidity()) return;
-    act((email) => sendPasswordResetEmail(auth, email), "If there is an account with that email, a link to reset its password is on its way.");
+    act((email) => sendPasswordResetEmail(auth, email), resetMessage(auth));
   });
 }

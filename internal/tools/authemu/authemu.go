@@ -101,6 +101,13 @@ type Emulator struct {
 // and logging ports too, so that runs never collide) and returns once it
 // answers.
 func Start(ctx context.Context, project string, output io.Writer) (*Emulator, error) {
+	return StartOn(ctx, project, 0, output)
+}
+
+// StartOn is Start with the Auth emulator on the loopback port given (0:
+// a free one), which an app on a phone emulator is told, as
+// useEmulator's; its hub and logging ports are free ones still.
+func StartOn(ctx context.Context, project string, port int, output io.Writer) (*Emulator, error) {
 	bin, err := Locate(ctx, os.Stderr) // how an install goes is said whatever becomes of output
 	if err != nil {
 		return nil, err
@@ -109,7 +116,7 @@ func Start(ctx context.Context, project string, output io.Writer) (*Emulator, er
 	// it before the CLI binds it. The CLI then exits at once; try again on
 	// other ports.
 	for attempt := 1; ; attempt++ {
-		e, err := start(ctx, bin, project, output)
+		e, err := start(ctx, bin, project, port, output)
 		if err == nil || !errors.Is(err, errExited) || attempt == 3 {
 			return e, err
 		}
@@ -124,13 +131,16 @@ const readyWithin = 10 * time.Minute
 var errExited = errors.New("authemu: the Firebase CLI exited before its Auth emulator was ready")
 
 // start makes one attempt of Start.
-func start(ctx context.Context, bin, project string, output io.Writer) (*Emulator, error) {
+func start(ctx context.Context, bin, project string, port int, output io.Writer) (*Emulator, error) {
 	ports := make([]int, 3)
 	for i := range ports {
 		var err error
 		if ports[i], err = emulator.FreePort("127.0.0.1"); err != nil {
 			return nil, err
 		}
+	}
+	if port > 0 {
+		ports[0] = port
 	}
 	dir, err := os.MkdirTemp("", "tally-auth-")
 	if err != nil {

@@ -62,6 +62,8 @@ type Options struct {
 	// AuthHost is a running Firebase Auth emulator, for sign-in. With
 	// Config.Auth firebase and no AuthHost, Start starts one.
 	AuthHost string
+	// AuthPort is the port of the Auth emulator Start starts (0: a free one).
+	AuthPort int
 	// RollupURL, if set, is where the bridge delivers events instead of the
 	// stack's own /Rollup: Rollup instances run apart from the stack.
 	RollupURL string
@@ -309,7 +311,7 @@ func (s *Stack) startAuth(ctx context.Context) error {
 	s.AuthHost = s.o.AuthHost
 	if s.AuthHost == "" && s.o.Config.Auth == setup.AuthFirebase {
 		var err error
-		if s.Auth, err = authemu.Start(ctx, s.o.Config.Project, s.o.EmulatorOutput); err != nil {
+		if s.Auth, err = authemu.StartOn(ctx, s.o.Config.Project, s.o.AuthPort, s.o.EmulatorOutput); err != nil {
 			return err
 		}
 		s.AuthHost = s.Auth.Host
