@@ -50,6 +50,16 @@ func startLocal(t *testing.T, env ...string) *stack.Stack {
 // --emulator-port and --auth-port put them.
 func startOn(t *testing.T, ports [3]int, env ...string) *stack.Stack {
 	t.Helper()
+	s, err := tryStartOn(t, ports, env...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// tryStartOn is startOn, answering the stack's error.
+func tryStartOn(t *testing.T, ports [3]int, env ...string) (*stack.Stack, error) {
+	t.Helper()
 	paths := emulatortest.RequirePaths(t)
 	vars := map[string]string{setup.EnvCORSOrigins: "*", setup.EnvAutoGrow: "false"}
 	for i := 0; i+1 < len(env); i += 2 {
@@ -61,14 +71,14 @@ func startOn(t *testing.T, ports [3]int, env ...string) *stack.Stack {
 	}
 	s, err := stack.Start(context.Background(), stack.Options{Config: cfg, Emulator: paths, Port: ports[0], EmulatorPort: ports[1], AuthPort: ports[2]})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		s.Stop(ctx)
 	})
-	return s
+	return s, nil
 }
 
 // servePage serves the bundled page in dir with its configuration.

@@ -138,6 +138,16 @@ type ready struct {
 // drains the rest in the background.
 func waitReady(t *testing.T, out *bufio.Scanner, stderr *testio.Buffer) ready {
 	t.Helper()
+	r := readyOrGone(out)
+	if r.emulator == "" {
+		t.Fatalf("serve ended before it was ready: %s", stderr)
+	}
+	return r
+}
+
+// readyOrGone is waitReady for a serve that may exit instead: its ready
+// has no emulator if it did.
+func readyOrGone(out *bufio.Scanner) ready {
 	r := ready{later: &testio.Buffer{}}
 	for out.Scan() {
 		line := out.Text()
@@ -158,7 +168,6 @@ func waitReady(t *testing.T, out *bufio.Scanner, stderr *testio.Buffer) ready {
 			return r
 		}
 	}
-	t.Fatalf("serve ended before it was ready: %s", stderr)
 	return r
 }
 

@@ -305,19 +305,32 @@ func TestServeSavesHoweverStopped(t *testing.T) {
 // sign-in is refused.
 func TestServeOnGivenPorts(t *testing.T) {
 	t.Parallel()
-	var ports [3]string
-	for i := range ports {
-		p, err := emulator.FreePort("127.0.0.1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = strconv.Itoa(p)
-	}
-	if out, code := cliWith(t, nil, "serve", "--auth-port", ports[2]); code != 2 || !strings.Contains(out, "only with TALLY_AUTH=firebase") {
+	if out, code := cliWith(t, nil, "serve", "--auth-port", "9099"); code != 2 || !strings.Contains(out, "only with TALLY_AUTH=firebase") {
 		t.Errorf("--auth-port without sign-in: exit %d\n%s\nwant 2, and why", code, out)
 	}
-	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase"}, "serve", "--port", ports[0], "--emulator-port", ports[1], "--auth-port", ports[2])
-	r := waitReady(t, out, stderr)
+	// A port found free may be taken before serve binds it: then serve
+	// says so and exits, and another try takes other ports.
+	var ports [3]string
+	var cmd *exec.Cmd
+	var r ready
+	for attempt := 1; ; attempt++ {
+		for i := range ports {
+			p, err := emulator.FreePort("127.0.0.1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ports[i] = strconv.Itoa(p)
+		}
+		var out *bufio.Scanner
+		var stderr *testio.Buffer
+		cmd, out, stderr = start(t, []string{"TALLY_AUTH=firebase"}, "serve", "--port", ports[0], "--emulator-port", ports[1], "--auth-port", ports[2])
+		if r = readyOrGone(out); r.emulator != "" || attempt == 3 || !strings.Contains(stderr.String(), "address already in use") {
+			if r.emulator == "" {
+				t.Fatalf("serve ended before it was ready: %s", stderr)
+			}
+			break
+		}
+	}
 	if r.functions != "http://127.0.0.1:"+ports[0] || r.emulator != "127.0.0.1:"+ports[1] {
 		t.Errorf("serve is at %s, its emulator at %s; want ports %s and %s", r.functions, r.emulator, ports[0], ports[1])
 	}
