@@ -538,16 +538,58 @@ if [ "$reconcile" = true ] || [ -n "$boundaries" ]; then
 	fi
 fi
 
+# counted_example prints, from --counts, a document path of the first
+# collection with a plain count (an id of each collection in capitals,
+# POSTS_ID) and that count; nothing if every count is an aggregate.
+counted_example() {
+	local entry coll fields f part prev="" path="" i=0 entries fs parts
+	IFS=';' read -ra entries <<<"$counts"
+	for entry in "${entries[@]}"; do
+		coll=${entry%%:*} fields=${entry#*:}
+		IFS=',' read -ra fs <<<"$fields"
+		for f in "${fs[@]}"; do
+			f=${f// /}
+			case $f in *=* | *'('*) continue ;; esac
+			IFS='/' read -ra parts <<<"$coll"
+			for part in "${parts[@]}"; do
+				if [ $((i % 2)) -eq 0 ]; then
+					path+="$part/"
+				else
+					path+="$(id_of "$prev")/"
+				fi
+				prev=$part i=$((i + 1))
+			done
+			echo "$path$(id_of "$prev") $f"
+			return
+		done
+	done
+}
+
+# id_of is the placeholder for an id of the collection $1: POSTS_ID.
+id_of() { printf '%s_ID' "$(printf '%s' "$1" | tr '[:lower:]' '[:upper:]')"; }
+
 # try_it prints how to try the deployed Increment, as this deploy takes it.
 try_it() {
 	local url="https://$region-$project.cloudfunctions.net/tally-increment"
 	# The header is printed for a shell to expand: single quotes keep it as it is.
 	# shellcheck disable=SC2016
 	local body='{"counter":"likes"}' bearer='"Authorization: Bearer $(gcloud auth print-identity-token)"'
+	local doc field
+	if [ -n "$counts" ]; then
+		read -r doc field <<<"$(counted_example)"
+		if [ -z "$doc" ]; then
+			echo "# Every count declared is an aggregate, which your app's own writes of child documents move: write one, and read the parent."
+			return
+		fi
+		body="{\"counter\":\"$doc\",\"field\":\"$field\"}"
+	fi
 	if [ "$votes_only" = true ]; then
-		body='{"counter":"likes","vote":true}'
+		body="${body%\}},\"vote\":true}"
 	fi
 	echo "# Increment is at $url (the url of the starter app's src/config.js)."
+	if [ -n "$counts" ]; then
+		echo "# Counts are fields of your own documents, which Increment never creates: put the path of one of yours in place of $doc."
+	fi
 	if [ "$public" = true ] && [ "$auth" = firebase ]; then
 		echo "# It takes signed-in users only: sign in a user of the project (email and password sign-in on;"
 		echo "# WEB_API_KEY is firebaseConfig.apiKey) for an ID token, then send it:"

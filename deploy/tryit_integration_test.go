@@ -31,8 +31,16 @@ func TestTryItTakesTheDeploy(t *testing.T) {
 		return out
 	}
 	signedIn := try(variants["counts on documents"]...)
-	if len(signedIn) != 2 || !strings.HasPrefix(signedIn[0], "TOKEN=$(curl") || !strings.Contains(signedIn[1], `-H "Authorization: Bearer $TOKEN"`) || !strings.Contains(signedIn[1], `"vote":true`) {
-		t.Fatalf("a public deploy for signed-in users voting prints:\n%s\nwant a token, then a vote sent with it", strings.Join(signedIn, "\n"))
+	if len(signedIn) != 2 || !strings.HasPrefix(signedIn[0], "TOKEN=$(curl") || !strings.Contains(signedIn[1], `-H "Authorization: Bearer $TOKEN"`) ||
+		!strings.Contains(signedIn[1], `-d '{"counter":"posts/POSTS_ID","field":"likes","vote":true}'`) {
+		t.Fatalf("a public deploy for signed-in users voting on posts' likes prints:\n%s\nwant a token, then a vote on a post's likes sent with it", strings.Join(signedIn, "\n"))
+	}
+	if nested := try("--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5", "--counts", "stats/site:users=count(/users);users/*/posts:score=sum(x.n),likes"); len(nested) != 1 ||
+		!strings.Contains(nested[0], `-d '{"counter":"users/USERS_ID/posts/POSTS_ID","field":"likes"}'`) {
+		t.Errorf("a deploy whose first plain count is on users/*/posts prints:\n%s\nwant an increment of a post's likes there", strings.Join(nested, "\n"))
+	}
+	if only := try("--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5", "--counts", "stats/site:users=count(/users)"); len(only) != 0 {
+		t.Errorf("a deploy of aggregates only prints:\n%s\nwant no increment: its counts move with the app's writes", strings.Join(only, "\n"))
 	}
 	if open := try(variants["public, scheduled"]...); len(open) != 1 || strings.Contains(open[0], "Authorization") {
 		t.Errorf("an open public deploy prints:\n%s\nwant one curl with no token", strings.Join(open, "\n"))
