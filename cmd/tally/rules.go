@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,7 @@ func rulesCommand() *cobra.Command {
 	var o deploy.RulesOptions
 	cmd.Flags().BoolVar(&o.SignedInReads, "signed-in-reads", false, "only signed-in users may read counters")
 	publish := cmd.Flags().Bool("publish", false, "publish the rules to --project's --database (application default credentials)")
+	merge := cmd.Flags().String("merge", "", "with TALLY_COUNTS, print the app's rules in `FILE` (its firestore.rules) with tally's merged in, and on stderr what its own rules of a counted collection must add")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
 		if err != nil {
@@ -33,6 +35,11 @@ func rulesCommand() *cobra.Command {
 		}
 		if err != nil {
 			return usageError{err}
+		}
+		if *merge != "" {
+			if src, err = mergeInto(cmd, *merge, src, cfg.Layout.OnDocs()); err != nil {
+				return err
+			}
 		}
 		if !*publish {
 			fmt.Fprint(cmd.OutOrStdout(), src)
@@ -89,4 +96,25 @@ func indexesCommand() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// mergeInto is the app's rules in file with tally's rules src merged in;
+// it says on stderr what the app's own matches of counted collections
+// must add.
+func mergeInto(cmd *cobra.Command, file, src string, onDocs bool) (string, error) {
+	if !onDocs {
+		return "", usagef("--merge merges tally's rules for counts on documents into an app's: set TALLY_COUNTS (or --counts)")
+	}
+	app, err := os.ReadFile(file)
+	if err != nil {
+		return "", usageError{fmt.Errorf("--merge: %w", err)}
+	}
+	m, err := deploy.MergeRules(string(app), src)
+	if err != nil {
+		return "", usageError{fmt.Errorf("--merge %s: %w", file, err)}
+	}
+	for _, n := range m.Notes {
+		fmt.Fprintf(cmd.ErrOrStderr(), "tally rules: %s\n", n)
+	}
+	return m.Rules, nil
 }

@@ -1,0 +1,154 @@
+package deploy
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// documentsMatch opens the block of a rules file that holds the rules of
+// a database's documents.
+var documentsMatch = regexp.MustCompile(`match\s+/databases/\{[^}]+\}/documents\s*\{`)
+
+// exampleMarker starts, in CountsRules' output, the example rules of the
+// counted collections, after tally's own.
+const exampleMarker = "    // Example: the app's own rules"
+
+// A Merge is an app's rules with tally's merged in (Rules), and, for each
+// counted collection the app's rules match already, what its rules must
+// add (Notes): rules that allow a write allow it whatever other rules say,
+// so the app's own must keep the counts as the example does.
+type Merge struct {
+	Rules string
+	Notes []string
+}
+
+// MergeRules merges tally's rules, as CountsRules renders them, into the
+// app's: tally's functions and matches at the head of the app's block of
+// documents, and the example's match of each counted collection the app
+// does not match itself. Where the app matches one, Notes says which
+// conditions its create and update must add.
+func MergeRules(app, tally string) (Merge, error) {
+	at := documentsMatch.FindStringIndex(app)
+	if at == nil {
+		return Merge{}, fmt.Errorf("deploy: the app's rules have no match /databases/{database}/documents block to merge into")
+	}
+	body, err := documentsBody(tally)
+	if err != nil {
+		return Merge{}, err
+	}
+	own, example, _ := strings.Cut(body, exampleMarker)
+	var m Merge
+	var add []string
+	for _, block := range matchBlocks(example) {
+		if re := matchOf(block); re != nil && re.MatchString(app) {
+			m.Notes = append(m.Notes, note(block, strings.TrimSuffix(strings.TrimSpace(re.FindString(app)), "{")))
+			continue
+		}
+		add = append(add, block)
+	}
+	inserted := "\n    // tally: from 'tally rules --merge'.\n" + strings.TrimRight(own, " \n") + "\n"
+	for _, b := range add {
+		inserted += "\n" + b + "\n"
+	}
+	m.Rules = app[:at[1]] + inserted + app[at[1]:]
+	return m, nil
+}
+
+// documentsBody is what the block of documents of rules holds.
+func documentsBody(rules string) (string, error) {
+	at := documentsMatch.FindStringIndex(rules)
+	if at == nil {
+		return "", fmt.Errorf("deploy: tally's rules have no block of documents")
+	}
+	depth := 1
+	for i := at[1]; i < len(rules); i++ {
+		switch rules[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return rules[at[1]:i], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("deploy: tally's block of documents is not closed")
+}
+
+// matchBlocks are the top-level match blocks of a block's body, each
+// from its indentation to its closing brace.
+func matchBlocks(body string) []string {
+	var out []string
+	top := regexp.MustCompile(`(?m)^    match /`)
+	for {
+		loc := top.FindStringIndex(body)
+		if loc == nil {
+			return out
+		}
+		i := loc[0]
+		// the block opens at the brace that ends its line: those of the
+		// path's wildcards ({doc0}) close on it
+		open := strings.Index(body[i:], "{\n")
+		if open < 0 {
+			return out
+		}
+		depth, j := 0, i+open
+		for ; j < len(body); j++ {
+			if body[j] == '{' {
+				depth++
+			} else if body[j] == '}' {
+				if depth--; depth == 0 {
+					break
+				}
+			}
+		}
+		if j >= len(body) {
+			return out
+		}
+		out = append(out, body[i:j+1])
+		body = body[j+1:]
+	}
+}
+
+// matchOf is a pattern that finds, in an app's rules, a match of the same
+// path as block's, whatever its wildcards are named.
+func matchOf(block string) *regexp.Regexp {
+	m := regexp.MustCompile(`match\s+(\S+)\s*\{`).FindStringSubmatch(block)
+	if m == nil {
+		return nil
+	}
+	var parts []string
+	for _, seg := range strings.Split(m[1], "/") {
+		if strings.HasPrefix(seg, "{") {
+			parts = append(parts, `\{[^}/=]+\}`)
+		} else {
+			parts = append(parts, regexp.QuoteMeta(seg))
+		}
+	}
+	return regexp.MustCompile(`match\s+` + strings.Join(parts, "/") + `\s*\{`)
+}
+
+// note says what the app's own match of block's path (its line, mine)
+// must add: the example's conditions on tally's fields, for its create
+// and its update.
+func note(block, mine string) string {
+	path := strings.TrimSpace(strings.TrimPrefix(mine, "match"))
+	var says []string
+	for _, allow := range regexp.MustCompile(`(?s)allow (create|update): if (.*?)(?:;|\n\s*allow|\n\s*\})`).FindAllStringSubmatch(block, -1) {
+		var conds []string
+		for _, c := range regexp.MustCompile(`tally[A-Za-z]+\([^)]*\)`).FindAllString(allow[2], -1) {
+			if !slices.Contains(conds, c) {
+				conds = append(conds, c)
+			}
+		}
+		if len(conds) > 0 {
+			says = append(says, fmt.Sprintf("its allow %s must also hold %s", allow[1], strings.Join(conds, " && ")))
+		}
+	}
+	if len(says) == 0 {
+		return fmt.Sprintf("your rules match %s already, as the example does; keep them", path)
+	}
+	return fmt.Sprintf("your rules match %s already, so tally's example for it is left out: %s; or a client may write "+
+		"the counts there (a rule that allows a write allows it whatever the others say)", path, strings.Join(says, ", and "))
+}
