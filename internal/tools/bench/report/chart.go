@@ -25,16 +25,18 @@ var modeColors = map[string]color.Color{
 	ModeSingle: color.RGBA{0xf2, 0x99, 0x00, 0xff},
 }
 
-// WriteChart draws the run to path, an .svg or a .png, in four panels over
+// WriteChart draws the run to path, an .svg or a .png, in five panels over
 // the same time axis, from the start of each mode's load to the last
 // second any panel shows something (the end of the load, and what
 // settling shows after it): the most writes one document took each
-// second, parent writes per second, how many acknowledged increments the
-// total lacks, and increments per second. The axes are linear, so zero is
-// zero, with whole-number ticks; the title is one line, and the run's
-// parameters are the caption under the last panel.
+// second; tally's parent's, on an axis of its own, so that its one write
+// a second shows at a glance; parent writes per second; how many
+// acknowledged increments the total lacks; and increments per second. The
+// axes are linear, so zero is zero, with whole-number ticks; the title is
+// one line, and the caption under the last panel says what the lines
+// mean, and the run's parameters.
 func (r *Load) WriteChart(path string) error {
-	const w, h = 10 * vg.Inch, 14 * vg.Inch
+	const w, h = 10 * vg.Inch, 17 * vg.Inch
 	var canvas interface {
 		vg.CanvasWriterTo
 		vg.CanvasSizer
@@ -49,6 +51,9 @@ func (r *Load) WriteChart(path string) error {
 	}
 	seconds := max(1, r.shownSeconds())
 	panels := []*plot.Plot{r.hotPanel(), r.parentPanel(), r.lagPanel(), r.incrPanel()}
+	if own := r.tallyParentPanel(); own != nil {
+		panels = append(panels[:1], append([]*plot.Plot{own}, panels[1:]...)...)
+	}
 	panels[0].Title.Text = fmt.Sprintf("tally bench: %s over %gs a mode", r.modeNames(), r.Options.Seconds)
 	for _, p := range panels {
 		p.X.Label.Text = "seconds since the mode's load began"
@@ -59,7 +64,7 @@ func (r *Load) WriteChart(path string) error {
 		p.Add(plotter.NewGrid())
 	}
 	last := panels[len(panels)-1]
-	last.X.Label.Text += "\n\n" + wrap(r.Title(), 120)
+	last.X.Label.Text += "\n\n" + wrap(caption+" "+r.Title(), 120)
 	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadTop: vg.Millimeter * 4, PadBottom: vg.Millimeter * 4,
 		PadLeft: vg.Millimeter * 4, PadRight: vg.Millimeter * 6, PadY: vg.Millimeter * 8}
 	grid := make([][]*plot.Plot, len(panels))
@@ -79,6 +84,34 @@ func (r *Load) WriteChart(path string) error {
 		return fmt.Errorf("bench: chart: %w", err)
 	}
 	return f.Close()
+}
+
+// caption says what the panels' lines mean, before the run's parameters.
+const caption = "A parent is the document with a counter's total. tally writes each at most once a second (its own panel); " +
+	"the per-event rollup (naive) writes it once per event, as often as it is incremented. Below zero, acknowledged increments not " +
+	"in the total means the total counts more than was acknowledged: the per-event rollup counts each duplicated event again, " +
+	"an overcount it never takes back. tally's total trails the shards by the increments since its last fold (at most a second " +
+	"of them) while the load runs, and is exact once it ends."
+
+// tallyParentPanel: the most writes tally's busiest parent took in each
+// second, on an axis of its own up to a few writes, with the line of one
+// write a second; nil if tally did not run.
+func (r *Load) tallyParentPanel() *plot.Plot {
+	for _, m := range r.Modes {
+		if m.Mode != ModeTally || m.HotParentSeries == nil {
+			continue
+		}
+		p := plot.New()
+		p.Y.Label.Text = "tally: most writes to one parent in a second"
+		p.Y.Min, p.Y.Max = 0, 3
+		for _, n := range m.HotParentSeries {
+			p.Y.Max = max(p.Y.Max, float64(n)+1)
+		}
+		addLine(p, m.Mode+": a parent", perSecondPoints(m.HotParentSeries), plotter.PostStep)
+		addLimit(p, 1, len(m.HotParentSeries), "1 write/s: one document's sustained rate")
+		return p
+	}
+	return nil
 }
 
 // hotPanel: the most writes any one shard (solid) and any one parent
@@ -130,7 +163,7 @@ func (r *Load) parentPanel() *plot.Plot {
 // below zero, the total counts more than was acknowledged.
 func (r *Load) lagPanel() *plot.Plot {
 	p := plot.New()
-	p.Y.Label.Text = "acknowledged increments not in the total"
+	p.Y.Label.Text = "acknowledged increments not in the total\n(below 0: counted more than acknowledged)"
 	for _, m := range r.Modes {
 		if !m.HasRollup {
 			continue

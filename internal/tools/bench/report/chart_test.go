@@ -43,6 +43,18 @@ func TestChartReadsAtAGlance(t *testing.T) {
 	if !strings.Contains(string(b), "tally bench: raw, tally and naive over 10s a mode") {
 		t.Errorf("the chart's title is not the one-line one")
 	}
+	// tally's one write a second has a panel of its own; the caption says
+	// what a total below the acknowledged increments means
+	r.Modes[1].HotParentSeries = []int{1, 1, 1, 0, 1}
+	if err := r.WriteChart(svg); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(svg)
+	for _, want := range []string{"tally: most writes to one parent in a second", "overcount", "(below 0: counted more than acknowledged)"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the chart does not say %q", want)
+		}
+	}
 	if w := r.Saturated(); !strings.Contains(w, "could not keep up") || !strings.Contains(w, "400 increments/s of the 1000/s") {
 		t.Errorf("a raw client at 40%% of the rate: %q; want the report to say the machine could not keep up", w)
 	}

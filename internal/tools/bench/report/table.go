@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -52,8 +50,10 @@ func (r *Load) Title() string {
 		o.MaxDelayMS, delivery, firestore, o.SettleSeconds, o.Prices)
 }
 
-// WriteTable prints the report with one column per mode: "-" where a
-// figure does not apply, "never" where a total never became exact.
+// WriteTable prints the report's main figures with one column per mode,
+// a table that fits a screen: "-" where a figure does not apply, "never"
+// where a total never became exact. The JSON (WriteJSON) holds every
+// figure.
 func (r *Load) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%s\n\n", r.Title())
 	if warning := r.Saturated(); warning != "" {
@@ -71,12 +71,18 @@ func (r *Load) WriteTable(w io.Writer) {
 	loadRows(row)
 	parentRows(row)
 	if r.hasVisible() {
-		visibleRows(row)
+		row("visible p50 / p90 / p99 ms", func(m Mode) string { return visible(m.Visible, func(v *Visible) *Spread { return v.All }) })
 	}
-	exactRows(row)
+	row("total - acknowledged", func(m Mode) string { return fmt.Sprintf("%+d", m.Drift) })
 	costRows(row)
-	instanceRows(row)
+	row("events (duplicated, delayed)", func(m Mode) string {
+		if m.Events == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%d (%d, %d)", *m.Events, *m.Duplicated, *m.Delayed)
+	})
 	tw.Flush()
+	fmt.Fprintln(w, "\nEvery figure, for each mode and each Rollup instance, is in --json FILE (docs/bench.md lists them).")
 }
 
 // rowFunc writes one row of the table: its label, and each mode's cell.
@@ -88,27 +94,14 @@ func loadRows(row rowFunc) {
 	row("  ratio to raw client", func(m Mode) string { return Maybe("%.2f", m.RatioToRaw) })
 	row("  latency p50 / p99 ms", func(m Mode) string { return fmt.Sprintf("%.1f / %.1f", m.LatencyP50, m.LatencyP99) })
 	row("  answered other than 200", func(m Mode) string { return fmt.Sprint(m.Errors) })
-	row("    by status", func(m Mode) string { return statuses(m.Answers) })
-	row("    written anyway", func(m Mode) string { return fmt.Sprint(m.NonOKWritten) })
-	row("    refused (429, 503) but written", func(m Mode) string { return fmt.Sprint(m.RefusedWritten) })
 	row("hottest shard writes/s", func(m Mode) string { return fmt.Sprintf("%.1f", m.HotDocPerS) })
 	row("  most in one second", func(m Mode) string { return fmt.Sprint(m.HotShardPeak) })
-	row(fmt.Sprintf("  seconds until at most %d a second", SpreadLimit), func(m Mode) string {
-		if m.SpreadAfter == nil {
-			return "never"
-		}
-		return fmt.Sprintf("%.0f", *m.SpreadAfter)
-	})
-	row("  shards at the end", func(m Mode) string { return Maybe("%d", m.ShardsAtEnd) })
 }
 
 // parentRows: the writes of the parents, and how far each total lagged.
 func parentRows(row rowFunc) {
 	row("parent writes/s", func(m Mode) string { return Maybe("%.2f", m.ParentPerS) })
-	row("  per increment", func(m Mode) string { return Maybe("%.3f", m.ParentPerI) })
 	row("  to one parent, most in one second", func(m Mode) string { return Maybe("%d", m.ParentPeak) })
-	row("  to all parents, most in one second", func(m Mode) string { return Maybe("%d", m.ParentPeakAll) })
-	row("  closest two writes ms", func(m Mode) string { return Maybe("%.1f", m.ParentGap) })
 	row("rollup lag p50 / p99 ms", func(m Mode) string {
 		if m.LagP50 == nil {
 			return "-"
@@ -121,80 +114,13 @@ func parentRows(row rowFunc) {
 		}
 		return Maybe("%.0f", m.SettleLag)
 	})
-	row("  waited for the total ms", func(m Mode) string {
-		switch {
-		case !m.HasRollup:
-			return "-"
-		case m.SettleBounded:
-			return fmt.Sprintf("%.0f (bound)", m.SettleWait)
-		}
-		return fmt.Sprintf("%.0f", m.SettleWait)
-	})
-	row("  emulator event delivery p50 / p99 ms", func(m Mode) string {
-		if m.DeliveryP50 == nil {
-			return "-"
-		}
-		return fmt.Sprintf("%.0f / %.0f", *m.DeliveryP50, *m.DeliveryP99)
-	})
-}
-
-// visibleRows: when the listeners saw each increment.
-func visibleRows(row rowFunc) {
-	row("visible p50 / p90 / p99 ms", func(m Mode) string { return visible(m.Visible, func(v *Visible) *Spread { return v.All }) })
-	row("  hot counters", func(m Mode) string { return visible(m.Visible, func(v *Visible) *Spread { return v.Hot }) })
-	row("  quiet counters", func(m Mode) string { return visible(m.Visible, func(v *Visible) *Spread { return v.Quiet }) })
-	row("  counters hot / quiet", func(m Mode) string {
-		if m.Visible == nil {
-			return "-"
-		}
-		return fmt.Sprintf("%d / %d", m.Visible.HotCounters, m.Visible.QuietCounters)
-	})
-	row("  increments never seen", func(m Mode) string {
-		if m.Visible == nil {
-			return "-"
-		}
-		return fmt.Sprint(m.Visible.Unseen)
-	})
-	row("  listener reads/increment", func(m Mode) string { return Maybe("%.3f", m.ListenerReadsPerIncr) })
-}
-
-// exactRows: the totals against the increments acknowledged.
-func exactRows(row rowFunc) {
-	row("acknowledged", func(m Mode) string { return fmt.Sprint(m.Acked) })
-	row("total", func(m Mode) string { return fmt.Sprint(m.Total) })
-	row("total - acknowledged", func(m Mode) string { return fmt.Sprintf("%+d", m.Drift) })
-	row("shards sum - acknowledged", func(m Mode) string { return fmt.Sprintf("%+d", m.ShardSum-m.Acked) })
 }
 
 // costRows: Firestore's operations per increment, and their price.
 func costRows(row rowFunc) {
 	row("Firestore reads/increment", func(m Mode) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
 	row("Firestore writes/increment", func(m Mode) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
-	row("  of which deletes", func(m Mode) string { return fmt.Sprintf("%.3f", m.DeletesPerIncr) })
-	row("  failed commits' writes/increment", func(m Mode) string { return fmt.Sprintf("%.3f", m.FailedPerIncr) })
 	row("USD per million increments", func(m Mode) string { return fmt.Sprintf("%.2f", m.PerMillion) })
-	row("Rollup reads / writes per parent write", func(m Mode) string {
-		if m.ReadsPerFold == nil {
-			return "-"
-		}
-		return fmt.Sprintf("%.2f / %.2f", *m.ReadsPerFold, *m.WritesPerFold)
-	})
-	row("Increment's transactions/increment", func(m Mode) string { return Maybe("%.3f", m.IncrementTxPerIncr) })
-}
-
-// instanceRows: the events, and what each Rollup instance took.
-func instanceRows(row rowFunc) {
-	row("events (duplicated, delayed)", func(m Mode) string {
-		if m.Events == nil {
-			return "-"
-		}
-		return fmt.Sprintf("%d (%d, %d)", *m.Events, *m.Duplicated, *m.Delayed)
-	})
-	row("events/s per rollup instance", func(m Mode) string { return joinf("%.0f", m.InstanceEventsPerSec) })
-	row("  most held at once, per instance", func(m Mode) string { return joinf("%d", m.InstanceInflightMax) })
-	row(fmt.Sprintf("  refused, holding %d (429)", MaxRequestsPerInstance), func(m Mode) string { return Maybe("%d", m.Refused) })
-	row("  peak MiB (resident), per instance", func(m Mode) string { return joinf("%.0f", m.InstancePeakMiB) })
-	row("  peak MiB (Go heap), per instance", func(m Mode) string { return joinf("%.1f", m.InstancePeakHeapMiB) })
 }
 
 // Saturated says, if so, that the machine could not offer the load: the
@@ -238,37 +164,12 @@ func visible(v *Visible, pick func(*Visible) *Spread) string {
 	return fmt.Sprintf("%.0f / %.0f / %.0f", s.P50, s.P90, s.P99)
 }
 
-// statuses formats answers by status, 200 first: "200: 4980, 503: 20".
-func statuses(a map[string]int64) string {
-	if len(a) == 0 {
-		return "-"
-	}
-	keys := slices.Sorted(maps.Keys(a))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s: %d", k, a[k])
-	}
-	return strings.Join(parts, ", ")
-}
-
 // Maybe formats *v, or "-" when it is nil.
 func Maybe[T any](format string, v *T) string {
 	if v == nil {
 		return "-"
 	}
 	return fmt.Sprintf(format, *v)
-}
-
-// joinf formats each of vs and joins them with slashes; none is "-".
-func joinf[T any](format string, vs []T) string {
-	if len(vs) == 0 {
-		return "-"
-	}
-	parts := make([]string, len(vs))
-	for i, v := range vs {
-		parts[i] = fmt.Sprintf(format, v)
-	}
-	return strings.Join(parts, " / ")
 }
 
 // WriteJSON writes every figure to path.
