@@ -107,11 +107,12 @@ func checkRanks(t *testing.T, c *firestore.Client, ops *opcount.Ops, b rank.Boar
 	t.Helper()
 	ctx := context.Background()
 	ops.Reset()
+	began := time.Now()
 	s, err := rank.SettleNow(ctx, c, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	settled := ops.Reads()
+	settled, took := ops.Reads(), time.Since(began)
 	place := func(v float64) int64 {
 		n := int64(1)
 		for _, w := range values {
@@ -143,6 +144,11 @@ func checkRanks(t *testing.T, c *firestore.Client, ops *opcount.Ops, b rank.Boar
 			t.Fatalf("standing of %v: #%d to #%d, true place %d", v, st.Best, st.Worst, truth)
 		}
 	}
-	t.Logf("%d documents, %d crowded cells: at most %d reads a rank; the summary's settling read %d", len(values), len(s.Crowds), reads, settled)
+	parts := 0
+	for _, cr := range s.Crowds {
+		parts += len(cr.Bounds) + 1
+	}
+	t.Logf("%d documents, %d crowded cells in %d parts: at most %d reads a rank; the summary's settling read %d and took %v (a spacing's wait included)",
+		len(values), len(s.Crowds), parts, reads, settled, took.Round(time.Millisecond))
 	return s
 }
