@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // appRules are an app's own rules: its profiles, and its posts, which
@@ -33,6 +34,7 @@ service cloud.firestore {
 // refuse a client's write of a count and take the app's own writes.
 func TestMergeRules(t *testing.T) {
 	t.Parallel()
+	emulatortest.Require(t)
 	l := core.Default()
 	var err error
 	if l.Docs, err = core.ParseCounts("posts:likes,views,comments=count(comments)"); err != nil {
