@@ -108,7 +108,9 @@ func (s *countingStream) SendMsg(m any) error {
 		q := r.GetStructuredAggregationQuery()
 		read = queried(r.GetParent(), q.GetStructuredQuery())
 		for _, a := range q.GetAggregations() {
-			if a.GetCount() != nil {
+			// the Firestore package sends a count with no options set:
+			// its operator, not GetCount, says it is one
+			if _, ok := a.GetOperator().(*firestorepb.StructuredAggregationQuery_Aggregation_Count_); ok {
 				s.counts = append(s.counts, a.GetAlias())
 			}
 		}
