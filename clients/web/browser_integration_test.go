@@ -42,24 +42,6 @@ func bundle(t *testing.T, dir string) {
 // allowed to call Increment from any origin, configured by env besides.
 func startLocal(t *testing.T, env ...string) *stack.Stack {
 	t.Helper()
-	return startOn(t, [3]int{}, env...)
-}
-
-// startOn is startLocal with the functions, the Firestore emulator and
-// the Auth emulator on the ports given (0: a free one), as serve --port,
-// --emulator-port and --auth-port put them.
-func startOn(t *testing.T, ports [3]int, env ...string) *stack.Stack {
-	t.Helper()
-	s, err := tryStartOn(t, ports, env...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// tryStartOn is startOn, answering the stack's error.
-func tryStartOn(t *testing.T, ports [3]int, env ...string) (*stack.Stack, error) {
-	t.Helper()
 	paths := emulatortest.RequirePaths(t)
 	vars := map[string]string{setup.EnvCORSOrigins: "*", setup.EnvAutoGrow: "false"}
 	for i := 0; i+1 < len(env); i += 2 {
@@ -69,16 +51,16 @@ func tryStartOn(t *testing.T, ports [3]int, env ...string) (*stack.Stack, error)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := stack.Start(context.Background(), stack.Options{Config: cfg, Emulator: paths, Port: ports[0], EmulatorPort: ports[1], AuthPort: ports[2]})
+	s, err := stack.Start(context.Background(), stack.Options{Config: cfg, Emulator: paths})
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		s.Stop(ctx)
 	})
-	return s, nil
+	return s
 }
 
 // servePage serves the bundled page in dir with its configuration.
