@@ -7,6 +7,7 @@ package pubsubemu
 
 import (
 	"context"
+	"errors"
 
 	"fmt"
 	"io"
@@ -78,18 +79,34 @@ const mainClass = "com.google.cloud.pubsub.testing.v1.Main"
 // readyLine is what the emulator prints once it listens.
 const readyLine = "Server started, listening on"
 
+// errPortTaken ends a start whose port another process bound first.
+var errPortTaken = errors.New("pubsubemu: the emulator's port was taken before it bound it")
+
 // Start starts the emulator with java on host, on a free port, and waits
-// until it answers.
+// until it answers. A port found free may be taken by another process
+// before the emulator binds it, which then neither listens nor exits:
+// Start tries again on another.
 func Start(ctx context.Context, java, jar, host string, out io.Writer) (*Emulator, error) {
+	for attempt := 1; ; attempt++ {
+		e, err := start(ctx, java, jar, host, out)
+		if !errors.Is(err, errPortTaken) || attempt == 3 {
+			return e, err
+		}
+	}
+}
+
+// start makes one attempt of Start.
+func start(ctx context.Context, java, jar, host string, out io.Writer) (*Emulator, error) {
 	port, err := emulator.FreePort(host)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(java, "-cp", jar, mainClass, "--host="+host, "--port="+strconv.Itoa(port))
 	tail := &emulator.Tail{Marker: readyLine}
-	w := io.Writer(tail)
+	taken := &emulator.Tail{Marker: "Address already in use"} // its port bound by another process first
+	w := io.MultiWriter(tail, taken)
 	if out != nil {
-		w = io.MultiWriter(out, tail)
+		w = io.MultiWriter(out, tail, taken)
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	group, err := proc.Start(cmd)
@@ -113,6 +130,10 @@ func Start(ctx context.Context, java, jar, host string, out io.Writer) (*Emulato
 			e.Stop()
 			return nil, fmt.Errorf("pubsubemu: the emulator was not ready at %s: %w", e.Host, ctx.Err())
 		case <-tick.C:
+			if taken.Marked() {
+				e.Stop()
+				return nil, errPortTaken
+			}
 		}
 	}
 	return e, nil
