@@ -122,16 +122,22 @@ func (c *Client) Trend(ctx context.Context, id, field string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	S, ok := snap.Data()[field].(float64)
-	if !ok {
-		return 0, nil // not folded since it was declared
-	}
 	for _, w := range c.layout.WindowsOf(id) {
 		if w.Field == field {
-			return bytime.TrendNow(S, time.Now(), w.HalfLife), nil
+			return trendNow(snap.Data(), w, time.Now()), nil
 		}
 	}
 	return 0, nil
+}
+
+// trendNow is the score at now of the trend w as data holds it: 0 if it
+// has not been folded since it was declared.
+func trendNow(data map[string]any, w bytime.Window, now time.Time) float64 {
+	S, ok := data[w.Field].(float64)
+	if !ok {
+		return 0
+	}
+	return bytime.TrendNow(S, now, w.HalfLife)
 }
 
 // Value is any field tally keeps of id, as it reads now: a count's or a
@@ -182,10 +188,7 @@ func (c *Client) Values(ctx context.Context, id string) (map[string]any, error) 
 	now := time.Now()
 	for _, w := range c.layout.WindowsOf(id) {
 		if w.Kind == bytime.KindTrend {
-			out[w.Field] = 0.0 // until folded, as Trend reads it
-			if S, ok := snap.Data()[w.Field].(float64); ok {
-				out[w.Field] = bytime.TrendNow(S, now, w.HalfLife)
-			}
+			out[w.Field] = trendNow(snap.Data(), w, now)
 		}
 	}
 	return out, nil

@@ -62,52 +62,54 @@ func documentsBody(rules string) (string, error) {
 	if at == nil {
 		return "", fmt.Errorf("deploy: tally's rules have no block of documents")
 	}
-	depth := 1
-	for i := at[1]; i < len(rules); i++ {
-		switch rules[i] {
+	end := closing(rules, at[1]-1)
+	if end < 0 {
+		return "", fmt.Errorf("deploy: tally's block of documents is not closed")
+	}
+	return rules[at[1]:end], nil
+}
+
+// closing is the index of the brace that closes the one at open in s, -1
+// if none does.
+func closing(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
 		case '{':
 			depth++
 		case '}':
 			if depth--; depth == 0 {
-				return rules[at[1]:i], nil
+				return i
 			}
 		}
 	}
-	return "", fmt.Errorf("deploy: tally's block of documents is not closed")
+	return -1
 }
+
+// topMatch starts a top-level match of a block of documents.
+var topMatch = regexp.MustCompile(`(?m)^    match /`)
 
 // matchBlocks are the top-level match blocks of a block's body, each
 // from its indentation to its closing brace.
 func matchBlocks(body string) []string {
 	var out []string
-	top := regexp.MustCompile(`(?m)^    match /`)
 	for {
-		loc := top.FindStringIndex(body)
+		loc := topMatch.FindStringIndex(body)
 		if loc == nil {
 			return out
 		}
-		i := loc[0]
 		// the block opens at the brace that ends its line: those of the
 		// path's wildcards ({doc0}) close on it
-		open := strings.Index(body[i:], "{\n")
+		open := strings.Index(body[loc[0]:], "{\n")
 		if open < 0 {
 			return out
 		}
-		depth, j := 0, i+open
-		for ; j < len(body); j++ {
-			if body[j] == '{' {
-				depth++
-			} else if body[j] == '}' {
-				if depth--; depth == 0 {
-					break
-				}
-			}
-		}
-		if j >= len(body) {
+		end := closing(body, loc[0]+open)
+		if end < 0 {
 			return out
 		}
-		out = append(out, body[i:j+1])
-		body = body[j+1:]
+		out = append(out, body[loc[0]:end+1])
+		body = body[end+1:]
 	}
 }
 

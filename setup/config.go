@@ -38,7 +38,7 @@ const (
 	EnvCORSOrigins   = "TALLY_CORS_ORIGINS"   // comma-separated; "*" for any
 	EnvCacheTTL      = "TALLY_SHARD_CACHE_TTL"
 	EnvLogLevel      = "TALLY_LOG_LEVEL"      // debug, info, warning, error
-	EnvWindow        = "TALLY_ROLLUP_WINDOW"  // default 1s
+	EnvWindow        = counter.EnvWindow      // default 1s
 	EnvAutoGrow      = "TALLY_AUTO_GROW"      // default true
 	EnvGrowPerShard  = "TALLY_GROW_PER_SHARD" // writes/s a shard should take; default 1
 	EnvGrowMax       = "TALLY_GROW_MAX_SHARDS"

@@ -72,6 +72,8 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 			}
 			return nil
 		}
+		// With the layout given, a bad name is refused before connecting;
+		// otherwise by the layout the database records.
 		given := s.layoutGiven()
 		if err := checkName(true); given && err != nil {
 			return err
@@ -83,12 +85,14 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 			return err
 		}
 		defer fs.Close()
-		cfg, recorded, err := s.declared(ctx, fs, cfg)
-		if err != nil {
-			return err
-		}
-		if err := checkName(recorded); err != nil {
-			return err
+		if !given {
+			var recorded bool
+			if cfg, recorded, err = s.declared(ctx, fs, cfg); err != nil {
+				return err
+			}
+			if err := checkName(recorded); err != nil {
+				return err
+			}
 		}
 		// An admin's typo must not make a counter: TALLY_AUTO_CREATE is
 		// for Increment's clients.

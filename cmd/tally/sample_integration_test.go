@@ -27,10 +27,7 @@ func TestGuideSampleCounter(t *testing.T) {
 		}
 	}
 	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project, "TALLY_SHARD_FIELD=Count"}
-	for _, step := range []struct {
-		args []string
-		want string
-	}{
+	runSteps(t, env, []cliStep{
 		{[]string{"sum", "gosample"}, "gosample 13 (sum of the shards)"},
 		{[]string{"get", "gosample"}, "gosample 13"},
 		{[]string{"incr", "gosample", "--by", "3"}, "gosample +3"},
@@ -43,12 +40,7 @@ func TestGuideSampleCounter(t *testing.T) {
 		{[]string{"get", "gosample"}, "gosample 0"},
 		{[]string{"delete", "gosample"}, "deleted gosample"},
 		{[]string{"get", "gosample"}, "there is no counter gosample"},
-	} {
-		out, code := cliWith(t, env, step.args...)
-		if !strings.Contains(out, step.want) {
-			t.Fatalf("tally %s: exit %d\n%s\nwant %q", strings.Join(step.args, " "), code, out, step.want)
-		}
-	}
+	})
 }
 
 // TestReconcileAllFinishes: reconcile --all folds every post but one that
@@ -97,10 +89,7 @@ func TestReadWindowsAndAggregates(t *testing.T) {
 	}
 	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project, "TALLY_TIME_ZONE=Asia/Tokyo",
 		"TALLY_COUNTS=posts:views,comments=count(comments),views_h=views per hour keep 3,hot=trend(views, 6h)"}
-	for _, step := range []struct {
-		args []string
-		want string
-	}{
+	runSteps(t, env, []cliStep{
 		{[]string{"incr", "posts/p1", "views", "--by", "3"}, "posts/p1 views +3"},
 		{[]string{"reconcile", "posts/p1"}, "posts/p1 views: total 0, shards 3"},
 		{[]string{"get", "posts/p1", "views_h"}, "posts/p1 views_h 3"},
@@ -110,12 +99,7 @@ func TestReadWindowsAndAggregates(t *testing.T) {
 		{[]string{"series", "posts/p1", "hot"}, "not a declared window"},
 		{[]string{"get", "posts/p1"}, "posts/p1 views 3\nposts/p1 comments 0\nposts/p1 views_h 3\nposts/p1 hot 2.99"},
 		{[]string{"get", "posts/p1", "nope"}, `"nope" is not a field tally keeps on posts/p1: it keeps views, comments, views_h, hot`},
-	} {
-		out, code := cliWith(t, env, step.args...)
-		if !strings.Contains(out, step.want) {
-			t.Fatalf("tally %s: exit %d\n%s\nwant %q", strings.Join(step.args, " "), code, out, step.want)
-		}
-	}
+	})
 	out, _ := cliWith(t, env, "series", "posts/p1", "views_h")
 	if lines := strings.Split(out, "\n"); len(lines) != 5 || lines[0] != "bucket starts (Asia/Tokyo)  views_h" || !strings.HasSuffix(lines[1], "  0") {
 		t.Errorf("series: %q; want a header, 3 closed hours and this one", lines)
@@ -143,23 +127,33 @@ func TestCommandsFollowTheFunctions(t *testing.T) {
 	if _, err := fs.Doc("posts/p1").Create(ctx, map[string]any{"title": "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []struct {
-		args []string
-		want string
-	}{
+	runSteps(t, env, []cliStep{
 		{[]string{"incr", "posts/p1", "views", "--by", "2"}, "posts/p1 views +2"},
 		{[]string{"reconcile", "posts/p1"}, "posts/p1 views: total 0, shards 2"},
 		{[]string{"get", "posts/p1", "views_today"}, "posts/p1 views_today 2"},
 		{[]string{"get", "posts/p1"}, "posts/p1 views 2\nposts/p1 views_today 2"},
 		{[]string{"series", "posts/p1", "views_today"}, "bucket starts (Asia/Tokyo)  views_today"},
-	} {
-		if out, code := cliWith(t, env, step.args...); !strings.Contains(out, step.want) {
-			t.Fatalf("tally %s: exit %d\n%s\nwant %q", strings.Join(step.args, " "), code, out, step.want)
-		}
-	}
+	})
 	// what the environment says is taken as given
 	out, code = cliWith(t, append(env, "TALLY_COUNTS=posts:likes"), "get", "posts/p1", "views_today")
 	if code != 2 || !strings.Contains(out, "it keeps likes") {
 		t.Errorf("with TALLY_COUNTS given: exit %d\n%s\nwant 2: it is not declared there", code, out)
+	}
+}
+
+// cliStep is a command a test runs, and what its output must hold.
+type cliStep struct {
+	args []string
+	want string
+}
+
+// runSteps runs each step's command with env, in order, and stops the
+// test at the first whose output lacks what it wants.
+func runSteps(t *testing.T, env []string, steps []cliStep) {
+	t.Helper()
+	for _, step := range steps {
+		if out, code := cliWith(t, env, step.args...); !strings.Contains(out, step.want) {
+			t.Fatalf("tally %s: exit %d\n%s\nwant %q", strings.Join(step.args, " "), code, out, step.want)
+		}
 	}
 }

@@ -110,13 +110,11 @@ func (s *settings) layoutGiven() bool {
 }
 
 // declared is the configuration with the layout the functions recorded
-// in the database fs (counter.Declared) where the environment and the
-// flags give none: the tally command follows serve, or a deployment,
-// from the database's address alone. ok is false if nothing is recorded.
-func (s *settings) declared(ctx context.Context, fs *firestore.Client, cfg setup.Config) (setup.Config, bool, error) {
-	if s.layoutGiven() {
-		return cfg, true, nil
-	}
+// in the database fs (counter.Declared), for when the environment and the
+// flags give none (layoutGiven): the tally command follows serve, or a
+// deployment, from the database's address alone. recorded is false if
+// nothing is, and cfg is then answered as it is.
+func (s *settings) declared(ctx context.Context, fs *firestore.Client, cfg setup.Config) (_ setup.Config, recorded bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	d, err := counter.Declared(ctx, fs)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -95,10 +94,9 @@ type counted struct {
 // crowding counts, at the summary's read time at, the parts of its
 // crowded cells, several at once.
 type crowding struct {
-	c     *firestore.Client
-	at    time.Time
-	b     Board
-	reads atomic.Int64
+	c  *firestore.Client
+	at time.Time
+	b  Board
 }
 
 // count is how many documents sp holds, in a read-only transaction of its
@@ -114,9 +112,7 @@ func (w *crowding) count(ctx context.Context, sp span) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("rank: count a part of a crowded cell of %s: %w", w.b, err)
 	}
-	n, err := count(res["n"])
-	w.reads.Add(1 + max(n-1, 0)/CrowdPart)
-	return n, err
+	return count(res["n"])
 }
 
 // edge is the least (or, desc, the greatest) value held in sp.
@@ -125,7 +121,6 @@ func (w *crowding) edge(ctx context.Context, sp span, desc bool) (float64, error
 	if desc {
 		dir = firestore.Desc
 	}
-	w.reads.Add(1)
 	q := sp.query(w.c, w.b).OrderBy(w.b.Field, dir).Limit(1)
 	docs, err := q.WithReadOptions(firestore.ReadTime(w.at)).Documents(ctx).GetAll()
 	if err != nil {
@@ -215,11 +210,11 @@ const crowdReaders = 8
 // crowds cuts every cell of cells holding more than CrowdPart documents
 // into parts, at read time at: it counts each part as the crowd before
 // cut it (one count() read each), cuts one that grew past CrowdPart
-// (a few reads more) and joins neighbours. It answers the reads it made.
-func crowds(ctx context.Context, c *firestore.Client, b Board, before map[int64]Crowd, cells map[int64]int64, at time.Time) (map[int64]Crowd, int, error) {
+// (a few reads more) and joins neighbours.
+func crowds(ctx context.Context, c *firestore.Client, b Board, before map[int64]Crowd, cells map[int64]int64, at time.Time) (map[int64]Crowd, error) {
 	out := map[int64]Crowd{}
 	if !crowded(cells) {
-		return out, 0, nil
+		return out, nil
 	}
 	at = at.Truncate(time.Microsecond) // what Firestore's read times hold
 	w := &crowding{c: c, at: at, b: b}
@@ -246,7 +241,7 @@ func crowds(ctx context.Context, c *firestore.Client, b Board, before map[int64]
 	for cell, cut := range cuts {
 		out[cell] = join(cut)
 	}
-	return out, int(w.reads.Load()), err
+	return out, err
 }
 
 // crowded reports whether any cell holds more than CrowdPart documents.

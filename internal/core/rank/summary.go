@@ -113,7 +113,7 @@ func Fold(ctx context.Context, c *firestore.Client, b Board, s Summary) (Summary
 	for _, m := range moves {
 		next.apply(m.Data())
 	}
-	if next.Crowds, _, err = crowds(ctx, c, b, s.Crowds, next.Cells, at); err != nil {
+	if next.Crowds, err = crowds(ctx, c, b, s.Crowds, next.Cells, at); err != nil {
 		return s, err
 	}
 	return next, commit(ctx, c, b, s, next, moves)
@@ -181,7 +181,7 @@ func updates(data map[string]any) []firestore.Update {
 // cuts s's crowded cells into parts itself.
 func Seed(ctx context.Context, c *firestore.Client, b Board, s Summary) error {
 	var err error
-	if s.Crowds, _, err = crowds(ctx, c, b, nil, s.Cells, s.AsOf); err != nil {
+	if s.Crowds, err = crowds(ctx, c, b, nil, s.Cells, s.AsOf); err != nil {
 		return err
 	}
 	return commit(ctx, c, b, Summary{}, s, nil)
