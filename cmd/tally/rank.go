@@ -10,6 +10,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/rank"
 )
 
 // rankCommand is tally rank: a document's place among its collection's,
@@ -51,7 +52,7 @@ func rankCommand() *cobra.Command {
 // a.field.
 func standing(ctx context.Context, a *admin, c *counter.Client, collection string, value float64) error {
 	s, err := c.Standing(ctx, collection, a.field, value)
-	if errors.Is(err, core.ErrUndeclared) {
+	if errors.Is(err, core.ErrUndeclared) || errors.Is(err, rank.ErrNaN) {
 		return usageError{err}
 	}
 	if err != nil {

@@ -40,6 +40,8 @@ func TestRankCommand(t *testing.T) {
 		{"rank posts likes --value 2", "posts 2: top 66.7%, #2 of 3 by likes", 0},
 		{"rank posts likes --value 5", "posts 5: top 33.3%, #1 of 3 by likes", 0},
 		{"rank posts views --value 5", "posts is not ranked by views", 2},
+		{"rank posts likes --value Inf", "posts +Inf: top 33.3%, #1 of 3 by likes", 0},
+		{"rank posts likes --value NaN", "NaN is not a number to stand anywhere", 2},
 	} {
 		out, code := cli(strings.Fields(s.args)...)
 		if code != s.code || !strings.Contains(out, s.want) {

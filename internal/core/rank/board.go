@@ -89,8 +89,7 @@ func Moved(b Board, doc string, recorded any, v any, key string) *Move {
 	if c, ok := recorded.(int64); ok {
 		m.From = &c
 	}
-	if x, ok := Value(v); ok {
-		c := b.Grid.Cell(x)
+	if c, ok := b.Grid.CellOf(v); ok {
 		m.To = &c
 	}
 	if m.From == nil && m.To == nil || m.From != nil && m.To != nil && *m.From == *m.To {

@@ -2,6 +2,7 @@ package rank
 
 import (
 	"math"
+	"math/big"
 	"testing"
 )
 
@@ -41,7 +42,49 @@ func TestIntegersUpTo255AreCellsOfTheirOwn(t *testing.T) {
 	if n := g.Cell(1e6) - g.Cell(1); n > 3000 {
 		t.Errorf("0 to 1e6 crosses %d cells from 1", n)
 	}
-	if _, ok := Value(math.NaN()); ok {
-		t.Error("NaN is ranked")
+}
+
+// TestCellsOfEveryValue: NaN, the infinities and the greatest finite
+// values each have a cell, in the order Firestore gives the values (NaN
+// least), with bounds that are numbers; and an int64 past 2^53 falls in
+// the cell whose bounds hold it exactly, not the float64 nearest it.
+func TestCellsOfEveryValue(t *testing.T) {
+	for _, g := range []Grid{{}, {Step: trendStep}} {
+		values := []float64{math.NaN(), math.Inf(-1), -math.MaxFloat64, -1e300, -1, 0, 1, 1e300, math.MaxFloat64, math.Inf(1)}
+		for i := 1; i < len(values); i++ {
+			// a step's cells of the greatest finite values are one
+			strict := i <= 2 || i == len(values)-1 || g.Step == 0
+			if a, b := g.Cell(values[i-1]), g.Cell(values[i]); a > b || strict && a == b {
+				t.Errorf("grid %v: cell(%v) = %d, not below cell(%v) = %d", g, values[i-1], a, values[i], b)
+			}
+		}
+		for _, v := range values {
+			c := g.Cell(v)
+			lo, hi, _, _ := g.Bounds(c)
+			if !math.IsNaN(v) && (math.IsNaN(lo) || math.IsNaN(hi)) {
+				t.Errorf("grid %v: the cell of %v has bounds %v, %v", g, v, lo, hi)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				if !g.Single(c, false) {
+					t.Errorf("grid %v: the cell of %v holds more than it", g, v)
+				}
+			}
+		}
+	}
+	var g Grid
+	for _, x := range []int64{1<<53 - 1, 1 << 53, 1<<53 + 1, 1<<62 - 1, 1 << 62, 1<<62 + 1, math.MaxInt64, -1 << 62, -1<<62 - 1, math.MinInt64, math.MinInt64 + 1} {
+		c, ok := g.CellOf(x)
+		if !ok {
+			t.Fatalf("%d has no cell", x)
+		}
+		lo, hi, loIn, hiIn := g.Bounds(c)
+		exact, l, h := new(big.Float).SetInt64(x), big.NewFloat(lo), big.NewFloat(hi)
+		above, below := exact.Cmp(l), exact.Cmp(h)
+		if !(above > 0 || loIn && above == 0) || !(below < 0 || hiIn && below == 0) {
+			t.Errorf("%d is in cell %d, whose bounds are %v, %v (%v %v)", x, c, lo, hi, loIn, hiIn)
+		}
+	}
+	if a, _ := g.CellOf(int64(1<<62 - 1)); a == g.Cell(1<<62) {
+		t.Error("2^62-1 shares a cell with 2^62, as its nearest float64 does")
 	}
 }

@@ -70,7 +70,8 @@ func (p *Place) within(ctx context.Context, c *firestore.Client, tx *firestore.T
 	}
 	recorded, _ := snap.DataAtPath(b.Recorded)
 	cell, ok := recorded.(int64)
-	v, isValue := Value(snap.Data()[b.Field])
+	stored := snap.Data()[b.Field]
+	v, isValue := Value(stored)
 	if !ok || !isValue {
 		return fmt.Errorf("%w: %s held no ranked %s at %s", ErrNotRanked, p.Doc, b.Field, s.AsOf.Format(time.RFC3339Nano))
 	}
@@ -83,8 +84,9 @@ func (p *Place) within(ctx context.Context, c *firestore.Client, tx *firestore.T
 		p.Rank += n
 		above.hi, above.hiIn = top, false
 	}
-	above.lo, above.loIn = v, false
-	q := above.query(c, b)
+	// the stored value, not v: past 2^53 a float64 no longer tells
+	// neighbouring integers apart, and Firestore compares them exactly
+	q := above.query(c, b).Where(b.Field, ">", stored)
 	res, err := q.NewAggregationQuery().WithCount("n").Transaction(tx).Get(ctx)
 	if err != nil {
 		return fmt.Errorf("rank: count above %s in its cell: %w", p.Doc, err)

@@ -2,6 +2,8 @@ package rank
 
 import (
 	"context"
+	"errors"
+	"math"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -42,8 +44,15 @@ func (s Summary) StandingOf(b Board, v float64) Standing {
 	return st
 }
 
+// ErrNaN refuses the standing of NaN: a document holding NaN is last on
+// a board, but NaN is no value to ask about.
+var ErrNaN = errors.New("rank: NaN is not a number to stand anywhere: give a number (Infinity and -Infinity too)")
+
 // StandingAt reads b's summary (one read) and tells where v stands on it.
 func StandingAt(ctx context.Context, c *firestore.Client, b Board, v float64) (Standing, error) {
+	if math.IsNaN(v) {
+		return Standing{}, ErrNaN
+	}
 	s, err := ReadSummary(ctx, c, b)
 	if err != nil {
 		return Standing{}, err
