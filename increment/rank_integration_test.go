@@ -67,7 +67,7 @@ func TestRankAnswers(t *testing.T) {
 	if r := ops.Reads(); r > 3 {
 		t.Errorf("the rank cost %d reads on the wire", r)
 	}
-	for value, want := range map[string][2]int64{"4": {1, 1}, "3": {2, 2}, "2": {2, 2}, "0": {4, 4}, "1e9": {1, 1}} {
+	for value, want := range map[string][2]int64{"4": {1, 1}, "3": {2, 2}, "2": {2, 2}, "0": {4, 4}, "1e9": {1, 1}, "Infinity": {1, 1}, "-Infinity": {4, 4}} {
 		ops.Reset()
 		w := serve(h, http.MethodGet, "/?rank="+coll+"&field=likes&value="+value, "", nil)
 		var got StandingResponse
@@ -103,5 +103,54 @@ func TestRankAnswers(t *testing.T) {
 	}
 	if n := ops.Writes(); n != 0 {
 		t.Errorf("ranks wrote %d documents", n)
+	}
+}
+
+// TestRankOfInfinities: on a trend's board, a post with nothing counted
+// holds -Infinity, and a post at +Infinity (an import's) leads: each is
+// answered its place in valid JSON, the value as a string.
+func TestRankOfInfinities(t *testing.T) {
+	t.Parallel()
+	coll := "h" + emulatortest.ID(t)
+	l := core.Default()
+	var err error
+	if l.Docs, err = core.ParseCounts(coll + ":likes,hot=trend(likes, 6h),rank(hot)"); err != nil {
+		t.Fatal(err)
+	}
+	c := emulatortest.Client(t)
+	h := New(c, Config{Layout: l})
+	ctx := context.Background()
+	folder := core.NewFolder(c, l, core.DefaultSpacing)
+	var last time.Time
+	for _, p := range []string{"liked", "new1", "new2"} {
+		name := coll + "/" + p
+		if _, err := c.Doc(name).Create(ctx, map[string]any{"title": p}); err != nil {
+			t.Fatal(err)
+		}
+		if p == "liked" {
+			if w := serve(h, http.MethodPost, "/", `{"counter":"`+name+`","field":"likes"}`, nil); w.Code != http.StatusOK {
+				t.Fatalf("like: %d %s", w.Code, w.Body)
+			}
+		}
+		fold, err := folder.Fold(ctx, name)
+		if err != nil {
+			t.Fatalf("fold %s: %v", name, err)
+		}
+		last = fold.Updated
+	}
+	b, _ := l.Board(coll, "hot")
+	if _, err := rank.Settle(ctx, c, b, last); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]struct {
+		rank  int64
+		value string
+	}{"liked": {1, ""}, "new1": {2, `"value":"-Infinity"`}, "new2": {2, `"value":"-Infinity"`}} {
+		w := serve(h, http.MethodGet, "/?rank="+coll+"/"+p+"&field=hot", "", nil)
+		var got RankResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != http.StatusOK || err != nil || got.Rank != want.rank || got.Of != 3 ||
+			!strings.Contains(w.Body.String(), want.value) {
+			t.Errorf("GET rank of %s = %d %s (%v); want #%d of 3 and %s", p, w.Code, w.Body, err, want.rank, want.value)
+		}
 	}
 }
