@@ -118,10 +118,12 @@ func (c *Client) reconcile(ctx context.Context, id string, k *core.Known) ([]Dri
 	if err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
-	keep := ds[0].NumShards
-	if keep == 0 {
+	if len(ds) == 0 || ds[0].NumShards == 0 {
+		// no count kept in shards (a document of aggregates alone, whose
+		// values need not be whole numbers): nothing to move
 		return ds, nil
 	}
+	keep := ds[0].NumShards
 	var life string
 	var extra []int
 	if k != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -55,7 +56,12 @@ func (c *Client) RunPart(ctx context.Context, p Part, report func(name string, e
 	}
 	var mu sync.Mutex
 	each(ctx, p.Names, func(name string) {
-		done, drift, err := run(ctx, name)
+		var done bool
+		var drift []Drift
+		err := guarded(name, func() (err error) {
+			done, drift, err = run(ctx, name)
+			return err
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -129,6 +135,18 @@ func (c *Client) readDue(ctx context.Context, names []string) (map[string]core.P
 		out[names[i]] = core.ParentFrom(c.layout, names[i], s, now)
 	}
 	return out, nil
+}
+
+// guarded calls fold, a fold of the document name, and answers a panic
+// of it as an error: a job never stops on one document's data, whatever
+// it holds; it reports the document and goes on with the others.
+func guarded(name string, fold func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("counter: %s: the fold stopped on what the document holds (%v); the job went on without it:\n%s", name, r, debug.Stack())
+		}
+	}()
+	return fold()
 }
 
 // each calls do with each of names, moveWorkers at a time, until ctx is

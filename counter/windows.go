@@ -41,9 +41,13 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 	}
 	var mu sync.Mutex
 	each(ctx, names, func(name string) {
-		fctx, cancel := c.boundFold(ctx)
-		fold, err := c.folder.FoldAtBoundary(fctx, byName[name], now)
-		cancel()
+		var fold core.Outcome
+		err := guarded(name, func() (err error) {
+			fctx, cancel := c.boundFold(ctx)
+			defer cancel()
+			fold, err = c.folder.FoldAtBoundary(fctx, byName[name], now)
+			return err
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
