@@ -148,11 +148,27 @@ func writeChildRules(b *strings.Builder, path string, aggs []aggregate.Aggregate
 			continue
 		}
 		done = append(done, a.Child)
+		finite := ""
+		for _, f := range summed(aggs, a.Child) {
+			finite += fmt.Sprintf(" && tallyFinite('%s')", f)
+		}
 		fmt.Fprintf(b, "    match /%s/%s/{child} {\n", path, a.Child)
 		fmt.Fprintf(b, "      allow read: if %s;\n", read)
-		b.WriteString("      allow create: if request.auth != null && request.resource.data.owner == request.auth.uid;\n")
+		fmt.Fprintf(b, "      allow create: if request.auth != null && request.resource.data.owner == request.auth.uid%s;\n", finite)
 		b.WriteString("      allow update: if request.auth != null && resource.data.owner == request.auth.uid\n")
-		b.WriteString("        && request.resource.data.owner == resource.data.owner;\n")
+		fmt.Fprintf(b, "        && request.resource.data.owner == resource.data.owner%s;\n", finite)
 		b.WriteString("      allow delete: if request.auth != null && resource.data.owner == request.auth.uid;\n    }\n")
 	}
+}
+
+// summed are the children's fields that aggs sum or average in the child
+// collection child, each once, in the order declared.
+func summed(aggs []aggregate.Aggregate, child string) []string {
+	var out []string
+	for _, a := range aggs {
+		if !a.Root && a.Child == child && a.Of != "" && !slices.Contains(out, a.Of) {
+			out = append(out, a.Of)
+		}
+	}
+	return out
 }
