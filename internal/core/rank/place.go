@@ -38,29 +38,71 @@ func (p Place) Top() float64 {
 	return 100 * float64(p.Rank) / float64(p.Of)
 }
 
+// Fresh is the oldest a summary's as_of may be for Read to read at it:
+// Firestore serves reads at a past time for an hour (without
+// point-in-time recovery), so a summary that no move has changed for
+// longer is folded again first, which moves its as_of to now.
+const Fresh = 30 * time.Minute
+
 // Read is doc's place on b: the summary (one read), and at its read time
 // the document (one read) and, if the document's cell holds more than
 // one value, count() of those above it in the cell (one read per 1,000
-// documents counted, at least one).
+// documents counted, at least one). On a board idle for longer than
+// Fresh it folds the summary first (a read of its moves, at least one,
+// and a write), once for every reader until the board is idle as long
+// again.
 func Read(ctx context.Context, c *firestore.Client, b Board, doc string) (Place, error) {
 	s, err := ReadSummary(ctx, c, b)
 	if err != nil {
 		return Place{}, err
 	}
-	p := Place{Doc: doc, Of: s.Of, AsOf: s.AsOf, Reads: 1}
 	if s.Updated.IsZero() {
-		return p, fmt.Errorf("%w: %s has no summary yet", ErrNotRanked, b)
+		return Place{Doc: doc, Reads: 1}, fmt.Errorf("%w: %s has no summary yet", ErrNotRanked, b)
 	}
+	reads := 1
+	if s.Read.Sub(s.AsOf) > Fresh {
+		// an idle board: Firestore would refuse a read at its as_of
+		if s, reads, err = refresh(ctx, c, b, s); err != nil {
+			return Place{Doc: doc, Reads: reads}, err
+		}
+	}
+	p := Place{Doc: doc, Of: s.Of, AsOf: s.AsOf}
 	err = c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		p.Reads = reads
 		return p.within(ctx, c, tx, b, s)
 	}, firestore.ReadOnly, firestore.TransactionReadTime(s.AsOf))
 	return p, err
 }
 
+// refresh folds s, a summary older than Fresh, so that its as_of is a
+// time Firestore still reads at, or finds another reader's fold: the
+// summary then, and the reads Read has made so far.
+func refresh(ctx context.Context, c *firestore.Client, b Board, s Summary) (Summary, int, error) {
+	reads := 1
+	for {
+		next, err := Fold(ctx, c, b, s)
+		reads++ // the moves, none on a board that has been idle
+		if errors.Is(err, ErrTooSoon) {
+			// written within the spacing, though as of long ago (a
+			// summary seeded so): the next fold may write it
+			err = sleep(ctx, s.Written.Add(Spacing).Sub(s.Read))
+		} else if !errors.Is(err, errStale) {
+			return next, reads, err
+		}
+		if err != nil {
+			return s, reads, err
+		}
+		if s, err = ReadSummary(ctx, c, b); err != nil || s.Read.Sub(s.AsOf) <= Fresh {
+			return s, reads + 1, err
+		}
+		reads++
+	}
+}
+
 // within reads, in tx at the summary's read time, the document and the
 // documents above it in its cell.
 func (p *Place) within(ctx context.Context, c *firestore.Client, tx *firestore.Transaction, b Board, s Summary) error {
-	p.Reads = 2
+	p.Reads++
 	snap, err := tx.Get(c.Doc(p.Doc))
 	if status.Code(err) == codes.NotFound {
 		return fmt.Errorf("%w: %s did not exist at %s", ErrNotRanked, p.Doc, s.AsOf.Format(time.RFC3339Nano))

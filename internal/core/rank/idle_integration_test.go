@@ -1,0 +1,52 @@
+package rank_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/core/rank"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+)
+
+// TestRankOnAnIdleBoard: a board whose summary no move has changed for
+// two hours (its as_of that old) answers every rank, through a store that
+// refuses read times older than an hour, as Firestore does: the first
+// read folds the summary again, and the reads after it find it fresh.
+func TestRankOnAnIdleBoard(t *testing.T) {
+	t.Parallel()
+	plain := emulatortest.Client(t)
+	c := emulatortest.Retaining(t, time.Hour)
+	ctx := context.Background()
+	b := rank.NewBoard("i"+emulatortest.ID(t), "likes", firestore.FieldPath{"_tally"}, false, true)
+	values := map[string]int64{"a": 7, "b": 3, "c": 3, "d": 0}
+	s := rank.Summary{Cells: map[int64]int64{}, Of: int64(len(values)), AsOf: time.Now().Add(-2 * time.Hour)}
+	bw := plain.BulkWriter(ctx)
+	for id, v := range values {
+		cell, _ := b.Grid.CellOf(v)
+		s.Cells[cell]++
+		data := map[string]any{"likes": v, "_tally": map[string]any{"rank": map[string]any{"likes": cell}}}
+		if _, err := bw.Set(plain.Collection(b.Collection).Doc(id), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bw.End()
+	if err := rank.Seed(ctx, plain, b, s); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"a": 1, "b": 2, "c": 2, "d": 4}
+	for i, id := range []string{"a", "b", "c", "d"} {
+		p, err := rank.Read(ctx, c, b, b.Collection+"/"+id)
+		if err != nil || p.Rank != want[id] || p.Of != 4 {
+			t.Fatalf("rank of %s on a board idle for 2 hours: #%d of %d, %v; want #%d of 4", id, p.Rank, p.Of, err, want[id])
+		}
+		if age := time.Since(p.AsOf); age > rank.Fresh {
+			t.Errorf("rank of %s read at %v, %v ago", id, p.AsOf, age)
+		}
+		if folded := i == 0; folded != (p.Reads > 2) {
+			t.Errorf("rank %d of %s: %d reads; only the first folds the summary", i, id, p.Reads)
+		}
+	}
+}
