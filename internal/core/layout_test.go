@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"strings"
@@ -226,5 +227,25 @@ func TestWritten(t *testing.T) {
 	}
 	if got := Default().Written(data, w.Add(time.Hour)); !got.Equal(w.Add(time.Hour)) {
 		t.Errorf("guide layout: Written = %v, want the update time", got)
+	}
+}
+
+// TestTimeZoneIsNamed: TALLY_TIME_ZONE takes a zone of the IANA database,
+// never "Local", which each machine that reads the recorded setting would
+// take as its own zone.
+func TestTimeZoneIsNamed(t *testing.T) {
+	for zone, ok := range map[string]bool{"Europe/Paris": true, "UTC": true, "": true, "Local": false, "Mars/Olympus": false} {
+		l, err := LayoutFromEnv(func(k string) string {
+			if k == EnvTimeZone {
+				return zone
+			}
+			return ""
+		})
+		if (err == nil) != ok {
+			t.Errorf("TALLY_TIME_ZONE=%q: %v; want it taken: %v", zone, err, ok)
+		}
+		if err == nil && l.Zone.String() != cmp.Or(zone, "UTC") {
+			t.Errorf("TALLY_TIME_ZONE=%q read as %s", zone, l.Zone)
+		}
 	}
 }

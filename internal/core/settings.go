@@ -3,7 +3,8 @@ package core
 import (
 	"fmt"
 	"strings"
-	"time"
+
+	"github.com/tallycounters/tally/internal/core/calendar"
 )
 
 // The settings of a Layout, as the functions read them from their
@@ -50,8 +51,8 @@ func LayoutFromEnv(getenv func(string) string) (Layout, error) {
 	if err := guideWindows(&l); err != nil {
 		return Layout{}, fmt.Errorf("%s: %w", EnvCounts, err)
 	}
-	if l.Zone, err = time.LoadLocation(env(EnvTimeZone, "UTC")); err != nil {
-		return Layout{}, fmt.Errorf("%s=%q is not a time zone of the IANA database (Europe/Paris, America/New_York, UTC): %v", EnvTimeZone, env(EnvTimeZone, ""), err)
+	if l.Zone, err = calendar.Zone(env(EnvTimeZone, "UTC")); err != nil {
+		return Layout{}, fmt.Errorf("%s=%q: %w", EnvTimeZone, env(EnvTimeZone, ""), err)
 	}
 	l.ShardsName = env(EnvShards, ShardsCollection)
 	l.VotersName = env(EnvVoters, VotersCollection)

@@ -209,3 +209,19 @@ func (u Unit) Prev(start time.Time, loc *time.Location) time.Time {
 // BucketKey is how a bucket's start names it in a series: its instant,
 // RFC 3339 in UTC, which sorts as the buckets do.
 func BucketKey(start time.Time) string { return start.UTC().Format(time.RFC3339) }
+
+// Zone is the time zone of the IANA database named name, in which
+// buckets start. "Local" is refused: it names whatever zone the machine
+// reading it has, so the functions, the command and a client elsewhere
+// would each take another day for a bucket, and the name recorded for
+// them says none.
+func Zone(name string) (*time.Location, error) {
+	if name == "Local" || name == "" {
+		return nil, fmt.Errorf("not a zone's name: give the zone's name in the IANA database (Europe/Paris, America/New_York, UTC), which every machine reads alike")
+	}
+	z, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("not a time zone of the IANA database (Europe/Paris, America/New_York, UTC): %v", err)
+	}
+	return z, nil
+}
