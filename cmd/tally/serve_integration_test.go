@@ -60,14 +60,14 @@ func TestServeLocally(t *testing.T) {
 		t.Errorf("total = %d after the refused writes, want 1", got)
 	}
 
-	// A body with a key twice, and an oversized event.
+	// A body with a key twice, and an event that no trigger sent.
 	resp, err := http.Post(r.functions+"/Increment", "application/json", strings.NewReader(`{"counter":"likes","by":1,"by":900}`))
 	if err != nil || resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("a body with a key twice: %v %v, want 400", resp.Status, err)
 	}
 	resp, err = http.Post(r.functions+"/Rollup", "application/protobuf", bytes.NewReader(make([]byte, 600<<10)))
-	if err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("a 600 KiB event: %v %v, want 413", resp.Status, err)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("an event from outside the emulator's triggers: %v %v, want 403", resp.Status, err)
 	}
 
 	// A page of another origin: its requests that need no preflight are

@@ -8,12 +8,14 @@ package bridge
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +39,33 @@ type Options struct {
 
 	// OnReceive, if set, sees each event's raw body as it arrives.
 	OnReceive func(body []byte, at time.Time)
+
+	// Secret, if set, is known only to the bridge, the function and the
+	// emulator its triggers were registered with: the bridge takes an
+	// event only at a trigger's path that holds it (TriggerPath), and
+	// sends it to the function with SecretHeader, so that a process of
+	// the machine that does not know it can forge no event, as in
+	// production only the trigger's account may call Rollup.
+	Secret string
+}
+
+// SecretHeader carries Options.Secret on each delivery.
+const SecretHeader = "X-Tally-Bridge-Secret"
+
+// TriggerKey is the id of a trigger registered to deliver to a bridge
+// with the given secret: name, and the secret, which the emulator then
+// puts in the path of each event it posts.
+func TriggerKey(name, secret string) string {
+	if secret == "" {
+		return name
+	}
+	return name + "-" + secret
+}
+
+// Signed reports whether r carries secret in SecretHeader: a delivery of
+// a bridge with that secret.
+func Signed(r *http.Request, secret string) bool {
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get(SecretHeader)), []byte(secret)) == 1
 }
 
 // Faults makes delivery worse on purpose, as the platform may: duplicates and
@@ -150,6 +179,11 @@ type event struct {
 func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	if b.o.Secret != "" && !strings.Contains(path.Base(r.URL.Path), "-"+b.o.Secret) {
+		b.o.Logger.Warn("bridge: refusing an event at a path no trigger of its emulator posts to", "path", r.URL.Path)
+		http.Error(w, "no trigger of this bridge's emulator is registered at this path", http.StatusNotFound)
 		return
 	}
 	// The emulator sends the protobuf in base64: a third more bytes.
@@ -278,6 +312,9 @@ func (b *Bridge) post(e event) (int, error) {
 		return 0, err
 	}
 	req.Header = e.header.Clone()
+	if b.o.Secret != "" {
+		req.Header.Set(SecretHeader, b.o.Secret)
+	}
 	resp, err := b.o.Client.Do(req)
 	if err != nil {
 		return 0, err
@@ -293,6 +330,9 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// Secret is the bridge's Options.Secret.
+func (b *Bridge) Secret() string { return b.o.Secret }
 
 // SetTargets spreads the deliveries from now on over urls, each to a random
 // one, as the platform spreads events over a function's instances.

@@ -7,6 +7,7 @@ package stack
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -36,7 +37,9 @@ import (
 )
 
 // TriggerKey names the Rollup trigger registered with the emulator; those
-// of further counted collections are TriggerKey-1, TriggerKey-2, ...
+// of further counted collections are TriggerKey-1, TriggerKey-2, ...;
+// each with the bridge's secret after it (bridge.TriggerKey), which the
+// emulator puts in the path of its events.
 const TriggerKey = "tally-rollup"
 
 // DefaultProject is the project of a local run: "demo-" ids never reach a
@@ -189,6 +192,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		bo.Logger = o.Logger
 	}
 	bo.MaxEventBytes = rollup.MaxEventBytes // what Rollup takes, as Eventarc delivers it
+	if bo.Secret == "" {
+		bo.Secret = rand.Text()
+	}
 	s.Bridge = bridge.New(bo)
 	s.serve(bl, s.Bridge)
 
@@ -357,6 +363,7 @@ func (s *Stack) register(ctx context.Context) error {
 		if i > 0 {
 			key = fmt.Sprintf("%s-%d", TriggerKey, i)
 		}
+		key = bridge.TriggerKey(key, s.Bridge.Secret())
 		if err := emulator.RegisterTrigger(ctx, s.EmulatorHost, s.o.Config.Project, key, t); err != nil {
 			return err
 		}
@@ -411,6 +418,12 @@ func (s *Stack) gate(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !localName(r.Host) {
 			httpjson.Error(w, http.StatusMisdirectedRequest, fmt.Sprintf("tally serve answers requests to an IP address or localhost, not to %q", r.Host))
+			return
+		}
+		if r.URL.Path == "/Rollup" && !bridge.Signed(r, s.Bridge.Secret()) {
+			// As deployed, where only the trigger's account may call it.
+			httpjson.Error(w, http.StatusForbidden, "tally serve takes events on /Rollup only from its emulator's triggers, "+
+				"through its bridge: an event from elsewhere could set any count")
 			return
 		}
 		if s.draining.Load() && r.URL.Path == "/Increment" {

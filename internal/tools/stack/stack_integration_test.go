@@ -13,6 +13,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/eventarc"
 	"github.com/tallycounters/tally/setup"
 )
 
@@ -106,6 +107,42 @@ func TestEndToEnd(t *testing.T) {
 	t.Logf("bridge: %+v", st)
 	if st.Received < increments || st.Failures > 0 || st.Dropped > 0 {
 		t.Errorf("the emulator delivered %d events for %d writes; %d deliveries failed, %d dropped", st.Received, increments, st.Failures, st.Dropped)
+	}
+	forged(t, s, client, counters[0], acked[counters[0]])
+}
+
+// forged sends an event that no write made, claiming shard 0 of the
+// one-shard counter id holds 999,999, to the stack's /Rollup and to its
+// bridge at a path no trigger of its emulator posts to: each is refused,
+// and id's total stays want, as deployed, where only the trigger's account
+// may call Rollup.
+func forged(t *testing.T, s *Stack, c *firestore.Client, id string, want int64) {
+	t.Helper()
+	ctx := context.Background()
+	shard := core.Default().Shard(c, id, "", 0)
+	e := eventarc.Written(emulatortest.Project, "(default)", nil, eventarc.IntDoc(strings.SplitN(shard.Path, "/documents/", 2)[1], "count", 999999, time.Now()))
+	for url, code := range map[string]int{
+		s.FunctionsURL + "/Rollup": http.StatusForbidden,
+		"http://" + s.BridgeAddr + "/functions/projects/" + emulatortest.Project + "/triggers/" + TriggerKey: http.StatusNotFound,
+	} {
+		req, err := eventarc.Request(ctx, url, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != code {
+			t.Errorf("a forged event to %s answered %d, want %d", url, resp.StatusCode, code)
+		}
+	}
+	if err := s.Bridge.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if total, _, _ := waitConverged(t, c, id, want); total != want {
+		t.Errorf("%s: total %d after forged events, want %d", id, total, want)
 	}
 }
 
