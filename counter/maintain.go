@@ -74,7 +74,7 @@ func (c *Client) life(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return c.layout.LifeOf(snap.CreateTime), nil
+	return c.layout.LifeIn(snap.Data(), snap.CreateTime), nil
 }
 
 // cmpOr is err, or def if err is nil.

@@ -142,7 +142,7 @@ func (d Decoder) created(e event.Event, path string, after *firestoredata.Docume
 	if err := d.notAhead(e, at, received); err != nil {
 		return Hint{}, err
 	}
-	return Hint{EventID: e.ID(), Counter: path, Life: d.Layout.LifeOf(after.GetCreateTime().AsTime()), Created: true, At: at}, nil
+	return Hint{EventID: e.ID(), Counter: path, Life: d.lifeOf(after), Created: true, At: at}, nil
 }
 
 // deleted reads the deletion of a ranked document: the cells its last
@@ -154,8 +154,18 @@ func (d Decoder) deleted(e event.Event, path string, before *firestoredata.Docum
 	if before == nil || before.GetCreateTime() == nil {
 		return Hint{}, fmt.Errorf("%w: the deletion of %s carries no old document with a create time", ErrMalformed, path)
 	}
-	return Hint{EventID: e.ID(), Counter: path, Life: d.Layout.LifeOf(before.GetCreateTime().AsTime()),
+	return Hint{EventID: e.ID(), Counter: path, Life: d.lifeOf(before),
 		Gone: before, At: received}, nil
+}
+
+// lifeOf is the life of a counted document as an event carries it: the
+// life its bookkeeping records, or its create time's.
+func (d Decoder) lifeOf(doc *firestoredata.Document) string {
+	data := map[string]any{}
+	if v, ok := doc.GetFields()[core.FieldBookkeeping].GetMapValue().GetFields()[core.FieldLife].GetValueType().(*firestoredata.Value_StringValue); ok {
+		data[core.FieldBookkeeping] = map[string]any{core.FieldLife: v.StringValue}
+	}
+	return d.Layout.LifeIn(data, doc.GetCreateTime().AsTime())
 }
 
 // notAhead refuses an event dated further ahead of its arrival than the

@@ -139,6 +139,44 @@ func TestServeDrainsThenSaves(t *testing.T) {
 	waitExit(t, cmd)
 }
 
+// TestServeKeepsCountsOnDocumentsAcrossRestarts: with --data, a post's
+// likes survive three restarts, each with likes acknowledged before it,
+// and its next like adds to them: the emulator's import gives every
+// document a new create time, which is not the life its counts are kept
+// under.
+func TestServeKeepsCountsOnDocumentsAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := []string{"TALLY_COUNTS=posts:likes"}
+	acked := int64(0)
+	for round := range 4 {
+		cmd, out, stderr := start(t, env, "serve", "--port", "0", "--data", dir)
+		r := waitReady(t, out, stderr)
+		if round == 0 {
+			if code, body := rest(t, http.MethodPatch, r.emulator, "posts/kept", `{"fields":{"title":{"stringValue":"kept"}}}`, true); code != http.StatusOK {
+				t.Fatalf("create the post: %d %s", code, body)
+			}
+		} else if got := field(t, r.emulator, "posts/kept", "likes"); got != acked {
+			t.Errorf("after restart %d, likes = %d, want the %d acknowledged", round, got, acked)
+		}
+		for range 3 {
+			resp, err := http.Post(r.functions+"/Increment", "application/json", strings.NewReader(`{"counter":"posts/kept","field":"likes"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				acked++
+			}
+		}
+		waitField(t, r.emulator, "posts/kept", "likes", acked)
+		cmd.Process.Signal(syscall.SIGTERM)
+		if code := waitExit(t, cmd); code != 0 {
+			t.Fatalf("exit status %d: %s", code, stderr)
+		}
+	}
+}
+
 func TestServeFailsWhenEmulatorCrashes(t *testing.T) {
 	t.Parallel()
 	cmd, out, stderr := start(t, nil, "serve", "--port", "0")

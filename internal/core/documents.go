@@ -135,7 +135,7 @@ func (documents) currentLife(l Layout, ctx context.Context, c *firestore.Client,
 	case err != nil:
 		return "", fmt.Errorf("core: read %s: %w", name, err)
 	}
-	return documents{}.lifeOf(l, snap.CreateTime), nil
+	return l.LifeIn(snap.Data(), snap.CreateTime), nil
 }
 
 func (documents) bookkeeping(l Layout, data map[string]any) map[string]any {

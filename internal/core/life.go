@@ -12,7 +12,11 @@ import (
 // and created again at the same path. tally keeps what it writes for one
 // (its shards, its users' votes, the records of its idempotency keys)
 // under that document's life: its create time, in microseconds, which the
-// document created again does not share. posts/p's shards are
+// document created again does not share; and, once a fold has recorded
+// it, the life the document's bookkeeping records, which an import or a
+// restore keeps though it gives the document a new create time (the
+// emulator's --data does at every start). A document written whole with
+// another's bookkeeping takes that life, and its counts, with it. posts/p's shards are
 // posts/p/lives/{life}/shards/{n}. A fold sums the shards of the life the
 // document has, and nothing written for another life, before the
 // document was deleted or after (by an Increment whose cache had not yet
@@ -29,9 +33,19 @@ const LivesCollection = "lives"
 // it holds.
 const FieldLife = "life"
 
-// LifeOf is the life of a counted document created at created: "" in the
-// guide layout, its create time in microseconds on documents.
+// LifeOf is the life of a counted document created at created whose
+// bookkeeping records none: "" in the guide layout, its create time in
+// microseconds on documents.
 func (l Layout) LifeOf(created time.Time) string { return l.kind().lifeOf(l, created) }
+
+// LifeIn is the life of a counted document of data, created at created:
+// the life recorded, if its bookkeeping holds one, else LifeOf(created).
+func (l Layout) LifeIn(data map[string]any, created time.Time) string {
+	if life, ok := l.bookkeeping(data)[FieldLife].(string); ok && l.OnDocs() && validLife(life) {
+		return life
+	}
+	return l.LifeOf(created)
+}
 
 // LifePath is the field path of the life a counted document's counts are
 // of.
@@ -69,13 +83,4 @@ func (l Layout) Owner(ref *firestore.DocumentRef) (doc *firestore.DocumentRef, l
 // "" in the guide layout, with no read; ErrNoCounter if it does not exist.
 func (l Layout) CurrentLife(ctx context.Context, c *firestore.Client, name string) (string, error) {
 	return l.kind().currentLife(l, ctx, c, name)
-}
-
-// OfLife reports whether tally's bookkeeping in a counted document's data
-// is of the given life, the document's: it is, or it names none (the
-// guide layout, or a fold's before lives were kept); a document copied
-// whole from another holds the other's.
-func (l Layout) OfLife(data map[string]any, life string) bool {
-	written, ok := l.bookkeeping(data)[FieldLife].(string)
-	return !ok || written == life
 }

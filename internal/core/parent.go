@@ -1,7 +1,6 @@
 package core
 
 import (
-	"maps"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -67,17 +66,11 @@ func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned 
 		return p
 	}
 	data := snap.Data()
-	p.Exists, p.Life = true, l.LifeOf(snap.CreateTime)
+	p.Exists, p.Life = true, l.LifeIn(data, snap.CreateTime)
 	if l.OnDocs() {
 		p.Born = snap.CreateTime
 	}
 	p.Updated, p.OneSince = snap.UpdateTime, snap.UpdateTime
-	if !l.OfLife(data, p.Life) {
-		// tally's bookkeeping of another life (a document copied whole,
-		// or restored): this one's counts were never folded.
-		data = maps.Clone(data)
-		delete(data, FieldBookkeeping)
-	}
 	p.Written = l.Written(data, snap.UpdateTime)
 	p.AsOf = l.AsOf(data)
 	p.Totals = l.CountValues(data, l.Counts(id))

@@ -144,7 +144,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			if n == 0 {
 				n = s.defaults // a parent the rollup made before anyone set it
 			}
-			p := parent{n: n, life: s.layout.LifeOf(snap.CreateTime)}
+			p := parent{n: n, life: s.layout.LifeIn(data, snap.CreateTime)}
 			if s.layout.OneShard(data, s.defaults) {
 				p.seen = snap.UpdateTime
 				book, _ := data[core.FieldBookkeeping].(map[string]any)
