@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/lives"
 )
 
 // Reset sets every count of every shard of id to 0, then folds: when it
@@ -240,7 +241,8 @@ func (c *Client) RemoveOrphans(ctx context.Context) error {
 		switch {
 		case errors.Is(err, ErrNotFound):
 			err = c.removeSubcollections(ctx, p)
-		case err == nil && current != life:
+		case err == nil && current != life && lives.Settled(current):
+			// an earlier life, once no move follows it (package lives)
 			err = c.removeLife(ctx, p, life)
 		}
 		return err == nil, err

@@ -16,7 +16,9 @@ import (
 // them for the post as it was; the app creates the post again. The post
 // created again counts from nothing: its first fold leaves its likes at
 // the app's 0, a view makes views 1, and alice's like counts again. A
-// reconcile of everything removes what was kept for the deleted post.
+// reconcile of everything keeps what was kept for the deleted post until
+// an hour after the post was created again: a Rollup may move what an
+// Increment's stale cache gave that life into the new one until then.
 func TestCreatedAgainStartsAtZero(t *testing.T) {
 	l := postsLayout(t)
 	stale, c, _, host := signedIn(t, Config{Layout: l, CacheTTL: time.Hour})
@@ -95,7 +97,8 @@ func TestCreatedAgainStartsAtZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lives) != 1 || lives[0].ID != second {
-		t.Errorf("after reconciling everything, the lives kept are %v; want only %s", lives, second)
+	// the earlier life is kept until no move follows it (package lives)
+	if len(lives) != 2 || lives[0].ID != first && lives[1].ID != first {
+		t.Errorf("after reconciling everything, the lives kept are %v; want %s and %s", lives, first, second)
 	}
 }

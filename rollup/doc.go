@@ -31,6 +31,8 @@
 // the fold read again and write again; a document the app deleted is never
 // written, and the events of its shards are answered. A document deleted
 // and created again at the same path is another life of it (see package
-// core): a fold sums the shards of the life the document has, and an
-// event of another life's shard is only a hint.
+// core): a fold sums the shards of the life the document has. An event of
+// an earlier life's shard (an Increment whose cache still held that life)
+// is answered once what that life took after the document's began is
+// moved into it (package lives, strays.go), and a fold covers it.
 package rollup

@@ -56,7 +56,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	}
 	folder := core.NewFolder(client, cfg.Layout, cfg.Spacing)
 	folder.SetDefaultShards(cfg.Grow.Default)
-	t := newTracker(folder, time.Now, cfg.Grow, cfg.ConfirmEvery, log)
+	t := newTracker(newFolderStore(client, folder), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold
 	b := &boards{client: client}
 	t.moved = b.note

@@ -23,7 +23,7 @@ func BenchmarkTrackerCountersSeen(b *testing.B) {
 				goroutines := runtime.NumGoroutine()
 				var t *tracker
 				heaptest.PerCounter(b, n, func() any {
-					t = newTracker(core.NewFolder(nil, core.Default(), core.DefaultSpacing), time.Now, GrowPolicy{}, 0, nil)
+					t = newTracker(newFolderStore(nil, core.NewFolder(nil, core.Default(), core.DefaultSpacing)), time.Now, GrowPolicy{}, 0, nil)
 					now := time.Now()
 					for i := range n {
 						t.mu.Lock()

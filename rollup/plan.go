@@ -10,13 +10,14 @@ import (
 type step int
 
 const (
-	stepRead  step = iota // read the parent, answer what it covers, and fold if it is due (refresh)
-	stepFold              // fold on the known view of the parent (foldLatest)
-	stepProbe             // sum the shards and write nothing: the first sum a rate is measured from (probe)
+	stepRead   step = iota // read the parent, answer what it covers, and fold if it is due (refresh)
+	stepFold               // fold on the known view of the parent (foldLatest)
+	stepProbe              // sum the shards and write nothing: the first sum a rate is measured from (probe)
+	stepStrays             // move what an earlier life took into the document's (moveStrays)
 )
 
 func (s step) String() string {
-	return [...]string{"read", "fold", "probe"}[s]
+	return [...]string{"read", "fold", "probe", "strays"}[s]
 }
 
 // take does the step s for c.
@@ -26,6 +27,8 @@ func (t *tracker) take(ctx context.Context, c *tracked, s step) error {
 		return t.foldLatest(ctx, c)
 	case stepProbe:
 		return t.probe(ctx, c)
+	case stepStrays:
+		return t.moveStrays(ctx, c)
 	default:
 		return t.refresh(ctx, c)
 	}
@@ -49,6 +52,11 @@ func (t *tracker) plan(c *tracked) (time.Duration, step) {
 	now := t.now()
 	if !c.known {
 		return 0, stepRead
+	}
+	for _, w := range c.waiting {
+		if c.stray(w) && !w.moved {
+			return 0, stepStrays
+		}
 	}
 	earliest := c.waiting[0].at
 	for _, w := range c.waiting {

@@ -74,6 +74,7 @@ type fakeStore struct {
 	sumErr, writeErr    error // returned by the next SumNow or Write, once
 	reads, sums, writes int   // calls made; writes counts attempts
 	partSums            int
+	moves               []string // MoveStrays's calls: life@after
 }
 
 func newFakeStore(t *testing.T) *fakeStore {
@@ -169,6 +170,15 @@ func (s *fakeStore) comment() Hint {
 	defer s.mu.Unlock()
 	s.comments++
 	return Hint{Counter: "c", Child: &aggregate.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
+}
+
+// MoveStrays records the move asked for: of which earlier life, after
+// which time.
+func (s *fakeStore) MoveStrays(_ context.Context, _, from string, after time.Time) (map[string]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.moves = append(s.moves, from+"@"+after.Format(time.RFC3339Nano))
+	return nil, nil
 }
 
 func (s *fakeStore) SumNow(_ context.Context, _, life string, notBefore time.Time) (core.Sum, error) {

@@ -51,6 +51,9 @@ type store interface {
 	SumNow(ctx context.Context, id, life string, notBefore time.Time) (core.Sum, error)
 	Gather(ctx context.Context, id string, p core.Parent, s *core.Sum, children []aggregate.Child, partsAt, now time.Time) error
 	Write(ctx context.Context, id string, p core.Parent, s core.Sum, grow int) (core.Outcome, core.Parent, error)
+	// MoveStrays moves into the life the document id has now what its
+	// earlier life took after that one began (package lives).
+	MoveStrays(ctx context.Context, id, from string, after time.Time) (map[string]int64, error)
 }
 
 // FoldInfo describes one fold a Handler made, for logs and measurements.
@@ -117,7 +120,18 @@ type waiter struct {
 	// created: the event is the creation of the counted document, in
 	// life: it wants every count and aggregate on it
 	created bool
-	done    chan error
+	// moved: the event is of a shard of an earlier life than the
+	// document's, and what that life took since the document's began is
+	// moved into it (stray)
+	moved bool
+	done  chan error
+}
+
+// stray reports whether w is the event of a shard of another life than
+// the one c's document has: what that life took after the document's
+// began is to be moved into it before a fold answers w. t.mu is held.
+func (c *tracked) stray(w *waiter) bool {
+	return w.life != "" && c.p.Life != "" && w.child == nil && !w.created && c.known && c.p.Exists && !c.p.Seen && w.life != c.p.Life
 }
 
 // covers reports whether the parent as c knows it holds w's write: for a
@@ -128,7 +142,7 @@ func (c *tracked) covers(w *waiter) bool {
 		return c.p.Created(w.life, w.at, absentLag, c.layout, c.id)
 	}
 	if w.child == nil {
-		return c.p.Covers(w.at)
+		return (w.moved || !c.stray(w)) && c.p.Covers(w.at)
 	}
 	if !c.p.CoversChild(w.child.Source, w.child.ID, w.at) {
 		return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -359,4 +360,29 @@ func TestCountsAndChildFoldTogether(t *testing.T) {
 	}
 	wantAnswered(t, ws[0], true)
 	wantAnswered(t, ws[1], true)
+}
+
+// An event of a shard of an earlier life than the document's is answered
+// only once what that life took since the document's began is moved into
+// it, and a fold then covers it; the document's own events need no move.
+func TestStrayWaitsForItsMove(t *testing.T) {
+	s, tr := viewed(t, 1)
+	tr.mu.Lock()
+	tr.counters["c"].p.Life = "1700000000000002"
+	tr.mu.Unlock()
+	h := s.add(5, false)
+	h.Life = "1700000000000001"
+	own := s.add(1, false)
+	own.Life = "1700000000000002"
+	ws := takeStep(t, tr, stepStrays, h, own)
+	wantAnswered(t, ws[0], false)
+	if want := []string{h.Life + "@" + h.At.Format(time.RFC3339Nano)}; !slices.Equal(s.moves, want) {
+		t.Errorf("moves = %v, want %v", s.moves, want)
+	}
+	takeStep(t, tr, stepFold)
+	wantAnswered(t, ws[0], true)
+	wantAnswered(t, ws[1], true)
+	if len(s.moves) != 1 {
+		t.Errorf("moves = %v, want the one", s.moves)
+	}
 }

@@ -162,11 +162,11 @@ func newSum(at time.Time, life string, counts int) Sum {
 // earlier than notBefore (a time the server has passed): its first count
 // with one aggregation query, whose result holds at the read time the
 // server reports, when the client is built with fsrpc's options, and any
-// other counts at that same read time; otherwise at notBefore, as sumAt
+// other counts at that same read time; otherwise at notBefore, as SumAt
 // does.
 func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Time) (Sum, error) {
 	if f.noReadTime.Load() {
-		return f.sumAt(ctx, id, life, notBefore)
+		return f.SumAt(ctx, id, life, notBefore)
 	}
 	counts := f.layout.Counts(id)
 	if len(counts) == 0 {
@@ -180,10 +180,10 @@ func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Tim
 	at := readTime()
 	if at.IsZero() {
 		f.noReadTime.Store(true) // a client without the options: read at a chosen time from now on
-		return f.sumAt(ctx, id, life, notBefore)
+		return f.SumAt(ctx, id, life, notBefore)
 	}
 	if Precise(at).Before(notBefore) {
-		return f.sumAt(ctx, id, life, notBefore)
+		return f.SumAt(ctx, id, life, notBefore)
 	}
 	s := newSum(at, life, len(counts))
 	if err := sumOf(res, &s, 0); err != nil {
@@ -195,8 +195,8 @@ func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Tim
 	return s, nil
 }
 
-// sumAt sums every count of the shards of id's life at the read time at.
-func (f *Folder) sumAt(ctx context.Context, id, life string, at time.Time) (Sum, error) {
+// SumAt sums every count of the shards of id's life at the read time at.
+func (f *Folder) SumAt(ctx context.Context, id, life string, at time.Time) (Sum, error) {
 	s := newSum(at, life, len(f.layout.Counts(id)))
 	if err := f.sumRest(ctx, id, life, &s, 0); err != nil {
 		return Sum{}, err
@@ -302,7 +302,7 @@ func (f *Folder) FoldKnown(ctx context.Context, id string, k *Known) (Outcome, e
 			continue
 		}
 		if s == nil {
-			sum, err := f.sumAt(ctx, id, p.Life, p.Anchor)
+			sum, err := f.SumAt(ctx, id, p.Life, p.Anchor)
 			if err != nil {
 				return Outcome{}, err
 			}

@@ -123,14 +123,14 @@ func (p Parent) Whole(l Layout, defaults int, at time.Time) bool {
 
 // sumWhole is the sum of id's counts at the read time at, for a fold onto
 // p: shard 0's, read by key, where it held them all (wholeAt); otherwise
-// the aggregation's (sumAt). Both cost one read on Firestore; a read by
+// the aggregation's (SumAt). Both cost one read on Firestore; a read by
 // key costs the same however many documents the database holds, where a
 // query's scan on the emulator grows with them.
 func (f *Folder) sumWhole(ctx context.Context, id string, p Parent, at time.Time) (Sum, error) {
 	if s, ok, err := f.wholeAt(ctx, id, p, at); err != nil || ok {
 		return s, err
 	}
-	return f.sumAt(ctx, id, p.Life, at)
+	return f.SumAt(ctx, id, p.Life, at)
 }
 
 // wholeAt reads shard 0 of id's life by its key at the read time at, as

@@ -22,9 +22,20 @@ func (a *Adder) fields(id string, p parent, c core.Count, by int64) map[string]a
 			ranked = p.ranked
 		}
 	}
-	m := map[string]any{c.Shard: firestore.Increment(by)}
-	if path := a.layout.ParentSeenPath(); len(path) == 2 {
-		m[path[0]] = map[string]any{path[1]: seen, a.layout.ParentRankPath()[1]: ranked}
+	return ShardFields(a.layout, map[string]int64{c.Shard: by}, seen, ranked)
+}
+
+// ShardFields is what a write adding to a shard of l puts on it: an
+// increment of each count by its amount (by shard field), and the counted
+// document's update time and cells as seen (or firestore.Delete of
+// those), for a merge of every field.
+func ShardFields(l core.Layout, by map[string]int64, seen, ranked any) map[string]any {
+	m := make(map[string]any, len(by)+1)
+	for f, n := range by {
+		m[f] = firestore.Increment(n)
+	}
+	if path := l.ParentSeenPath(); len(path) == 2 {
+		m[path[0]] = map[string]any{path[1]: seen, l.ParentRankPath()[1]: ranked}
 	} else {
 		m[path[0]] = seen
 	}
