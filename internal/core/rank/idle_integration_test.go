@@ -21,21 +21,7 @@ func TestRankOnAnIdleBoard(t *testing.T) {
 	c := emulatortest.Retaining(t, time.Hour)
 	ctx := context.Background()
 	b := rank.NewBoard("i"+emulatortest.ID(t), "likes", firestore.FieldPath{"_tally"}, false, true)
-	values := map[string]int64{"a": 7, "b": 3, "c": 3, "d": 0}
-	s := rank.Summary{Cells: map[int64]int64{}, Of: int64(len(values)), AsOf: time.Now().Add(-2 * time.Hour)}
-	bw := plain.BulkWriter(ctx)
-	for id, v := range values {
-		cell, _ := b.Grid.CellOf(v)
-		s.Cells[cell]++
-		data := map[string]any{"likes": v, "_tally": map[string]any{"rank": map[string]any{"likes": cell}}}
-		if _, err := bw.Set(plain.Collection(b.Collection).Doc(id), data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bw.End()
-	if err := rank.Seed(ctx, plain, b, s); err != nil {
-		t.Fatal(err)
-	}
+	seed(t, plain, b, map[string]any{"a": int64(7), "b": int64(3), "c": int64(3), "d": int64(0)}, time.Now().Add(-2*time.Hour))
 	want := map[string]int64{"a": 1, "b": 2, "c": 2, "d": 4}
 	for i, id := range []string{"a", "b", "c", "d"} {
 		p, err := rank.Read(ctx, c, b, b.Collection+"/"+id)

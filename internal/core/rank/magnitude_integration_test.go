@@ -36,24 +36,7 @@ func TestRanksAtEveryMagnitude(t *testing.T) {
 				"small": -math.MaxFloat64, "minf": math.Inf(-1), "minf2": math.Inf(-1), "nan": math.NaN(),
 			}
 		}
-		s := rank.Summary{Cells: map[int64]int64{}, Of: int64(len(values)), AsOf: time.Now()}
-		bw := c.BulkWriter(ctx)
-		for id, v := range values {
-			cell, ok := b.Grid.CellOf(v)
-			if !ok {
-				t.Fatalf("%v has no cell", v)
-			}
-			s.Cells[cell]++
-			data := map[string]any{"likes": v, "_tally": map[string]any{"rank": map[string]any{"likes": cell}}}
-			if _, err := bw.Set(c.Collection(b.Collection).Doc(id), data); err != nil {
-				t.Fatal(err)
-			}
-		}
-		bw.End()
-		s.AsOf = time.Now()
-		if err := rank.Seed(ctx, c, b, s); err != nil {
-			t.Fatal(err)
-		}
+		seed(t, c, b, values, time.Time{})
 		for id, v := range values {
 			want := int64(1)
 			for _, w := range values {
@@ -93,4 +76,32 @@ func above(a, b any) bool {
 		return true
 	}
 	return x.Cmp(y) > 0
+}
+
+// seed writes each document's value and the cell it is counted in, as a
+// fold writes them, and the board's summary of them as of asOf (zero: once
+// they are written).
+func seed(t *testing.T, c *firestore.Client, b rank.Board, values map[string]any, asOf time.Time) {
+	t.Helper()
+	s := rank.Summary{Cells: map[int64]int64{}, Of: int64(len(values))}
+	bw := c.BulkWriter(context.Background())
+	for id, v := range values {
+		cell, ok := b.Grid.CellOf(v)
+		if !ok {
+			t.Fatalf("%v has no cell", v)
+		}
+		s.Cells[cell]++
+		data := map[string]any{b.Field: v, "_tally": map[string]any{"rank": map[string]any{b.Field: cell}}}
+		if _, err := bw.Set(c.Collection(b.Collection).Doc(id), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bw.End()
+	s.AsOf = asOf
+	if asOf.IsZero() {
+		s.AsOf = time.Now()
+	}
+	if err := rank.Seed(context.Background(), c, b, s); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -27,8 +27,14 @@ func Refusing(t testing.TB, refuse func(*firestorepb.StructuredQuery) error) *fi
 		}
 		return &refusingStream{ClientStream: s, refuse: refuse}, nil
 	}
-	c, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, firestore.DefaultDatabaseID,
-		[]grpc.DialOption{grpc.WithChainStreamInterceptor(intercept)})
+	return intercepted(t, grpc.WithChainStreamInterceptor(intercept))
+}
+
+// intercepted returns a client of the emulator in FIRESTORE_EMULATOR_HOST
+// dialled with opts (its interceptors), closed when the test ends.
+func intercepted(t testing.TB, opts ...grpc.DialOption) *firestore.Client {
+	t.Helper()
+	c, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, firestore.DefaultDatabaseID, opts)
 	if err != nil {
 		t.Fatalf("emulatortest: client: %v", err)
 	}

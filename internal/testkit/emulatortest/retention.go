@@ -2,7 +2,6 @@ package emulatortest
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -13,8 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
-
-	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // Retaining returns a client of the emulator in FIRESTORE_EMULATOR_HOST
@@ -44,13 +41,7 @@ func Retaining(t testing.TB, keep time.Duration) *firestore.Client {
 		}
 		return &retainingStream{ClientStream: s, old: old}, nil
 	}
-	c, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, firestore.DefaultDatabaseID,
-		[]grpc.DialOption{grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream)})
-	if err != nil {
-		t.Fatalf("emulatortest: client: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return intercepted(t, grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream))
 }
 
 // retainingStream answers a request that reads too far back with old's
