@@ -131,9 +131,7 @@ func (t *tracker) write(ctx context.Context, c *tracked, st foldStart) error {
 	for attempt := 0; ; attempt++ {
 		grow := 0
 		if !st.fromEvent && st.counts { // growth follows the shards' sums, never an event's counts
-			t.mu.Lock()
-			grow = t.growTo(c, st.p, st.s)
-			t.mu.Unlock()
+			grow = t.growTo(ctx, c, st.p, st.s)
 		}
 		wrote, next, err := t.store.Write(ctx, c.id, st.p, st.s, grow)
 		t.noteWrite(c, st.p, err, optimistic && attempt == 0)

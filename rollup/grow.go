@@ -35,37 +35,69 @@ const measureAt = 4
 // growTo is the num_shards the fold s of c should write, or 0 to leave it.
 // s must be a sum of the shards, never counts an event carried: the rate
 // comes from the shards themselves, so no event, forged or not, can make a
-// counter grow. The rate is the counter's net rate, Σ |Δ sum| over its
-// counts / Δ read time, between s and the sum before it at least a period
-// earlier (c.base). A counter past PerShard writes a second on each shard
-// grows to the shards that rate needs, and at least doubles.
-func (t *tracker) growTo(c *tracked, p core.Parent, s core.Sum) int {
+// counter grow. The rate is in writes a second: each write of a shard
+// counts itself (adder.FieldWrites), and the rate is their sum's change
+// between s and the sum before it at least a period earlier (c.base),
+// whatever amounts they added. A write adds at least 1 to some count or
+// takes 1 from it, so only a counter whose counts moved by more than its
+// shards take (Σ |Δ| a second, from the sums it has) may need to grow, and
+// only then are its writes summed: two reads, at the two sums' read times.
+// A counter past PerShard writes a second on each shard grows to the
+// shards that rate needs, and at least doubles.
+func (t *tracker) growTo(ctx context.Context, c *tracked, p core.Parent, s core.Sum) int {
+	t.mu.Lock()
+	base, n := t.mayGrow(c, p, s)
+	t.mu.Unlock()
+	if n == 0 {
+		return 0
+	}
+	var writes [2]int64
+	for i, at := range []time.Time{base.At, s.At} {
+		var err error
+		if writes[i], err = t.store.SumWrites(ctx, c.id, s.Life, at); err != nil {
+			t.log.Warn("rollup: cannot measure the counter's writes; it does not grow now", "counter", c.id, "error", err.Error())
+			return 0
+		}
+	}
+	g := t.grow
+	rate := float64(writes[1]-writes[0]) / s.At.Sub(base.At).Seconds()
+	if rate <= g.PerShard*float64(n) {
+		return 0
+	}
+	return min(g.Max, max(2*n, int(math.Ceil(rate/g.PerShard))))
+}
+
+// mayGrow is, when c's counts moved by more than its n shards take a
+// second between the base and s (a period apart at least), that base and
+// n; else n is 0. It moves the base on to s once a period has passed.
+// t.mu is held.
+func (t *tracker) mayGrow(c *tracked, p core.Parent, s core.Sum) (core.Sum, int) {
 	g := t.grow
 	n := p.NumShards
 	if n == 0 && t.store.Layout().OnDocs() {
 		n = cmp.Or(g.Default, core.DefaultShards) // increments use the default on a document without num_shards
 	}
 	if !g.on() || !p.Exists || n <= 0 || n >= g.Max {
-		return 0
+		return core.Sum{}, 0
 	}
-	if c.base.At.IsZero() || s.At.Before(c.base.At) {
+	if c.base.At.IsZero() || s.At.Before(c.base.At) || c.base.Life != s.Life {
 		c.base = s
-		return 0
+		return core.Sum{}, 0
 	}
-	elapsed := s.At.Sub(c.base.At)
+	base := c.base
+	elapsed := s.At.Sub(base.At)
 	if elapsed < g.period() {
-		return 0
+		return core.Sum{}, 0
 	}
 	var moved float64
-	for i := range min(len(s.Values), len(c.base.Values)) {
-		moved += math.Abs(float64(s.Values[i] - c.base.Values[i]))
+	for i := range min(len(s.Values), len(base.Values)) {
+		moved += math.Abs(float64(s.Values[i] - base.Values[i]))
 	}
-	rate := moved / elapsed.Seconds()
 	c.base = s
-	if rate <= g.PerShard*float64(n) {
-		return 0
+	if moved/elapsed.Seconds() <= g.PerShard*float64(n) {
+		return core.Sum{}, 0
 	}
-	return min(g.Max, max(2*n, int(math.Ceil(rate/g.PerShard))))
+	return base, n
 }
 
 // on reports whether the policy grows counters at all.

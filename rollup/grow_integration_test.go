@@ -118,3 +118,23 @@ func TestBurstGrowsFromSums(t *testing.T) {
 		t.Error("growth was not logged")
 	}
 }
+
+// TestGrowthFollowsWritesNotAmounts: 30 increments of 1,000 each, made
+// one after another, are 30 writes, not 30,000: the counter grows for 30
+// writes in the time they took (at most 300 a second: sums are a period,
+// 100 ms, apart), not to the most shards, 1,000, as their amounts alone
+// would have it.
+func TestGrowthFollowsWritesNotAmounts(t *testing.T) {
+	t.Parallel()
+	h := newHistory(t)
+	oneShard(h)
+	c := h.concurrently(h.handler(Config{Spacing: 50 * time.Millisecond, Grow: growing}))
+	for range 30 {
+		c.deliver(h.incr(0, 1000))
+	}
+	c.wait()
+	h.checkExact()
+	if n := h.numShards(); n < 2 || n > 300 {
+		t.Errorf("num_shards = %d after 30 writes of 1,000; want it grown for 30 writes, to at most 300", n)
+	}
+}

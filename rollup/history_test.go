@@ -14,6 +14,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
@@ -85,8 +86,8 @@ func (h *history) set(n int, count int64) event.Event {
 // incr adds by to shard n with a server-side increment, as Increment does.
 func (h *history) incr(n int, by int64) event.Event {
 	h.t.Helper()
-	wr, err := h.layout.Shard(h.client, h.id, "", n).Set(context.Background(),
-		map[string]any{h.layout.ShardField: firestore.Increment(by)}, firestore.MergeAll)
+	wr, err := h.layout.Shard(h.client, h.id, "", n).Set(context.Background(), // as Increment writes it
+		adder.ShardFields(h.layout, map[string]int64{h.layout.ShardField: by}, firestore.Delete, firestore.Delete), firestore.MergeAll)
 	if err != nil {
 		h.t.Fatalf("increment shard %d: %v", n, err)
 	}

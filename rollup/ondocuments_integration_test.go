@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -48,7 +49,7 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 	var events []*eventarc.Doc
 	for i := range 40 {
 		n, field := i%4, []string{"likes", "views"}[i%2]
-		wr, err := l.Shard(client, name, life, n).Set(ctx, map[string]any{field: firestore.Increment(1)}, firestore.MergeAll)
+		wr, err := l.Shard(client, name, life, n).Set(ctx, adder.ShardFields(l, map[string]int64{field: 1}, firestore.Delete, firestore.Delete), firestore.MergeAll)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +130,7 @@ func TestDocsWindowAcrossInstances(t *testing.T) {
 			defer wg.Done()
 			for i := range 20 {
 				n, field := (w+i)%5, fields[(w*7+i)%3]
-				wr, err := l.Shard(client, name, life, n).Set(ctx, map[string]any{field: firestore.Increment(1)}, firestore.MergeAll)
+				wr, err := l.Shard(client, name, life, n).Set(ctx, adder.ShardFields(l, map[string]int64{field: 1}, firestore.Delete, firestore.Delete), firestore.MergeAll)
 				if err != nil {
 					t.Error(err)
 					return

@@ -74,7 +74,8 @@ type fakeStore struct {
 	sumErr, writeErr    error // returned by the next SumNow or Write, once
 	reads, sums, writes int   // calls made; writes counts attempts
 	partSums            int
-	moves               []string // MoveStrays's calls: life@after
+	moves               []string    // MoveStrays's calls: life@after
+	wrote               []time.Time // shard writes made by hand, for SumWrites
 }
 
 func newFakeStore(t *testing.T) *fakeStore {
@@ -170,6 +171,25 @@ func (s *fakeStore) comment() Hint {
 	defer s.mu.Unlock()
 	s.comments++
 	return Hint{Counter: "c", Child: &aggregate.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
+}
+
+// SumWrites counts the adds made at or before at, and the writes set
+// by hand (wrote) then.
+func (s *fakeStore) SumWrites(_ context.Context, _, _ string, at time.Time) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, h := range s.history {
+		if !h.at.After(at) {
+			n++
+		}
+	}
+	for _, w := range s.wrote {
+		if !w.After(at) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // MoveStrays records the move asked for: of which earlier life, after

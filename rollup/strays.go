@@ -5,9 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"cloud.google.com/go/firestore"
-
-	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/lives"
 )
 
@@ -47,19 +44,4 @@ func (t *tracker) moveStrays(ctx context.Context, c *tracked) error {
 		t.mu.Unlock()
 	}
 	return nil
-}
-
-// folderStore is the store of a deployed Rollup: a core.Folder, whose
-// earlier lives' increments a lives.Mover moves.
-type folderStore struct {
-	*core.Folder
-	lives *lives.Mover
-}
-
-func newFolderStore(client *firestore.Client, folder *core.Folder) folderStore {
-	return folderStore{Folder: folder, lives: lives.New(client, folder.Layout(), folder)}
-}
-
-func (s folderStore) MoveStrays(ctx context.Context, id, from string, after time.Time) (map[string]int64, error) {
-	return s.lives.Move(ctx, id, from, after)
 }

@@ -51,6 +51,9 @@ type store interface {
 	SumNow(ctx context.Context, id, life string, notBefore time.Time) (core.Sum, error)
 	Gather(ctx context.Context, id string, p core.Parent, s *core.Sum, children []aggregate.Child, partsAt, now time.Time) error
 	Write(ctx context.Context, id string, p core.Parent, s core.Sum, grow int) (core.Outcome, core.Parent, error)
+	// SumWrites sums the writes of the shards of id's life at the read
+	// time at (adder.FieldWrites).
+	SumWrites(ctx context.Context, id, life string, at time.Time) (int64, error)
 	// MoveStrays moves into the life the document id has now what its
 	// earlier life took after that one began (package lives).
 	MoveStrays(ctx context.Context, id, from string, after time.Time) (map[string]int64, error)

@@ -1,6 +1,7 @@
 package adder
 
 import (
+	"slices"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -26,20 +27,35 @@ func (a *Adder) fields(id string, p parent, c core.Count, by int64) map[string]a
 }
 
 // ShardFields is what a write adding to a shard of l puts on it: an
-// increment of each count by its amount (by shard field), and the counted
-// document's update time and cells as seen (or firestore.Delete of
-// those), for a merge of every field.
+// increment of each count by its amount (by shard field), one more write
+// counted (WritesPath), and the counted document's update time and cells
+// as seen (or firestore.Delete of those), for a merge of every field.
 func ShardFields(l core.Layout, by map[string]int64, seen, ranked any) map[string]any {
-	m := make(map[string]any, len(by)+1)
+	m := make(map[string]any, len(by)+2)
 	for f, n := range by {
 		m[f] = firestore.Increment(n)
 	}
 	if path := l.ParentSeenPath(); len(path) == 2 {
-		m[path[0]] = map[string]any{path[1]: seen, l.ParentRankPath()[1]: ranked}
+		m[path[0]] = map[string]any{path[1]: seen, l.ParentRankPath()[1]: ranked, FieldWrites: firestore.Increment(1)}
 	} else {
-		m[path[0]] = seen
+		m[path[0]], m[FieldWrites] = seen, firestore.Increment(1)
 	}
 	return m
+}
+
+// FieldWrites is, on a shard, how many writes added to it: a counter's
+// rate in writes a second, which its growth follows, is their sum's
+// change, whatever amounts the writes added.
+const FieldWrites = "writes"
+
+// WritesPath is the field path of a shard's FieldWrites: beside the
+// counted document's update time as seen, in tally's bookkeeping on the
+// shard (_tally.writes) on documents, and a field of the shard's own in
+// the guide layout.
+func WritesPath(l core.Layout) firestore.FieldPath {
+	path := slices.Clone(l.ParentSeenPath())
+	path[len(path)-1] = FieldWrites
+	return path
 }
 
 // claim reports whether a write of counter id may carry seen, its parent's
