@@ -32,6 +32,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -156,13 +158,9 @@ func (m *Mover) commit(ctx context.Context, id string, doc, ledger *firestore.Do
 		if len(moved) == 0 {
 			return nil
 		}
-		total := map[string]any{}
-		for f, n := range rec.base {
-			total[f] = n
-		}
-		done := map[string]any{}
-		for f := range rec.base {
-			done[f] = rec.moved[f] + moved[f]
+		total, done := map[string]any{}, map[string]any{}
+		for _, f := range slices.Concat(slices.Collect(maps.Keys(rec.base)), slices.Collect(maps.Keys(moved))) {
+			total[f], done[f] = rec.base[f], rec.moved[f]+moved[f]
 		}
 		shard := m.layout.Shard(m.client, id, life, 0)
 		if err := tx.Set(shard, adder.ShardFields(m.layout, moved, firestore.Delete, firestore.Delete), firestore.MergeAll); err != nil {
