@@ -321,7 +321,7 @@ func (c *Client) removeSubcollections(ctx context.Context, id string) error {
 }
 
 // removeLife deletes every document of the shards, voters and keys of one
-// life of id.
+// life of id, and, on documents, the life's own document.
 func (c *Client) removeLife(ctx context.Context, id, life string) error {
 	shards, voters, keys := c.layout.Subcollections()
 	for _, sub := range []string{shards, voters, keys} {
@@ -337,6 +337,15 @@ func (c *Client) removeLife(ctx context.Context, id, life string) error {
 		if err != nil {
 			return fmt.Errorf("counter: delete %s: %w", id, err)
 		}
+	}
+	if life == "" {
+		return nil // the guide layout's: the counter itself
+	}
+	// the life's own document: the record of moves out of it (package lives)
+	dctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	if _, err := c.layout.Lives(c.fs, id).Doc(life).Delete(dctx); err != nil {
+		return fmt.Errorf("counter: delete %s: life %s: %w", id, life, err)
 	}
 	return nil
 }

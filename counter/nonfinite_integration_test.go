@@ -73,3 +73,44 @@ func TestNaNChildKeepsJobsRunning(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveOrphansTakesTheLivesRecords: once a counted document is gone,
+// Reconcile removes its lives whole, each life's own document (the record
+// of moves out of it, package lives) with its shards.
+func TestRemoveOrphansTakesTheLivesRecords(t *testing.T) {
+	t.Parallel()
+	emulatortest.Require(t)
+	fs := emulatortest.Client(t)
+	ctx := context.Background()
+	coll := "o" + emulatortest.ID(t)
+	l := core.Default()
+	var err error
+	if l.Docs, err = core.ParseCounts(coll + ":likes"); err != nil {
+		t.Fatal(err)
+	}
+	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), ShardCacheTTL: cacheTTL, Spacing: window})
+	name := coll + "/gone"
+	if _, err := fs.Doc(name).Create(ctx, map[string]any{"title": "soon gone"}); err != nil {
+		t.Fatal(err)
+	}
+	life := emulatortest.Life(t, l, fs, name)
+	if err := c.Add(ctx, name, "likes", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Lives(fs, name).Doc(life).Set(ctx, map[string]any{"into": "1", "moved": map[string]any{"likes": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Doc(name).Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveOrphans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left, err := l.Lives(fs, name).DocumentRefs(ctx).GetAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("after RemoveOrphans, %s keeps lives %v", name, left)
+	}
+}
