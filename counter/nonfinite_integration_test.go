@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/firestore"
+
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
@@ -19,16 +21,9 @@ import (
 // place on the board: last, below a document with no points.
 func TestNaNChildKeepsJobsRunning(t *testing.T) {
 	t.Parallel()
-	emulatortest.Require(t)
-	fs := emulatortest.Client(t)
-	ctx := context.Background()
 	users := "u" + emulatortest.ID(t)
-	l := core.Default()
-	var err error
-	if l.Docs, err = core.ParseCounts(users + ":points=sum(games.points),rank(points)"); err != nil {
-		t.Fatal(err)
-	}
-	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), ShardCacheTTL: cacheTTL, Spacing: window})
+	c, fs, _ := docsClient(t, users+":points=sum(games.points),rank(points)")
+	ctx := context.Background()
 	points := map[string][]float64{"nan": {3, math.NaN()}, "zero": {0}, "five": {2, 3}}
 	var names []string
 	for u, games := range points {
@@ -74,43 +69,16 @@ func TestNaNChildKeepsJobsRunning(t *testing.T) {
 	}
 }
 
-// TestRemoveOrphansTakesTheLivesRecords: once a counted document is gone,
-// Reconcile removes its lives whole, each life's own document (the record
-// of moves out of it, package lives) with its shards.
-func TestRemoveOrphansTakesTheLivesRecords(t *testing.T) {
-	t.Parallel()
+// docsClient is a client of counts on documents declared as counts, and a
+// client of the emulator, for a test that runs in parallel with others.
+func docsClient(t *testing.T, counts string) (*counter.Client, *firestore.Client, core.Layout) {
+	t.Helper()
 	emulatortest.Require(t)
 	fs := emulatortest.Client(t)
-	ctx := context.Background()
-	coll := "o" + emulatortest.ID(t)
 	l := core.Default()
 	var err error
-	if l.Docs, err = core.ParseCounts(coll + ":likes"); err != nil {
+	if l.Docs, err = core.ParseCounts(counts); err != nil {
 		t.Fatal(err)
 	}
-	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), ShardCacheTTL: cacheTTL, Spacing: window})
-	name := coll + "/gone"
-	if _, err := fs.Doc(name).Create(ctx, map[string]any{"title": "soon gone"}); err != nil {
-		t.Fatal(err)
-	}
-	life := emulatortest.Life(t, l, fs, name)
-	if err := c.Add(ctx, name, "likes", 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Lives(fs, name).Doc(life).Set(ctx, map[string]any{"into": "1", "moved": map[string]any{"likes": 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fs.Doc(name).Delete(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.RemoveOrphans(ctx); err != nil {
-		t.Fatal(err)
-	}
-	left, err := l.Lives(fs, name).DocumentRefs(ctx).GetAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(left) != 0 {
-		t.Errorf("after RemoveOrphans, %s keeps lives %v", name, left)
-	}
+	return counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), ShardCacheTTL: cacheTTL, Spacing: window}), fs, l
 }
