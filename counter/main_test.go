@@ -13,6 +13,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/stack"
 	"github.com/tallycounters/tally/setup"
@@ -147,4 +148,18 @@ func waitTotal(t *testing.T, c *counter.Client, id string, want int64) {
 		}
 		return got, got == want
 	})
+}
+
+// docsClient is a client of counts on documents declared as counts, and a
+// client of the emulator, for a test that runs in parallel with others.
+func docsClient(t *testing.T, counts string) (*counter.Client, *firestore.Client, core.Layout) {
+	t.Helper()
+	emulatortest.Require(t)
+	fs := emulatortest.Client(t)
+	l := core.Default()
+	var err error
+	if l.Docs, err = core.ParseCounts(counts); err != nil {
+		t.Fatal(err)
+	}
+	return counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), ShardCacheTTL: cacheTTL, Spacing: window}), fs, l
 }

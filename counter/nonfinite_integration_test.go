@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/firestore"
-
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -67,18 +64,4 @@ func TestNaNChildKeepsJobsRunning(t *testing.T) {
 			t.Errorf("Rank of %s = #%d of %d, %v; want #%d of 3", u, p.Rank, p.Of, err, rank)
 		}
 	}
-}
-
-// docsClient is a client of counts on documents declared as counts, and a
-// client of the emulator, for a test that runs in parallel with others.
-func docsClient(t *testing.T, counts string) (*counter.Client, *firestore.Client, core.Layout) {
-	t.Helper()
-	emulatortest.Require(t)
-	fs := emulatortest.Client(t)
-	l := core.Default()
-	var err error
-	if l.Docs, err = core.ParseCounts(counts); err != nil {
-		t.Fatal(err)
-	}
-	return counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), ShardCacheTTL: cacheTTL, Spacing: window}), fs, l
 }
