@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -69,7 +70,7 @@ func TestForgedCountsNeverGrow(t *testing.T) {
 	// A forged count, then a reconcile with no write in between.
 	time.Sleep(2 * testWindow)
 	h.deliver(h.live, eventarc.Written(emulatortest.Project, "(default)", h.last[0], forgedCount(h, 7_000_000, time.Now().Add(-time.Millisecond))))
-	drift, err := core.NewFolder(h.client, h.layout, testWindow).Reconcile(context.Background(), h.id)
+	drift, err := fold.NewFolder(h.client, h.layout, testWindow).Reconcile(context.Background(), h.id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,20 +120,26 @@ func TestBurstGrowsFromSums(t *testing.T) {
 	}
 }
 
-// TestGrowthFollowsWritesNotAmounts: 30 increments of 1,000 each, made
-// one after another, are 30 writes, not 30,000: the counter grows for 30
-// writes in the time they took (at most 300 a second: sums are a period,
+// TestGrowthFollowsWritesNotAmounts: 30 increments of 1,000 each are 30
+// writes, not 30,000: the counter grows for 30 writes in the time they
+// took (at most 300 a second: a rate is taken between sums a period,
 // 100 ms, apart), not to the most shards, 1,000, as their amounts alone
-// would have it.
+// would have it. The writes come in two halves two periods apart, so that
+// a rate is taken however fast the machine makes them.
 func TestGrowthFollowsWritesNotAmounts(t *testing.T) {
 	t.Parallel()
 	h := newHistory(t)
 	oneShard(h)
 	c := h.concurrently(h.handler(Config{Spacing: 50 * time.Millisecond, Grow: growing}))
-	for range 30 {
-		c.deliver(h.incr(0, 1000))
+	for half := range 2 {
+		for range 15 {
+			c.deliver(h.incr(0, 1000))
+		}
+		c.wait()
+		if half == 0 {
+			time.Sleep(2 * growing.Period)
+		}
 	}
-	c.wait()
 	h.checkExact()
 	if n := h.numShards(); n < 2 || n > 300 {
 		t.Errorf("num_shards = %d after 30 writes of 1,000; want it grown for 30 writes, to at most 300", n)
