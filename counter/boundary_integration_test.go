@@ -13,6 +13,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
 )
@@ -37,7 +38,7 @@ func TestBoundaryReadsOneShardByKey(t *testing.T) {
 		id      string
 		shards  int
 		c, move *counter.Client
-		f       *core.Folder
+		f       *fold.Folder
 		views   []time.Time
 	}
 	var posts []*post
@@ -59,7 +60,7 @@ func TestBoundaryReadsOneShardByKey(t *testing.T) {
 		if _, err := fs.Doc(id).Update(ctx, []firestore.Update{{FieldPath: layout.NumShardsPath(), Value: p.shards}}); err != nil {
 			t.Fatal(err)
 		}
-		posts = append(posts, &post{id: id, shards: p.shards, c: counter.New(fs, o), move: counter.New(p.move, o), f: core.NewFolder(fs, layout, window)})
+		posts = append(posts, &post{id: id, shards: p.shards, c: counter.New(fs, o), move: counter.New(p.move, o), f: fold.NewFolder(fs, layout, window)})
 	}
 	view := func(p *post) {
 		t.Helper()
@@ -69,7 +70,7 @@ func TestBoundaryReadsOneShardByKey(t *testing.T) {
 		}
 		p.views = append(p.views, at)
 	}
-	fold := func(p *post) {
+	foldNow := func(p *post) {
 		t.Helper()
 		if _, err := p.f.Fold(ctx, p.id); err != nil {
 			t.Fatal(err)
@@ -82,7 +83,7 @@ func TestBoundaryReadsOneShardByKey(t *testing.T) {
 		for range 3 {
 			view(p)
 		}
-		fold(p)
+		foldNow(p)
 		view(p) // folded by none before the boundary
 	}
 	nextBucket()
@@ -106,7 +107,7 @@ func TestBoundaryReadsOneShardByKey(t *testing.T) {
 		if got := total(t, fs, p.id, "views"); got != int64(before) {
 			t.Errorf("%d shards: views %d after the boundary job, want %d, the views before its bucket's start", p.shards, got, before)
 		}
-		fold(p)
+		foldNow(p)
 		if got := total(t, fs, p.id, "views"); got != int64(len(p.views)) {
 			t.Errorf("%d shards: views %d after a fold, want %d", p.shards, got, len(p.views))
 		}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/adder"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -76,7 +77,7 @@ type Client struct {
 	fs       *firestore.Client
 	layout   core.Layout
 	writer   *adder.Adder
-	folder   *core.Folder
+	folder   *fold.Folder
 	cacheTTL time.Duration
 	timeout  time.Duration
 	shards   int // Options.DefaultShards
@@ -99,9 +100,9 @@ func New(fs *firestore.Client, o Options) *Client {
 		o.DefaultShards = core.DefaultShards
 	}
 	if o.Spacing <= 0 {
-		o.Spacing = core.DefaultSpacing
+		o.Spacing = fold.DefaultSpacing
 	}
-	folder := core.NewFolder(fs, layout, o.Spacing)
+	folder := fold.NewFolder(fs, layout, o.Spacing)
 	folder.SetDefaultShards(o.DefaultShards)
 	return &Client{
 		fs:       fs,
@@ -337,7 +338,7 @@ func (c *Client) SumOf(ctx context.Context, id, field string) (int64, error) {
 	case int64:
 		return v, nil
 	case float64:
-		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), core.ErrSumNotInteger, v)
+		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), fold.ErrSumNotInteger, v)
 	}
 	return 0, nil
 }

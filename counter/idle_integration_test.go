@@ -7,6 +7,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -32,7 +33,7 @@ func TestWindowsAfterAnIdleSpell(t *testing.T) {
 	}
 	layout.Zone = zone
 	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(layout), Spacing: window})
-	f := core.NewFolder(fs, layout, window)
+	f := fold.NewFolder(fs, layout, window)
 	idle, late := coll+"/idle", coll+"/late"
 	for _, p := range []string{idle, late} {
 		if _, err := fs.Doc(p).Create(ctx, map[string]any{"title": "a post"}); err != nil {
@@ -49,7 +50,7 @@ func TestWindowsAfterAnIdleSpell(t *testing.T) {
 		}
 		views[id] = append(views[id], at)
 	}
-	fold := func(id string) {
+	foldNow := func(id string) {
 		t.Helper()
 		out, err := f.Fold(ctx, id)
 		if err != nil {
@@ -63,8 +64,8 @@ func TestWindowsAfterAnIdleSpell(t *testing.T) {
 	nextBucket()
 	view(idle)
 	view(late)
-	fold(idle)
-	fold(late)
+	foldNow(idle)
+	foldNow(late)
 	nextBucket()
 	// The boundary job moves both at the bucket's start, as serve and the
 	// scheduler run it: each has no next boundary then, as it counted
@@ -77,8 +78,8 @@ func TestWindowsAfterAnIdleSpell(t *testing.T) {
 	nextBucket()
 	view(idle)
 	view(late)
-	fold(idle)
-	fold(late)
+	foldNow(idle)
+	foldNow(late)
 
 	for _, id := range []string{idle, late} {
 		checkSeries(t, c, id, "views_h", views[id], bucket)

@@ -3,6 +3,7 @@ package counter
 import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/calendar"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // Layout is where a Client's counters are and what they count: the
@@ -35,7 +36,7 @@ func (l Layout) OnDocuments() bool { return l.l.OnDocs() }
 // Drift is what Reconcile found of one count: its total before, the sum
 // of its shards (now its total too), their difference, and the shards
 // summed.
-type Drift = core.Drift
+type Drift = fold.Drift
 
 // Unit is a calendar unit of windows' buckets: "minute", "hour", "day",
 // "week" or "month".

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/lives"
+	"github.com/tallycounters/tally/internal/fold"
+	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // Reset sets every count of every shard of id to 0, then folds: when it
@@ -112,7 +113,7 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 // reconcile is Reconcile, from what k knows of id, if not nil: the
 // document, its shards' sum and which shards exist, as a part of
 // Reconcile reads them for all its counters at once (readAndSum).
-func (c *Client) reconcile(ctx context.Context, id string, k *core.Known) ([]Drift, error) {
+func (c *Client) reconcile(ctx context.Context, id string, k *fold.Known) ([]Drift, error) {
 	fctx, cancel := c.boundFold(ctx)
 	defer cancel()
 	ds, err := c.folder.ReconcileKnown(fctx, id, k)
@@ -172,7 +173,7 @@ func (c *Client) ReconcileAll(ctx context.Context, report func(Drift, error)) er
 		return err
 	}
 	failed := 0
-	var known map[string]*core.Known
+	var known map[string]*fold.Known
 	for i, name := range names {
 		if ctx.Err() != nil {
 			return fmt.Errorf("counter: reconcile: %d of %d counters not tried: %w", len(names)-i, len(names), ctx.Err())
@@ -230,9 +231,9 @@ func (c *Client) RemoveOrphans(ctx context.Context) error {
 	// listing keeps only the last owner it saw, whatever their number.
 	last := ""
 	q := c.fs.CollectionGroup(shards).Select().OrderBy(firestore.DocumentID, firestore.Asc)
-	err := core.EachDocument(ctx, q, func(s *firestore.DocumentSnapshot) (bool, error) {
+	err := fsrpc.EachDocument(ctx, q, func(s *firestore.DocumentSnapshot) (bool, error) {
 		doc, life := c.layout.Owner(s.Ref)
-		p := relative(doc)
+		p := core.Relative(doc)
 		if doc == nil || last == p+"/"+life || !c.layout.Matches(p) {
 			return true, nil
 		}
@@ -251,15 +252,6 @@ func (c *Client) RemoveOrphans(ctx context.Context) error {
 		return fmt.Errorf("counter: remove what is left of deleted documents: %w", err)
 	}
 	return nil
-}
-
-// relative is a document's path below the database root.
-func relative(ref *firestore.DocumentRef) string {
-	if ref == nil {
-		return ""
-	}
-	_, p, _ := strings.Cut(ref.Path, "/documents/")
-	return p
 }
 
 // Delete removes id's shards, its voters' votes and the records of its

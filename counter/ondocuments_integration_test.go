@@ -10,6 +10,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -134,8 +135,8 @@ func TestReconcileAllAggregates(t *testing.T) {
 			}
 		}
 	}
-	drifts := map[string]core.Drift{}
-	if err := c.ReconcileAll(ctx, func(d core.Drift, err error) {
+	drifts := map[string]fold.Drift{}
+	if err := c.ReconcileAll(ctx, func(d fold.Drift, err error) {
 		if err != nil {
 			t.Errorf("reconcile: %v", err)
 		}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"google.golang.org/api/iterator"
-
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fsrpc"
+	"google.golang.org/api/iterator"
 )
 
 // The jobs past one invocation. The boundary job and Reconcile list their
@@ -137,7 +137,7 @@ func (c *Client) listDue(ctx context.Context, p Part, deadline time.Time, add fu
 			q = q.StartAfter(p.After.Boundary, c.fs.Doc(p.After.Path))
 		}
 		var stopped *Cursor
-		err := core.EachDocument(ctx, q, func(snap *firestore.DocumentSnapshot) (bool, error) {
+		err := fsrpc.EachDocument(ctx, q, func(snap *firestore.DocumentSnapshot) (bool, error) {
 			if name, ok := c.folder.DueName(snap.Ref); ok {
 				if err := add(name); err != nil {
 					return false, err
@@ -146,7 +146,7 @@ func (c *Client) listDue(ctx context.Context, p Part, deadline time.Time, add fu
 			if !deadline.IsZero() && !time.Now().Before(deadline) {
 				b, _ := snap.DataAtPath(next)
 				at, _ := b.(time.Time)
-				stopped = &Cursor{Query: i, Boundary: at, Path: relative(snap.Ref)}
+				stopped = &Cursor{Query: i, Boundary: at, Path: core.Relative(snap.Ref)}
 				return false, nil
 			}
 			return true, nil
@@ -187,14 +187,14 @@ func (c *Client) eachCounter(ctx context.Context, from *Cursor, deadline time.Ti
 			q = q.StartAfter(c.fs.Doc(from.Path))
 		}
 		var stopped *Cursor
-		err := core.EachDocument(ctx, q, func(snap *firestore.DocumentSnapshot) (bool, error) {
-			if p := relative(snap.Ref); c.layout.Matches(p) {
+		err := fsrpc.EachDocument(ctx, q, func(snap *firestore.DocumentSnapshot) (bool, error) {
+			if p := core.Relative(snap.Ref); c.layout.Matches(p) {
 				if err := add(p); err != nil {
 					return false, err
 				}
 			}
 			if late() {
-				stopped = &Cursor{Query: i, Path: relative(snap.Ref)}
+				stopped = &Cursor{Query: i, Path: core.Relative(snap.Ref)}
 			}
 			return stopped == nil, nil
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -92,7 +93,7 @@ func TestReconcilePartSumsWithOneQuery(t *testing.T) {
 	var failed []error
 	rep, err = c.RunPart(ctx, counter.Part{Job: counter.JobReconcile, At: time.Now(), Seq: 2, Names: []string{"e-no-parent", "f-double"}},
 		func(_ string, err error) { failed = append(failed, err) })
-	if err != nil || rep.Moved != 1 || rep.Failed != 1 || len(failed) != 1 || !errors.Is(failed[0], core.ErrSumNotInteger) {
+	if err != nil || rep.Moved != 1 || rep.Failed != 1 || len(failed) != 1 || !errors.Is(failed[0], fold.ErrSumNotInteger) {
 		t.Errorf("the part: %+v, %v, %v; want e-no-parent made, f-double refused for its double", rep, err, failed)
 	}
 	if got := total(t, fs, guide.Collection+"/e-no-parent", field); got != 2 {

@@ -11,6 +11,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // PartReport is what a run of a part did.
@@ -50,8 +51,8 @@ func (c *Client) RunPart(ctx context.Context, p Part, report func(name string, e
 		run = func(ctx context.Context, name string) (bool, []Drift, error) {
 			fctx, cancel := c.boundFold(ctx)
 			defer cancel()
-			fold, err := c.folder.FoldAtBoundary(fctx, core.Due{Name: name, Parent: parents[name]}, p.At)
-			return fold.Wrote, nil, err
+			out, err := c.folder.FoldAtBoundary(fctx, fold.Due{Name: name, Parent: parents[name]}, p.At)
+			return out.Wrote, nil, err
 		}
 	}
 	var mu sync.Mutex
@@ -137,16 +138,16 @@ func (c *Client) readDue(ctx context.Context, names []string) (map[string]core.P
 	return out, nil
 }
 
-// guarded calls fold, a fold of the document name, and answers a panic
+// guarded calls run, a fold of the document name, and answers a panic
 // of it as an error: a job never stops on one document's data, whatever
 // it holds; it reports the document and goes on with the others.
-func guarded(name string, fold func() error) (err error) {
+func guarded(name string, run func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("counter: %s: the fold stopped on what the document holds (%v); the job went on without it:\n%s", name, r, debug.Stack())
 		}
 	}()
-	return fold()
+	return run()
 }
 
 // each calls do with each of names, moveWorkers at a time, until ctx is

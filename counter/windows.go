@@ -10,6 +10,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/bytime"
 	"github.com/tallycounters/tally/internal/core/calendar"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // MoveReport is what a run of the boundary job did.
@@ -34,18 +35,18 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 		return MoveReport{}, fmt.Errorf("counter: %w", err)
 	}
 	rep := MoveReport{Due: len(due)}
-	byName := make(map[string]core.Due, len(due))
+	byName := make(map[string]fold.Due, len(due))
 	names := make([]string, len(due))
 	for i, d := range due {
 		byName[d.Name], names[i] = d, d.Name
 	}
 	var mu sync.Mutex
 	each(ctx, names, func(name string) {
-		var fold core.Outcome
+		var out fold.Outcome
 		err := guarded(name, func() (err error) {
 			fctx, cancel := c.boundFold(ctx)
 			defer cancel()
-			fold, err = c.folder.FoldAtBoundary(fctx, byName[name], now)
+			out, err = c.folder.FoldAtBoundary(fctx, byName[name], now)
 			return err
 		})
 		mu.Lock()
@@ -56,7 +57,7 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 			if report != nil {
 				report(name, err)
 			}
-		case fold.Wrote:
+		case out.Wrote:
 			rep.Moved++
 		}
 	})

@@ -63,7 +63,7 @@ func Indexes(l core.Layout) IndexFile {
 	for _, d := range l.Docs {
 		if len(d.Windows) > 0 {
 			// The boundary job finds the documents due with a query on
-			// next_boundary (core.Folder.Due): of a collection under
+			// next_boundary (fold.Folder.Due): of a collection under
 			// others (users/*/posts), a collection group query, which needs
 			// its index of that scope. A window's series, which no query
 			// reads, is kept out.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -26,7 +27,7 @@ func TestCreatedAgainStartsAtZero(t *testing.T) {
 	alice, bob := user(t, host), user(t, host)
 	ctx := context.Background()
 	name := "posts/" + emulatortest.ID(t)
-	folder := core.NewFolder(c, l, 50*time.Millisecond)
+	folder := fold.NewFolder(c, l, 50*time.Millisecond)
 	counts := func() map[string]any {
 		t.Helper()
 		if _, err := folder.Fold(ctx, name); err != nil {
@@ -90,7 +91,7 @@ func TestCreatedAgainStartsAtZero(t *testing.T) {
 	}
 
 	admin := counter.New(c, counter.Options{Layout: counter.LayoutOf(l), Spacing: 50 * time.Millisecond})
-	if err := admin.ReconcileAll(ctx, func(core.Drift, error) {}); err != nil {
+	if err := admin.ReconcileAll(ctx, func(fold.Drift, error) {}); err != nil {
 		t.Fatal(err)
 	}
 	lives, err := l.Lives(c, name).DocumentRefs(ctx).GetAll()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/rank"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -28,7 +29,7 @@ func TestRankAnswers(t *testing.T) {
 	h := New(c, Config{Layout: l})
 	ctx := context.Background()
 	coll := "posts"
-	folder := core.NewFolder(c, l, core.DefaultSpacing)
+	folder := fold.NewFolder(c, l, fold.DefaultSpacing)
 	var last time.Time // the last fold's commit
 	id := emulatortest.ID(t)
 	for i, likes := range []int{4, 2, 2} {
@@ -41,11 +42,11 @@ func TestRankAnswers(t *testing.T) {
 				t.Fatalf("like: %d %s", w.Code, w.Body)
 			}
 		}
-		fold, err := folder.Fold(ctx, name)
-		if err != nil || len(fold.Moves) != 1 {
-			t.Fatalf("fold %s: %+v, %v; want one move onto the board", name, fold, err)
+		out, err := folder.Fold(ctx, name)
+		if err != nil || len(out.Moves) != 1 {
+			t.Fatalf("fold %s: %+v, %v; want one move onto the board", name, out, err)
 		}
-		last = fold.Updated
+		last = out.Updated
 	}
 	b, _ := l.Board(coll, "likes")
 	if _, err := rank.Settle(ctx, c, b, last); err != nil {
@@ -120,7 +121,7 @@ func TestRankOfInfinities(t *testing.T) {
 	c := emulatortest.Client(t)
 	h := New(c, Config{Layout: l})
 	ctx := context.Background()
-	folder := core.NewFolder(c, l, core.DefaultSpacing)
+	folder := fold.NewFolder(c, l, fold.DefaultSpacing)
 	var last time.Time
 	for _, p := range []string{"liked", "new1", "new2"} {
 		name := coll + "/" + p
@@ -132,11 +133,11 @@ func TestRankOfInfinities(t *testing.T) {
 				t.Fatalf("like: %d %s", w.Code, w.Body)
 			}
 		}
-		fold, err := folder.Fold(ctx, name)
+		out, err := folder.Fold(ctx, name)
 		if err != nil {
 			t.Fatalf("fold %s: %v", name, err)
 		}
-		last = fold.Updated
+		last = out.Updated
 	}
 	b, _ := l.Board(coll, "hot")
 	if _, err := rank.Settle(ctx, c, b, last); err != nil {

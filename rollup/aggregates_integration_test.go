@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 	"github.com/tallycounters/tally/internal/tools/opcount"
@@ -114,7 +114,7 @@ func changeCost(t testing.TB, spec string, existing, added int) cost {
 		t.Fatal(err)
 	}
 	defer counted.Close()
-	folder := core.NewFolder(counted, l, 50*time.Millisecond)
+	folder := fold.NewFolder(counted, l, 50*time.Millisecond)
 	seeded := existing > reconcileMost && spec == countOnly
 	if seeded { // the reconcile of the empty post, whose parts seedParts replaces
 		if _, err := folder.Reconcile(ctx, name); err != nil {

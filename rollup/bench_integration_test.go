@@ -12,6 +12,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -35,7 +36,7 @@ func BenchmarkHandlePeakMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: core.DefaultSpacing})
+		h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: fold.DefaultSpacing})
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)

@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -19,7 +20,7 @@ func TestStoreContractFolder(t *testing.T) {
 	layout := core.Default()
 	runContract(t, storeContract, func(t *testing.T, window time.Duration) contractStore {
 		id := emulatortest.ID(t)
-		return contractStore{s: newFolderStore(client, core.NewFolder(client, layout, window)), id: id,
+		return contractStore{s: newFolderStore(client, fold.NewFolder(client, layout, window)), id: id,
 			add: func(by int64) {
 				_, err := layout.Shard(client, id, "", 0).Set(context.Background(),
 					map[string]any{layout.ShardField: firestore.Increment(by)}, firestore.MergeAll)
@@ -56,7 +57,7 @@ func TestStoreContractFolderOnDocuments(t *testing.T) {
 		}
 		life := layout.LifeOf(res.UpdateTime)
 		n := 0
-		return contractStore{s: newFolderStore(client, core.NewFolder(client, layout, window)), id: id,
+		return contractStore{s: newFolderStore(client, fold.NewFolder(client, layout, window)), id: id,
 			add: func(by int64) {
 				_, err := layout.Shard(client, id, life, 0).Set(ctx,
 					map[string]any{"likes": firestore.Increment(by)}, firestore.MergeAll)

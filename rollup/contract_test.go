@@ -9,10 +9,11 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/calendar"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // The tracker's tests run on fakeStore; the product runs on
-// core.Folder. storeContract is the one table of cases both must
+// fold.Folder. storeContract is the one table of cases both must
 // answer alike, so that the two cannot drift: each case runs against the
 // fake (TestStoreContractFake, in the quick tier) and against the folder
 // on the emulator (TestStoreContractFolder).
@@ -40,7 +41,7 @@ type contractStore struct {
 type contractCase struct {
 	name   string
 	window time.Duration
-	run    func(t *testing.T, c contractStore) (core.Outcome, error)
+	run    func(t *testing.T, c contractStore) (fold.Outcome, error)
 	wrote  bool
 	err    error // matched with errors.Is; nil: none
 	total  int64 // the stored first count after it
@@ -57,7 +58,7 @@ func (c contractStore) read(t *testing.T) core.Parent {
 	return p
 }
 
-func (c contractStore) sum(t *testing.T, life string) core.Sum {
+func (c contractStore) sum(t *testing.T, life string) fold.Sum {
 	t.Helper()
 	sum, err := c.s.SumNow(context.Background(), c.id, life, time.Time{})
 	if err != nil {
@@ -66,13 +67,13 @@ func (c contractStore) sum(t *testing.T, life string) core.Sum {
 	return sum
 }
 
-func (c contractStore) write(p core.Parent, sum core.Sum) (core.Outcome, error) {
+func (c contractStore) write(p core.Parent, sum fold.Sum) (fold.Outcome, error) {
 	out, _, err := c.s.Write(context.Background(), c.id, p, sum, 0)
 	return out, err
 }
 
-// fold reads the parent, sums the shards and, past the window, writes.
-func fold(t *testing.T, c contractStore) (core.Outcome, error) {
+// foldOnce reads the parent, sums the shards and, past the window, writes.
+func foldOnce(t *testing.T, c contractStore) (fold.Outcome, error) {
 	t.Helper()
 	p := c.read(t)
 	sum := c.sum(t, p.Life)
@@ -82,19 +83,19 @@ func fold(t *testing.T, c contractStore) (core.Outcome, error) {
 
 var storeContract = []contractCase{
 	{name: "a first fold makes the parent with the sum", window: time.Millisecond, wrote: true, total: 3,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			c.add(3)
-			return fold(t, c)
+			return foldOnce(t, c)
 		}},
 	{name: "a later fold writes the new sum", window: time.Millisecond, wrote: true, total: 5,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			c.add(3)
 			mustWrite(t, c)
 			c.add(2)
-			return fold(t, c)
+			return foldOnce(t, c)
 		}},
-	{name: "a fold on a parent read before another's write is stale", window: time.Millisecond, err: core.ErrStale, total: 3,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+	{name: "a fold on a parent read before another's write is stale", window: time.Millisecond, err: fold.ErrStale, total: 3,
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			c.add(1)
 			mustWrite(t, c)
 			c.add(2)
@@ -104,8 +105,8 @@ var storeContract = []contractCase{
 			c.pass()
 			return c.write(old, sum)
 		}},
-	{name: "within the spacing of the last write, a fold is refused", window: time.Hour, err: core.ErrTooSoon, total: 1,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+	{name: "within the spacing of the last write, a fold is refused", window: time.Hour, err: fold.ErrTooSoon, total: 1,
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			c.add(1)
 			mustWrite(t, c)
 			c.add(1)
@@ -113,7 +114,7 @@ var storeContract = []contractCase{
 			return c.write(p, c.sum(t, p.Life))
 		}},
 	{name: "a sum no later than the stored one writes nothing", window: time.Millisecond, total: 2,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			c.add(1)
 			early := c.sum(t, c.read(t).Life)
 			c.pass()
@@ -123,8 +124,8 @@ var storeContract = []contractCase{
 			c.pass()
 			return c.write(now, early)
 		}},
-	{name: "a sum of another life's shards is stale", window: time.Millisecond, err: core.ErrStale, total: 1,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+	{name: "a sum of another life's shards is stale", window: time.Millisecond, err: fold.ErrStale, total: 1,
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			c.add(1)
 			mustWrite(t, c)
 			p := c.read(t)
@@ -142,7 +143,7 @@ const (
 
 // gather reads the parent, sums its shards, and gathers the one part of
 // its comments: a fold of a child's write.
-func gather(t *testing.T, c contractStore) (core.Parent, core.Sum) {
+func gather(t *testing.T, c contractStore) (core.Parent, fold.Sum) {
 	t.Helper()
 	p := c.read(t)
 	sum := c.sum(t, p.Life)
@@ -156,7 +157,7 @@ func gather(t *testing.T, c contractStore) (core.Parent, core.Sum) {
 // foldWindows reads the parent, sums its shards, reads the counts at the
 // starts of buckets the fold crosses, and, past the window, writes: a
 // fold of a shard's write on a document with windows.
-func foldWindows(t *testing.T, c contractStore) (core.Outcome, error) {
+func foldWindows(t *testing.T, c contractStore) (fold.Outcome, error) {
 	t.Helper()
 	p := c.read(t)
 	sum := c.sum(t, p.Life)
@@ -172,7 +173,7 @@ func foldWindows(t *testing.T, c contractStore) (core.Outcome, error) {
 // creation's zeros, and a window moved across the start of a bucket.
 var docsContract = []contractCase{
 	{name: "a fold across a bucket's start reads the count there and moves the window on", window: time.Millisecond, wrote: true, total: 4,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			if next := c.now().Truncate(time.Minute).Add(time.Minute); next.Sub(c.now()) < 10*time.Second {
 				c.until(next) // the first fold in the minute of the first increment
 			}
@@ -197,7 +198,7 @@ var docsContract = []contractCase{
 			return out, err
 		}},
 	{name: "a child's part is refolded and written with the counts", window: time.Millisecond, wrote: true, total: 1,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			c.add(1)
 			c.comment()
 			c.comment()
@@ -210,7 +211,7 @@ var docsContract = []contractCase{
 			return out, err
 		}},
 	{name: "a part refolded no later than the stored one writes nothing", window: time.Millisecond, total: 0,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			c.comment()
 			_, early := gather(t, c)
 			early.Values = nil // a child's fold only
@@ -230,12 +231,12 @@ var docsContract = []contractCase{
 			return out, err
 		}},
 	{name: "a creation's zeros are written as of it, with no sum", window: time.Millisecond, wrote: true, total: 0,
-		run: func(t *testing.T, c contractStore) (core.Outcome, error) {
+		run: func(t *testing.T, c contractStore) (fold.Outcome, error) {
 			p := c.read(t)
 			if !p.Exists || !p.AsOf.IsZero() {
 				t.Fatalf("the document just created: exists %v, as of %v", p.Exists, p.AsOf)
 			}
-			zero := core.Sum{At: p.Updated, Life: p.Life, Values: []int64{0}, Shards: []int64{0}}
+			zero := fold.Sum{At: p.Updated, Life: p.Life, Values: []int64{0}, Shards: []int64{0}}
 			out, err := c.write(p, zero)
 			if got := c.read(t).AsOf; !got.Equal(p.Updated) {
 				t.Errorf("as of %v, want the creation's %v", got, p.Updated)
@@ -247,7 +248,7 @@ var docsContract = []contractCase{
 // mustWrite folds and wants the fold written.
 func mustWrite(t *testing.T, c contractStore) {
 	t.Helper()
-	if out, err := fold(t, c); err != nil || !out.Wrote {
+	if out, err := foldOnce(t, c); err != nil || !out.Wrote {
 		t.Fatalf("a fold to set up the case: wrote %v, %v", out.Wrote, err)
 	}
 }

@@ -3,7 +3,7 @@
 // always sum() of the shards at one server read time, written with that
 // time as as_of, at most once per fold spacing per counter, by whichever
 // instance gets there first. What a fold is, and how it writes, is package
-// core's (core.Folder); this package decides when to fold, and
+// fold's (fold.Folder); this package decides when to fold, and
 // answers events.
 //
 // A shard's write event is a hint that the counter changed at a time
@@ -17,7 +17,7 @@
 // other instances fold the same counters changes what a fold may trust
 // (sharing.go).
 //
-// The tracker reads and writes through a store (a core.Folder) and
+// The tracker reads and writes through a store (a fold.Folder) and
 // tells time by a clock it is given, so its decisions are tested without
 // a database (plan_test.go, tracker_test.go); the protocol as a whole is
 // tested on the emulator, with real trigger events.

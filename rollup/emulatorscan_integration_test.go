@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // BenchmarkFoldAmongOthers times a reconcile of a post of 2 comments (a
@@ -26,7 +26,7 @@ func BenchmarkFoldAmongOthers(b *testing.B) {
 	ctx := context.Background()
 	client, l, name := newPost(b, "posts:comments=count(comments)")
 	createChildren(b, client, client.Doc(name).Collection("comments"), 2)
-	folder := core.NewFolder(client, l, time.Millisecond)
+	folder := fold.NewFolder(client, l, time.Millisecond)
 	made := 0
 	sizes := cmpOr(os.Getenv("TALLY_BENCH_OTHERS"), "0,1000")
 	for _, size := range strings.Split(sizes, ",") {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // refresh reads the parent, answers what it covers, and folds at once if the
@@ -40,7 +41,7 @@ func (t *tracker) foldLatest(ctx context.Context, c *tracked) error {
 
 // fold sums c's shards now, at a read time no earlier than at, or takes the
 // sum from an event held (see eventSum), gathers what the fold takes beside
-// it (core.Folder.Gather), and writes that onto p. If p turns out stale
+// it (fold.Folder.Gather), and writes that onto p. If p turns out stale
 // (someone wrote the parent since), it reads the parent and, if events are
 // still held that the parent does not cover, writes the same sum onto it,
 // if that is still a fold's to write (a sum from an event only while the
@@ -51,7 +52,7 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p core.Parent, at time.T
 	if err == nil {
 		err = t.store.Gather(ctx, c.id, st.p, &st.s, st.children, st.partsAt, t.now())
 	}
-	if errors.Is(err, core.ErrSumNotInteger) {
+	if errors.Is(err, fold.ErrSumNotInteger) {
 		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
 			"counter", c.id, "error", err.Error())
 		t.mu.Lock()
@@ -75,7 +76,7 @@ type foldStart struct {
 	p           core.Parent
 	children    []aggregate.Child
 	counts      bool
-	s           core.Sum
+	s           fold.Sum
 	fromEvent   bool
 	at, partsAt time.Time
 }
@@ -104,7 +105,7 @@ func (t *tracker) start(ctx context.Context, c *tracked, p core.Parent, at time.
 	st.partsAt = st.at
 	switch zero, ok := t.createdSum(c, st.p); {
 	case !st.counts:
-		st.s = core.Sum{At: core.Precise(st.at), Life: st.p.Life}
+		st.s = fold.Sum{At: core.Precise(st.at), Life: st.p.Life}
 	case ok && !st.fromEvent:
 		st.s = zero
 	case !st.fromEvent:
@@ -119,7 +120,7 @@ func (t *tracker) start(ctx context.Context, c *tracked, p core.Parent, at time.
 // eventSumOf is the sum an event held gives a fold that starts from st:
 // children are aggregated at a read time of now, so the counts then are
 // summed at it too, not taken from an event. t.mu is held.
-func (t *tracker) eventSumOf(c *tracked, st foldStart) (core.Sum, bool) {
+func (t *tracker) eventSumOf(c *tracked, st foldStart) (fold.Sum, bool) {
 	s, ok := t.eventSum(c, st.p, st.at)
 	return s, ok && len(st.children) == 0
 }
@@ -138,7 +139,7 @@ func (t *tracker) write(ctx context.Context, c *tracked, st foldStart) error {
 		if err == nil && t.moved != nil {
 			t.moved(wrote.Moves, wrote.Updated)
 		}
-		if !errors.Is(err, core.ErrStale) || attempt > 0 {
+		if !errors.Is(err, fold.ErrStale) || attempt > 0 {
 			return t.finish(c, st.at, st.s, wrote, next, err)
 		}
 		if again, err := t.afterStale(ctx, c, &st); !again || err != nil {
@@ -154,9 +155,9 @@ func (t *tracker) noteWrite(c *tracked, p core.Parent, err error, first bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if first {
-		t.noteView(errors.Is(err, core.ErrStale))
+		t.noteView(errors.Is(err, fold.ErrStale))
 	}
-	if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, core.ErrStale)) {
+	if !c.mine.IsZero() && p.Written.Equal(c.mine) && (err == nil || errors.Is(err, fold.ErrStale)) {
 		t.noteShared(err != nil)
 	}
 }
@@ -222,41 +223,41 @@ func (t *tracker) weighAt(c *tracked, at time.Time) time.Time {
 // after it was created), so that sum is exact. It is taken only when the
 // events held that want counts are all of the creation of p's life, and p
 // holds none yet. t.mu is not held.
-func (t *tracker) createdSum(c *tracked, p core.Parent) (core.Sum, bool) {
+func (t *tracker) createdSum(c *tracked, p core.Parent) (fold.Sum, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !p.Exists || !p.AsOf.IsZero() {
-		return core.Sum{}, false
+		return fold.Sum{}, false
 	}
 	var at time.Time
 	for _, w := range c.waiting {
 		switch {
 		case c.known && c.covers(w), w.child != nil:
 		case !w.created || w.life != p.Life:
-			return core.Sum{}, false // an increment's event, or another life's creation
+			return fold.Sum{}, false // an increment's event, or another life's creation
 		default:
 			at = maxTime(at, w.at)
 		}
 	}
 	if at.IsZero() {
-		return core.Sum{}, false
+		return fold.Sum{}, false
 	}
 	n := len(t.store.Layout().Counts(c.id))
-	return core.Sum{At: core.Precise(at), Life: p.Life, Values: make([]int64, n), Shards: make([]int64, n)}, true
+	return fold.Sum{At: core.Precise(at), Life: p.Life, Values: make([]int64, n), Shards: make([]int64, n)}, true
 }
 
 // finish records what the write of a fold did, and answers the waiters it
 // covers.
-func (t *tracker) finish(c *tracked, at time.Time, s core.Sum, wrote core.Outcome, next core.Parent, err error) error {
+func (t *tracker) finish(c *tracked, at time.Time, s fold.Sum, wrote fold.Outcome, next core.Parent, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case errors.Is(err, core.ErrStale):
+	case errors.Is(err, fold.ErrStale):
 		c.known = false
 		return nil
-	case errors.Is(err, core.ErrTooSoon):
+	case errors.Is(err, fold.ErrTooSoon):
 		return nil // another instance folded meanwhile: plan again
-	case errors.Is(err, core.ErrNoShardField):
+	case errors.Is(err, fold.ErrNoShardField):
 		t.log.Error("rollup: cannot fold: is the shard field right? nothing written", "counter", c.id, "error", err.Error())
 		c.pause = t.now().Add(t.spacing)
 		t.answer(c, at, nil)

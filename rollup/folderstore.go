@@ -8,21 +8,21 @@ import (
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/core/lives"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
-// folderStore is the store of a deployed Rollup: a core.Folder, whose
+// folderStore is the store of a deployed Rollup: a fold.Folder, whose
 // earlier lives' increments a lives.Mover moves, and whose shards' writes
 // it sums.
 type folderStore struct {
-	*core.Folder
+	*fold.Folder
 	client *firestore.Client
 	lives  *lives.Mover
 }
 
-func newFolderStore(client *firestore.Client, folder *core.Folder) folderStore {
+func newFolderStore(client *firestore.Client, folder *fold.Folder) folderStore {
 	return folderStore{Folder: folder, client: client, lives: lives.New(client, folder.Layout(), folder)}
 }
 

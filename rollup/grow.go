@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // GrowPolicy says when the rollup adds shards to a busy counter. It never
@@ -44,7 +45,7 @@ const measureAt = 4
 // only then are its writes summed: two reads, at the two sums' read times.
 // A counter past PerShard writes a second on each shard grows to the
 // shards that rate needs, and at least doubles.
-func (t *tracker) growTo(ctx context.Context, c *tracked, p core.Parent, s core.Sum) int {
+func (t *tracker) growTo(ctx context.Context, c *tracked, p core.Parent, s fold.Sum) int {
 	t.mu.Lock()
 	base, n := t.mayGrow(c, p, s)
 	t.mu.Unlock()
@@ -71,23 +72,23 @@ func (t *tracker) growTo(ctx context.Context, c *tracked, p core.Parent, s core.
 // second between the base and s (a period apart at least), that base and
 // n; else n is 0. It moves the base on to s once a period has passed.
 // t.mu is held.
-func (t *tracker) mayGrow(c *tracked, p core.Parent, s core.Sum) (core.Sum, int) {
+func (t *tracker) mayGrow(c *tracked, p core.Parent, s fold.Sum) (fold.Sum, int) {
 	g := t.grow
 	n := p.NumShards
 	if n == 0 && t.store.Layout().OnDocs() {
 		n = cmp.Or(g.Default, core.DefaultShards) // increments use the default on a document without num_shards
 	}
 	if !g.on() || !p.Exists || n <= 0 || n >= g.Max {
-		return core.Sum{}, 0
+		return fold.Sum{}, 0
 	}
 	if c.base.At.IsZero() || s.At.Before(c.base.At) || c.base.Life != s.Life {
 		c.base = s
-		return core.Sum{}, 0
+		return fold.Sum{}, 0
 	}
 	base := c.base
 	elapsed := s.At.Sub(base.At)
 	if elapsed < g.period() {
-		return core.Sum{}, 0
+		return fold.Sum{}, 0
 	}
 	var moved float64
 	for i := range min(len(s.Values), len(base.Values)) {
@@ -95,7 +96,7 @@ func (t *tracker) mayGrow(c *tracked, p core.Parent, s core.Sum) (core.Sum, int)
 	}
 	c.base = s
 	if moved/elapsed.Seconds() <= g.PerShard*float64(n) {
-		return core.Sum{}, 0
+		return fold.Sum{}, 0
 	}
 	return base, n
 }

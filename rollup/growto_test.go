@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // TestGrowTo checks the shards a fold grows a counter to, from two sums of
@@ -49,14 +50,14 @@ func TestGrowTo(t *testing.T) {
 			ctx := context.Background()
 			c := tr.counter("c")
 			p := core.Parent{Exists: true, NumShards: tc.numShards}
-			first := core.Sum{At: start, Values: make([]int64, len(tc.moved))}
+			first := fold.Sum{At: start, Values: make([]int64, len(tc.moved))}
 			if got := tr.growTo(ctx, c, p, first); got != 0 {
 				t.Fatalf("first sum: growTo = %d, want 0: no rate yet", got)
 			}
 			for i := range tc.writes {
 				s.wrote = append(s.wrote, start.Add(tc.after*time.Duration(i+1)/time.Duration(tc.writes)))
 			}
-			second := core.Sum{At: start.Add(tc.after), Values: tc.moved}
+			second := fold.Sum{At: start.Add(tc.after), Values: tc.moved}
 			if got := tr.growTo(ctx, c, p, second); got != tc.want {
 				t.Errorf("growTo = %d, want %d", got, tc.want)
 			}
@@ -72,8 +73,8 @@ func TestGrowToMeasuresFromTheLastBase(t *testing.T) {
 	c := tr.counter("c")
 	p := core.Parent{Exists: true, NumShards: 1}
 	ctx := context.Background()
-	sum := func(after time.Duration, v int64) core.Sum {
-		return core.Sum{At: start.Add(after), Values: []int64{v}}
+	sum := func(after time.Duration, v int64) fold.Sum {
+		return fold.Sum{At: start.Add(after), Values: []int64{v}}
 	}
 	for i := range 11 {
 		s.wrote = append(s.wrote, start.Add(time.Second+time.Duration(i)*time.Millisecond))

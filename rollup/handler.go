@@ -10,6 +10,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // Config configures a Handler.
@@ -17,7 +18,7 @@ type Config struct {
 	Layout   core.Layout
 	Project  string        // events for another project are dropped; "" accepts any
 	Database string        // events for another database are dropped; "" means "(default)"
-	Spacing  time.Duration // the fold spacing: each parent is written at most once per Spacing; default core.DefaultSpacing
+	Spacing  time.Duration // the fold spacing: each parent is written at most once per Spacing; default fold.DefaultSpacing
 	Grow     GrowPolicy    // adding shards to busy counters; zero: never
 	MaxSkew  time.Duration // how far ahead an event may be dated; default DefaultMaxSkew
 	Hold     time.Duration // longest a handler waits for a fold; default DefaultHold
@@ -52,9 +53,9 @@ func New(client *firestore.Client, cfg Config) *Handler {
 		cfg.Hold = DefaultHold
 	}
 	if cfg.Spacing <= 0 {
-		cfg.Spacing = core.DefaultSpacing
+		cfg.Spacing = fold.DefaultSpacing
 	}
-	folder := core.NewFolder(client, cfg.Layout, cfg.Spacing)
+	folder := fold.NewFolder(client, cfg.Layout, cfg.Spacing)
 	folder.SetDefaultShards(cfg.Grow.Default)
 	t := newTracker(newFolderStore(client, folder), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold

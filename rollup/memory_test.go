@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/heaptest"
 )
 
@@ -23,7 +24,7 @@ func BenchmarkTrackerCountersSeen(b *testing.B) {
 				goroutines := runtime.NumGoroutine()
 				var t *tracker
 				heaptest.PerCounter(b, n, func() any {
-					t = newTracker(newFolderStore(nil, core.NewFolder(nil, core.Default(), core.DefaultSpacing)), time.Now, GrowPolicy{}, 0, nil)
+					t = newTracker(newFolderStore(nil, fold.NewFolder(nil, core.Default(), fold.DefaultSpacing)), time.Now, GrowPolicy{}, 0, nil)
 					now := time.Now()
 					for i := range n {
 						t.mu.Lock()

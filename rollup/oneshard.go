@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // A counter on one shard (most counters: they start on one, and only the
@@ -31,9 +32,9 @@ import (
 // other instances hold too, and they find their events covered rather
 // than fold again a window later. Nor while c is measured (see
 // measuring): its folds sum, so that it can grow. t.mu is held.
-func (t *tracker) eventSum(c *tracked, p core.Parent, now time.Time) (core.Sum, bool) {
+func (t *tracker) eventSum(c *tracked, p core.Parent, now time.Time) (fold.Sum, bool) {
 	if t.measuring(c, p) {
-		return core.Sum{}, false
+		return fold.Sum{}, false
 	}
 	var best *waiter
 	for _, w := range c.waiting {
@@ -42,9 +43,9 @@ func (t *tracker) eventSum(c *tracked, p core.Parent, now time.Time) (core.Sum, 
 		}
 	}
 	if best == nil || t.sharing() && now.Sub(best.at) > t.spacing/2 {
-		return core.Sum{}, false
+		return fold.Sum{}, false
 	}
-	s := core.Sum{At: best.at, Life: best.life, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
+	s := fold.Sum{At: best.at, Life: best.life, Values: slices.Clone(best.one.Values), Shards: make([]int64, len(best.one.Held))}
 	for i, held := range best.one.Held {
 		if held {
 			s.Shards[i] = 1

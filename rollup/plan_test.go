@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // These tests check what a tracker plans for a counter's waiters, on a
@@ -241,7 +242,7 @@ func TestPlanProbesABusyCounterOnOneShard(t *testing.T) {
 	wait, next := planFor(tr, s.add(1, false))
 	wantPlan(t, wait, next, 0, stepProbe)
 	tr.mu.Lock()
-	c.base = core.Sum{At: s.clock.now(), Values: []int64{4}}
+	c.base = fold.Sum{At: s.clock.now(), Values: []int64{4}}
 	tr.mu.Unlock()
 	wait, next = planFor(tr)
 	wantPlan(t, wait, next, s.untilDue(), stepFold)

@@ -10,7 +10,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc"
 
-	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
@@ -54,7 +54,7 @@ func TestBigPostFoldsInSteps(t *testing.T) {
 	client, l, name := newPost(t, countOnly)
 	comments := client.Doc(name).Collection("comments")
 	createChildren(t, client, comments, 9000)
-	folder := core.NewFolder(client, l, 50*time.Millisecond)
+	folder := fold.NewFolder(client, l, 50*time.Millisecond)
 	if _, err := folder.Reconcile(ctx, name); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestBigPostFoldsInSteps(t *testing.T) {
 		t.Fatalf("9,000 comments are in %d parts; want 18", len(parts))
 	}
 	var mu sync.Mutex
-	var writes []core.Outcome
+	var writes []fold.Outcome
 	h := New(slowAggregations(t, time.Second), Config{Layout: l, Project: emulatortest.Project, Spacing: 50 * time.Millisecond,
 		Hold: emulatortest.Liveness, OnFold: func(f FoldInfo) {
 			if f.Wrote {

@@ -10,13 +10,14 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/bytime"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // The tracker's decisions are tested here with no database: a fakeStore
 // keeps one counter's parent, its shard sums (and their history, for
 // reads at past instants), its windows and one part of its comments in
 // memory, behaves as
-// core.Folder does (a write is a compare-and-set on the update time,
+// fold.Folder does (a write is a compare-and-set on the update time,
 // no later than the window allows, and no older than the stored as_of),
 // and counts the calls a fold makes. The local and the server clock are
 // one fake clock, which only tests move. contract_test.go holds the fake
@@ -129,10 +130,10 @@ func (s *fakeStore) parent() core.Parent {
 }
 
 // Gather reads the counts at the starts of buckets the fold crosses, as
-// the folder does (core.ReadBoundaries, from the history of the shards),
+// the folder does (fold.ReadBoundaries, from the history of the shards),
 // and aggregates the one part of "comments" at partsAt, if asked.
-func (s *fakeStore) Gather(ctx context.Context, id string, p core.Parent, sum *core.Sum, children []aggregate.Child, partsAt, now time.Time) error {
-	if err := core.ReadBoundaries(ctx, s.layout, id, p, sum, now, s.countsAt); err != nil {
+func (s *fakeStore) Gather(ctx context.Context, id string, p core.Parent, sum *fold.Sum, children []aggregate.Child, partsAt, now time.Time) error {
+	if err := fold.ReadBoundaries(ctx, s.layout, id, p, sum, now, s.countsAt); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -201,13 +202,13 @@ func (s *fakeStore) MoveStrays(_ context.Context, _, from string, after time.Tim
 	return nil, nil
 }
 
-func (s *fakeStore) SumNow(_ context.Context, _, life string, notBefore time.Time) (core.Sum, error) {
+func (s *fakeStore) SumNow(_ context.Context, _, life string, notBefore time.Time) (fold.Sum, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sums++
 	if err := s.sumErr; err != nil {
 		s.sumErr = nil
-		return core.Sum{}, err
+		return fold.Sum{}, err
 	}
 	at := s.clock.now()
 	if at.Before(notBefore) {
@@ -217,14 +218,14 @@ func (s *fakeStore) SumNow(_ context.Context, _, life string, notBefore time.Tim
 	for i := range ones {
 		ones[i] = 1
 	}
-	return core.Sum{At: at, Life: life, Values: slices.Clone(s.shards), Shards: ones}, nil
+	return fold.Sum{At: at, Life: life, Values: slices.Clone(s.shards), Shards: ones}, nil
 }
 
-func (s *fakeStore) Write(_ context.Context, id string, p core.Parent, sum core.Sum, grow int) (core.Outcome, core.Parent, error) {
+func (s *fakeStore) Write(_ context.Context, id string, p core.Parent, sum fold.Sum, grow int) (fold.Outcome, core.Parent, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.writes++
-	out := core.Outcome{Counter: id, Before: p.Totals, Sum: sum, NumShards: p.NumShards}
+	out := fold.Outcome{Counter: id, Before: p.Totals, Sum: sum, NumShards: p.NumShards}
 	if err := s.writeErr; err != nil {
 		s.writeErr = nil
 		return out, p, err
@@ -238,20 +239,20 @@ func (s *fakeStore) Write(_ context.Context, id string, p core.Parent, sum core.
 	}
 	switch {
 	case p.Exists && counts && sum.Life != p.Life:
-		return out, p, core.ErrStale
+		return out, p, fold.ErrStale
 	case p.Exists && !counts && part == nil:
 		return out, p, nil
 	case p.Exists && sum.At.Before(p.Written.Add(s.window)) && p.Now(s.clock.now()).Before(p.Written.Add(s.window)):
-		return out, p, core.ErrTooSoon
+		return out, p, fold.ErrTooSoon
 	case p.Exists != s.exists || !p.Updated.Equal(s.updated):
-		return out, p, core.ErrStale
+		return out, p, fold.ErrStale
 	}
 	now := s.clock.tick()
 	s.exists, s.updated, s.written = true, now, now
 	if counts {
 		s.asOf, s.totals = sum.At, slices.Clone(sum.Values)
 		if len(s.layout.WindowsOf(id)) > 0 {
-			_, s.windows, s.next, _ = s.layout.WindowFold(id, p, sum).Move(sum.Values)
+			_, s.windows, s.next, _ = fold.WindowFold(s.layout, id, p, sum).Move(sum.Values)
 		}
 	}
 	if part != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/rank"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -43,14 +44,14 @@ type tracker struct {
 }
 
 // store is what a tracker reads and writes counters with: a
-// *core.Folder, or, in tests of the tracker's decisions, a fake.
+// *fold.Folder, or, in tests of the tracker's decisions, a fake.
 type store interface {
 	Layout() core.Layout
 	Spacing() time.Duration
 	Read(ctx context.Context, id string) (core.Parent, error)
-	SumNow(ctx context.Context, id, life string, notBefore time.Time) (core.Sum, error)
-	Gather(ctx context.Context, id string, p core.Parent, s *core.Sum, children []aggregate.Child, partsAt, now time.Time) error
-	Write(ctx context.Context, id string, p core.Parent, s core.Sum, grow int) (core.Outcome, core.Parent, error)
+	SumNow(ctx context.Context, id, life string, notBefore time.Time) (fold.Sum, error)
+	Gather(ctx context.Context, id string, p core.Parent, s *fold.Sum, children []aggregate.Child, partsAt, now time.Time) error
+	Write(ctx context.Context, id string, p core.Parent, s fold.Sum, grow int) (fold.Outcome, core.Parent, error)
 	// SumWrites sums the writes of the shards of id's life at the read
 	// time at (adder.FieldWrites).
 	SumWrites(ctx context.Context, id, life string, at time.Time) (int64, error)
@@ -61,7 +62,7 @@ type store interface {
 
 // FoldInfo describes one fold a Handler made, for logs and measurements.
 type FoldInfo struct {
-	core.Outcome
+	fold.Outcome
 	Covered int           // hints this fold answered on this instance
 	Lag     time.Duration // from the oldest of those hints' writes to the fold's commit
 }
@@ -97,7 +98,7 @@ type tracked struct {
 	waiting []*waiter
 	running bool
 	wake    chan struct{}
-	base    core.Sum // growth is measured from this snapshot
+	base    fold.Sum // growth is measured from this snapshot
 	used    time.Time
 	// childAt: of the children of valued sources (a sum or an average is
 	// declared over them) that events asked for, the read time of the

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // These tests check what a tracker's folds read, sum and write, on a fake
@@ -214,7 +214,7 @@ func TestFoldNeverBringsBackADeletedParent(t *testing.T) {
 func TestTooSoonLeavesTheWaitersToPlanAgain(t *testing.T) {
 	s := newFakeStore(t)
 	s.clock.advance(2 * s.window)
-	s.writeErr = core.ErrTooSoon // another instance folded meanwhile
+	s.writeErr = fold.ErrTooSoon // another instance folded meanwhile
 	tr := s.tracker()
 	view(tr, s, false)
 	ws := takeStep(t, tr, stepFold, s.add(1, false))
@@ -228,13 +228,13 @@ func TestTooSoonLeavesTheWaitersToPlanAgain(t *testing.T) {
 // past int64) writes nothing, answers the events it covers, and waits a
 // window before the next.
 func TestUnfoldableSumPausesAndAnswers(t *testing.T) {
-	for _, err := range []error{core.ErrNoShardField, core.ErrSumNotInteger} {
+	for _, err := range []error{fold.ErrNoShardField, fold.ErrSumNotInteger} {
 		t.Run(err.Error(), func(t *testing.T) {
 			s := newFakeStore(t)
 			s.numShards = 4
 			s.clock.advance(2 * s.window)
-			wrapped := fmt.Errorf("core: fold c: %w", err)
-			if errors.Is(err, core.ErrNoShardField) {
+			wrapped := fmt.Errorf("fold: fold c: %w", err)
+			if errors.Is(err, fold.ErrNoShardField) {
 				s.writeErr = wrapped
 			} else {
 				s.sumErr = wrapped

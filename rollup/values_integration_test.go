@@ -12,7 +12,7 @@ import (
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -86,7 +86,7 @@ func TestAggregatesEqualFirestores(t *testing.T) {
 	check(t, client, name, comments.Query, "after the comments")
 
 	// Children at the parts' boundaries, a NaN, edits and deletes.
-	p, err := core.NewFolder(client, l, testWindow).Read(ctx, name)
+	p, err := fold.NewFolder(client, l, testWindow).Read(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestAggregatesEqualFirestores(t *testing.T) {
 	check(t, client, name, comments.Query, "after edits and deletes")
 
 	// A reconcile from scratch agrees.
-	if _, err := core.NewFolder(client, l, testWindow).Reconcile(ctx, name); err != nil {
+	if _, err := fold.NewFolder(client, l, testWindow).Reconcile(ctx, name); err != nil {
 		t.Fatal(err)
 	}
 	check(t, client, name, comments.Query, "after a reconcile")

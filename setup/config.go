@@ -14,6 +14,7 @@ import (
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/adder"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -133,7 +134,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err := incrementFromEnv(env, &cfg); err != nil {
 		return Config{}, err
 	}
-	if cfg.Spacing, err = time.ParseDuration(env(EnvWindow, core.DefaultSpacing.String())); err != nil || cfg.Spacing <= 0 || cfg.Spacing > time.Hour {
+	if cfg.Spacing, err = time.ParseDuration(env(EnvWindow, fold.DefaultSpacing.String())); err != nil || cfg.Spacing <= 0 || cfg.Spacing > time.Hour {
 		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 1s", EnvWindow, env(EnvWindow, ""))
 	}
 	if err := growFromEnv(env, &cfg); err != nil {

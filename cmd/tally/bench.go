@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/tools/bench"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
@@ -108,7 +108,7 @@ func (b *benchFlags) runners(f *pflag.FlagSet) {
 
 // rollups: tally's Rollup instances, and how events reach them.
 func (b *benchFlags) rollups(f *pflag.FlagSet) {
-	f.DurationVar(&b.o.Spacing, "window", core.DefaultSpacing, "the fold spacing (TALLY_ROLLUP_WINDOW): each parent is written at most once per this")
+	f.DurationVar(&b.o.Spacing, "window", fold.DefaultSpacing, "the fold spacing (TALLY_ROLLUP_WINDOW): each parent is written at most once per this")
 	f.IntVar(&b.o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
 	f.StringVar(&b.o.Delivery, "delivery", report.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
 	f.Float64Var(&b.o.DuplicateRate, "duplicate", 0.1, "share of shard events delivered twice")

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -23,22 +22,6 @@ func (p Parent) CoversChild(source, child string, t time.Time) bool {
 	return ok && !t.After(p.Parts[source][key].At)
 }
 
-// AllParts names every part p holds, and the start of each source it has
-// none of: what a fold from scratch refolds, each part whole.
-func (f *Folder) AllParts(id string, p Parent) []aggregate.Child {
-	var out []aggregate.Child
-	for _, src := range aggregate.Sources(f.layout.Aggregates(id)) {
-		if len(p.Parts[src]) == 0 {
-			out = append(out, aggregate.Child{Source: src, Whole: true})
-			continue
-		}
-		for _, k := range p.Parts[src].Keys() {
-			out = append(out, aggregate.Child{Source: src, ID: aggregate.PartLo(k), Whole: true})
-		}
-	}
-	return out
-}
-
 // Unfolded names the start of each aggregated source of the document name
 // that p holds no part of: what its first fold aggregates from scratch.
 func (l Layout) Unfolded(name string, p Parent) []aggregate.Child {
@@ -49,14 +32,6 @@ func (l Layout) Unfolded(name string, p Parent) []aggregate.Child {
 		}
 	}
 	return out
-}
-
-// source is the collection of src's children of the document at id.
-func (f *Folder) source(id, src string) *firestore.CollectionRef {
-	if src[0] == '/' {
-		return f.client.Collection(src[1:])
-	}
-	return f.layout.Counter(f.client, id).Collection(src)
 }
 
 // PartsCollection holds, under a counted document's life, one document for
@@ -90,18 +65,4 @@ func validChild(a aggregate.Aggregate) error {
 		}
 	}
 	return nil
-}
-
-// SumParts refolds, at the read time at, the parts of the document at id,
-// as p holds them, that hold the given children, and every part of a
-// source of which p holds none (aggregate.Doc.Refold, bounded in time).
-func (f *Folder) SumParts(ctx context.Context, id string, p Parent, children []aggregate.Child, at time.Time) ([]aggregate.PartFold, error) {
-	d := aggregate.Doc{Client: f.client, Aggs: f.layout.Aggregates(id), Parts: p.Parts,
-		Children: func(src string) *firestore.CollectionRef { return f.source(id, src) },
-		PartDoc:  func(src, lo string) *firestore.DocumentRef { return f.layout.PartDoc(f.client, id, p.Life, src, lo) }}
-	out, err := d.Refold(ctx, children, at)
-	if err != nil {
-		return nil, fmt.Errorf("core: aggregate the children of %s at %s: %w", id, at.Format(time.RFC3339Nano), err)
-	}
-	return out, nil
 }

@@ -72,8 +72,10 @@ func (l Layout) CountValues(data map[string]any, counts []Count) []int64 {
 	return out
 }
 
-// path is a bookkeeping field's path on a counted document.
-func (l Layout) path(field string) firestore.FieldPath { return l.kind().fieldPath(l, field) }
+// FieldPath is the path of tally's bookkeeping field on a counted
+// document: in _tally on an app's document, at the top in the guide
+// layout.
+func (l Layout) FieldPath(field string) firestore.FieldPath { return l.kind().fieldPath(l, field) }
 
 // Resharding reports whether a counted document's data says it is
 // shrinking to one shard: its other shards may still hold counts.
@@ -86,10 +88,10 @@ func (l Layout) Resharding(data map[string]any) bool {
 // and WrittenPath are the field paths of tally's bookkeeping on a counted
 // document. WrittenPath is nil in the guide
 // layout, whose parent's update time says the same.
-func (l Layout) AsOfPath() firestore.FieldPath { return l.path(FieldAsOf) }
+func (l Layout) AsOfPath() firestore.FieldPath { return l.FieldPath(FieldAsOf) }
 
-func (l Layout) NumShardsPath() firestore.FieldPath { return l.path(FieldNumShards) }
+func (l Layout) NumShardsPath() firestore.FieldPath { return l.FieldPath(FieldNumShards) }
 
-func (l Layout) ReshardingPath() firestore.FieldPath { return l.path(FieldResharding) }
+func (l Layout) ReshardingPath() firestore.FieldPath { return l.FieldPath(FieldResharding) }
 
 func (l Layout) WrittenPath() firestore.FieldPath { return l.kind().writtenPath(l) }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -290,4 +291,25 @@ func truncate(s string) string {
 		return strconv.Quote(s[:40] + "...")
 	}
 	return strconv.Quote(s)
+}
+
+// AnyShard reports whether the counter name has a shard document at all
+// in the given life, whatever it holds: one read. In the guide layout, a
+// counter whose parent does not exist but whose shards do (as Google's
+// samples make them) is a counter.
+func (l Layout) AnyShard(ctx context.Context, c *firestore.Client, name, life string) (bool, error) {
+	refs, err := l.Shards(c, name, life).Select().Limit(1).Documents(ctx).GetAll()
+	if err != nil {
+		return false, fmt.Errorf("core: list the shards of %s: %w", name, err)
+	}
+	return len(refs) > 0, nil
+}
+
+// Relative is a document's path below the database root ("" for nil).
+func Relative(ref *firestore.DocumentRef) string {
+	if ref == nil {
+		return ""
+	}
+	_, p, _ := strings.Cut(ref.Path, "/documents/")
+	return p
 }

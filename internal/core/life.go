@@ -49,7 +49,7 @@ func (l Layout) LifeIn(data map[string]any, created time.Time) string {
 
 // LifePath is the field path of the life a counted document's counts are
 // of.
-func (l Layout) LifePath() firestore.FieldPath { return l.path(FieldLife) }
+func (l Layout) LifePath() firestore.FieldPath { return l.FieldPath(FieldLife) }
 
 // home is the document under which tally keeps the named counter's
 // shards, voters and keys: the counter itself in the guide layout, the

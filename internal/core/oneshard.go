@@ -1,13 +1,9 @@
 package core
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // A counter on one shard, and a fold with no read. See the package guide:
@@ -44,11 +40,11 @@ func (l Layout) OnOneShard(numShards, defaults int, resharding, legacy bool) boo
 
 // ParentSeenPath is the field path, on shard 0, of the counted document's
 // update time as the increment that wrote it had read it.
-func (l Layout) ParentSeenPath() firestore.FieldPath { return l.path(FieldParentSeen) }
+func (l Layout) ParentSeenPath() firestore.FieldPath { return l.FieldPath(FieldParentSeen) }
 
 // ParentRankPath is the field path, on shard 0, of the cells the counted
 // document recorded at that update time (package rank), by field.
-func (l Layout) ParentRankPath() firestore.FieldPath { return l.path(FieldParentRank) }
+func (l Layout) ParentRankPath() firestore.FieldPath { return l.FieldPath(FieldParentRank) }
 
 // OneShard is what a write to shard 0 tells: each count's value on shard 0
 // after the write, and, when Increment wrote it just after reading the
@@ -119,44 +115,4 @@ func (p Parent) OneShard(l Layout, defaults int) bool {
 // and none is due on another shard.
 func (p Parent) Whole(l Layout, defaults int, at time.Time) bool {
 	return p.OneShard(l, defaults) && p.OneSince.Before(at)
-}
-
-// sumWhole is the sum of id's counts at the read time at, for a fold onto
-// p: shard 0's, read by key, where it held them all (wholeAt); otherwise
-// the aggregation's (SumAt). Both cost one read on Firestore; a read by
-// key costs the same however many documents the database holds, where a
-// query's scan on the emulator grows with them.
-func (f *Folder) sumWhole(ctx context.Context, id string, p Parent, at time.Time) (Sum, error) {
-	if s, ok, err := f.wholeAt(ctx, id, p, at); err != nil || ok {
-		return s, err
-	}
-	return f.SumAt(ctx, id, p.Life, at)
-}
-
-// wholeAt reads shard 0 of id's life by its key at the read time at, as
-// the sum of its counts, if p had one shard already before at
-// (Parent.Whole), so that shard 0 held the whole counts then: false if p
-// did not, or shard 0 holds a count that is no integer (let the
-// aggregation say what it holds).
-func (f *Folder) wholeAt(ctx context.Context, id string, p Parent, at time.Time) (Sum, bool, error) {
-	if !p.Whole(f.layout, f.defaults, at) {
-		return Sum{}, false, nil
-	}
-	s := newSum(at, p.Life, len(f.layout.Counts(id)))
-	ref := f.layout.Shard(f.client, id, p.Life, 0)
-	var snap *firestore.DocumentSnapshot
-	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		var err error
-		if snap, err = tx.Get(ref); status.Code(err) == codes.NotFound {
-			return nil
-		}
-		return err
-	}, firestore.ReadOnly, firestore.TransactionReadTime(s.At))
-	if err != nil {
-		return Sum{}, false, fmt.Errorf("core: shard 0 of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
-	}
-	if snap == nil || !snap.Exists() {
-		return s, true, nil // no shard: nothing counted
-	}
-	return s, s.Add(f.layout.Counts(id), snap), nil
 }

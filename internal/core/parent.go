@@ -122,9 +122,9 @@ func (p Parent) Covers(t time.Time) bool {
 	return !p.AsOf.IsZero() && !t.After(p.AsOf)
 }
 
-// holds reports whether the document holds count i's field, as far as p
+// Holds reports whether the document holds count i's field, as far as p
 // knows: a Parent that was not read (told by an event) is taken to.
-func (p Parent) holds(i int) bool { return i >= len(p.Present) || p.Present[i] }
+func (p Parent) Holds(i int) bool { return i >= len(p.Present) || p.Present[i] }
 
 // Created reports whether p, what a fold knows of the document name,
 // answers the creation of its given life at t: the document was read at
@@ -146,3 +146,6 @@ func (p Parent) Created(life string, t time.Time, lag time.Duration, l Layout, n
 	}
 	return len(l.Unfolded(name, p)) == 0
 }
+
+// Precise cuts t to the microseconds Firestore keeps.
+func Precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }

@@ -3,6 +3,7 @@ package core
 import (
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/bytime"
+	"github.com/tallycounters/tally/internal/core/calendar"
 )
 
 // What a field of a counted document is to tally, as Kept says.
@@ -52,4 +53,42 @@ func (l Layout) BeforeFold(name, field string) any {
 		}
 	}
 	return nil
+}
+
+// SmallestUnit is the shortest unit of the windows declared, "" if none:
+// the boundary job runs at each start of its buckets.
+func (l Layout) SmallestUnit() calendar.Unit {
+	order := []calendar.Unit{calendar.Minute, calendar.Hour, calendar.Day, calendar.Week, calendar.Month}
+	best := -1
+	consider := func(ws []bytime.Window) {
+		for _, w := range ws {
+			for i, u := range order {
+				if w.Kind != bytime.KindTrend && u == w.Unit && (best < 0 || i < best) {
+					best = i
+				}
+			}
+		}
+	}
+	consider(l.Windows)
+	for _, d := range l.Docs {
+		consider(d.Windows)
+	}
+	if best < 0 {
+		return ""
+	}
+	return order[best]
+}
+
+// SmallestUnitOf is the shortest unit of the per and over windows of the
+// counted document name, "" if it has none: the boundary job moves its
+// windows at each start of its buckets.
+func (l Layout) SmallestUnitOf(name string) calendar.Unit {
+	if l.OnDocs() {
+		d, err := l.match(name)
+		if err != nil {
+			return ""
+		}
+		l = Layout{Docs: []Declaration{d}}
+	}
+	return l.SmallestUnit()
 }

@@ -1,4 +1,4 @@
-package core
+package fold
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"google.golang.org/api/iterator"
 
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/bytime"
-	"github.com/tallycounters/tally/internal/core/calendar"
+	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // The boundary job. A document folded in a bucket has, at the bucket's
@@ -25,35 +25,11 @@ import (
 // folded since B needs nothing. A document folded in no bucket of the
 // last has no next_boundary: idle documents cost nothing.
 
-// SmallestUnit is the shortest unit of the windows declared, "" if none:
-// the boundary job runs at each start of its buckets.
-func (l Layout) SmallestUnit() calendar.Unit {
-	order := []calendar.Unit{calendar.Minute, calendar.Hour, calendar.Day, calendar.Week, calendar.Month}
-	best := -1
-	consider := func(ws []bytime.Window) {
-		for _, w := range ws {
-			for i, u := range order {
-				if w.Kind != bytime.KindTrend && u == w.Unit && (best < 0 || i < best) {
-					best = i
-				}
-			}
-		}
-	}
-	consider(l.Windows)
-	for _, d := range l.Docs {
-		consider(d.Windows)
-	}
-	if best < 0 {
-		return ""
-	}
-	return order[best]
-}
-
 // Due is a counted document whose windows are due to move, as the
 // boundary job's query found it.
 type Due struct {
 	Name   string
-	Parent Parent // as the query read it: the fold needs no read of its own
+	Parent core.Parent // as the query read it: the fold needs no read of its own
 }
 
 // Due lists the counted documents whose next_boundary is at or before
@@ -61,50 +37,26 @@ type Due struct {
 func (f *Folder) Due(ctx context.Context, now time.Time) ([]Due, error) {
 	var out []Due
 	for _, q := range f.DueQueries(now) {
-		err := EachDocument(ctx, q, func(snap *firestore.DocumentSnapshot) (bool, error) {
+		err := fsrpc.EachDocument(ctx, q, func(snap *firestore.DocumentSnapshot) (bool, error) {
 			if name, ok := f.DueName(snap.Ref); ok {
-				out = append(out, Due{Name: name, Parent: ParentFrom(f.layout, name, snap, time.Now())})
+				out = append(out, Due{Name: name, Parent: core.ParentFrom(f.layout, name, snap, time.Now())})
 			}
 			return true, nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("core: documents due at a boundary: %w", err)
+			return nil, fmt.Errorf("fold: documents due at a boundary: %w", err)
 		}
 	}
 	return out, nil
-}
-
-// EachDocument calls do with each document q finds, in order, until do
-// says to stop (false) or fails.
-func EachDocument(ctx context.Context, q firestore.Query, do func(*firestore.DocumentSnapshot) (bool, error)) error {
-	return Each(q.Documents(ctx), do)
-}
-
-// Each is EachDocument over the documents of it, a query's in a
-// transaction among others, which it stops.
-func Each(it *firestore.DocumentIterator, do func(*firestore.DocumentSnapshot) (bool, error)) error {
-	defer it.Stop()
-	for {
-		snap, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if more, err := do(snap); err != nil || !more {
-			return err
-		}
-	}
 }
 
 // NextBoundaryPath is the field of a counted document that holds its
 // next_boundary.
 func (f *Folder) NextBoundaryPath() firestore.FieldPath {
 	if f.layout.OnDocs() {
-		return firestore.FieldPath{FieldBookkeeping, FieldNextBoundary}
+		return firestore.FieldPath{core.FieldBookkeeping, core.FieldNextBoundary}
 	}
-	return firestore.FieldPath{FieldNextBoundary}
+	return firestore.FieldPath{core.FieldNextBoundary}
 }
 
 // DueQueries are the queries of the counted documents whose next_boundary
@@ -146,13 +98,13 @@ func (f *Folder) DueQueries(now time.Time) []firestore.Query {
 func (f *Folder) DueName(ref *firestore.DocumentRef) (string, bool) {
 	name := ref.ID
 	if f.layout.OnDocs() {
-		_, name, _ = strings.Cut(ref.Path, "/documents/")
+		name = core.Relative(ref)
 	}
 	return name, f.layout.Matches(f.layout.Path(name))
 }
 
 // lastSegment is the collection id of d's documents.
-func lastSegment(d Declaration) string {
+func lastSegment(d core.Declaration) string {
 	segs := strings.Split(d.Collection, "/")
 	if d.One() {
 		return segs[len(segs)-2]
@@ -169,7 +121,7 @@ func lastSegment(d Declaration) string {
 // as Due read it, and reads it again only to try again.
 func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outcome, error) {
 	name := d.Name
-	u := f.smallestOf(name)
+	u := f.layout.SmallestUnitOf(name)
 	if u == "" {
 		return Outcome{Counter: name}, nil
 	}
@@ -194,7 +146,7 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outc
 			return f.Fold(ctx, name)
 		}
 		if waited, err := f.waitSpacing(ctx, p); err != nil {
-			return Outcome{}, fmt.Errorf("core: move the windows of %s: %w", name, err)
+			return Outcome{}, fmt.Errorf("fold: move the windows of %s: %w", name, err)
 		} else if waited {
 			continue
 		}
@@ -213,17 +165,4 @@ func (f *Folder) FoldAtBoundary(ctx context.Context, d Due, now time.Time) (Outc
 		}
 		return fold, err
 	}
-}
-
-// smallestOf is the shortest unit of the per and over windows of name.
-func (f *Folder) smallestOf(name string) calendar.Unit {
-	l := f.layout
-	if l.OnDocs() {
-		d, err := l.match(name)
-		if err != nil {
-			return ""
-		}
-		l = Layout{Docs: []Declaration{d}}
-	}
-	return l.SmallestUnit()
 }

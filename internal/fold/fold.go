@@ -1,4 +1,4 @@
-package core
+package fold
 
 import (
 	"context"
@@ -8,15 +8,14 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
-	"cloud.google.com/go/firestore/apiv1/firestorepb"
 	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/bytime"
 	"github.com/tallycounters/tally/internal/core/rank"
-	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // ErrSumNotInteger means sum() over a counter's shards came back as a
@@ -30,7 +29,7 @@ var ErrSumNotInteger = errors.New("the shards' sum is not an int64")
 // and tally's last write of it is at least a window old.
 type Folder struct {
 	client     *firestore.Client
-	layout     Layout
+	layout     core.Layout
 	spacing    time.Duration
 	defaults   int         // shards of a counted document without num_shards (SetDefaultShards)
 	noReadTime atomic.Bool // the client reports no aggregation read times
@@ -40,19 +39,16 @@ type Folder struct {
 // Firestore's sustained one write per second per document.
 const DefaultSpacing = time.Second
 
-// Precise cuts t to the microseconds Firestore keeps.
-func Precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
-
 // Layout is where the Folder's counters are.
-func (f *Folder) Layout() Layout { return f.layout }
+func (f *Folder) Layout() core.Layout { return f.layout }
 
 // Window is the least time between two writes of a parent by folds.
 func (f *Folder) Spacing() time.Duration { return f.spacing }
 
 // NewFolder returns a Folder for counters in client's database, writing each
 // parent at most once per fold spacing.
-func NewFolder(client *firestore.Client, l Layout, spacing time.Duration) *Folder {
-	return &Folder{client: client, layout: l, spacing: spacing, defaults: DefaultShards}
+func NewFolder(client *firestore.Client, l core.Layout, spacing time.Duration) *Folder {
+	return &Folder{client: client, layout: l, spacing: spacing, defaults: core.DefaultShards}
 }
 
 // SetDefaultShards says how many shards a counted document without
@@ -61,7 +57,7 @@ func NewFolder(client *firestore.Client, l Layout, spacing time.Duration) *Folde
 // on shard 0 alone only if that is 1 (see Parent.Whole).
 func (f *Folder) SetDefaultShards(n int) {
 	if n < 1 {
-		n = DefaultShards
+		n = core.DefaultShards
 	}
 	f.defaults = n
 }
@@ -123,111 +119,12 @@ type Outcome struct {
 }
 
 // Read gets the counted document as it is now.
-func (f *Folder) Read(ctx context.Context, id string) (Parent, error) {
+func (f *Folder) Read(ctx context.Context, id string) (core.Parent, error) {
 	snap, err := f.layout.Counter(f.client, id).Get(ctx)
 	if err != nil && status.Code(err) != codes.NotFound {
-		return Parent{}, fmt.Errorf("core: read %s: %w", id, err)
+		return core.Parent{}, fmt.Errorf("fold: read %s: %w", id, err)
 	}
-	return ParentFrom(f.layout, id, snap, time.Now()), nil
-}
-
-// aggregation is sum() and count() over id's shards that hold the field of
-// count c: one aggregation query. Each count is summed on its own, as a
-// query's aggregations all see only the documents that hold every field
-// they name, and a shard holds only the counts it was incremented for.
-func (f *Folder) aggregation(id, life string, c Count) *firestore.AggregationQuery {
-	holding := f.layout.Shards(f.client, id, life).Where(c.Shard, "!=", nil)
-	return holding.NewAggregationQuery().WithSum(c.Shard, "sum").WithCount("shards")
-}
-
-// sumOf reads count i's aggregation result into s.
-func sumOf(res firestore.AggregationResult, s *Sum, i int) error {
-	sum, _ := res["sum"].(*firestorepb.Value)
-	n, _ := res["shards"].(*firestorepb.Value)
-	s.Shards[i] = n.GetIntegerValue()
-	switch v := sum.GetValueType().(type) {
-	case *firestorepb.Value_IntegerValue:
-		s.Values[i] = v.IntegerValue
-	case *firestorepb.Value_DoubleValue:
-		return fmt.Errorf("%w: sum() is the double %g", ErrSumNotInteger, v.DoubleValue)
-	}
-	return nil
-}
-
-func newSum(at time.Time, life string, counts int) Sum {
-	return Sum{At: Precise(at), Life: life, Values: make([]int64, counts), Shards: make([]int64, counts)}
-}
-
-// SumNow sums the shards of id's given life now, at a read time no
-// earlier than notBefore (a time the server has passed): its first count
-// with one aggregation query, whose result holds at the read time the
-// server reports, when the client is built with fsrpc's options, and any
-// other counts at that same read time; otherwise at notBefore, as SumAt
-// does.
-func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Time) (Sum, error) {
-	if f.noReadTime.Load() {
-		return f.SumAt(ctx, id, life, notBefore)
-	}
-	counts := f.layout.Counts(id)
-	if len(counts) == 0 {
-		return Sum{}, fmt.Errorf("core: sum of %s: %w", id, ErrUndeclared)
-	}
-	rctx, readTime := fsrpc.WithReadTime(ctx)
-	res, err := f.aggregation(id, life, counts[0]).Get(rctx)
-	if err != nil {
-		return Sum{}, fmt.Errorf("core: sum of %s: %w", id, err)
-	}
-	at := readTime()
-	if at.IsZero() {
-		f.noReadTime.Store(true) // a client without the options: read at a chosen time from now on
-		return f.SumAt(ctx, id, life, notBefore)
-	}
-	if Precise(at).Before(notBefore) {
-		return f.SumAt(ctx, id, life, notBefore)
-	}
-	s := newSum(at, life, len(counts))
-	if err := sumOf(res, &s, 0); err != nil {
-		return Sum{}, fmt.Errorf("core: sum of %s: %w", id, err)
-	}
-	if err := f.sumRest(ctx, id, life, &s, 1); err != nil { // the other counts at the same read time
-		return Sum{}, err
-	}
-	return s, nil
-}
-
-// SumAt sums every count of the shards of id's life at the read time at.
-func (f *Folder) SumAt(ctx context.Context, id, life string, at time.Time) (Sum, error) {
-	s := newSum(at, life, len(f.layout.Counts(id)))
-	if err := f.sumRest(ctx, id, life, &s, 0); err != nil {
-		return Sum{}, err
-	}
-	return s, nil
-}
-
-// sumRest runs the aggregation of each count from the from'th on over id's
-// shards, in one read-only transaction at s.At: no shard is locked, and
-// every sum holds every shard write committed at or before s.At.
-func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int) error {
-	counts := f.layout.Counts(id)
-	if from >= len(counts) {
-		return nil
-	}
-	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		for i := from; i < len(counts); i++ {
-			res, err := f.aggregation(id, life, counts[i]).Transaction(tx).Get(ctx)
-			if err != nil {
-				return err
-			}
-			if err := sumOf(res, s, i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, firestore.TransactionReadTime(s.At))
-	if err != nil {
-		return fmt.Errorf("core: sum of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
-	}
-	return nil
+	return core.ParentFrom(f.layout, id, snap, time.Now()), nil
 }
 
 // Gather reads what a fold of the document id, as p holds it, takes
@@ -236,7 +133,7 @@ func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int)
 // at partsAt (SumParts, into s.Parts). Every fold is a sum, Gather, and
 // Write: Rollup's, the boundary job's and Fold's alike; they differ in
 // the sum they start from.
-func (f *Folder) Gather(ctx context.Context, id string, p Parent, s *Sum, children []aggregate.Child, partsAt, now time.Time) error {
+func (f *Folder) Gather(ctx context.Context, id string, p core.Parent, s *Sum, children []aggregate.Child, partsAt, now time.Time) error {
 	if err := f.ReadBoundaries(ctx, id, p, s, now); err != nil {
 		return err
 	}
@@ -251,7 +148,7 @@ func (f *Folder) Gather(ctx context.Context, id string, p Parent, s *Sum, childr
 // waitSpacing waits out what is left of the fold spacing since p's last write,
 // if anything is: waited says it did (p is then to be read again), err
 // that ctx ended first.
-func (f *Folder) waitSpacing(ctx context.Context, p Parent) (waited bool, err error) {
+func (f *Folder) waitSpacing(ctx context.Context, p core.Parent) (waited bool, err error) {
 	wait := p.Written.Add(f.spacing).Sub(p.Anchor)
 	if !p.Exists || wait <= 0 {
 		return false, nil
@@ -293,11 +190,11 @@ func (f *Folder) FoldKnown(ctx context.Context, id string, k *Known) (Outcome, e
 				}
 			}
 			if !some {
-				return Outcome{}, fmt.Errorf("core: fold %s: %w", id, ErrNoCounter)
+				return Outcome{}, fmt.Errorf("fold: fold %s: %w", id, core.ErrNoCounter)
 			}
 		}
 		if waited, err := f.waitSpacing(ctx, p); err != nil {
-			return Outcome{}, fmt.Errorf("core: fold %s: %w", id, err)
+			return Outcome{}, fmt.Errorf("fold: fold %s: %w", id, err)
 		} else if waited {
 			continue
 		}
@@ -336,7 +233,7 @@ func (f *Folder) FoldKnown(ctx context.Context, id string, k *Known) (Outcome, e
 // partsBefore names the parts of the document id, as p holds them, last
 // refolded before since, and each aggregated source it holds none of:
 // what a fold from scratch has left to refold, each part whole.
-func (f *Folder) partsBefore(id string, p Parent, since time.Time) []aggregate.Child {
+func (f *Folder) partsBefore(id string, p core.Parent, since time.Time) []aggregate.Child {
 	var out []aggregate.Child
 	for _, c := range f.AllParts(id, p) {
 		if c.ID == "" && len(p.Parts[c.Source]) == 0 || p.Parts[c.Source][aggregate.PartKey(c.ID)].At.Before(since) {
@@ -349,7 +246,7 @@ func (f *Folder) partsBefore(id string, p Parent, since time.Time) []aggregate.C
 // readSum is a fold step's document, and its sum if k knows it: k's, if
 // not nil and the document exists; otherwise the document read now, and
 // no sum.
-func (f *Folder) readSum(ctx context.Context, id string, k *Known) (Parent, *Sum, error) {
+func (f *Folder) readSum(ctx context.Context, id string, k *Known) (core.Parent, *Sum, error) {
 	if k != nil && k.Parent.Exists {
 		s := k.Sum
 		return k.Parent, &s, nil

@@ -1,4 +1,4 @@
-package core
+package fold
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (f *Folder) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 func (f *Folder) ReconcileKnown(ctx context.Context, id string, k *Known) ([]Drift, error) {
 	fold, err := f.FoldKnown(ctx, id, k)
 	if err != nil {
-		return nil, fmt.Errorf("core: reconcile %s: %w", id, err)
+		return nil, fmt.Errorf("fold: reconcile %s: %w", id, err)
 	}
 	counts := f.layout.Counts(id)
 	out := make([]Drift, len(counts))

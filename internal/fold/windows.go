@@ -1,13 +1,13 @@
-package core
+package fold
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/bytime"
 )
 
@@ -18,7 +18,7 @@ import (
 
 // WindowFold is what the fold s onto p knows of the windows of the
 // document name, for package bytime to move them.
-func (l Layout) WindowFold(name string, p Parent, s Sum) bytime.Fold {
+func WindowFold(l core.Layout, name string, p core.Parent, s Sum) bytime.Fold {
 	counts := l.Counts(name)
 	fields := make([]string, len(counts))
 	for i, c := range counts {
@@ -41,7 +41,7 @@ func (l Layout) WindowFold(name string, p Parent, s Sum) bytime.Fold {
 // held them (s.Quiet); else it reads each start it crosses within the
 // retention, so that only a start it cannot read is left to a guess, and
 // reported (Outcome.Unread).
-func (f *Folder) ReadBoundaries(ctx context.Context, name string, p Parent, s *Sum, now time.Time) error {
+func (f *Folder) ReadBoundaries(ctx context.Context, name string, p core.Parent, s *Sum, now time.Time) error {
 	return ReadBoundaries(ctx, f.layout, name, p, s, now, func(ctx context.Context, at time.Time, w bytime.Fold) ([]int64, error) {
 		if s, ok, err := f.wholeAt(ctx, name, p, at); err != nil || ok { // on one shard then: shard 0, read by key
 			for i := range s.Values {
@@ -61,11 +61,11 @@ type CountsAt func(ctx context.Context, at time.Time, w bytime.Fold) ([]int64, e
 
 // ReadBoundaries is Folder.ReadBoundaries on any store: countsAt reads
 // the document's counts at a past instant.
-func ReadBoundaries(ctx context.Context, l Layout, name string, p Parent, s *Sum, now time.Time, countsAt CountsAt) error {
+func ReadBoundaries(ctx context.Context, l core.Layout, name string, p core.Parent, s *Sum, now time.Time, countsAt CountsAt) error {
 	if !p.Exists || s.Values == nil {
 		return nil
 	}
-	w := l.WindowFold(name, p, *s)
+	w := WindowFold(l, name, p, *s)
 	if err := readStarts(ctx, &w, s, w.Due(now), countsAt); err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func readStarts(ctx context.Context, w *bytime.Fold, s *Sum, starts []time.Time,
 
 // probe reads, for the fold s onto p, whether the counts changed between
 // the last fold and the starts it crosses unread (see ReadBoundaries).
-func probe(ctx context.Context, w *bytime.Fold, p Parent, s *Sum, now time.Time, countsAt CountsAt) error {
+func probe(ctx context.Context, w *bytime.Fold, p core.Parent, s *Sum, now time.Time, countsAt CountsAt) error {
 	if w.SameWindowed(s.Values, p.Totals) {
 		return nil
 	}
@@ -125,34 +125,6 @@ func probe(ctx context.Context, w *bytime.Fold, p Parent, s *Sum, now time.Time,
 	return readStarts(ctx, w, s, starts, countsAt)
 }
 
-// countsAt sums each count of name's shards of life that a window of w
-// needs, at the read time at: one aggregation each, in one read-only
-// transaction.
-func (f *Folder) countsAt(ctx context.Context, name, life string, at time.Time, w bytime.Fold) ([]int64, error) {
-	counts := f.layout.Counts(name)
-	vals := make([]int64, len(counts))
-	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
-		for i, c := range counts {
-			if !w.Windowed(i) {
-				continue
-			}
-			res, err := f.aggregation(name, life, c).Transaction(tx).Get(ctx)
-			if err != nil {
-				return err
-			}
-			s := Sum{Values: vals, Shards: make([]int64, len(counts))}
-			if err := sumOf(res, &s, i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, firestore.ReadOnly, firestore.TransactionReadTime(Precise(at)))
-	if err != nil {
-		return nil, fmt.Errorf("core: counts of %s at %s: %w", name, at.Format(time.RFC3339Nano), err)
-	}
-	return vals, nil
-}
-
 // windowAt is the instant the fold s moves windows to: its read time, or,
 // for the boundary job, the start of the bucket it reads just before.
 func (s Sum) windowAt() time.Time {
@@ -173,7 +145,7 @@ type moved struct {
 }
 
 // apply sets m on p.
-func (m moved) apply(p *Parent) {
+func (m moved) apply(p *core.Parent) {
 	if m.ok {
 		p.Windows, p.Trends, p.NextBoundary = m.windows, m.trends, m.next
 	}
@@ -185,14 +157,14 @@ func (m moved) apply(p *Parent) {
 // value and state, each trend's field, and next_boundary. None if the
 // document has no window, or the fold writes neither counts nor
 // aggregates.
-func (f *Folder) timeUpdates(name string, p Parent, s Sum, counts bool, aggregates map[string]any) ([]firestore.Update, moved) {
+func (f *Folder) timeUpdates(name string, p core.Parent, s Sum, counts bool, aggregates map[string]any) ([]firestore.Update, moved) {
 	ws := f.layout.WindowsOf(name)
 	if len(ws) == 0 || !counts && aggregates == nil {
 		return nil, moved{}
 	}
 	m := moved{ok: true, windows: p.Windows, trends: map[string]float64{}, next: p.NextBoundary}
 	var updates []firestore.Update
-	fold := f.layout.WindowFold(name, p, s)
+	fold := WindowFold(f.layout, name, p, s)
 	totals := p.Totals
 	if counts {
 		totals = f.totals(name, p, s)
@@ -201,13 +173,13 @@ func (f *Folder) timeUpdates(name string, p Parent, s Sum, counts bool, aggregat
 		for field, v := range values {
 			updates = append(updates,
 				firestore.Update{FieldPath: firestore.FieldPath{field}, Value: v},
-				firestore.Update{FieldPath: append(f.layout.path(FieldWindows), field), Value: m.windows[field].Stored(windowNamed(ws, field), f.layout.Zone)})
+				firestore.Update{FieldPath: append(f.layout.FieldPath(core.FieldWindows), field), Value: m.windows[field].Stored(windowNamed(ws, field), f.layout.Zone)})
 		}
 		var next any = firestore.Delete
 		if !m.next.IsZero() {
 			next = m.next
 		}
-		updates = append(updates, firestore.Update{FieldPath: f.layout.path(FieldNextBoundary), Value: next})
+		updates = append(updates, firestore.Update{FieldPath: f.layout.FieldPath(core.FieldNextBoundary), Value: next})
 	}
 	at := s.At
 	if !s.Weigh.IsZero() && s.Weigh.Before(at) && s.Weigh.After(p.AsOf) {
@@ -229,7 +201,7 @@ func (f *Folder) timeUpdates(name string, p Parent, s Sum, counts bool, aggregat
 		}
 		updates = append(updates,
 			firestore.Update{FieldPath: firestore.FieldPath{w.Field}, Value: next},
-			firestore.Update{FieldPath: append(f.layout.path(FieldTrends), w.Field), Value: map[string]any{
+			firestore.Update{FieldPath: append(f.layout.FieldPath(core.FieldTrends), w.Field), Value: map[string]any{
 				"h": w.HalfLife.Seconds(), "l": bytime.Landmark}})
 	}
 	return updates, m

@@ -1,4 +1,4 @@
-package core
+package fold
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/rank"
 )
@@ -49,7 +50,7 @@ func (s Sum) zero() bool {
 // fold is then stale, and is made again on the document as it now is. It
 // creates a missing parent only in the guide layout, and only for shards
 // that hold something: an app's document that is gone stays gone.
-func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int) (Outcome, Parent, error) {
+func (f *Folder) Write(ctx context.Context, id string, p core.Parent, s Sum, grow int) (Outcome, core.Parent, error) {
 	fold := Outcome{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards, AggregatesBefore: p.Aggregates}
 	for _, pf := range s.Parts {
 		fold.Failed = append(fold.Failed, pf.Failed...)
@@ -69,7 +70,7 @@ func (f *Folder) Write(ctx context.Context, id string, p Parent, s Sum, grow int
 	case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
 		return fold, p, ErrStale
 	default:
-		return fold, p, fmt.Errorf("core: write fold of %s: %w", id, err)
+		return fold, p, fmt.Errorf("fold: write fold of %s: %w", id, err)
 	}
 	fold.Wrote, fold.Updated, fold.Parts = true, wr.UpdateTime, len(w.applied)
 	for _, pf := range w.applied {
@@ -102,7 +103,7 @@ type writePlan struct {
 	misfit  bool
 }
 
-func (f *Folder) planWrite(id string, p Parent, s Sum) writePlan {
+func (f *Folder) planWrite(id string, p core.Parent, s Sum) writePlan {
 	w := writePlan{counts: s.Values != nil && (!p.Exists || p.AsOf.Before(s.At))}
 	w.parts, w.applied, w.misfit = aggregate.Merge(p.Parts, s.Parts)
 	return w
@@ -110,7 +111,7 @@ func (f *Folder) planWrite(id string, p Parent, s Sum) writePlan {
 
 // check decides whether the fold w of s onto p is not to be written, and
 // if so (done) what Write returns: the document as it stands, and why.
-func (f *Folder) check(ctx context.Context, id string, p Parent, s Sum, w writePlan, fold *Outcome) (done bool, next Parent, err error) {
+func (f *Folder) check(ctx context.Context, id string, p core.Parent, s Sum, w writePlan, fold *Outcome) (done bool, next core.Parent, err error) {
 	if !p.Exists {
 		if f.layout.OnDocs() || s.zero() {
 			p.AsOf = s.At // nothing to hold, as of then
@@ -133,7 +134,7 @@ func (f *Folder) check(ctx context.Context, id string, p Parent, s Sum, w writeP
 		}
 		return true, p, nil // a later fold is there already
 	case s.At.Before(p.Written.Add(f.spacing)) && p.Now(time.Now()).Before(p.Written.Add(f.spacing)):
-		return true, p, fmt.Errorf("core: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
+		return true, p, fmt.Errorf("fold: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
 	case !f.layout.OnDocs() && s.Shards[0] == 0 && (p.Seen || p.Totals[0] != 0):
 		return f.checkShardField(ctx, id, p)
 	}
@@ -145,13 +146,13 @@ func (f *Folder) check(ctx context.Context, id string, p Parent, s Sum, w writeP
 // likely wrong: ErrNoShardField, nothing written. If none is (the
 // counter's shards deleted, by tally delete before its parent), the sum,
 // 0, is the total.
-func (f *Folder) checkShardField(ctx context.Context, id string, p Parent) (done bool, next Parent, err error) {
+func (f *Folder) checkShardField(ctx context.Context, id string, p core.Parent) (done bool, next core.Parent, err error) {
 	some, err := f.anyShard(ctx, id, p.Life)
 	if err != nil {
 		return true, p, err
 	}
 	if some {
-		return true, p, fmt.Errorf("core: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
+		return true, p, fmt.Errorf("fold: fold %s: %w %q; its total stays %d", id, ErrNoShardField, f.layout.ShardField, p.Totals[0])
 	}
 	return false, p, nil
 }
@@ -159,10 +160,10 @@ func (f *Folder) checkShardField(ctx context.Context, id string, p Parent) (done
 // commit writes the fold w of s onto p, with times (its windows and
 // trends): an update of p's fields on the condition that p is unchanged,
 // or, in the guide layout, the creation of a missing parent.
-func (f *Folder) commit(ctx context.Context, id string, p Parent, s Sum, w writePlan, grow int, times []firestore.Update, fold *Outcome) (*firestore.WriteResult, error) {
+func (f *Folder) commit(ctx context.Context, id string, p core.Parent, s Sum, w writePlan, grow int, times []firestore.Update, fold *Outcome) (*firestore.WriteResult, error) {
 	ref := f.layout.Counter(f.client, id)
 	if !p.Exists {
-		data := map[string]any{FieldTotal: s.Values[0], FieldAsOf: s.At}
+		data := map[string]any{core.FieldTotal: s.Values[0], core.FieldAsOf: s.At}
 		setPaths(data, times)
 		return ref.Create(ctx, data)
 	}
@@ -187,21 +188,21 @@ func (f *Folder) commit(ctx context.Context, id string, p Parent, s Sum, w write
 
 // countUpdates are the fields a fold of the counts s writes: each count's
 // sum and as_of. None if counts is false.
-func (f *Folder) countUpdates(id string, p Parent, s Sum, counts bool) []firestore.Update {
+func (f *Folder) countUpdates(id string, p core.Parent, s Sum, counts bool) []firestore.Update {
 	if !counts {
 		return nil
 	}
 	docs := f.layout.OnDocs()
 	var updates []firestore.Update
 	for i, c := range f.layout.Counts(id) {
-		if docs && s.Shards[i] == 0 && p.holds(i) {
+		if docs && s.Shards[i] == 0 && p.Holds(i) {
 			continue // no shard holds it: the app's value stays (0 is written where there is none)
 		}
 		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{c.Field}, Value: s.Values[i]})
 	}
 	updates = append(updates, firestore.Update{FieldPath: f.layout.AsOfPath(), Value: s.At})
 	if p.Legacy {
-		updates = append(updates, firestore.Update{Path: FieldLegacy, Value: firestore.Delete})
+		updates = append(updates, firestore.Update{Path: core.FieldLegacy, Value: firestore.Delete})
 	}
 	return updates
 }
@@ -215,7 +216,7 @@ func (f *Folder) partUpdates(id string, parts map[string]aggregate.Parts, applie
 	var updates []firestore.Update
 	for _, pf := range applied {
 		for key, part := range pf.Parts {
-			updates = append(updates, firestore.Update{FieldPath: append(slices.Clone(f.layout.path(aggregate.FieldParts)), pf.Source, key), Value: part.Stored()})
+			updates = append(updates, firestore.Update{FieldPath: append(slices.Clone(f.layout.FieldPath(aggregate.FieldParts)), pf.Source, key), Value: part.Stored()})
 		}
 	}
 	aggs := f.layout.Aggregates(id)
@@ -227,14 +228,14 @@ func (f *Folder) partUpdates(id string, parts map[string]aggregate.Parts, applie
 }
 
 // totals are the counts after the fold s onto p.
-func (f *Folder) totals(id string, p Parent, s Sum) []int64 {
+func (f *Folder) totals(id string, p core.Parent, s Sum) []int64 {
 	counts := f.layout.Counts(id)
 	totals := slices.Clone(p.Totals)
 	if totals == nil {
 		totals = make([]int64, len(counts))
 	}
 	for i := range counts {
-		if !f.layout.OnDocs() || s.Shards[i] > 0 || !p.holds(i) {
+		if !f.layout.OnDocs() || s.Shards[i] > 0 || !p.Holds(i) {
 			totals[i] = s.Values[i]
 		}
 	}
@@ -245,16 +246,4 @@ func (f *Folder) totals(id string, p Parent, s Sum) []int64 {
 // life, whatever it holds.
 func (f *Folder) anyShard(ctx context.Context, id, life string) (bool, error) {
 	return f.layout.AnyShard(ctx, f.client, id, life)
-}
-
-// AnyShard reports whether the counter name has a shard document at all
-// in the given life, whatever it holds: one read. In the guide layout, a
-// counter whose parent does not exist but whose shards do (as Google's
-// samples make them) is a counter.
-func (l Layout) AnyShard(ctx context.Context, c *firestore.Client, name, life string) (bool, error) {
-	refs, err := l.Shards(c, name, life).Select().Limit(1).Documents(ctx).GetAll()
-	if err != nil {
-		return false, fmt.Errorf("core: list the shards of %s: %w", name, err)
-	}
-	return len(refs) > 0, nil
 }

@@ -5,5 +5,6 @@
 // whether it exists with it), reads a busy counter's again sooner so that
 // growth shows at once, and on a counter on one shard carries the counted
 // document's update time as read to the fold (the increment's side of
-// core's one-shard protocol). It writes shards only: folds are core's.
+// core's one-shard protocol). It writes shards only: folds are package
+// fold's.
 package adder

@@ -43,6 +43,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/adder"
+	"github.com/tallycounters/tally/internal/fold"
 )
 
 // Retention is how far back Move reads a new life's start: within what
@@ -53,10 +54,10 @@ const Retention = 50 * time.Minute
 // an earlier life took after it cannot be told apart any more.
 var ErrTooLate = errors.New("lives: the document's life began too long ago to tell an earlier life's increments apart")
 
-// Sums reads the sums of a counted document's shards: a *core.Folder.
+// Sums reads the sums of a counted document's shards: a *fold.Folder.
 type Sums interface {
-	SumAt(ctx context.Context, id, life string, at time.Time) (core.Sum, error)
-	SumNow(ctx context.Context, id, life string, notBefore time.Time) (core.Sum, error)
+	SumAt(ctx context.Context, id, life string, at time.Time) (fold.Sum, error)
+	SumNow(ctx context.Context, id, life string, notBefore time.Time) (fold.Sum, error)
 }
 
 // Mover moves what earlier lives of counted documents took into the
@@ -131,7 +132,7 @@ func (m *Mover) Move(ctx context.Context, id, from string, after time.Time) (map
 // commit moves, in one transaction, what now holds of from's increments
 // past rec into life: nothing if the document has another life by then,
 // or a move as of now or later is recorded.
-func (m *Mover) commit(ctx context.Context, id string, doc, ledger *firestore.DocumentRef, life string, rec record, now core.Sum) (map[string]int64, error) {
+func (m *Mover) commit(ctx context.Context, id string, doc, ledger *firestore.DocumentRef, life string, rec record, now fold.Sum) (map[string]int64, error) {
 	var moved map[string]int64
 	err := m.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		moved = nil
@@ -175,7 +176,7 @@ func (m *Mover) commit(ctx context.Context, id string, doc, ledger *firestore.Do
 }
 
 // byShard is s's sums by count's shard field.
-func (m *Mover) byShard(id string, s core.Sum) map[string]int64 {
+func (m *Mover) byShard(id string, s fold.Sum) map[string]int64 {
 	out := map[string]int64{}
 	for i, c := range m.layout.Counts(id) {
 		if i < len(s.Values) {

@@ -11,6 +11,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/core/lives"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -31,7 +32,7 @@ func TestMoveTakesEachStrayOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := coll + "/post"
-	m := lives.New(c, l, core.NewFolder(c, l, core.DefaultSpacing))
+	m := lives.New(c, l, fold.NewFolder(c, l, fold.DefaultSpacing))
 	add := func(life string, n int64) time.Time {
 		t.Helper()
 		wr, err := l.Shard(c, name, life, 1).Set(ctx, adder.ShardFields(l, map[string]int64{"likes": n}, firestore.Delete, firestore.Delete), firestore.MergeAll)

@@ -11,6 +11,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
 	"github.com/tallycounters/tally/internal/tools/pubsubemu"
 )
@@ -57,7 +58,7 @@ func DueDocs(t testing.TB, fs *firestore.Client, n int, step time.Duration) (cor
 		t.Fatal(err)
 	}
 	l.Zone = zone
-	f := core.NewFolder(fs, l, 100*time.Millisecond)
+	f := fold.NewFolder(fs, l, 100*time.Millisecond)
 	var names []string
 	for i := range n {
 		name := fmt.Sprintf("users/u%d/%s/d%03d", i%3, group, i)

@@ -9,7 +9,7 @@ import (
 
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
@@ -303,7 +303,7 @@ func (e *env) mostParts(ctx context.Context, run *aggRun, truth []int64) (int, e
 			biggest = i
 		}
 	}
-	p, err := core.NewFolder(e.reader, tallyLayout(e.o), e.o.Window).Read(ctx, run.coll+"/"+run.ids[biggest])
+	p, err := fold.NewFolder(e.reader, tallyLayout(e.o), e.o.Window).Read(ctx, run.coll+"/"+run.ids[biggest])
 	if err != nil {
 		return 0, err
 	}

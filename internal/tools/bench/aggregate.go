@@ -10,6 +10,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/trigger"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
@@ -258,7 +259,7 @@ func (e *env) makePosts(ctx context.Context, run *aggRun) error {
 func (e *env) backfill(ctx context.Context, run *aggRun) (*report.Backfill, error) {
 	ops := e.ops["reader"]
 	ops.Reset()
-	folder := core.NewFolder(e.reader, tallyLayout(e.o), e.o.Window)
+	folder := fold.NewFolder(e.reader, tallyLayout(e.o), e.o.Window)
 	start := time.Now()
 	const workers = 16
 	next := make(chan string)

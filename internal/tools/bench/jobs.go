@@ -10,6 +10,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/opcount"
@@ -257,7 +258,7 @@ func foldOne(ctx context.Context, fs *firestore.Client, l core.Layout, c *counte
 	if err := c.Add(ctx, "t", "", 1); err != nil {
 		return nil, err
 	}
-	if _, err := core.NewFolder(fs, l, time.Second).Fold(ctx, "t"); err != nil {
+	if _, err := fold.NewFolder(fs, l, time.Second).Fold(ctx, "t"); err != nil {
 		return nil, err
 	}
 	snap, err := l.Counter(fs, "t").Get(ctx)

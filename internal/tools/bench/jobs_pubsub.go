@@ -9,7 +9,7 @@ import (
 
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/opcount"
@@ -59,12 +59,12 @@ func pubsubOn(ctx context.Context, o JobsOptions, n int) (report.JobRun, error) 
 		defer cancel()
 		s.Stop(sctx)
 	}()
-	return r, runThrough(ctx, s, core.NewFolder(fs, cfg.Layout, cfg.Spacing), o, &r)
+	return r, runThrough(ctx, s, fold.NewFolder(fs, cfg.Layout, cfg.Spacing), o, &r)
 }
 
 // runThrough starts the boundary job on s and waits until f counts none
 // due at its start, or the budget ends.
-func runThrough(ctx context.Context, s *stack.Stack, f *core.Folder, o JobsOptions, r *report.JobRun) error {
+func runThrough(ctx context.Context, s *stack.Stack, f *fold.Folder, o JobsOptions, r *report.JobRun) error {
 	name := fmt.Sprintf("%d due: windows, through Pub/Sub", r.Due)
 	began := time.Now()
 	code, body := s.StartJob(ctx, "?windows")
@@ -100,7 +100,7 @@ func runThrough(ctx context.Context, s *stack.Stack, f *core.Folder, o JobsOptio
 
 // countDue counts the documents due at now: one count of each of f's
 // queries of them.
-func countDue(ctx context.Context, f *core.Folder, now time.Time) (int, error) {
+func countDue(ctx context.Context, f *fold.Folder, now time.Time) (int, error) {
 	due := 0
 	for _, q := range f.DueQueries(now) {
 		res, err := q.NewAggregationQuery().WithCount("n").Get(ctx)

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/stack"
@@ -52,7 +52,7 @@ func Soak(ctx context.Context, o SoakOptions) (_ *report.Soak, err error) {
 	o = soakDefaults(o)
 	e, err := start(ctx, settings{
 		Counters: o.Counters, Shards: o.Shards, Workers: o.Workers, Rate: o.Rate, Duration: o.Duration,
-		Window: core.DefaultSpacing, Instances: o.Instances, Delivery: report.DeliveryEmulator, Modes: []string{report.ModeTally},
+		Window: fold.DefaultSpacing, Instances: o.Instances, Delivery: report.DeliveryEmulator, Modes: []string{report.ModeTally},
 		DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, Settle: o.Settle,
 		Project: o.Project, Emulator: o.Emulator, Logger: slog.New(slog.NewJSONHandler(o.Logs, nil)),
 		InstanceCommand: o.InstanceCommand,

@@ -8,13 +8,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/google/uuid"
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
+	"github.com/tallycounters/tally/internal/core"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -123,7 +123,7 @@ func Snapshot(snap *firestore.DocumentSnapshot) *Doc {
 	if snap == nil || !snap.Exists() {
 		return nil
 	}
-	_, path, _ := strings.Cut(snap.Ref.Path, "/documents/")
+	path := core.Relative(snap.Ref)
 	fields := map[string]*firestoredata.Value{}
 	for k, v := range snap.Data() {
 		fields[k] = value(v)

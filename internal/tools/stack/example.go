@@ -65,7 +65,7 @@ func (s *Stack) Example(ctx context.Context) (doc, field string, exists bool, er
 		return "", "", false, err
 	}
 	for _, snap := range snaps {
-		if _, name, _ := strings.Cut(snap.Ref.Path, "/documents/"); d.Holds(name) {
+		if name := core.Relative(snap.Ref); d.Holds(name) {
 			return name, field, true, nil
 		}
 	}
