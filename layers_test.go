@@ -68,3 +68,32 @@ func TestLayers(t *testing.T) {
 		t.Error(u)
 	}
 }
+
+// TestBelowTheModel: the packages under internal/core (aggregate, bytime,
+// calendar, rank) are below the document model: each imports nothing of
+// tally but another of them and internal/fsrpc, so that the tree shows
+// which way its arrows go. What builds on the model (adder, fold, lives,
+// trigger) sits beside it in internal/.
+func TestBelowTheModel(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("internal/core/*/*.go")
+	if err != nil || len(files) < 20 {
+		t.Fatalf("found %d files under internal/core (%v)", len(files), err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			to, ok := strings.CutPrefix(p, module)
+			if ok && !strings.HasPrefix(to, "internal/core/") && to != "internal/fsrpc" {
+				t.Errorf("%s imports %s: a package below the model imports only its siblings and internal/fsrpc", path, to)
+			}
+		}
+	}
+}

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/lives"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/fsrpc"
+	"github.com/tallycounters/tally/internal/lives"
 )
 
 // Reset sets every count of every shard of id to 0, then folds: when it

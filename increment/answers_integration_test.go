@@ -12,8 +12,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 

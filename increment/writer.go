@@ -6,8 +6,8 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/adder"
 )
 
 // ErrNotFound is returned for a counter that does not exist when

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/trigger"
+	"github.com/tallycounters/tally/internal/trigger"
 )
 
 // Event types and content type of Firestore document events.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/rank"
-	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
+	"github.com/tallycounters/tally/internal/trigger"
 )
 
 var (

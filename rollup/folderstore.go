@@ -8,9 +8,9 @@ import (
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/tallycounters/tally/internal/core/adder"
-	"github.com/tallycounters/tally/internal/core/lives"
+	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/fold"
+	"github.com/tallycounters/tally/internal/lives"
 )
 
 // folderStore is the store of a deployed Rollup: a fold.Folder, whose

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tallycounters/tally/internal/core/lives"
+	"github.com/tallycounters/tally/internal/lives"
 )
 
 // moveStrays moves, for c's waiters whose shards are of an earlier life

@@ -11,9 +11,9 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/rollup"
 )

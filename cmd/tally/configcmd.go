@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tallycounters/tally/internal/core/calendar"
-	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/httpjson"
+	"github.com/tallycounters/tally/internal/trigger"
 )
 
 // configCommand prints the configuration in force: the same variables, read

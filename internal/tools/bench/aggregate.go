@@ -9,10 +9,10 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/trigger"
 )
 
 // AggregateModes lists the modes of RunAggregate.

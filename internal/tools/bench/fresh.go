@@ -7,9 +7,9 @@ import (
 	"strconv"
 
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
+	"github.com/tallycounters/tally/internal/trigger"
 )
 
 // registerTriggers registers, with direct delivery none, the emulator's

@@ -24,7 +24,6 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/deploy"
-	"github.com/tallycounters/tally/internal/core/trigger"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/internal/tools/authemu"
@@ -32,6 +31,7 @@ import (
 	"github.com/tallycounters/tally/internal/tools/contention"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/pubsubemu"
+	"github.com/tallycounters/tally/internal/trigger"
 	"github.com/tallycounters/tally/rollup"
 	"github.com/tallycounters/tally/setup"
 )

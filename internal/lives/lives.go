@@ -41,8 +41,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/adder"
 	"github.com/tallycounters/tally/internal/fold"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/adder"
-	"github.com/tallycounters/tally/internal/core/lives"
 	"github.com/tallycounters/tally/internal/fold"
+	"github.com/tallycounters/tally/internal/lives"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
