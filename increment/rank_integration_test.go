@@ -20,15 +20,15 @@ import (
 // not on the board is a 4xx with a JSON error, and writes nothing either.
 func TestRankAnswers(t *testing.T) {
 	t.Parallel()
+	coll := "r" + emulatortest.ID(t) // a board of its own, on an emulator that others use too
 	l := core.Default()
 	var err error
-	if l.Docs, err = core.ParseCounts("posts:likes,views,rank(likes)"); err != nil {
+	if l.Docs, err = core.ParseCounts(coll + ":likes,views,rank(likes)"); err != nil {
 		t.Fatal(err)
 	}
 	c, ops := emulatortest.CountingClient(t)
 	h := New(c, Config{Layout: l})
 	ctx := context.Background()
-	coll := "posts"
 	folder := fold.NewFolder(c, l, fold.DefaultSpacing)
 	var last time.Time // the last fold's commit
 	id := emulatortest.ID(t)
@@ -88,12 +88,12 @@ func TestRankAnswers(t *testing.T) {
 		want  string
 	}{
 		{"?rank=" + target, 400, "give the document and the field"},
-		{"?rank=posts&field=likes&value=many", 400, "a number"},
-		{"?rank=posts&field=likes&value=NaN", 400, "a number"},
-		{"?rank=posts&field=views&value=3", 404, "posts is not ranked by views"},
-		{"?rank=posts&field=likes", 400, "not a document path"},
-		{"?rank=" + target + "&field=views", 404, "posts is not ranked by views; ranked: posts:rank(likes)"},
-		{"?rank=comments/c1&field=likes", 400, "counts are declared on posts"},
+		{"?rank=" + coll + "&field=likes&value=many", 400, "a number"},
+		{"?rank=" + coll + "&field=likes&value=NaN", 400, "a number"},
+		{"?rank=" + coll + "&field=views&value=3", 404, coll + " is not ranked by views"},
+		{"?rank=" + coll + "&field=likes", 400, "not a document path"},
+		{"?rank=" + target + "&field=views", 404, coll + " is not ranked by views; ranked: " + coll + ":rank(likes)"},
+		{"?rank=comments/c1&field=likes", 400, "counts are declared on " + coll},
 		{"?rank=" + coll + "/unranked&field=likes", 404, "is not ranked by likes yet"},
 	} {
 		w := serve(h, http.MethodGet, "/"+c.query, "", nil)
