@@ -2,7 +2,6 @@ package counter
 
 import (
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/fold"
 )
 
@@ -36,11 +35,32 @@ func (l Layout) OnDocuments() bool { return l.l.OnDocs() }
 // Drift is what Reconcile found of one count: its total before, the sum
 // of its shards (now its total too), their difference, and the shards
 // summed.
-type Drift = fold.Drift
+type Drift struct {
+	Counter string `json:"counter"`
+	Field   string `json:"field,omitempty"` // the count, on documents
+	Total   int64  `json:"total"`           // the count before
+	Sum     int64  `json:"sum"`             // the shards' sum, now also the count
+	Drift   int64  `json:"drift"`           // Total - Sum
+	Shards  int    `json:"shards"`          // shard documents summed
+
+	// Extra is how many of them are numbered past num_shards (left by an
+	// increment that raced a reshard); NumShards is num_shards, 0 if unset.
+	Extra     int `json:"extra_shards"`
+	NumShards int `json:"num_shards"`
+}
+
+// drifts are the fold's findings as the API gives them.
+func drifts(ds []fold.Drift) []Drift {
+	out := make([]Drift, len(ds))
+	for i, d := range ds {
+		out[i] = Drift(d)
+	}
+	return out
+}
 
 // Unit is a calendar unit of windows' buckets: "minute", "hour", "day",
 // "week" or "month".
-type Unit = calendar.Unit
+type Unit string
 
 // ErrOutcomeUnknown is wrapped by the error of a plain increment that
 // failed where it may have been applied: it is not sent again blind.

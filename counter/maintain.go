@@ -116,10 +116,11 @@ func (c *Client) Reconcile(ctx context.Context, id string) ([]Drift, error) {
 func (c *Client) reconcile(ctx context.Context, id string, k *fold.Known) ([]Drift, error) {
 	fctx, cancel := c.boundFold(ctx)
 	defer cancel()
-	ds, err := c.folder.ReconcileKnown(fctx, id, k)
+	found, err := c.folder.ReconcileKnown(fctx, id, k)
 	if err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
+	ds := drifts(found)
 	if len(ds) == 0 || ds[0].NumShards == 0 {
 		// no count kept in shards (a document of aggregates alone, whose
 		// values need not be whole numbers): nothing to move

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -122,8 +121,8 @@ func TestReconcileAll(t *testing.T) {
 		waitTotal(t, c, id, 3)
 		corrupt(t, fs, id, -4)
 	}
-	found := map[string]fold.Drift{}
-	err := c.ReconcileAll(ctx, func(d fold.Drift, err error) {
+	found := map[string]counter.Drift{}
+	err := c.ReconcileAll(ctx, func(d counter.Drift, err error) {
 		if err == nil {
 			found[d.Counter] = d
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
@@ -135,8 +134,8 @@ func TestReconcileAllAggregates(t *testing.T) {
 			}
 		}
 	}
-	drifts := map[string]fold.Drift{}
-	if err := c.ReconcileAll(ctx, func(d fold.Drift, err error) {
+	drifts := map[string]counter.Drift{}
+	if err := c.ReconcileAll(ctx, func(d counter.Drift, err error) {
 		if err != nil {
 			t.Errorf("reconcile: %v", err)
 		}

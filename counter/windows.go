@@ -67,7 +67,7 @@ func (c *Client) MoveWindows(ctx context.Context, now time.Time, report func(id 
 
 // Unit is the shortest unit of the windows declared, whose every start of
 // a bucket the boundary job runs at: "" if none is declared.
-func (c *Client) Unit() Unit { return c.layout.SmallestUnit() }
+func (c *Client) Unit() Unit { return Unit(c.layout.SmallestUnit()) }
 
 // Bucket is one bucket of a window's series.
 type Bucket struct {

@@ -91,7 +91,7 @@ func TestCreatedAgainStartsAtZero(t *testing.T) {
 	}
 
 	admin := counter.New(c, counter.Options{Layout: counter.LayoutOf(l), Spacing: 50 * time.Millisecond})
-	if err := admin.ReconcileAll(ctx, func(fold.Drift, error) {}); err != nil {
+	if err := admin.ReconcileAll(ctx, func(counter.Drift, error) {}); err != nil {
 		t.Fatal(err)
 	}
 	lives, err := l.Lives(c, name).DocumentRefs(ctx).GetAll()

@@ -17,7 +17,6 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/setup"
 )
@@ -339,7 +338,7 @@ func reconcileCommand() *cobra.Command {
 	return counterCommand("reconcile ID | --all", "Fold a counter now and report how far its total had drifted", upToOne, func(cmd *cobra.Command) action {
 		all := cmd.Flags().Bool("all", false, "reconcile every counter; one that cannot be folded is reported, and the others are folded all the same (exit status 1 if any was not)")
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			report := func(d fold.Drift, err error) {
+			report := func(d counter.Drift, err error) {
 				if err != nil {
 					a.print(map[string]any{"counter": d.Counter, "error": err.Error()}, "%s: not folded: %v", d.Counter, err)
 					return

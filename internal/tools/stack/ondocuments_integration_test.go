@@ -18,7 +18,6 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
-	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/listen"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
@@ -247,7 +246,7 @@ func TestCountsOnDocuments(t *testing.T) {
 		}
 		// Reconcile removes what tally kept under it.
 		var reconciled []string
-		err := counterClient(fs).ReconcileAll(ctx, func(d fold.Drift, err error) {
+		err := counterClient(fs).ReconcileAll(ctx, func(d counter.Drift, err error) {
 			reconciled = append(reconciled, d.Counter)
 		})
 		if err != nil {

@@ -24,7 +24,6 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/deploy"
-	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/bridge"
@@ -384,7 +383,7 @@ type Unsettled struct {
 func (s *Stack) settle(ctx context.Context) (int, []Unsettled, error) {
 	n := 0
 	var failed []Unsettled
-	err := s.admin.ReconcileAll(ctx, func(d fold.Drift, err error) {
+	err := s.admin.ReconcileAll(ctx, func(d counter.Drift, err error) {
 		switch {
 		case err != nil:
 			failed = append(failed, Unsettled{Counter: d.Counter, Err: err})

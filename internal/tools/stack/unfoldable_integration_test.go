@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/setup"
@@ -69,7 +68,7 @@ func TestOneDocumentStopsNothing(t *testing.T) {
 	}
 	var reported []string
 	admin := counter.New(client, counter.Options{Layout: counter.LayoutOf(cfg.Layout)})
-	err = admin.ReconcileAll(ctx, func(d fold.Drift, err error) {
+	err = admin.ReconcileAll(ctx, func(d counter.Drift, err error) {
 		if err != nil {
 			reported = append(reported, d.Counter)
 		}
