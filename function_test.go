@@ -97,8 +97,8 @@ func TestRegistered(t *testing.T) {
 	for _, name := range []string{"/Increment", "/Rollup", "/Reconcile", "/Increment"} {
 		code, body := call(name)
 		var e struct{ Error string }
-		if code != http.StatusInternalServerError || json.Unmarshal([]byte(body), &e) != nil || e.Error != setup.ErrSetup.Message {
-			t.Errorf("POST %s: %d %s; want 500 and %q", name, code, body, setup.ErrSetup.Message)
+		if code != http.StatusInternalServerError || json.Unmarshal([]byte(body), &e) != nil || e.Error != setup.ErrSetup.Error() {
+			t.Errorf("POST %s: %d %s; want 500 and %q", name, code, body, setup.ErrSetup.Error())
 		}
 	}
 	if code, _ := call("/Other"); code != http.StatusNotFound {

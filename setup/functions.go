@@ -45,8 +45,10 @@ type Set struct {
 
 // ErrSetup answers a call to a function that could not be built (a bad
 // configuration, no project): its cause is in the logs, not the answer.
-var ErrSetup = &core.Error{Code: core.Internal,
-	Message: "this function could not start, so nothing was done: its logs say why"}
+var ErrSetup error = &core.Error{Code: core.Internal, Message: setupMessage}
+
+// setupMessage is ErrSetup's answer.
+const setupMessage = "this function could not start, so nothing was done: its logs say why"
 
 // New builds the functions for cfg, logging JSON lines to logs.
 // With no project configured it asks the metadata server, as Cloud
