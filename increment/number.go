@@ -1,4 +1,4 @@
-package httpjson
+package increment
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 		f = math.Inf(-1)
 	default:
 		if err := json.Unmarshal(b, &f); err != nil {
-			return fmt.Errorf("httpjson: %s is not a number", b)
+			return fmt.Errorf("increment: %s is not a number", b)
 		}
 	}
 	*n = Number(f)

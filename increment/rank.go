@@ -17,11 +17,11 @@ import (
 // document's place among its collection's by the field, exact at AsOf
 // (RFC 3339), and the Firestore reads it cost.
 type RankResponse struct {
-	Rank  int64           `json:"rank"`
-	Of    int64           `json:"of"`
-	AsOf  string          `json:"as_of"`
-	Value httpjson.Number `json:"value"` // "NaN", "Infinity" or "-Infinity" where not finite
-	Reads int             `json:"reads"`
+	Rank  int64  `json:"rank"`
+	Of    int64  `json:"of"`
+	AsOf  string `json:"as_of"`
+	Value Number `json:"value"` // "NaN", "Infinity" or "-Infinity" where not finite
+	Reads int    `json:"reads"`
 }
 
 // StandingResponse is the answer to GET
@@ -31,13 +31,13 @@ type RankResponse struct {
 // where its range of values holds no other), and Top, the percentile of
 // RankAtMost.
 type StandingResponse struct {
-	Rank       int64           `json:"rank"`
-	RankAtMost int64           `json:"rank_at_most"`
-	Of         int64           `json:"of"`
-	Top        float64         `json:"top"`
-	AsOf       string          `json:"as_of"`
-	Value      httpjson.Number `json:"value"` // "Infinity" or "-Infinity" where not finite
-	Reads      int             `json:"reads"`
+	Rank       int64   `json:"rank"`
+	RankAtMost int64   `json:"rank_at_most"`
+	Of         int64   `json:"of"`
+	Top        float64 `json:"top"`
+	AsOf       string  `json:"as_of"`
+	Value      Number  `json:"value"` // "Infinity" or "-Infinity" where not finite
+	Reads      int     `json:"reads"`
 }
 
 // rankOf answers a GET of a document's rank, or a value's standing, for a
@@ -54,7 +54,7 @@ func (h *Handler) rankOf(w http.ResponseWriter, r *http.Request) {
 	} else if err == nil {
 		var p rank.Place
 		p, err = h.place(ctx, r)
-		answer = RankResponse{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf.UTC().Format(time.RFC3339Nano), Value: httpjson.Number(p.Value), Reads: p.Reads}
+		answer = RankResponse{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf.UTC().Format(time.RFC3339Nano), Value: Number(p.Value), Reads: p.Reads}
 	}
 	if err != nil {
 		h.fail(w, r, err)
@@ -77,7 +77,7 @@ func (h *Handler) standing(ctx context.Context, r *http.Request) (StandingRespon
 		return StandingResponse{}, httpjson.Refuse(http.StatusNotFound, "%v", err)
 	}
 	s, err := rank.StandingAt(ctx, h.writer.client, b, v)
-	return StandingResponse{Rank: s.Best, RankAtMost: s.Worst, Of: s.Of, Top: s.Top(), AsOf: s.AsOf.UTC().Format(time.RFC3339Nano), Value: httpjson.Number(v), Reads: 1}, err
+	return StandingResponse{Rank: s.Best, RankAtMost: s.Worst, Of: s.Of, Top: s.Top(), AsOf: s.AsOf.UTC().Format(time.RFC3339Nano), Value: Number(v), Reads: 1}, err
 }
 
 // place checks the request and reads the place it asks for.
