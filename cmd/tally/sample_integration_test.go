@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"github.com/tallycounters/tally/counter"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
