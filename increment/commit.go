@@ -19,8 +19,8 @@ import (
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
-// Op is an increment that a vote or an idempotency key goes with.
-type Op struct {
+// commitOp is an increment that a vote or an idempotency key goes with.
+type commitOp struct {
 	Counter string
 	Count   core.Count // as core.Layout.Check resolved it
 	By      int64
@@ -41,7 +41,7 @@ const (
 
 // asked is what op asks, as a key's record keeps it: the counter and count
 // are the record's place already.
-func (op Op) asked() string {
+func (op commitOp) asked() string {
 	switch {
 	case op.Vote != nil:
 		return fmt.Sprintf("vote:%t", *op.Vote)
@@ -71,7 +71,7 @@ var errConflict = errors.New("increment: a precondition failed")
 // increment committed (for a retry, when the first did), zero when the
 // count did not change or the client cannot tell (one built without
 // fsrpc's options).
-func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
+func (w *shardWriter) Commit(ctx context.Context, op commitOp, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
 	n, life, fields, err := w.shards.Fields(ctx, op.Counter, op.Count, op.By)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -128,7 +128,7 @@ func (w *Writer) Commit(ctx context.Context, op Op, respond func(shard int, chan
 // and replace the update_time of an expired key's record to replace
 // (zero: none).
 type commit struct {
-	op      Op
+	op      commitOp
 	life    string
 	shard   int
 	fields  map[string]any
@@ -147,7 +147,7 @@ func (c commit) kind() int {
 // stage puts c's writes in tx, answering body: the limits' spending, the
 // key's record, the once marks, the voter's document, and the shard's
 // increment.
-func (w *Writer) stage(tx *firestore.Transaction, c commit, body []byte) error {
+func (w *shardWriter) stage(tx *firestore.Transaction, c commit, body []byte) error {
 	op := c.op
 	if op.Vote == nil && op.Limits.on() {
 		if err := w.spend(tx, op, time.Now()); err != nil {
@@ -185,7 +185,7 @@ func (w *Writer) stage(tx *firestore.Transaction, c commit, body []byte) error {
 // refused answers a commit that failed for another reason than a
 // precondition: past a limit, nothing was written, but a retry of a
 // request that was counted before the limit was reached gets its answer.
-func (w *Writer) refused(ctx context.Context, c commit, err error) ([]byte, time.Time, error) {
+func (w *shardWriter) refused(ctx context.Context, c commit, err error) ([]byte, time.Time, error) {
 	var refusal *core.Error
 	if !errors.As(err, &refusal) || refusal.Code != core.TooMany {
 		return nil, time.Time{}, commitError(c.kind(), fmt.Errorf("increment: commit to %s: %w", c.op.Counter, err))
@@ -205,7 +205,7 @@ func (w *Writer) refused(ctx context.Context, c commit, err error) ([]byte, time
 // unchanged answers a vote already counted, or not there to take back, or
 // a step of a bucket already counted: with the answer unchanged, which a
 // key's record keeps.
-func (w *Writer) unchanged(ctx context.Context, c commit, unchanged []byte) ([]byte, time.Time, error) {
+func (w *shardWriter) unchanged(ctx context.Context, c commit, unchanged []byte) ([]byte, time.Time, error) {
 	if c.op.Key == "" {
 		return unchanged, time.Time{}, nil
 	}
@@ -226,7 +226,7 @@ func (w *Writer) unchanged(ctx context.Context, c commit, unchanged []byte) ([]b
 // putKey writes the key's record, in the counted document's life, holding
 // body: a create, or the replacement of the expired record last updated at
 // replace.
-func (w *Writer) putKey(tx *firestore.Transaction, op Op, life string, body []byte, replace time.Time) error {
+func (w *shardWriter) putKey(tx *firestore.Transaction, op commitOp, life string, body []byte, replace time.Time) error {
 	ref := w.layout.Key(w.client, op.Counter, life, op.Key)
 	expires := time.Now().Add(op.TTL)
 	if replace.IsZero() {
@@ -247,7 +247,7 @@ func (w *Writer) putKey(tx *firestore.Transaction, op Op, life string, body []by
 // neither if there is none.
 // A record kept for another request than op's is errKeyReused (a record
 // from before records kept requests is taken as op's).
-func (w *Writer) keptAnswer(ctx context.Context, op Op, life string) (kept []byte, at, expired time.Time, err error) {
+func (w *shardWriter) keptAnswer(ctx context.Context, op commitOp, life string) (kept []byte, at, expired time.Time, err error) {
 	snap, err := w.layout.Key(w.client, op.Counter, life, op.Key).Get(ctx)
 	if status.Code(err) == codes.NotFound {
 		return nil, time.Time{}, time.Time{}, nil
@@ -285,7 +285,7 @@ func onceBuckets(u calendar.Unit, at time.Time, loc *time.Location) []time.Time 
 // onceMark is the record that op's user stepped op's count in the bucket
 // that starts at b: one of the keys' records, whose TTL removes it once
 // the bucket is over.
-func (w *Writer) onceMark(op Op, life string, b time.Time) *firestore.DocumentRef {
+func (w *shardWriter) onceMark(op commitOp, life string, b time.Time) *firestore.DocumentRef {
 	sum := sha256.Sum256([]byte("once\x00" + op.Voter + "\x00" + op.Count.Field + "\x00" + string(op.Once) + "\x00" + calendar.BucketKey(b)))
 	return w.layout.Key(w.client, op.Counter, life, "once-"+hex.EncodeToString(sum[:]))
 }

@@ -19,6 +19,7 @@ import (
 	"firebase.google.com/go/v4/appcheck"
 	"firebase.google.com/go/v4/auth"
 
+	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/httpjson"
@@ -94,7 +95,7 @@ const QueueWait = time.Second
 
 // Handler is the Increment function.
 type Handler struct {
-	writer  *Writer
+	writer  *shardWriter
 	cfg     Config
 	maxStep int64
 	cors    cors
@@ -143,7 +144,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 		maxStep = min(maxStep, cfg.PublicMaxStep)
 	}
 	return &Handler{
-		writer: NewWriter(client, WriterConfig{
+		writer: newShardWriter(client, adder.Config{
 			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, CacheTTL: cfg.CacheTTL,
 			AutoCreate: cfg.AutoCreate, CreatePattern: cfg.CounterPattern, Now: cfg.Now,
 		}),
@@ -284,7 +285,7 @@ func (h *Handler) userTurn(ctx context.Context, a admitted) (done func(), err er
 // bucket, a step with a key or held to limits.
 func (h *Handler) commit(ctx context.Context, a admitted) ([]byte, error) {
 	req := a.req
-	op := Op{Counter: req.Counter, Count: a.count, By: req.By, Voter: a.uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: a.limits}
+	op := commitOp{Counter: req.Counter, Count: a.count, By: req.By, Voter: a.uid, Vote: req.Vote, TTL: h.cfg.IdempotencyTTL, Limits: a.limits}
 	if req.Once != "" {
 		op.Once, _ = calendar.ParseUnit(req.Once)
 	}

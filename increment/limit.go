@@ -99,7 +99,7 @@ func limited(which string, r Rate, wait time.Duration) error {
 // It reads the user's document (1 read) and writes it (1 write), and
 // drops the counters whose limit has long reset, so the document stays
 // small.
-func (w *Writer) spend(tx *firestore.Transaction, op Op, now time.Time) error {
+func (w *shardWriter) spend(tx *firestore.Transaction, op commitOp, now time.Time) error {
 	ref := w.layout.Limits(w.client, op.Voter)
 	snap, err := tx.Get(ref)
 	if err != nil && status.Code(err) != codes.NotFound {

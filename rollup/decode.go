@@ -39,8 +39,8 @@ var ErrUnchanged = errors.New("an edit of a child that changes nothing its aggre
 // skew allowed between Firestore and the instance.
 const DefaultMaxSkew = 5 * time.Second
 
-// Decoder turns Firestore document events into hints.
-type Decoder struct {
+// decoder turns Firestore document events into hints.
+type decoder struct {
 	Layout   core.Layout
 	Project  string        // events for another project are refused; "" accepts any
 	Database string        // events for another database are refused; "" means "(default)"
@@ -53,10 +53,10 @@ type Decoder struct {
 // child of an aggregated collection (posts/{p}/comments/{c}), of the
 // decoder's project and database. received is when the event arrived. It
 // talks to nothing.
-func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
+func (d decoder) Decode(e event.Event, received time.Time) (eventHint, error) {
 	after, before, err := documents(e)
 	if err != nil {
-		return Hint{}, err
+		return eventHint{}, err
 	}
 	name := after.GetName()
 	if after == nil {
@@ -64,10 +64,10 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	}
 	path, err := d.relative(name)
 	if err != nil {
-		return Hint{}, err
+		return eventHint{}, err
 	}
 	if path, err = matchSubject(path, e.Subject()); err != nil {
-		return Hint{}, err
+		return eventHint{}, err
 	}
 	switch e.Type() {
 	case trigger.Created:
@@ -78,22 +78,22 @@ func (d Decoder) Decode(e event.Event, received time.Time) (Hint, error) {
 	id, life, shard, err := d.Layout.ParseShardPath(path)
 	parent, child, isChild := d.Layout.ParentOf(path)
 	if isChild && unchanged(d.Layout, path, before, after) {
-		return Hint{}, ErrUnchanged
+		return eventHint{}, ErrUnchanged
 	}
 	if err != nil && !isChild {
-		return Hint{}, fmt.Errorf("%w: %v", ErrForeign, err)
+		return eventHint{}, fmt.Errorf("%w: %v", ErrForeign, err)
 	}
 	at, err := changedAt(e, after, before, received)
 	if err != nil {
-		return Hint{}, err
+		return eventHint{}, err
 	}
 	if err := d.notAhead(e, at, received); err != nil {
-		return Hint{}, err
+		return eventHint{}, err
 	}
 	if isChild {
-		return Hint{EventID: e.ID(), Counter: parent, Child: &child, At: at}, nil
+		return eventHint{EventID: e.ID(), Counter: parent, Child: &child, At: at}, nil
 	}
-	h := Hint{EventID: e.ID(), Counter: id, Life: life, Shard: shard, At: at}
+	h := eventHint{EventID: e.ID(), Counter: id, Life: life, Shard: shard, At: at}
 	if shard == 0 && after != nil && !at.After(received) {
 		// A write committed before its event came: one dated later is
 		// only a hint, its counts not taken at their word.
@@ -128,39 +128,39 @@ func documents(e event.Event) (after, before *firestoredata.Document, err error)
 
 // created reads the creation of a counted document: a hint that the
 // document, in the life its creation began, has no counts yet.
-func (d Decoder) created(e event.Event, path string, after *firestoredata.Document, received time.Time) (Hint, error) {
+func (d decoder) created(e event.Event, path string, after *firestoredata.Document, received time.Time) (eventHint, error) {
 	if !d.Layout.OnDocs() || !d.Layout.Matches(path) {
-		return Hint{}, fmt.Errorf("%w: %s is no counted document", ErrForeign, path)
+		return eventHint{}, fmt.Errorf("%w: %s is no counted document", ErrForeign, path)
 	}
 	if after == nil || after.GetCreateTime() == nil {
-		return Hint{}, fmt.Errorf("%w: the creation of %s carries no document with a create time", ErrMalformed, path)
+		return eventHint{}, fmt.Errorf("%w: the creation of %s carries no document with a create time", ErrMalformed, path)
 	}
 	at, err := changedAt(e, after, nil, received)
 	if err != nil {
-		return Hint{}, err
+		return eventHint{}, err
 	}
 	if err := d.notAhead(e, at, received); err != nil {
-		return Hint{}, err
+		return eventHint{}, err
 	}
-	return Hint{EventID: e.ID(), Counter: path, Life: d.lifeOf(after), Created: true, At: at}, nil
+	return eventHint{EventID: e.ID(), Counter: path, Life: d.lifeOf(after), Created: true, At: at}, nil
 }
 
 // deleted reads the deletion of a ranked document: the cells its last
 // state recorded, to take it off its boards.
-func (d Decoder) deleted(e event.Event, path string, before *firestoredata.Document, received time.Time) (Hint, error) {
+func (d decoder) deleted(e event.Event, path string, before *firestoredata.Document, received time.Time) (eventHint, error) {
 	if !d.Layout.OnDocs() || len(d.Layout.Boards(path)) == 0 {
-		return Hint{}, fmt.Errorf("%w: %s is no ranked document", ErrForeign, path)
+		return eventHint{}, fmt.Errorf("%w: %s is no ranked document", ErrForeign, path)
 	}
 	if before == nil || before.GetCreateTime() == nil {
-		return Hint{}, fmt.Errorf("%w: the deletion of %s carries no old document with a create time", ErrMalformed, path)
+		return eventHint{}, fmt.Errorf("%w: the deletion of %s carries no old document with a create time", ErrMalformed, path)
 	}
-	return Hint{EventID: e.ID(), Counter: path, Life: d.lifeOf(before),
+	return eventHint{EventID: e.ID(), Counter: path, Life: d.lifeOf(before),
 		Gone: before, At: received}, nil
 }
 
 // lifeOf is the life of a counted document as an event carries it: the
 // life its bookkeeping records, or its create time's.
-func (d Decoder) lifeOf(doc *firestoredata.Document) string {
+func (d decoder) lifeOf(doc *firestoredata.Document) string {
 	data := map[string]any{}
 	if v, ok := doc.GetFields()[core.FieldBookkeeping].GetMapValue().GetFields()[core.FieldLife].GetValueType().(*firestoredata.Value_StringValue); ok {
 		data[core.FieldBookkeeping] = map[string]any{core.FieldLife: v.StringValue}
@@ -170,7 +170,7 @@ func (d Decoder) lifeOf(doc *firestoredata.Document) string {
 
 // notAhead refuses an event dated further ahead of its arrival than the
 // skew allowed.
-func (d Decoder) notAhead(e event.Event, at, received time.Time) error {
+func (d decoder) notAhead(e event.Event, at, received time.Time) error {
 	skew := d.MaxSkew
 	if skew <= 0 {
 		skew = DefaultMaxSkew
@@ -184,7 +184,7 @@ func (d Decoder) notAhead(e event.Event, at, received time.Time) error {
 
 // oneShard reads what a write to shard 0 tells of the counts, should the
 // counter be on one shard (see core.OneShard).
-func (d Decoder) oneShard(id string, after *firestoredata.Document) *core.OneShard {
+func (d decoder) oneShard(id string, after *firestoredata.Document) *core.OneShard {
 	one := d.Layout.ReadOneShard(id, func(path ...string) (any, bool) {
 		fields := after.GetFields()
 		for _, name := range path[:len(path)-1] {
@@ -212,7 +212,7 @@ func (d Decoder) oneShard(id string, after *firestoredata.Document) *core.OneSha
 
 // relative checks that name is a document of the decoder's project and
 // database and returns its path below the database root.
-func (d Decoder) relative(name string) (string, error) {
+func (d decoder) relative(name string) (string, error) {
 	rest, ok := strings.CutPrefix(name, "projects/")
 	project, rest, ok2 := strings.Cut(rest, "/databases/")
 	database, path, ok3 := strings.Cut(rest, "/documents/")

@@ -41,34 +41,34 @@ func TestDecode(t *testing.T) {
 		name    string
 		event   event.Event
 		field   string
-		want    Hint  // compared unless err is set
-		err     error // the kind of error, if bad
+		want    eventHint // compared unless err is set
+		err     error     // the kind of error, if bad
 		project string
 	}{
-		{name: "update", event: written(shard(p, 4, t1), shard(p, 5, t2)), want: Hint{Counter: "likes", Shard: 3, At: t2}},
-		{name: "create", event: written(nil, shard(p, 1, t1)), want: Hint{Counter: "likes", Shard: 3, At: t1}},
+		{name: "update", event: written(shard(p, 4, t1), shard(p, 5, t2)), want: eventHint{Counter: "likes", Shard: 3, At: t2}},
+		{name: "create", event: written(nil, shard(p, 1, t1)), want: eventHint{Counter: "likes", Shard: 3, At: t1}},
 		{name: "delete with an event time in whole seconds", event: written(shard(p, 7, t1), nil),
-			want: Hint{Counter: "likes", Shard: 3, At: t1.Truncate(time.Second).Add(time.Second - time.Microsecond)}},
+			want: eventHint{Counter: "likes", Shard: 3, At: t1.Truncate(time.Second).Add(time.Second - time.Microsecond)}},
 		{name: "delete with an exact event time", event: edit(written(shard(p, 7, t1), nil), func(e *event.Event) { e.SetTime(t2.Add(5 * time.Microsecond)) }),
-			want: Hint{Counter: "likes", Shard: 3, At: t2.Add(5 * time.Microsecond)}},
+			want: eventHint{Counter: "likes", Shard: 3, At: t2.Add(5 * time.Microsecond)}},
 		{name: "delete without an event time", event: edit(written(shard(p, 7, t1), nil), func(e *event.Event) { e.SetTime(time.Time{}) }),
-			want: Hint{Counter: "likes", Shard: 3, At: received}},
+			want: eventHint{Counter: "likes", Shard: 3, At: received}},
 		{name: "delete dated before its version", event: edit(written(shard(p, 7, t2), nil), func(e *event.Event) { e.SetTime(t1) }),
-			want: Hint{Counter: "likes", Shard: 3, At: t2.Add(time.Microsecond)}},
-		{name: "update times cut to microseconds", event: written(shard(p, 1, t1), shard(p, 2, t2.Add(999))), want: Hint{Counter: "likes", Shard: 3, At: t2}},
+			want: eventHint{Counter: "likes", Shard: 3, At: t2.Add(time.Microsecond)}},
+		{name: "update times cut to microseconds", event: written(shard(p, 1, t1), shard(p, 2, t2.Add(999))), want: eventHint{Counter: "likes", Shard: 3, At: t2}},
 		{name: "counts are not read", event: written(nil, &eventarc.Doc{Path: p, Updated: t1,
 			Fields: map[string]*firestoredata.Value{"count": {ValueType: &firestoredata.Value_StringValue{StringValue: "x"}}}}),
-			want: Hint{Counter: "likes", Shard: 3, At: t1}},
-		{name: "the project checked", project: "demo", event: written(nil, shard(p, 1, t1)), want: Hint{Counter: "likes", Shard: 3, At: t1}},
-		{name: "any id Firestore takes", event: written(nil, shard("counters/caf\u00e9 @:+%/shards/1", 1, t1)), want: Hint{Counter: "caf\u00e9 @:+%", Shard: 1, At: t1}},
+			want: eventHint{Counter: "likes", Shard: 3, At: t1}},
+		{name: "the project checked", project: "demo", event: written(nil, shard(p, 1, t1)), want: eventHint{Counter: "likes", Shard: 3, At: t1}},
+		{name: "any id Firestore takes", event: written(nil, shard("counters/caf\u00e9 @:+%/shards/1", 1, t1)), want: eventHint{Counter: "caf\u00e9 @:+%", Shard: 1, At: t1}},
 		{name: "a subject percent-encoded", event: edit(written(nil, shard("counters/a b@c/shards/1", 1, t1)), func(e *event.Event) { e.SetSubject("documents/counters/a%20b%40c/shards/1") }),
-			want: Hint{Counter: "a b@c", Shard: 1, At: t1}},
+			want: eventHint{Counter: "a b@c", Shard: 1, At: t1}},
 		{name: "a name percent-encoded", event: edit(written(nil, shard("counters/a%20b%25/shards/1", 1, t1)), func(e *event.Event) { e.SetSubject("documents/counters/a b%/shards/1") }),
-			want: Hint{Counter: "a b%", Shard: 1, At: t1}},
-		{name: "an id of '%' and digits, in both", event: written(nil, shard("counters/%41/shards/1", 1, t1)), want: Hint{Counter: "%41", Shard: 1, At: t1}},
+			want: eventHint{Counter: "a b%", Shard: 1, At: t1}},
+		{name: "an id of '%' and digits, in both", event: written(nil, shard("counters/%41/shards/1", 1, t1)), want: eventHint{Counter: "%41", Shard: 1, At: t1}},
 		{name: "the emulator's source is not read", event: edit(written(nil, shard(p, 1, t1)), func(e *event.Event) {
 			e.SetSource("//firestore.googleapis.com/projects/projects/demo/databases/(default)")
-		}), want: Hint{Counter: "likes", Shard: 3, At: t1}},
+		}), want: eventHint{Counter: "likes", Shard: 3, At: t1}},
 
 		{name: "foreign type", err: ErrMalformed, event: edit(written(nil, shard(p, 1, t1)), func(e *event.Event) { e.SetType("google.cloud.pubsub.topic.v1.messagePublished") })},
 		{name: "json data", err: ErrMalformed, event: edit(written(nil, shard(p, 1, t1)), func(e *event.Event) { e.SetData("application/json", e.Data()) })},
@@ -100,7 +100,7 @@ func TestDecode(t *testing.T) {
 			if tc.field != "" {
 				l.ShardField = tc.field
 			}
-			got, err := Decoder{Layout: l, Project: tc.project}.Decode(tc.event, received)
+			got, err := decoder{Layout: l, Project: tc.project}.Decode(tc.event, received)
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("Decode = %v, %v; want a %v error", got, err, tc.err)
@@ -126,10 +126,10 @@ func TestDecodeLife(t *testing.T) {
 	if l.Docs, err = core.ParseCounts("posts:likes"); err != nil {
 		t.Fatal(err)
 	}
-	decode := func(path string) (Hint, error) {
+	decode := func(path string) (eventHint, error) {
 		e := eventarc.Written("demo", "(default)", nil, shard(path, 1, t1))
 		e.SetTime(t1)
-		return Decoder{Layout: l}.Decode(e, received)
+		return decoder{Layout: l}.Decode(e, received)
 	}
 	got, err := decode("posts/p1/lives/1732000000000017/shards/2")
 	if err != nil || got.Counter != "posts/p1" || got.Life != "1732000000000017" || got.Shard != 2 {
@@ -149,11 +149,11 @@ func TestDecodeCreated(t *testing.T) {
 	if l.Docs, err = core.ParseCounts("posts:likes,comments=count(comments);stats/site:users=count(/users)"); err != nil {
 		t.Fatal(err)
 	}
-	created := func(path string) (Hint, error) {
+	created := func(path string) (eventHint, error) {
 		e := eventarc.Written("demo", "(default)", nil, shard(path, 1, t1))
 		e.SetType(trigger.Created)
 		e.SetTime(t1)
-		return Decoder{Layout: l}.Decode(e, received)
+		return decoder{Layout: l}.Decode(e, received)
 	}
 	for _, path := range []string{"posts/a b@c", "stats/site"} {
 		got, err := created(path)
@@ -168,7 +168,7 @@ func TestDecodeCreated(t *testing.T) {
 	}
 	guide := eventarc.Written("demo", "(default)", nil, shard("counters/likes", 1, t1))
 	guide.SetType(trigger.Created)
-	if _, err := (Decoder{Layout: core.Default()}).Decode(guide, received); !errors.Is(err, ErrForeign) {
+	if _, err := (decoder{Layout: core.Default()}).Decode(guide, received); !errors.Is(err, ErrForeign) {
 		t.Errorf("a creation in the guide layout: %v; want %v", err, ErrForeign)
 	}
 }
@@ -182,11 +182,11 @@ func TestDecodeDeleted(t *testing.T) {
 	if l.Docs, err = core.ParseCounts("posts:likes,rank(likes);users:likes"); err != nil {
 		t.Fatal(err)
 	}
-	deleted := func(before *eventarc.Doc) (Hint, error) {
+	deleted := func(before *eventarc.Doc) (eventHint, error) {
 		e := eventarc.Written("demo", "(default)", before, nil)
 		e.SetType(trigger.Deleted)
 		e.SetTime(t2)
-		return Decoder{Layout: l}.Decode(e, received)
+		return decoder{Layout: l}.Decode(e, received)
 	}
 	cell := func(n int64) *firestoredata.Value {
 		return &firestoredata.Value{ValueType: &firestoredata.Value_IntegerValue{IntegerValue: n}}
@@ -204,7 +204,7 @@ func TestDecodeDeleted(t *testing.T) {
 	}
 	e := eventarc.Written("demo", "(default)", nil, shard("posts/p1", 1, t1))
 	e.SetType(trigger.Deleted)
-	if _, err := (Decoder{Layout: l}).Decode(e, received); !errors.Is(err, ErrMalformed) {
+	if _, err := (decoder{Layout: l}).Decode(e, received); !errors.Is(err, ErrMalformed) {
 		t.Errorf("a deletion with no old document: %v; want %v", err, ErrMalformed)
 	}
 }
@@ -249,7 +249,7 @@ func TestDecodeChildEdit(t *testing.T) {
 	} {
 		e := eventarc.Written("demo", "(default)", tc.before, tc.after)
 		e.SetTime(t2)
-		got, err := Decoder{Layout: l}.Decode(e, received)
+		got, err := decoder{Layout: l}.Decode(e, received)
 		if tc.unchanged != errors.Is(err, ErrUnchanged) || !tc.unchanged && (err != nil || got.Child == nil) {
 			t.Errorf("%s: %+v, %v; want unchanged: %v", tc.name, got, err, tc.unchanged)
 		}

@@ -48,7 +48,7 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add(s.data, s.typ, s.subject, int64(s.offset))
 	}
-	d := Decoder{Layout: core.Default(), Project: "demo"}
+	d := decoder{Layout: core.Default(), Project: "demo"}
 	f.Fuzz(func(t *testing.T, raw []byte, typ, subject string, offset int64) {
 		e := event.New()
 		e.SetID("fuzz")

@@ -36,7 +36,7 @@ const DefaultHold = 30 * time.Second
 // Handler is the Rollup function: decode the event into a hint, then wait
 // until a fold covers it.
 type Handler struct {
-	decoder Decoder
+	decoder decoder
 	tracker *tracker
 	boards  *boards
 	hold    time.Duration
@@ -62,7 +62,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	b := &boards{client: client}
 	t.moved = b.note
 	return &Handler{
-		decoder: Decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},
+		decoder: decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},
 		tracker: t,
 		boards:  b,
 		hold:    cfg.Hold,
@@ -107,7 +107,7 @@ func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 
 // deleted takes a ranked document deleted off its boards; an error is
 // retried, and the retry makes no second move.
-func (h *Handler) deleted(ctx context.Context, hint Hint) error {
+func (h *Handler) deleted(ctx context.Context, hint eventHint) error {
 	if err := h.boards.unrank(ctx, h.decoder.Layout, hint.Counter, hint.Life, recorded(hint.Gone)); err != nil {
 		h.log.Warn("rollup: will retry", "event_id", hint.EventID, "counter", hint.Counter, "error", err.Error())
 		return err

@@ -10,10 +10,10 @@ import (
 	"github.com/tallycounters/tally/internal/core/aggregate"
 )
 
-// Hint is what a shard's write event tells the rollup: counter Counter
+// eventHint is what a shard's write event tells the rollup: counter Counter
 // changed at time At, and, for a write to shard 0, the counts on it (One),
 // which are the whole counts at At if the counter is on one shard.
-type Hint struct {
+type eventHint struct {
 	EventID string
 	Counter string
 	Life    string // of the counted document the shard is of; "" in the guide layout
@@ -35,7 +35,7 @@ type Hint struct {
 	Gone *firestoredata.Document
 }
 
-func (h Hint) String() string {
+func (h eventHint) String() string {
 	if h.Created {
 		return fmt.Sprintf("%s created@%s", h.Counter, h.At.Format(time.RFC3339Nano))
 	}

@@ -61,7 +61,7 @@ func TestDecodeOneShard(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := eventarc.Written("demo", "(default)", nil, &eventarc.Doc{Path: tc.path, Fields: tc.fields, Created: t2, Updated: t2})
 			e.SetTime(t2)
-			got, err := Decoder{Layout: tc.layout}.Decode(e, received)
+			got, err := decoder{Layout: tc.layout}.Decode(e, received)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestDecodeOneShard(t *testing.T) {
 		e := eventarc.Written("demo", "(default)", nil, &eventarc.Doc{Path: "counters/likes/shards/0",
 			Fields: map[string]*firestoredata.Value{"count": integer(7), core.FieldParentSeen: seen}, Created: at, Updated: at})
 		e.SetTime(at)
-		got, err := Decoder{Layout: core.Default()}.Decode(e, received)
+		got, err := decoder{Layout: core.Default()}.Decode(e, received)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func view(tr *tracker, s *fakeStore, lead bool) *tracked {
 }
 
 // planFor holds hs and says what the tracker plans for counter c.
-func planFor(tr *tracker, hs ...Hint) (time.Duration, step) {
+func planFor(tr *tracker, hs ...eventHint) (time.Duration, step) {
 	for _, h := range hs {
 		hold(tr, h)
 	}
@@ -126,7 +126,7 @@ func TestPlanFollowerReadsAfterTheLeadersFold(t *testing.T) {
 		tr := s.tracker()
 		s.clock.advance(200 * time.Millisecond)
 		view(tr, s, false) // another instance wrote it 200 ms ago
-		hs := make([]Hint, hints)
+		hs := make([]eventHint, hints)
 		for i := range hs {
 			hs[i] = s.add(1, false)
 		}
@@ -196,7 +196,7 @@ func TestPlanReadsAgainAfterACreationNotShown(t *testing.T) {
 	s := newFakeStore(t)
 	s.layout, s.exists = core.Layout{Docs: docs}, false
 	tr := s.tracker()
-	created := Hint{Counter: "c", Life: "l1", Created: true, At: s.clock.tick()}
+	created := eventHint{Counter: "c", Life: "l1", Created: true, At: s.clock.tick()}
 	s.clock.advance(time.Microsecond)
 	view(tr, s, false) // read after the creation's time, without the document
 	c, w := hold(tr, created)

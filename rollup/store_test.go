@@ -167,11 +167,11 @@ func (s *fakeStore) countsAt(_ context.Context, at time.Time, w bytime.Fold) ([]
 }
 
 // comment adds a child to "comments" and returns its event's hint.
-func (s *fakeStore) comment() Hint {
+func (s *fakeStore) comment() eventHint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.comments++
-	return Hint{Counter: "c", Child: &aggregate.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
+	return eventHint{Counter: "c", Child: &aggregate.Child{Source: "comments", ID: "x"}, At: s.clock.tick()}
 }
 
 // SumWrites counts the adds made at or before at, and the writes set
@@ -275,11 +275,11 @@ func (s *fakeStore) Write(_ context.Context, id string, p core.Parent, sum fold.
 // does, and returns the hint of its event: the write's time and, on one
 // shard, shard 0's count after it, with the parent's update time when
 // seen is set.
-func (s *fakeStore) add(by int64, seen bool) Hint {
+func (s *fakeStore) add(by int64, seen bool) eventHint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.shards[0] += by
-	h := Hint{Counter: "c", Life: s.life, At: s.clock.tick()}
+	h := eventHint{Counter: "c", Life: s.life, At: s.clock.tick()}
 	s.history = append(s.history, shardsAt{at: h.At, shards: slices.Clone(s.shards)})
 	h.One = &core.OneShard{Values: slices.Clone(s.shards), Held: []bool{true}}
 	if seen {
@@ -312,7 +312,7 @@ func (s *fakeStore) total() int64 {
 
 // hold adds h to the tracker's waiters as Wait does, without running
 // anything, and returns the counter and the waiter (nil if covered).
-func hold(t *tracker, h Hint) (*tracked, *waiter) {
+func hold(t *tracker, h eventHint) (*tracked, *waiter) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.hold(context.Background(), h)

@@ -186,7 +186,7 @@ func newTracker(s store, now func() time.Time, grow GrowPolicy, confirmEvery tim
 }
 
 // Wait returns once a fold covering h is on the parent, or with ctx's error.
-func (t *tracker) Wait(ctx context.Context, h Hint) error {
+func (t *tracker) Wait(ctx context.Context, h eventHint) error {
 	t.mu.Lock()
 	c, w := t.hold(ctx, h)
 	if w == nil {
@@ -214,7 +214,7 @@ func (t *tracker) Wait(ctx context.Context, h Hint) error {
 // hold adds h to its counter's waiters, and returns them, or a nil waiter
 // if the known parent covers h already. What an event of a counter on one
 // shard tells of the parent replaces an older view. t.mu is held.
-func (t *tracker) hold(ctx context.Context, h Hint) (*tracked, *waiter) {
+func (t *tracker) hold(ctx context.Context, h eventHint) (*tracked, *waiter) {
 	c := t.counter(h.Counter)
 	w := &waiter{ctx: ctx, at: h.At, life: h.Life, one: h.One, child: h.Child, created: h.Created, done: make(chan error, 1)}
 	if h.Child != nil {

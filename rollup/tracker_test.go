@@ -16,7 +16,7 @@ import (
 
 // takeStep holds hs, checks that the tracker plans want next, and takes
 // that step when the plan says, on the fake clock.
-func takeStep(t *testing.T, tr *tracker, want step, hs ...Hint) []*waiter {
+func takeStep(t *testing.T, tr *tracker, want step, hs ...eventHint) []*waiter {
 	t.Helper()
 	var ws []*waiter
 	for _, h := range hs {
