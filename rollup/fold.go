@@ -284,7 +284,7 @@ func (t *tracker) finish(c *tracked, at time.Time, s fold.Sum, wrote fold.Outcom
 			"counter", c.id, "boundaries", wrote.Unread)
 	}
 	covered, oldest := c.coveredBy()
-	info := FoldInfo{Outcome: wrote, Covered: covered}
+	info := infoOf(wrote, covered)
 	if wrote.Wrote && covered > 0 {
 		info.Lag = wrote.Updated.Sub(oldest)
 	}
@@ -365,11 +365,11 @@ func (t *tracker) logFold(info FoldInfo) {
 		return
 	}
 	attrs := []any{"counter", info.Counter, "lag_ms", info.Lag.Milliseconds(), "events", info.Covered}
-	if info.Sum.Values != nil {
-		attrs = append(attrs, "shards", info.Sum.Shards, "totals", info.Sum.Values)
+	if info.Totals != nil {
+		attrs = append(attrs, "shards", info.Shards, "totals", info.Totals)
 	}
 	if info.Parts > 0 {
 		attrs = append(attrs, "parts", info.Parts, "aggregates", info.Aggregates)
 	}
-	t.log.Info("rollup: fold", append(attrs, "as_of", info.Sum.At.Format(time.RFC3339Nano))...)
+	t.log.Info("rollup: fold", append(attrs, "as_of", info.AsOf.Format(time.RFC3339Nano))...)
 }

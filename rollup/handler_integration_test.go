@@ -198,7 +198,7 @@ func TestFoldTwoThousandShards(t *testing.T) {
 	h.incr(1999, 5)
 	h.deliver(h.handler(Config{}), h.events...)
 	h.checkExact()
-	if f := h.folds.folds; len(f) == 0 || f[len(f)-1].Sum.Shards[0] != 2000 {
+	if f := h.folds.folds; len(f) == 0 || f[len(f)-1].Shards[0] != 2000 {
 		t.Errorf("the fold summed %v shards, want 2000", f)
 	}
 

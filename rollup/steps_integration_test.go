@@ -67,12 +67,12 @@ func TestBigPostFoldsInSteps(t *testing.T) {
 		t.Fatalf("9,000 comments are in %d parts; want 18", len(parts))
 	}
 	var mu sync.Mutex
-	var writes []fold.Outcome
+	var writes []FoldInfo
 	h := New(slowAggregations(t, time.Second), Config{Layout: l, Project: emulatortest.Project, Spacing: 50 * time.Millisecond,
 		Hold: emulatortest.Liveness, OnFold: func(f FoldInfo) {
 			if f.Wrote {
 				mu.Lock()
-				writes = append(writes, f.Outcome)
+				writes = append(writes, f)
 				mu.Unlock()
 			}
 		}})

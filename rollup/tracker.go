@@ -60,11 +60,40 @@ type store interface {
 	MoveStrays(ctx context.Context, id, from string, after time.Time) (map[string]int64, error)
 }
 
-// FoldInfo describes one fold a Handler made, for logs and measurements.
+// FoldInfo is what one fold this handler made did, for Config.OnFold.
 type FoldInfo struct {
-	fold.Outcome
-	Covered int           // hints this fold answered on this instance
-	Lag     time.Duration // from the oldest of those hints' writes to the fold's commit
+	Counter string    // the counted document's name
+	Wrote   bool      // false: the document held this fold or a later one already
+	Updated time.Time // the write's commit time
+	// AsOf is the read time of the counts the fold summed, Totals each
+	// count's sum then (in the order TALLY_COUNTS declares them) and
+	// Shards the shard documents summed for each; Totals is nil if the
+	// fold did not sum the counts.
+	AsOf      time.Time
+	Totals    []int64
+	Shards    []int64
+	NumShards int  // num_shards after the write
+	Grew      bool // num_shards was raised in this write
+	// Parts is how many parts of aggregated collections the fold
+	// refolded, Ranges the first and last child id of each it summed, and
+	// Aggregates each aggregate's value after the write.
+	Parts      int
+	Ranges     [][2]string
+	Aggregates map[string]any
+	Moves      int           // moves between a board's cells committed with the write
+	Covered    int           // events this fold answered on this instance
+	Lag        time.Duration // from the oldest of those events' writes to the fold's commit
+}
+
+// infoOf is what the fold out did, having answered covered events.
+func infoOf(out fold.Outcome, covered int) FoldInfo {
+	info := FoldInfo{Counter: out.Counter, Wrote: out.Wrote, Updated: out.Updated, AsOf: out.Sum.At,
+		Totals: out.Sum.Values, Shards: out.Sum.Shards, NumShards: out.NumShards, Grew: out.Grew,
+		Parts: out.Parts, Aggregates: out.Aggregates, Moves: len(out.Moves), Covered: covered}
+	for _, p := range out.Sum.Parts {
+		info.Ranges = append(info.Ranges, [2]string{p.Lo, p.Hi})
+	}
+	return info
 }
 
 // DefaultConfirmBatch is how many hints a follower holds for a counter

@@ -192,17 +192,14 @@ func (in *rollupInstance) folded(f rollup.FoldInfo) {
 		if in.layout.OnDocs() {
 			key += "." + c.Field
 		}
-		in.folds = append(in.folds, FoldWrite{Counter: key, At: f.Updated, Total: f.Sum.Values[i]})
+		in.folds = append(in.folds, FoldWrite{Counter: key, At: f.Updated, Total: f.Totals[i]})
 	}
 	for name, v := range f.Aggregates {
 		n, ok := v.(int64)
 		if !ok {
 			continue // the bench keeps counts
 		}
-		fw := FoldWrite{Counter: in.layout.Path(f.Counter) + "." + name, At: f.Updated, Total: n, ReadAt: f.Sum.At}
-		for _, p := range f.Sum.Parts {
-			fw.Ranges = append(fw.Ranges, [2]string{p.Lo, p.Hi})
-		}
+		fw := FoldWrite{Counter: in.layout.Path(f.Counter) + "." + name, At: f.Updated, Total: n, ReadAt: f.AsOf, Ranges: f.Ranges}
 		in.folds = append(in.folds, fw)
 	}
 	in.mu.Unlock()

@@ -222,8 +222,8 @@ func (w *rankWrites) fold(f rollup.FoldInfo) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.folds++
-	w.moves += len(f.Moves)
-	w.maxMoves = max(w.maxMoves, len(f.Moves))
+	w.moves += f.Moves
+	w.maxMoves = max(w.maxMoves, f.Moves)
 	w.posts[f.Counter] = append(w.posts[f.Counter], f.Updated)
 }
 
