@@ -15,6 +15,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
 )
 
@@ -52,7 +53,7 @@ func TestBoundaryReadsOneShardByKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		layout.Zone = zone
-		o := counter.Options{Layout: counter.LayoutOf(layout), Spacing: window}
+		o := counter.Options{Layout: layouttest.Public(layout), Spacing: window}
 		id := coll + "/p"
 		if _, err := fs.Doc(id).Create(ctx, map[string]any{"title": "a post"}); err != nil {
 			t.Fatal(err)

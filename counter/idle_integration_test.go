@@ -9,6 +9,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // TestWindowsAfterAnIdleSpell: in a zone whose hours are 3 seconds long
@@ -32,7 +33,7 @@ func TestWindowsAfterAnIdleSpell(t *testing.T) {
 		t.Fatal(err)
 	}
 	layout.Zone = zone
-	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(layout), Spacing: window})
+	c := counter.New(fs, counter.Options{Layout: layouttest.Public(layout), Spacing: window})
 	f := fold.NewFolder(fs, layout, window)
 	idle, late := coll+"/idle", coll+"/late"
 	for _, p := range []string{idle, late} {

@@ -24,9 +24,10 @@ func LayoutFromEnv(getenv func(string) string) (Layout, error) {
 	return Layout{l}, err
 }
 
-// LayoutOf is the Layout of l, for tally's own packages, which hold one
-// read from the functions' configuration.
-func LayoutOf(l core.Layout) Layout { return Layout{l} }
+func init() {
+	core.FromPublic = func(public any) core.Layout { return public.(Layout).l }
+	core.ToPublic = func(l core.Layout) any { return Layout{l} }
+}
 
 // OnDocuments reports whether the counts are on the app's documents
 // (TALLY_COUNTS declares some), whose counters are named by their paths.

@@ -15,6 +15,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/stack"
 	"github.com/tallycounters/tally/setup"
 )
@@ -161,5 +162,5 @@ func docsClient(t *testing.T, counts string) (*counter.Client, *firestore.Client
 	if l.Docs, err = core.ParseCounts(counts); err != nil {
 		t.Fatal(err)
 	}
-	return counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), ShardCacheTTL: cacheTTL, Spacing: window}), fs, l
+	return counter.New(fs, counter.Options{Layout: layouttest.Public(l), ShardCacheTTL: cacheTTL, Spacing: window}), fs, l
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // TestWindowNewToADocument: a per-minute window declared on a post that
@@ -30,8 +31,8 @@ func TestWindowNewToADocument(t *testing.T) {
 	if windowed.Docs, err = core.ParseCounts(coll + ":views,views_m=views per minute"); err != nil {
 		t.Fatal(err)
 	}
-	before := counter.New(fs, counter.Options{Layout: counter.LayoutOf(plain), Spacing: window})
-	after := counter.New(fs, counter.Options{Layout: counter.LayoutOf(windowed), Spacing: window})
+	before := counter.New(fs, counter.Options{Layout: layouttest.Public(plain), Spacing: window})
+	after := counter.New(fs, counter.Options{Layout: layouttest.Public(windowed), Spacing: window})
 	old, unfolded := coll+"/old", coll+"/unfolded"
 	for _, p := range []string{old, unfolded} {
 		if _, err := fs.Doc(p).Create(ctx, map[string]any{"title": "an old post"}); err != nil {

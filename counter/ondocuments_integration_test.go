@@ -11,6 +11,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // TestDocsLifecycle runs the client's commands on counts on a post: each
@@ -25,7 +26,7 @@ func TestDocsLifecycle(t *testing.T) {
 	if l.Docs, err = core.ParseCounts("posts:likes,views"); err != nil {
 		t.Fatal(err)
 	}
-	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), ShardCacheTTL: cacheTTL, Spacing: window})
+	c := counter.New(fs, counter.Options{Layout: layouttest.Public(l), ShardCacheTTL: cacheTTL, Spacing: window})
 	ctx := context.Background()
 	name := "posts/" + emulatortest.ID(t)
 	if err := c.Create(ctx, name, 4); !errors.Is(err, counter.ErrNotFound) {
@@ -116,7 +117,7 @@ func TestReconcileAllAggregates(t *testing.T) {
 	if l.Docs, err = core.ParseCounts("p" + id + ":comments=count(comments),stars=avg(comments.stars);s" + id + "/site:users=count(/u" + id + ")"); err != nil {
 		t.Fatal(err)
 	}
-	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), ShardCacheTTL: cacheTTL, Spacing: window})
+	c := counter.New(fs, counter.Options{Layout: layouttest.Public(l), ShardCacheTTL: cacheTTL, Spacing: window})
 	ctx := context.Background()
 	post, stats := fs.Collection("p"+id).Doc("post"), fs.Collection("s"+id).Doc("site")
 	for doc, data := range map[*firestore.DocumentRef]map[string]any{post: {"title": "hello", "comments": int64(7)}, stats: {"name": "site"}} {

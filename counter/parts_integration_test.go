@@ -10,6 +10,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // dueDocs makes n documents whose windows are due (emulatortest.DueDocs),
@@ -17,7 +18,7 @@ import (
 func dueDocs(t *testing.T, n int, step time.Duration) (*counter.Client, []string) {
 	fs := emulatortest.Client(t)
 	l, names := emulatortest.DueDocs(t, fs, n, step)
-	return counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), Spacing: window}), names
+	return counter.New(fs, counter.Options{Layout: layouttest.Public(l), Spacing: window}), names
 }
 
 // TestSplitListsEachDueDocumentOnce: the boundary job's listing hands on
@@ -94,7 +95,7 @@ func TestPartsThatAreNone(t *testing.T) {
 	if layout.Docs, err = core.ParseCounts("posts:views"); err != nil {
 		t.Fatal(err)
 	}
-	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(layout)})
+	c := counter.New(fs, counter.Options{Layout: layouttest.Public(layout)})
 	at := time.Now()
 	for _, p := range []counter.Part{
 		{Job: "purge", At: at, Names: []string{"posts/a"}},
@@ -156,7 +157,7 @@ func TestReconcileListingGoesOn(t *testing.T) {
 		layout core.Layout
 		want   []string
 	}{{guide, want}, {docs, wantDocs}} {
-		c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(tc.layout)})
+		c := counter.New(fs, counter.Options{Layout: layouttest.Public(tc.layout)})
 		counter.ListPage(c, 5)
 		listed, steps := listOutOfTime(t, c, counter.Part{Job: counter.JobReconcile, At: time.Now(), Seq: 1}, 3, 30)
 		if steps < 2 {

@@ -13,6 +13,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // TestReconcilePartSumsWithOneQuery: a part of Reconcile reads its
@@ -62,7 +63,7 @@ func TestReconcilePartSumsWithOneQuery(t *testing.T) {
 		}
 	}
 	time.Sleep(2 * window) // past the spacing since the documents were written, or a fold would wait, and read again
-	c := counter.New(noAggregation, counter.Options{Layout: counter.LayoutOf(guide), Spacing: window})
+	c := counter.New(noAggregation, counter.Options{Layout: layouttest.Public(guide), Spacing: window})
 	rep, err := c.RunPart(ctx, counter.Part{Job: counter.JobReconcile, At: time.Now(), Seq: 1, Names: names}, func(name string, err error) {
 		t.Errorf("%s: %v", name, err)
 	})
@@ -89,7 +90,7 @@ func TestReconcilePartSumsWithOneQuery(t *testing.T) {
 	set(guide.Shard(fs, "e-no-parent", "", 0), map[string]any{guide.ShardField: int64(2)})
 	set(guide.Counter(fs, "f-double"), map[string]any{core.FieldNumShards: 1, field: int64(1)})
 	set(guide.Shard(fs, "f-double", "", 0), map[string]any{guide.ShardField: 1.5})
-	c = counter.New(fs, counter.Options{Layout: counter.LayoutOf(guide), Spacing: window})
+	c = counter.New(fs, counter.Options{Layout: layouttest.Public(guide), Spacing: window})
 	var failed []error
 	rep, err = c.RunPart(ctx, counter.Part{Job: counter.JobReconcile, At: time.Now(), Seq: 2, Names: []string{"e-no-parent", "f-double"}},
 		func(_ string, err error) { failed = append(failed, err) })
@@ -115,7 +116,7 @@ func reconcileRecreated(t *testing.T, fs, noAggregation *firestore.Client) {
 	}
 	id := coll + "/p"
 	for i, likes := range []int64{3, 2} {
-		writer := counter.New(fs, counter.Options{Layout: counter.LayoutOf(layout), Spacing: window}) // no cache of the first life
+		writer := counter.New(fs, counter.Options{Layout: layouttest.Public(layout), Spacing: window}) // no cache of the first life
 		if i > 0 {
 			if _, err := fs.Doc(id).Delete(ctx); err != nil {
 				t.Fatal(err)
@@ -129,7 +130,7 @@ func reconcileRecreated(t *testing.T, fs, noAggregation *firestore.Client) {
 		}
 	}
 	time.Sleep(2 * window)
-	c := counter.New(noAggregation, counter.Options{Layout: counter.LayoutOf(layout), Spacing: window})
+	c := counter.New(noAggregation, counter.Options{Layout: layouttest.Public(layout), Spacing: window})
 	rep, err := c.RunPart(ctx, counter.Part{Job: counter.JobReconcile, At: time.Now(), Seq: 1, Names: []string{id}}, nil)
 	if err != nil || rep.Moved != 1 {
 		t.Fatalf("the part: %+v, %v", rep, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // behindProxy returns a handler whose Firestore client reaches the
@@ -25,7 +26,7 @@ func behindProxy(t *testing.T, cfg Config) (*Handler, *emulatortest.Proxy, *fire
 	direct := emulatortest.Client(t)
 	p := emulatortest.NewProxy(t)
 	t.Setenv("FIRESTORE_EMULATOR_HOST", p.Addr)
-	cfg.Layout, cfg.AutoCreate = core.Default(), true
+	cfg.Layout, cfg.AutoCreate = layouttest.Public(core.Default()), true
 	return New(emulatortest.Client(t), cfg), p, direct
 }
 
@@ -42,7 +43,7 @@ func answer(h http.Handler, body string, header map[string]string) (int, string,
 // increment is one write in one commit, with no read and no transaction.
 func TestPlainIncrementIsOneWrite(t *testing.T) {
 	c, ops := emulatortest.CountingClient(t)
-	h := New(c, Config{Layout: core.Default(), AutoCreate: true})
+	h := New(c, Config{Layout: layouttest.Public(core.Default()), AutoCreate: true})
 	id := emulatortest.ID(t)
 	body := `{"counter":"` + id + `"}`
 	if code, msg, _ := answer(h, body, nil); code != http.StatusOK {
@@ -150,7 +151,7 @@ func TestRefusalsWriteNothing(t *testing.T) {
 		t.Errorf("shards sum %d: want 2, the two increments answered 200", n)
 	}
 
-	short := New(direct, Config{Layout: core.Default(), AutoCreate: true, Timeout: adder.MinCommitTime / 2})
+	short := New(direct, Config{Layout: layouttest.Public(core.Default()), AutoCreate: true, Timeout: adder.MinCommitTime / 2})
 	if code, _, after := answer(short, body, nil); code != http.StatusServiceUnavailable || after != "1" {
 		t.Errorf("too little time for a commit: %d, Retry-After %q; want 503, 1", code, after)
 	}
@@ -183,7 +184,7 @@ func waitSum(t *testing.T, c *firestore.Client, id string, want int64) {
 // last update time: one after the other, each later than the last.
 func TestSaturatedIncrementsAnswerTheirOwnCommits(t *testing.T) {
 	c := emulatortest.Client(t)
-	h := New(c, Config{Layout: core.Default(), AutoCreate: true})
+	h := New(c, Config{Layout: layouttest.Public(core.Default()), AutoCreate: true})
 	id := emulatortest.ID(t)
 	ctx := context.Background()
 	if _, err := c.Doc("counters/"+id).Create(ctx, map[string]any{"num_shards": int64(1)}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/appchecktest"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // TestAppCheck: with App Check on, Increment answers 401, writing nothing,
@@ -32,7 +33,7 @@ func TestAppCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := emulatortest.Client(t)
-	h := New(c, Config{Layout: core.Default(), AutoCreate: true, AppCheck: verifier})
+	h := New(c, Config{Layout: layouttest.Public(core.Default()), AutoCreate: true, AppCheck: verifier})
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
 	id := emulatortest.ID(t)
 	post := func(token string) int {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
@@ -40,8 +41,8 @@ func signedIn(t testing.TB, cfg Config) (*Handler, *firestore.Client, *opcount.O
 		t.Fatal(err)
 	}
 	c, ops := emulatortest.CountingClient(t)
-	if cfg.Layout.IsZero() {
-		cfg.Layout = core.Default()
+	if core.FromPublic(cfg.Layout).IsZero() {
+		cfg.Layout = layouttest.Public(core.Default())
 	}
 	return New(c, cfg), c, ops, host
 }

@@ -8,13 +8,14 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // BenchmarkHandler is one whole increment: parse, cached shard count, and the
 // shard write to the emulator.
 func BenchmarkHandler(b *testing.B) {
 	c := emulatortest.Client(b)
-	h := New(c, Config{Layout: core.Default(), AutoCreate: true})
+	h := New(c, Config{Layout: layouttest.Public(core.Default()), AutoCreate: true})
 	body := `{"counter":"bench-handler","by":1}`
 	b.ReportAllocs()
 	for b.Loop() {

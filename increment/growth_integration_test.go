@@ -11,6 +11,7 @@ import (
 	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // TestBusyInstanceSeesGrowth: two Increment instances have a new counter
@@ -23,7 +24,7 @@ func TestBusyInstanceSeesGrowth(t *testing.T) {
 	c, ops := emulatortest.CountingClient(t)
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
-	busy := New(c, Config{Layout: core.Default(), AutoCreate: true, CacheTTL: time.Hour, Now: func() time.Time { return time.Unix(0, now.Load()) }})
+	busy := New(c, Config{Layout: layouttest.Public(core.Default()), AutoCreate: true, CacheTTL: time.Hour, Now: func() time.Time { return time.Unix(0, now.Load()) }})
 	quiet, _ := newHandler(t, Config{AutoCreate: true, CacheTTL: time.Hour})
 	id := emulatortest.ID(t)
 	incr := func(h *Handler) int { t.Helper(); return step(t, h, id) }

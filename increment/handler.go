@@ -19,6 +19,7 @@ import (
 	"firebase.google.com/go/v4/appcheck"
 	"firebase.google.com/go/v4/auth"
 
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/calendar"
@@ -27,13 +28,13 @@ import (
 
 // Config configures a Handler. Zero fields take the defaults below.
 type Config struct {
-	Layout        core.Layout
-	DefaultShards int           // shards of an auto-created counter; default core.DefaultShards
-	AutoCreate    bool          // create any missing counter instead of 404
-	MaxStep       int64         // bound on |by|; default 1000
-	CORSOrigins   []string      // origins browsers may call from; "*" for any
-	CacheTTL      time.Duration // how long num_shards is cached; default adder.DefaultCacheTTL
-	Logger        *slog.Logger  // nil discards logs
+	Layout        counter.Layout // where the counters are: counter.LayoutFromEnv; zero: the guide's
+	DefaultShards int            // shards of an auto-created counter; default core.DefaultShards
+	AutoCreate    bool           // create any missing counter instead of 404
+	MaxStep       int64          // bound on |by|; default 1000
+	CORSOrigins   []string       // origins browsers may call from; "*" for any
+	CacheTTL      time.Duration  // how long num_shards is cached; default adder.DefaultCacheTTL
+	Logger        *slog.Logger   // nil discards logs
 
 	// Auth, if set, verifies each caller's Firebase ID token (Authorization:
 	// Bearer); a request without a valid one gets 401.
@@ -97,6 +98,7 @@ const QueueWait = time.Second
 type Handler struct {
 	writer  *shardWriter
 	cfg     Config
+	layout  core.Layout // cfg.Layout's
 	maxStep int64
 	cors    cors
 	log     *slog.Logger
@@ -143,9 +145,11 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.Public {
 		maxStep = min(maxStep, cfg.PublicMaxStep)
 	}
+	layout := core.FromPublic(cfg.Layout)
 	return &Handler{
+		layout: layout,
 		writer: newShardWriter(client, adder.Config{
-			Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, CacheTTL: cfg.CacheTTL,
+			Layout: layout, DefaultShards: cfg.DefaultShards, CacheTTL: cfg.CacheTTL,
 			AutoCreate: cfg.AutoCreate, CreatePattern: cfg.CounterPattern, Now: cfg.Now,
 		}),
 		cfg:     cfg,
@@ -242,7 +246,7 @@ func (h *Handler) admit(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if a.req, err = parseRequest(w, r, h.cfg.Public); err != nil {
 		return a, err
 	}
-	if a.count, err = a.req.validate(h.cfg.Layout, h.maxStep); err != nil {
+	if a.count, err = a.req.validate(h.layout, h.maxStep); err != nil {
 		return a, err
 	}
 	if h.cfg.Public && h.cfg.VotesOnly && a.req.Vote == nil {
@@ -291,7 +295,7 @@ func (h *Handler) commit(ctx context.Context, a admitted) ([]byte, error) {
 	}
 	if a.key != "" {
 		op.Key = scopedKey(a.uid, a.key)
-		if h.cfg.Layout.OnDocs() {
+		if h.layout.OnDocs() {
 			op.Key = scopedKey(a.uid, a.count.Field+"\x00"+a.key) // one action per count
 		}
 	}

@@ -14,12 +14,13 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 func newHandler(t *testing.T, cfg Config) (*Handler, *firestore.Client) {
 	t.Helper()
 	c := emulatortest.Client(t)
-	cfg.Layout = core.Default()
+	cfg.Layout = layouttest.Public(core.Default())
 	return New(c, cfg), c
 }
 
@@ -93,7 +94,7 @@ func checkError(t *testing.T, w *httptest.ResponseRecorder, status int) {
 func TestIncrementFirestoreDown(t *testing.T) {
 	c := emulatortest.Unreachable(t)
 	dead := os.Getenv("FIRESTORE_EMULATOR_HOST")
-	h := New(c, Config{Layout: core.Default(), AutoCreate: true})
+	h := New(c, Config{Layout: layouttest.Public(core.Default()), AutoCreate: true})
 	r := httptest.NewRequest(http.MethodPost, "/?counter=x", nil)
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()

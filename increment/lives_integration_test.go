@@ -9,6 +9,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // TestCreatedAgainStartsAtZero: a post gets 4 likes (3 steps and alice's
@@ -22,8 +23,8 @@ import (
 // Increment's stale cache gave that life into the new one until then.
 func TestCreatedAgainStartsAtZero(t *testing.T) {
 	l := postsLayout(t)
-	stale, c, _, host := signedIn(t, Config{Layout: l, CacheTTL: time.Hour})
-	fresh, _, _, _ := signedIn(t, Config{Layout: l})
+	stale, c, _, host := signedIn(t, Config{Layout: layouttest.Public(l), CacheTTL: time.Hour})
+	fresh, _, _, _ := signedIn(t, Config{Layout: layouttest.Public(l)})
 	alice, bob := user(t, host), user(t, host)
 	ctx := context.Background()
 	name := "posts/" + emulatortest.ID(t)
@@ -90,7 +91,7 @@ func TestCreatedAgainStartsAtZero(t *testing.T) {
 		t.Errorf("_tally = %v; want its life %s (the earlier one was %s)", bk, second, first)
 	}
 
-	admin := counter.New(c, counter.Options{Layout: counter.LayoutOf(l), Spacing: 50 * time.Millisecond})
+	admin := counter.New(c, counter.Options{Layout: layouttest.Public(l), Spacing: 50 * time.Millisecond})
 	if err := admin.ReconcileAll(ctx, func(counter.Drift, error) {}); err != nil {
 		t.Fatal(err)
 	}

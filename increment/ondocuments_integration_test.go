@@ -12,6 +12,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // postsLayout counts likes and views on posts.
@@ -52,7 +53,7 @@ func fieldSums(t *testing.T, c *firestore.Client, l core.Layout, name string) ma
 // A vote on a post that does not exist is a 404 and writes nothing.
 func TestCountsPerField(t *testing.T) {
 	l := postsLayout(t)
-	h, c, ops, host := signedIn(t, Config{Layout: l, Limits: Limits{Counter: Rate{N: 2, Per: time.Hour}}})
+	h, c, ops, host := signedIn(t, Config{Layout: layouttest.Public(l), Limits: Limits{Counter: Rate{N: 2, Per: time.Hour}}})
 	u := user(t, host)
 	name := "posts/" + emulatortest.ID(t)
 	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
@@ -117,7 +118,7 @@ func TestCountsPerField(t *testing.T) {
 func TestDocsPlainIncrementIsOneWrite(t *testing.T) {
 	l := postsLayout(t)
 	c, ops := emulatortest.CountingClient(t)
-	h := New(c, Config{Layout: l})
+	h := New(c, Config{Layout: layouttest.Public(l)})
 	name := "posts/" + emulatortest.ID(t)
 	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hi"}); err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestDocsPlainIncrementIsOneWrite(t *testing.T) {
 // answer that changed nothing says none.
 func TestAnswerSaysWhenCommitted(t *testing.T) {
 	l := postsLayout(t)
-	h, c, _, host := signedIn(t, Config{Layout: l})
+	h, c, _, host := signedIn(t, Config{Layout: layouttest.Public(l)})
 	u := user(t, host)
 	name := "posts/" + emulatortest.ID(t)
 	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
@@ -187,7 +188,7 @@ func TestAnswerSaysWhenCommitted(t *testing.T) {
 // writing nothing.
 func TestDocsVotesOnly(t *testing.T) {
 	l := postsLayout(t)
-	h, c, _, host := signedIn(t, Config{Layout: l, Public: true, VotesOnly: true})
+	h, c, _, host := signedIn(t, Config{Layout: layouttest.Public(l), Public: true, VotesOnly: true})
 	u := user(t, host)
 	name := "posts/" + emulatortest.ID(t)
 	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
@@ -216,7 +217,7 @@ func TestAggregatesAreNotIncremented(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := emulatortest.Client(t)
-	h := New(c, Config{Layout: l})
+	h := New(c, Config{Layout: layouttest.Public(l)})
 	name := "posts/" + emulatortest.ID(t)
 	if _, err := c.Doc(name).Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // TestRankAnswers: GET ?rank= answers a ranked post's place, exact at the
@@ -27,7 +28,7 @@ func TestRankAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, ops := emulatortest.CountingClient(t)
-	h := New(c, Config{Layout: l})
+	h := New(c, Config{Layout: layouttest.Public(l)})
 	ctx := context.Background()
 	folder := fold.NewFolder(c, l, fold.DefaultSpacing)
 	var last time.Time // the last fold's commit
@@ -119,7 +120,7 @@ func TestRankOfInfinities(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := emulatortest.Client(t)
-	h := New(c, Config{Layout: l})
+	h := New(c, Config{Layout: layouttest.Public(l)})
 	ctx := context.Background()
 	folder := fold.NewFolder(c, l, fold.DefaultSpacing)
 	var last time.Time

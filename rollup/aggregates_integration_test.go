@@ -11,6 +11,7 @@ import (
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
@@ -146,7 +147,7 @@ func changeCost(t testing.TB, spec string, existing, added int) cost {
 	// (about 20 s at 1,000,000 comments), where Firestore reads the part's
 	// index entries only: a fold may take past its bound, and a handler
 	// wait past the default hold.
-	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Spacing: 50 * time.Millisecond, Hold: 10 * time.Minute})
+	h := New(counted, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: 50 * time.Millisecond, Hold: 10 * time.Minute})
 	h.tracker.foldBound = 10 * time.Minute
 	for i := range added {
 		if i == 1 {

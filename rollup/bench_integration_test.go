@@ -14,6 +14,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkHandlePeakMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: fold.DefaultSpacing})
+		h := New(client, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: fold.DefaultSpacing})
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)

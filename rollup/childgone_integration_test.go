@@ -10,6 +10,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -28,7 +29,7 @@ func TestChildGoneBeforeAnyFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	var folds atomic.Int64
-	h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow, OnFold: func(FoldInfo) { folds.Add(1) }})
+	h := New(client, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: testWindow, OnFold: func(FoldInfo) { folds.Add(1) }})
 	name := "players/" + emulatortest.ID(t)
 	if _, err := client.Doc(name).Create(ctx, map[string]any{"name": "ada"}); err != nil {
 		t.Fatal(err)

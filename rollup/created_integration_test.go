@@ -11,6 +11,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 	"github.com/tallycounters/tally/internal/tools/opcount"
@@ -51,7 +52,7 @@ func TestCreatedGetsEveryCount(t *testing.T) {
 	}
 	defer counted.Close()
 	var logs testio.Buffer
-	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow, Logger: cloudlog.New(&logs, slog.LevelDebug)})
+	h := New(counted, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: testWindow, Logger: cloudlog.New(&logs, slog.LevelDebug)})
 	defer func() {
 		if t.Failed() {
 			t.Log(logs.String())

@@ -14,6 +14,7 @@ import (
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -36,7 +37,7 @@ func TestOneAggregateFailingFreezesNothing(t *testing.T) {
 		return nil
 	})
 	var logs testio.Buffer
-	h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow, Logger: cloudlog.New(&logs, slog.LevelInfo)})
+	h := New(client, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: testWindow, Logger: cloudlog.New(&logs, slog.LevelInfo)})
 	comments := client.Doc(name).Collection("comments")
 	for i := range 3 {
 		ref := comments.NewDoc()

@@ -9,19 +9,20 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fold"
 )
 
 // Config configures a Handler.
 type Config struct {
-	Layout   core.Layout
-	Project  string        // events for another project are dropped; "" accepts any
-	Database string        // events for another database are dropped; "" means "(default)"
-	Spacing  time.Duration // the fold spacing: each parent is written at most once per Spacing; default fold.DefaultSpacing
-	Grow     GrowPolicy    // adding shards to busy counters; zero: never
-	MaxSkew  time.Duration // how far ahead an event may be dated; default DefaultMaxSkew
-	Hold     time.Duration // longest a handler waits for a fold; default DefaultHold
+	Layout   counter.Layout // where the counters are: counter.LayoutFromEnv; zero: the guide's
+	Project  string         // events for another project are dropped; "" accepts any
+	Database string         // events for another database are dropped; "" means "(default)"
+	Spacing  time.Duration  // the fold spacing: each parent is written at most once per Spacing; default fold.DefaultSpacing
+	Grow     GrowPolicy     // adding shards to busy counters; zero: never
+	MaxSkew  time.Duration  // how far ahead an event may be dated; default DefaultMaxSkew
+	Hold     time.Duration  // longest a handler waits for a fold; default DefaultHold
 	// ConfirmEvery is the longest a follower instance goes between reads
 	// of a parent it holds events for; default five windows.
 	ConfirmEvery time.Duration
@@ -55,14 +56,15 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.Spacing <= 0 {
 		cfg.Spacing = fold.DefaultSpacing
 	}
-	folder := fold.NewFolder(client, cfg.Layout, cfg.Spacing)
+	layout := core.FromPublic(cfg.Layout)
+	folder := fold.NewFolder(client, layout, cfg.Spacing)
 	folder.SetDefaultShards(cfg.Grow.Default)
 	t := newTracker(newFolderStore(client, folder), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold
 	b := &boards{client: client}
 	t.moved = b.note
 	return &Handler{
-		decoder: decoder{Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},
+		decoder: decoder{Layout: layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},
 		tracker: t,
 		boards:  b,
 		hold:    cfg.Hold,

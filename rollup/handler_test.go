@@ -9,6 +9,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -41,7 +42,7 @@ func forged(h *history) map[string]event.Event {
 // TestHandleRetriesTransient points the handler at a closed port: the error
 // is returned, so the platform retries.
 func TestHandleRetriesTransient(t *testing.T) {
-	handler := New(emulatortest.Unreachable(t), Config{Layout: core.Default(), Spacing: testWindow})
+	handler := New(emulatortest.Unreachable(t), Config{Layout: layouttest.Public(core.Default()), Spacing: testWindow})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	e := eventarc.Written(emulatortest.Project, "(default)", nil, eventarc.IntDoc("counters/c/shards/0", "count", 1, time.Now()))

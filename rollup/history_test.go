@@ -16,6 +16,7 @@ import (
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/testkit/testio"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
@@ -49,7 +50,7 @@ func newHistory(t *testing.T) *history {
 // handler is a Rollup instance for the history's counter, with its own
 // Firestore client, logging to h.logs and recording its folds in h.folds.
 func (h *history) handler(cfg Config) *Handler {
-	cfg.Layout = h.layout
+	cfg.Layout = layouttest.Public(h.layout)
 	cfg.Project = emulatortest.Project
 	if cfg.Spacing == 0 {
 		cfg.Spacing = testWindow

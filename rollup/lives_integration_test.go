@@ -8,6 +8,7 @@ import (
 	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -29,7 +30,7 @@ func TestCreatedAgainTakesWhatCameAfter(t *testing.T) {
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:likes,views")
 	stale := adder.New(client, adder.Config{Layout: l, CacheTTL: time.Hour})
-	h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow})
+	h := New(client, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: testWindow})
 	likes, views := core.Count{Field: "likes", Shard: "likes"}, core.Count{Field: "views", Shard: "views"}
 	add := func(c core.Count) {
 		t.Helper()

@@ -12,6 +12,7 @@ import (
 	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -41,7 +42,7 @@ func TestDocsGrowAndDuplicates(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	client, l, name := newPost(t, "posts:likes,views")
-	h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: 50 * time.Millisecond,
+	h := New(client, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: 50 * time.Millisecond,
 		Grow: GrowPolicy{PerShard: 0.001, Max: 20, Period: 100 * time.Millisecond, Default: 4}})
 	life := emulatortest.Life(t, l, client, name)
 	shard := func(n int) string { return fmt.Sprintf("%s/lives/%s/shards/%d", name, life, n) }
@@ -113,7 +114,7 @@ func TestDocsWindowAcrossInstances(t *testing.T) {
 	var writes []time.Time
 	handlers := make([]*Handler, 3)
 	for i := range handlers {
-		handlers[i] = New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: window, Grow: GrowPolicy{Default: 5},
+		handlers[i] = New(client, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: window, Grow: GrowPolicy{Default: 5},
 			OnFold: func(f FoldInfo) {
 				if f.Wrote {
 					mu.Lock()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // instances are Rollup handlers of one counter, each with its own client,
@@ -29,7 +30,7 @@ func newInstances(h *history, n int, window time.Duration) *instances {
 	in := &instances{h: h, folds: make([][]FoldInfo, n)}
 	for i := range n {
 		in.handlers = append(in.handlers, New(emulatortest.Client(h.t), Config{
-			Layout: h.layout, Project: emulatortest.Project, Spacing: window, ConfirmEvery: time.Hour, Hold: 10 * time.Second,
+			Layout: layouttest.Public(h.layout), Project: emulatortest.Project, Spacing: window, ConfirmEvery: time.Hour, Hold: 10 * time.Second,
 			OnFold: func(f FoldInfo) {
 				h.folds.add(f)
 				in.mu.Lock()
@@ -126,7 +127,7 @@ func TestFoldSumsInOneCall(t *testing.T) {
 	}{{"tally's client", fsClient}, {"a plain client", plain}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHistory(t)
-			handler := New(tc.client, Config{Layout: core.Default(), Project: emulatortest.Project, Spacing: testWindow})
+			handler := New(tc.client, Config{Layout: layouttest.Public(core.Default()), Project: emulatortest.Project, Spacing: testWindow})
 			ops.Reset()
 			for i := range 5 {
 				time.Sleep(2 * testWindow)

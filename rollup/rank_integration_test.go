@@ -15,6 +15,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
@@ -53,7 +54,7 @@ func TestRankedFoldReadsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer counted.Close()
-	h := New(counted, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow})
+	h := New(counted, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: testWindow})
 	if err := h.Handle(ctx, createdEvent(t, name)); err != nil { // on the board at 0
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestRankedFoldReadsNothing(t *testing.T) {
 	// A write that carries the post's update time but no cells, to an
 	// instance that knows nothing of the post: the fold reads it, and moves it.
 	time.Sleep(2 * testWindow)
-	h = New(counted, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow})
+	h = New(counted, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: testWindow})
 	post, err := client.Doc(name).Get(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -68,7 +69,7 @@ func TestBigPostFoldsInSteps(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var writes []FoldInfo
-	h := New(slowAggregations(t, time.Second), Config{Layout: l, Project: emulatortest.Project, Spacing: 50 * time.Millisecond,
+	h := New(slowAggregations(t, time.Second), Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: 50 * time.Millisecond,
 		Hold: emulatortest.Liveness, OnFold: func(f FoldInfo) {
 			if f.Wrote {
 				mu.Lock()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/eventarc"
 )
 
@@ -35,7 +36,7 @@ func TestAggregatesEqualFirestores(t *testing.T) {
 	ctx := context.Background()
 	client, l, name := newPost(t, allForms)
 	comments := client.Doc(name).Collection("comments")
-	h := New(client, Config{Layout: l, Project: emulatortest.Project, Spacing: testWindow})
+	h := New(client, Config{Layout: layouttest.Public(l), Project: emulatortest.Project, Spacing: testWindow})
 	write := func(id string, c map[string]any) {
 		t.Helper()
 		ref := comments.Doc(id)

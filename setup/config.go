@@ -75,7 +75,7 @@ const (
 type Config struct {
 	Project       string // empty: detected from the environment
 	Database      string
-	Layout        core.Layout
+	Layout        counter.Layout // where the counters are and what they count: counter.LayoutFromEnv
 	DefaultShards int
 	AutoCreate    bool
 	MaxStep       int64
@@ -118,7 +118,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		Database: env(EnvDatabase, "(default)"),
 	}
 	var err error
-	if cfg.Layout, err = core.LayoutFromEnv(getenv); err != nil {
+	if cfg.Layout, err = counter.LayoutFromEnv(getenv); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	if !validDatabase(cfg.Database) {
@@ -292,14 +292,15 @@ type Var struct {
 // Vars lists every variable of the configuration with its value in force,
 // written as it would be set in the environment.
 func (c Config) Vars() []Var {
-	shards, voters, keys := c.Layout.Subcollections()
+	l := core.FromPublic(c.Layout)
+	shards, voters, keys := l.Subcollections()
 	return []Var{
 		{EnvProject, c.Project},
 		{EnvDatabase, c.Database},
-		{EnvCollection, c.Layout.Collection},
-		{EnvShardField, c.Layout.ShardField},
-		{EnvCounts, countsOf(c.Layout)},
-		{EnvTimeZone, zoneOf(c.Layout)},
+		{EnvCollection, l.Collection},
+		{EnvShardField, l.ShardField},
+		{EnvCounts, countsOf(l)},
+		{EnvTimeZone, zoneOf(l)},
 		{EnvShards, shards},
 		{EnvVoters, voters},
 		{EnvKeys, keys},

@@ -19,6 +19,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fanout"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/pubsubemu"
 )
 
@@ -169,7 +170,7 @@ func rig(t *testing.T, host string, layout core.Layout, size int, listFor time.D
 	t.Helper()
 	ctx := context.Background()
 	topic := "parts-" + emulatortest.ID(t)[len(t.Name())+1:]
-	set, err := New(ctx, Config{Project: emulatortest.Project, Database: "(default)", Layout: layout, DefaultShards: 1,
+	set, err := New(ctx, Config{Project: emulatortest.Project, Database: "(default)", Layout: layouttest.Public(layout), DefaultShards: 1,
 		Spacing: 100 * time.Millisecond, CacheTTL: time.Second, PartsTopic: topic, PartSize: size, ListFor: listFor}, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +192,7 @@ func rig(t *testing.T, host string, layout core.Layout, size int, listFor time.D
 
 // dueCount counts the documents of layout due now.
 func dueCount(t *testing.T, fs *firestore.Client, layout core.Layout) func() int {
-	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(layout)})
+	c := counter.New(fs, counter.Options{Layout: layouttest.Public(layout)})
 	return func() int {
 		t.Helper()
 		rep, err := c.Split(context.Background(), counter.Part{Job: counter.JobWindows, At: time.Now(), Seq: 1}, 1000, time.Time{},
@@ -311,7 +312,7 @@ func TestListingGoesOnThroughPubSub(t *testing.T) {
 func TestBoundaryJobInProcess(t *testing.T) {
 	fs := emulatortest.Client(t)
 	layout, _ := emulatortest.DueDocs(t, fs, 12, 5*time.Second)
-	set, err := New(context.Background(), Config{Project: emulatortest.Project, Database: "(default)", Layout: layout,
+	set, err := New(context.Background(), Config{Project: emulatortest.Project, Database: "(default)", Layout: layouttest.Public(layout),
 		DefaultShards: 1, Spacing: 100 * time.Millisecond, CacheTTL: time.Second, PartSize: 5}, os.Stderr)
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 		}),
 		Reconcile: reconcileHandler(&jobs{
 			c: counter.New(client, counter.Options{
-				Layout: counter.LayoutOf(cfg.Layout), DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Spacing: cfg.Spacing,
+				Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Spacing: cfg.Spacing,
 			}),
 			log: logger, pub: pub, partSize: cfg.PartSize, listFor: cmp.Or(cfg.ListFor, DefaultListFor),
 		}),

@@ -35,16 +35,16 @@ func configCommand() *cobra.Command {
 			return err
 		}
 		if *boundaries {
-			if u := cfg.Layout.SmallestUnit(); u != "" {
+			if u := layoutOf(cfg).SmallestUnit(); u != "" {
 				// In UTC, as Cloud Scheduler runs a schedule in a zone by
 				// its wall clock, which skips or repeats a start where the
 				// clocks change.
-				fmt.Fprintln(cmd.OutOrStdout(), calendar.Rechecked(u.Schedule(cfg.Layout.Zone, time.Now())), "Etc/UTC")
+				fmt.Fprintln(cmd.OutOrStdout(), calendar.Rechecked(u.Schedule(layoutOf(cfg).Zone, time.Now())), "Etc/UTC")
 			}
 			return nil
 		}
 		if *triggers {
-			for _, tr := range trigger.Of(cfg.Layout) {
+			for _, tr := range trigger.Of(layoutOf(cfg)) {
 				switch tr.Type {
 				case trigger.Created:
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "created")

@@ -67,7 +67,7 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 			field = args[1]
 		}
 		checkName := func(recorded bool) error {
-			if err := cfg.Layout.CheckName(id); err != nil && id != "" && cmd.Annotations[ownNames] == "" {
+			if err := layoutOf(cfg).CheckName(id); err != nil && id != "" && cmd.Annotations[ownNames] == "" {
 				return usageError{notDeclared(err, id, recorded)}
 			}
 			return nil
@@ -96,7 +96,7 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 		}
 		// An admin's typo must not make a counter: TALLY_AUTO_CREATE is
 		// for Increment's clients.
-		c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(cfg.Layout), DefaultShards: cfg.DefaultShards,
+		c := counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards,
 			ShardCacheTTL: cfg.CacheTTL, Spacing: cfg.Spacing, Timeout: s.timeout, RefuseMissing: true,
 			Progress: func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), line) }})
 		a := &admin{cfg: cfg, field: field, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
@@ -105,7 +105,7 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 		case err == nil || errors.Is(err, context.Canceled):
 			return nil
 		case errors.Is(err, counter.ErrNotFound) && id != "":
-			return missing(cfg.Layout, id, false)
+			return missing(layoutOf(cfg), id, false)
 		}
 		return explain(err, s.timeout)
 	}
@@ -191,7 +191,7 @@ func getCommand(args cobra.PositionalArgs) *cobra.Command {
 	return counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count, aggregate, window or trend (its score now), "+
 		"or with no FIELD every field tally keeps on the document: one document read", args, func(*cobra.Command) action {
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
-			if a.field == "" && a.cfg.Layout.OnDocs() {
+			if a.field == "" && layoutOf(a.cfg).OnDocs() {
 				return a.getAll(ctx, c, id)
 			}
 			if err := a.checkKept(id); err != nil {
@@ -225,9 +225,9 @@ func seriesCommand(args cobra.PositionalArgs) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintf(tw, "bucket starts (%s)\t%s\n", zoneOf(a.cfg.Layout), a.field)
+			fmt.Fprintf(tw, "bucket starts (%s)\t%s\n", zoneOf(layoutOf(a.cfg)), a.field)
 			for _, b := range buckets {
-				fmt.Fprintf(tw, "%s\t%d\n", b.Start.In(zoneOf(a.cfg.Layout)).Format("2006-01-02 15:04 MST"), b.Count)
+				fmt.Fprintf(tw, "%s\t%d\n", b.Start.In(zoneOf(layoutOf(a.cfg))).Format("2006-01-02 15:04 MST"), b.Count)
 			}
 			tw.Flush()
 			return nil
@@ -260,7 +260,7 @@ func watchCommand(args cobra.PositionalArgs) *cobra.Command {
 				return err
 			}
 			if _, err := c.Get(ctx, id, a.field); errors.Is(err, counter.ErrNotFound) {
-				fmt.Fprintf(a.stderr, "%s: %v; until then it reads 0\n", cmd.CommandPath(), missing(a.cfg.Layout, id, true))
+				fmt.Fprintf(a.stderr, "%s: %v; until then it reads 0\n", cmd.CommandPath(), missing(layoutOf(a.cfg), id, true))
 			} else if err != nil {
 				return err
 			}
@@ -392,7 +392,7 @@ func (a *admin) withField(m map[string]any) map[string]any {
 
 // checkCount is a usage error unless id and the field given name a count.
 func (a *admin) checkCount(id string) error {
-	if _, err := a.cfg.Layout.Check(id, a.field); err != nil {
+	if _, err := layoutOf(a.cfg).Check(id, a.field); err != nil {
 		return usageError{err}
 	}
 	return nil
@@ -402,11 +402,11 @@ func (a *admin) checkCount(id string) error {
 // tally keeps: a count, an aggregate, a window or a trend. Its message
 // lists them all.
 func (a *admin) checkKept(id string) error {
-	if a.cfg.Layout.Kept(id, a.field) != "" {
+	if layoutOf(a.cfg).Kept(id, a.field) != "" {
 		return nil
 	}
 	err := a.checkCount(id)
-	if fields := counter.LayoutOf(a.cfg.Layout).Fields(id); err != nil && a.cfg.Layout.OnDocs() && len(fields) > 0 {
+	if fields := a.cfg.Layout.Fields(id); err != nil && layoutOf(a.cfg).OnDocs() && len(fields) > 0 {
 		return usagef("%q is not a field tally keeps on %s: it keeps %s", a.field, id, strings.Join(fields, ", "))
 	}
 	return err
@@ -422,7 +422,7 @@ func (a *admin) getAll(ctx context.Context, c *counter.Client, id string) error 
 		a.print(map[string]any{"counter": id, "fields": values}, "")
 		return nil
 	}
-	for _, f := range counter.LayoutOf(a.cfg.Layout).Fields(id) {
+	for _, f := range a.cfg.Layout.Fields(id) {
 		a.print(nil, "%s %s %v", id, f, values[f])
 	}
 	return nil

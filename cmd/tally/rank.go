@@ -25,7 +25,7 @@ func rankCommand() *cobra.Command {
 			if cmd.Flags().Changed("value") {
 				return standing(ctx, a, c, id, value)
 			}
-			if err := a.cfg.Layout.CheckName(id); err != nil {
+			if err := layoutOf(a.cfg).CheckName(id); err != nil {
 				return usageError{err}
 			}
 			p, err := c.Rank(ctx, id, a.field)

@@ -28,16 +28,16 @@ func rulesCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		o.Collection = cfg.Layout.Collection
+		o.Collection = layoutOf(cfg).Collection
 		src, err := deploy.Rules(o)
-		if cfg.Layout.OnDocs() {
-			src, err = deploy.CountsRules(cfg.Layout, o.SignedInReads)
+		if layoutOf(cfg).OnDocs() {
+			src, err = deploy.CountsRules(layoutOf(cfg), o.SignedInReads)
 		}
 		if err != nil {
 			return usageError{err}
 		}
 		if *merge != "" {
-			if src, err = mergeInto(cmd, *merge, src, cfg.Layout.OnDocs()); err != nil {
+			if src, err = mergeInto(cmd, *merge, src, layoutOf(cfg).OnDocs()); err != nil {
 				return err
 			}
 		}
@@ -81,7 +81,7 @@ func indexesCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		f := deploy.Indexes(cfg.Layout)
+		f := deploy.Indexes(layoutOf(cfg))
 		if *lines {
 			for _, l := range f.Lines() {
 				fmt.Fprintln(cmd.OutOrStdout(), l)

@@ -163,7 +163,7 @@ func checkExternal(host, data string) error {
 func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Options) {
 	if s.Emulator != nil {
 		rules := "deploy/firestore.rules"
-		if s.Config().Layout.OnDocs() {
+		if layoutOf(s.Config()).OnDocs() {
 			rules = "deploy/counts.rules with example rules for the counted collections ('tally rules' prints them)"
 		}
 		fmt.Fprintf(w, "tally: Firestore emulator (pid %d) at %s, delivering events to %s, enforcing %s\n",
@@ -192,7 +192,7 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 	case s.Fanout == setup.FanoutPubSub:
 		fmt.Fprintf(w, "tally: using the Pub/Sub emulator at %s (%s): the jobs' parts fan out through %s to /Reconcile?part\n",
 			s.PubSubHost, pubsubemu.EnvHost, stack.PartsTopic)
-	case o.Fanout != "" || s.Config().Layout.SmallestUnit() != "":
+	case o.Fanout != "" || layoutOf(s.Config()).SmallestUnit() != "":
 		fmt.Fprintf(w, "tally: the boundary job and Reconcile run their parts in-process, one after another (--fanout pubsub runs them as deployed)\n")
 	}
 	// the demo's posts exist before any line a user (or a script) acts on
@@ -231,13 +231,13 @@ func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
 	c := s.Config()
 	window, series := s.ExampleWindows(doc, field)
 	docURL := fmt.Sprintf("http://%s/v1/projects/%s/databases/%s/documents/%s", s.EmulatorHost, c.Project, c.Database, doc)
-	aggregate := c.Layout.OnDocs() && c.Layout.IsAggregate(doc, field)
+	aggregate := layoutOf(c).OnDocs() && layoutOf(c).IsAggregate(doc, field)
 	switch {
 	case aggregate:
 		fmt.Fprintf(w, "# try it: read %s of %s (it counts documents your app writes)\n", field, doc)
 	case window != "":
 		fmt.Fprintf(w, "# try it: add 1 to %s of %s, then a second later read it, %s, and the series of %s\n", field, doc, window, series)
-	case c.Layout.OnDocs():
+	case layoutOf(c).OnDocs():
 		fmt.Fprintf(w, "# try it: add 1 to %s of %s, then a second later read it\n", field, doc)
 	default:
 		fmt.Fprintf(w, "# try it: add 1 to the counter likes, then a second later read its total\n")
@@ -246,7 +246,7 @@ func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
 		fmt.Fprintf(w, "curl -s -o /dev/null -w '%%{http_code}\\n' -X PATCH -H 'Authorization: Bearer owner' '%s' -d '{\"fields\":{}}'   # your app makes %s; this makes one\n", docURL, doc)
 	}
 	body := `{"counter":"likes"}`
-	if c.Layout.OnDocs() {
+	if layoutOf(c).OnDocs() {
 		body = fmt.Sprintf(`{"counter":%q,"field":%q}`, doc, field)
 	}
 	signedIn, later := "", ""

@@ -57,34 +57,26 @@ func (s *settings) clientFlags() {
 // flags given on top. A bad value is a usage error naming its variable.
 func (s *settings) config() (setup.Config, error) { return s.configWith(os.Getenv) }
 
-// configWith is config with the environment read through getenv.
+// configWith is config with the environment read through getenv, and
+// the flags given in place of the settings they stand for.
 func (s *settings) configWith(getenv func(string) string) (setup.Config, error) {
-	cfg, err := setup.ConfigFromEnv(getenv)
-	if err != nil {
-		return setup.Config{}, usageError{err}
-	}
+	flags := map[string]string{}
 	f := s.cmd.Flags()
-	if f.Changed("project") {
-		cfg.Project = s.project
-	}
-	if f.Changed("database") {
-		cfg.Database = s.database
-	}
-	if f.Changed("collection") {
-		cfg.Layout.Collection = s.collection
-	}
-	if f.Changed("shard-field") {
-		cfg.Layout.ShardField = s.field
-	}
-	if f.Changed("counts") {
-		if cfg.Layout.Docs, err = core.ParseCounts(s.counts); err != nil {
-			return setup.Config{}, usageError{fmt.Errorf("--counts: %w", err)}
+	for flag, env := range map[string]string{
+		"project": setup.EnvProject, "database": setup.EnvDatabase, "collection": setup.EnvCollection,
+		"shard-field": setup.EnvShardField, "counts": setup.EnvCounts, "shards-collection": setup.EnvShards,
+	} {
+		if f.Changed(flag) {
+			flags[env] = f.Lookup(flag).Value.String()
 		}
 	}
-	if f.Changed("shards-collection") {
-		cfg.Layout.ShardsName = s.shards
-	}
-	if err := cfg.Layout.Validate(); err != nil {
+	cfg, err := setup.ConfigFromEnv(func(key string) string {
+		if v, ok := flags[key]; ok {
+			return v
+		}
+		return getenv(key)
+	})
+	if err != nil {
 		return setup.Config{}, usageError{err}
 	}
 	if cfg.Project == "" && os.Getenv(EnvEmulator) != "" {
@@ -203,3 +195,6 @@ func explain(err error, timeout time.Duration) error {
 	}
 	return err
 }
+
+// layoutOf is c's Layout, as tally's packages take it.
+func layoutOf(c setup.Config) core.Layout { return core.FromPublic(c.Layout) }

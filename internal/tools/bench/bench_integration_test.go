@@ -16,6 +16,7 @@ import (
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 )
@@ -102,7 +103,7 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Stop()
-	inc := httptest.NewServer(increment.New(emulatortest.ClientAt(t, e.Host(), emulatortest.Project), increment.Config{Layout: core.Default(), AutoCreate: true}))
+	inc := httptest.NewServer(increment.New(emulatortest.ClientAt(t, e.Host(), emulatortest.Project), increment.Config{Layout: layouttest.Public(core.Default()), AutoCreate: true}))
 	defer inc.Close()
 
 	rep, err := Run(context.Background(), Options{

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
@@ -135,7 +136,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 		return err
 	}
 	in.layout = lay
-	in.handler = rollup.New(client, rollup.Config{Layout: lay, Project: spec.Project, Spacing: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
+	in.handler = rollup.New(client, rollup.Config{Layout: public(lay), Project: spec.Project, Spacing: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -267,3 +268,7 @@ func peakRSS() int64 {
 	}
 	return 0
 }
+
+// public is l as the public configurations (counter's, increment's,
+// rollup's) hold it.
+func public(l core.Layout) counter.Layout { return core.ToPublic(l).(counter.Layout) }

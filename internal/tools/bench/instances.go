@@ -160,7 +160,7 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 			lay.Collection = collNaive
 		}
 		c := e.clients[m]
-		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: lay, AutoCreate: true, DefaultShards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL}))
+		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: public(lay), AutoCreate: true, DefaultShards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL}))
 		if m == report.ModeNaive {
 			mux.Handle("/"+m+"/Rollup", cloudEventHandler(naiveRollup(c, lay, e.obs.added)))
 		}

@@ -208,7 +208,7 @@ func dueCounters(ctx context.Context, fs *firestore.Client, coll string, n int, 
 		return nil, err
 	}
 	began := time.Now()
-	c := counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), Spacing: time.Second})
+	c := counter.New(fs, counter.Options{Layout: public(l), Spacing: time.Second})
 	if err := writeAll(ctx, fs, n, func(bw *firestore.BulkWriter, id string) error {
 		_, err := bw.Set(l.Shard(fs, id, "", 0), map[string]any{l.ShardField: int64(1)})
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
@@ -59,7 +60,7 @@ func pubsubOn(ctx context.Context, o JobsOptions, n int) (report.JobRun, error) 
 		defer cancel()
 		s.Stop(sctx)
 	}()
-	return r, runThrough(ctx, s, fold.NewFolder(fs, cfg.Layout, cfg.Spacing), o, &r)
+	return r, runThrough(ctx, s, fold.NewFolder(fs, core.FromPublic(cfg.Layout), cfg.Spacing), o, &r)
 }
 
 // runThrough starts the boundary job on s and waits until f counts none

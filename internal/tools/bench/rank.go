@@ -18,6 +18,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/bridge"
@@ -158,7 +159,7 @@ func startRankRun(ctx context.Context, o RankOptions, n int, host string, r *rep
 		return nil, nil, err
 	}
 	run := &rankRun{o: o, n: n, fs: fs, rankOps: &opcount.Ops{}, writes: newRankWrites()}
-	run.board, _ = cfg.Layout.Board(rankColl, rankField)
+	run.board, _ = core.FromPublic(cfg.Layout).Board(rankColl, rankField)
 	seeded := time.Now()
 	seed := seedLikes
 	if o.Crowded {
@@ -166,7 +167,7 @@ func startRankRun(ctx context.Context, o RankOptions, n int, host string, r *rep
 	}
 	likes := seed(n, rand.New(rand.NewPCG(uint64(n), 7)))
 	run.most = slices.Max(likes)
-	err = seedBoard(ctx, fs, cfg.Layout, run.board, likes, func(i int) {
+	err = seedBoard(ctx, fs, core.FromPublic(cfg.Layout), run.board, likes, func(i int) {
 		o.progress(fmt.Sprintf("%d posts: seed", n), fmt.Sprintf("%d of %d writes", i, 2*n), time.Since(seeded), false)
 	})
 	r.SeedMS = ms(time.Since(seeded))
@@ -187,8 +188,8 @@ func startRankRun(ctx context.Context, o RankOptions, n int, host string, r *rep
 	if err != nil {
 		return nil, nil, err
 	}
-	run.ranker = counter.New(rc, counter.Options{Layout: counter.LayoutOf(cfg.Layout), Spacing: cfg.Spacing})
-	run.admin = counter.New(fs, counter.Options{Layout: counter.LayoutOf(cfg.Layout), Spacing: cfg.Spacing})
+	run.ranker = counter.New(rc, counter.Options{Layout: cfg.Layout, Spacing: cfg.Spacing})
+	run.admin = counter.New(fs, counter.Options{Layout: cfg.Layout, Spacing: cfg.Spacing})
 	watchCtx, cancelWatch := context.WithCancel(ctx)
 	go run.writes.watchSummary(watchCtx, run.board.Summary(fs))
 	return run, func() {

@@ -12,6 +12,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
 	"github.com/tallycounters/tally/setup"
 )
@@ -32,9 +33,11 @@ func TestNamedDatabase(t *testing.T) {
 	})
 	first, changes := tztest.Cycle(time.Now(), 6*time.Second, 15*time.Minute) // hours 6 s long
 	var err error
-	if cfg.Layout.Zone, err = tztest.Location("Tally/Cycle", first, changes); err != nil {
+	l := core.FromPublic(cfg.Layout)
+	if l.Zone, err = tztest.Location("Tally/Cycle", first, changes); err != nil {
 		t.Fatal(err)
 	}
+	cfg.Layout = layouttest.Public(l)
 	s, byDefault := startConfig(t, paths, cfg)
 	if s.Fanout != setup.FanoutPubSub {
 		t.Fatalf("the stack's jobs run %s, want through Pub/Sub", s.Fanout)
@@ -82,7 +85,7 @@ func TestNamedDatabase(t *testing.T) {
 	waitCounts(t, doc, map[string]int64{"likes": 2})
 
 	var drifts []counter.Drift
-	admin := counter.New(db, counter.Options{Layout: counter.LayoutOf(cfg.Layout)})
+	admin := counter.New(db, counter.Options{Layout: layouttest.Public(core.FromPublic(cfg.Layout))})
 	drifts, err = admin.Reconcile(ctx, name)
 	if err != nil || len(drifts) == 0 || drifts[0].Field != "likes" || drifts[0].Sum != 2 {
 		t.Errorf("Reconcile on tallies = %+v, %v; want likes 2", drifts, err)

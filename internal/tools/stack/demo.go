@@ -71,7 +71,7 @@ var demoPosts = []struct{ id, title string }{
 
 // feed is the first counted collection of top-level documents, if any.
 func (s *Stack) feed() *demoFeed {
-	for _, d := range s.o.Config.Layout.Docs {
+	for _, d := range s.o.layout().Docs {
 		if strings.Contains(d.Collection, "/") || d.One() || len(d.Fields) == 0 {
 			continue
 		}
@@ -177,9 +177,9 @@ func demoJS(w http.ResponseWriter, r *http.Request) {
 func (s *Stack) pageConfig() demoConfig {
 	cfg := demoConfig{
 		AuthHost: s.AuthHost, FirestoreHost: s.EmulatorHost, Project: s.o.Config.Project,
-		Database: s.o.Config.Database, Collection: s.o.Config.Layout.Collection, Feed: s.feed(),
+		Database: s.o.Config.Database, Collection: s.o.layout().Collection, Feed: s.feed(),
 	}
-	_, cfg.Voters, _ = s.o.Config.Layout.Subcollections()
+	_, cfg.Voters, _ = s.o.layout().Subcollections()
 	return cfg
 }
 

@@ -29,7 +29,7 @@ func (s *Stack) SeedDemo(ctx context.Context) error {
 // Exists is false where no such document exists yet: the banner makes one
 // first, as the app would.
 func (s *Stack) Example(ctx context.Context) (doc, field string, exists bool, err error) {
-	l := s.o.Config.Layout
+	l := s.o.layout()
 	if !l.OnDocs() {
 		return l.Path("likes"), core.FieldTotal, true, nil
 	}
@@ -77,7 +77,7 @@ func (s *Stack) Example(ctx context.Context) (doc, field string, exists bool, er
 // series to print (the first over a few buckets, such as the last 7
 // days, else the same); "" if none is declared.
 func (s *Stack) ExampleWindows(doc, field string) (get, series string) {
-	for _, w := range s.o.Config.Layout.WindowsOf(doc) {
+	for _, w := range s.o.layout().WindowsOf(doc) {
 		if w.Count != field || w.Kind == bytime.KindTrend {
 			continue
 		}

@@ -32,7 +32,7 @@ func fanoutOf(o Options) string {
 	if o.Fanout != "" {
 		return o.Fanout
 	}
-	if o.PubSubHost != "" || o.Config.Layout.SmallestUnit() != "" {
+	if o.PubSubHost != "" || o.layout().SmallestUnit() != "" {
 		return setup.FanoutPubSub
 	}
 	return setup.FanoutInProcess

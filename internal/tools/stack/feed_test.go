@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/setup"
 )
 
@@ -23,7 +24,7 @@ func TestFeedShowsTodayAndTheTrend(t *testing.T) {
 		if l.Docs, err = core.ParseCounts(tc.counts); err != nil {
 			t.Fatal(err)
 		}
-		s := &Stack{o: Options{Config: setup.Config{Layout: l}}}
+		s := &Stack{o: Options{Config: setup.Config{Layout: layouttest.Public(l)}}}
 		f := s.feed()
 		if f.Today != tc.today || f.TodayOf != tc.of || f.Hot != tc.hot {
 			t.Errorf("%s: today %q of %q, hot %q; want %q of %q, %q", tc.why, f.Today, f.TodayOf, f.Hot, tc.today, tc.of, tc.hot)

@@ -20,6 +20,7 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/listen"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/setup"
 )
@@ -224,7 +225,7 @@ func TestCountsOnDocuments(t *testing.T) {
 			t.Fatalf("increment: %d %s", code, body)
 		}
 		waitCounts(t, doc, map[string]int64{"views": 5})
-		life := doc.Collection(core.LivesCollection).Doc(emulatortest.Life(t, s.Config().Layout, fs, name))
+		life := doc.Collection(core.LivesCollection).Doc(emulatortest.Life(t, core.FromPublic(s.Config().Layout), fs, name))
 		if _, err := doc.Delete(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -357,5 +358,5 @@ func counterClient(fs *firestore.Client) *counter.Client {
 	l := core.Default()
 	l.Docs, _ = core.ParseCounts("posts:likes,views,shares;users/*/posts:likes")
 	l.ShardsName = "tally_shards"
-	return counter.New(fs, counter.Options{Layout: counter.LayoutOf(l), Spacing: docsWindow, ShardCacheTTL: 300 * time.Millisecond})
+	return counter.New(fs, counter.Options{Layout: layouttest.Public(l), Spacing: docsWindow, ShardCacheTTL: 300 * time.Millisecond})
 }

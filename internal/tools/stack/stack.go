@@ -24,6 +24,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/deploy"
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/bridge"
@@ -88,6 +89,9 @@ type Options struct {
 	// the jobs run only when asked (StartJob), as a bench of them wants.
 	ManualJobs bool
 }
+
+// layout is the configuration's Layout, as tally's packages take it.
+func (o Options) layout() core.Layout { return core.FromPublic(o.Config.Layout) }
 
 // Stack is a running local tally.
 type Stack struct {
@@ -224,7 +228,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.admin = counter.New(s.Functions.Client, counter.Options{
-		Layout: counter.LayoutOf(o.Config.Layout), ShardCacheTTL: o.Config.CacheTTL, Spacing: o.Config.Spacing, Timeout: o.Timeout,
+		Layout: o.Config.Layout, ShardCacheTTL: o.Config.CacheTTL, Spacing: o.Config.Spacing, Timeout: o.Timeout,
 	})
 	if err := s.register(ctx); err != nil {
 		fl.Close()
@@ -258,7 +262,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		s.watching, s.watched = make(chan struct{}), make(chan struct{})
 		go s.watch()
 	}
-	if unit := o.Config.Layout.SmallestUnit(); unit != "" && !o.ManualJobs {
+	if unit := o.layout().SmallestUnit(); unit != "" && !o.ManualJobs {
 		s.moving, s.moved = make(chan struct{}), make(chan struct{})
 		go s.moveWindows(unit, s.moving, s.moved)
 	}
@@ -283,9 +287,9 @@ func (s *Stack) startEmulator(ctx context.Context) error {
 		s.EmulatorHost = o.ExternalHost
 		return nil
 	}
-	src, err := deploy.Rules(deploy.RulesOptions{Collection: o.Config.Layout.Collection})
-	if o.Config.Layout.OnDocs() {
-		src, err = deploy.CountsRules(o.Config.Layout, false)
+	src, err := deploy.Rules(deploy.RulesOptions{Collection: o.layout().Collection})
+	if o.layout().OnDocs() {
+		src, err = deploy.CountsRules(o.layout(), false)
 	}
 	if err != nil {
 		return err
@@ -356,7 +360,7 @@ func (s *Stack) newFunctions(ctx context.Context) (*setup.Set, error) {
 func (s *Stack) register(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, emulator.DefaultStartTimeout)
 	defer cancel()
-	for i, tr := range trigger.Of(s.o.Config.Layout) {
+	for i, tr := range trigger.Of(s.o.layout()) {
 		t := emulator.Trigger{EventType: tr.Type, Database: s.o.Config.Database, Pattern: tr.Pattern}
 		key := TriggerKey
 		if i > 0 {

@@ -15,7 +15,7 @@ import (
 // stop is closed.
 func (s *Stack) moveWindows(unit calendar.Unit, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	zone := s.o.Config.Layout.Zone
+	zone := s.o.layout().Zone
 	for {
 		s.moveOnce()
 		next := unit.Next(unit.Start(time.Now(), zone), zone)

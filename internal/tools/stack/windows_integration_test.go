@@ -14,6 +14,7 @@ import (
 	"github.com/tallycounters/tally/internal/core/bytime"
 	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/testkit/tztest"
 )
 
@@ -37,10 +38,12 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 	cfg := envConfig(t, map[string]string{"TALLY_COUNTS": windowsSpec, "TALLY_ROLLUP_WINDOW": "300ms"})
 	first, changes := tztest.Cycle(time.Now(), 4*time.Second, 15*time.Minute)
 	var err error
-	if cfg.Layout.Zone, err = tztest.Location("Tally/Cycle", first, changes); err != nil {
+	l := core.FromPublic(cfg.Layout)
+	if l.Zone, err = tztest.Location("Tally/Cycle", first, changes); err != nil {
 		t.Fatal(err)
 	}
-	zone := cfg.Layout.Zone
+	cfg.Layout = layouttest.Public(l)
+	zone := l.Zone
 	ctx := context.Background()
 	s, client := startConfig(t, paths, cfg)
 	doc := client.Collection("posts").Doc(emulatortest.ID(t))
