@@ -62,7 +62,7 @@ func TestTenThousandShards(t *testing.T) {
 	}
 	sum := func() int64 {
 		t.Helper()
-		n, err := c.Sum(ctx, id)
+		n, err := c.Sum(ctx, id, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestTenThousandShards(t *testing.T) {
 	if err := c.Delete(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Sum(ctx, id); !errors.Is(err, counter.ErrNotFound) {
+	if _, err := c.Sum(ctx, id, ""); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("after delete: %v; want %v", err, counter.ErrNotFound)
 	}
 	mu.Lock()

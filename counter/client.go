@@ -5,8 +5,11 @@
 //
 // With counts on the app's documents (a Layout whose TALLY_COUNTS declares
 // some), a counter is named by its document's path, posts/p1, and the
-// methods that read or add to one count take its field: Add, Get, SumOf
-// and WatchField. The others act on every count of the document, and
+// methods that read or add to one count take its field ("" in the guide
+// layout, counters/{id}): Add (AddCommitted, to know when it committed),
+// Get (as the last fold wrote it), Sum (as its shards hold it now),
+// Value (any field tally keeps) and Watch. Values reads every field of a
+// document at once. The others act on every count of the document, and
 // never create or delete the document itself.
 package counter
 
@@ -60,9 +63,9 @@ type Options struct {
 	// a query, a transaction, a fold (with its wait for the fold spacing), and
 	// 500 documents of a bulk write.
 	Timeout time.Duration
-	// RefuseMissing makes Add and Increment of a counter that does not
-	// exist fail with ErrNotFound and create nothing. By default they
-	// create it with DefaultShards, as Increment does with
+	// RefuseMissing makes Add to a counter that does not exist fail with
+	// ErrNotFound and create nothing. By default it creates the counter
+	// with DefaultShards, as Increment does with
 	// TALLY_AUTO_CREATE. (On documents, a missing document is always
 	// refused.)
 	RefuseMissing bool
@@ -218,16 +221,11 @@ func (c *Client) createShards(ctx context.Context, id, life string, from, to int
 	return nil
 }
 
-// Increment adds by to one random shard of id: the single write the HTTP
-// function makes. In the guide layout a missing counter is created with
-// the default shards; on documents, use Add with the count's field.
-func (c *Client) Increment(ctx context.Context, id string, by int64) error {
-	return c.Add(ctx, id, "", by)
-}
-
-// Add adds by to the count field of id, as Increment does: field is ""
-// in the guide layout, a declared count on documents, whose document must
-// exist (else ErrNotFound, as for a missing counter with RefuseMissing).
+// Add adds by to the count field of id with one write to one random
+// shard, as the Increment function does: field is "" in the guide layout
+// (a missing counter is created with the default shards), a declared
+// count on documents, whose document must exist (else ErrNotFound, as for
+// a missing counter with RefuseMissing).
 func (c *Client) Add(ctx context.Context, id, field string, by int64) error {
 	_, err := c.AddCommitted(ctx, id, field, by)
 	return err
@@ -249,9 +247,6 @@ func (c *Client) AddCommitted(ctx context.Context, id, field string, by int64) (
 	return committed, nil
 }
 
-// Total is the counter's total as the rollup keeps it: one document read.
-func (c *Client) Total(ctx context.Context, id string) (int64, error) { return c.Get(ctx, id, "") }
-
 // Get is the count field of id as the rollup keeps it (field "" is the
 // guide layout's total), or an aggregate of id's that is a whole number (a
 // count of its children): one document read.
@@ -259,16 +254,6 @@ func (c *Client) Get(ctx context.Context, id, field string) (int64, error) {
 	v, err := c.read(ctx, id, field)
 	n, _ := v.(int64)
 	return n, err
-}
-
-// Aggregate is an aggregate field of id as the rollup keeps it: an int64
-// (a count, or a sum of whole numbers), a float64, or nil (an average over
-// no children): one document read.
-func (c *Client) Aggregate(ctx context.Context, id, field string) (any, error) {
-	if !c.layout.IsAggregate(id, field) {
-		return nil, fmt.Errorf("counter: %s of %s is not a declared aggregate", field, id)
-	}
-	return c.read(ctx, id, field)
 }
 
 // read is field of id: a count, an aggregate or a window.
@@ -280,7 +265,7 @@ func (c *Client) read(ctx context.Context, id, field string) (any, error) {
 	case snap == nil:
 		// Shards with no parent yet (as Google's samples make them): the
 		// total is their sum until a fold makes the parent.
-		return c.SumOf(ctx, id, "")
+		return c.Sum(ctx, id, "")
 	case field == "" && !c.layout.OnDocs():
 		field = core.FieldTotal
 	}
@@ -314,12 +299,11 @@ func (c *Client) readDoc(ctx context.Context, id, field string) (*firestore.Docu
 	return snap, nil
 }
 
-// Sum is the strongly consistent value: a sum() aggregation over the shards,
-// billed as one read per 1,000 shards.
-func (c *Client) Sum(ctx context.Context, id string) (int64, error) { return c.SumOf(ctx, id, "") }
-
-// SumOf is Sum of the count field of id.
-func (c *Client) SumOf(ctx context.Context, id, field string) (int64, error) {
+// Sum is the count field of id (field "" in the guide layout) as its
+// shards hold it now, strongly consistent where Get reads what the last
+// fold wrote: a sum() aggregation over the shards, billed as one read per
+// 1,000 shards.
+func (c *Client) Sum(ctx context.Context, id, field string) (int64, error) {
 	k, err := c.layout.Check(id, field)
 	if err != nil {
 		return 0, fmt.Errorf("counter: %w", err)

@@ -44,7 +44,7 @@ func TestCreate(t *testing.T) {
 			t.Errorf("Create(%q, %d) succeeded", bad.id, bad.shards)
 		}
 	}
-	if _, err := c.Total(ctx, emulatortest.ID(t)); !errors.Is(err, counter.ErrNotFound) {
+	if _, err := c.Get(ctx, emulatortest.ID(t), ""); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("Total of a missing counter: %v, want ErrNotFound", err)
 	}
 }
@@ -55,18 +55,18 @@ func TestIncrementTotalSum(t *testing.T) {
 	c, _, id := newCounter(t, 5)
 	ctx := context.Background()
 	for i := 0; i < 20; i++ {
-		if err := c.Increment(ctx, id, 2); err != nil {
+		if err := c.Add(ctx, id, "", 2); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := c.Increment(ctx, id, -5); err != nil {
+	if err := c.Add(ctx, id, "", -5); err != nil {
 		t.Fatal(err)
 	}
-	if sum, err := c.Sum(ctx, id); err != nil || sum != 35 {
+	if sum, err := c.Sum(ctx, id, ""); err != nil || sum != 35 {
 		t.Errorf("Sum = %d, %v; want 35 at once", sum, err)
 	}
 	waitTotal(t, c, id, 35)
-	if err := c.Increment(ctx, "no/slash", 1); err == nil {
+	if err := c.Add(ctx, "no/slash", "", 1); err == nil {
 		t.Error("Increment took an invalid id")
 	}
 }
@@ -81,7 +81,7 @@ func TestIncrementOfMissing(t *testing.T) {
 	fs := emulatortest.Client(t)
 	refusing := counter.New(fs, counter.Options{ShardCacheTTL: cacheTTL, Spacing: window, RefuseMissing: true})
 	id := emulatortest.ID(t)
-	if err := refusing.Increment(ctx, id, 1); !errors.Is(err, counter.ErrNotFound) {
+	if err := refusing.Add(ctx, id, "", 1); !errors.Is(err, counter.ErrNotFound) {
 		t.Errorf("Increment of a missing counter with RefuseMissing: %v, want ErrNotFound", err)
 	}
 	if _, err := core.Default().Counter(fs, id).Get(ctx); status.Code(err) != codes.NotFound {
@@ -91,13 +91,13 @@ func TestIncrementOfMissing(t *testing.T) {
 		t.Errorf("the refused increment left %d shards, %v", len(n), err)
 	}
 	c, _ := newClient(t)
-	if err := c.Increment(ctx, id, 1); err != nil {
+	if err := c.Add(ctx, id, "", 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := refusing.Increment(ctx, id, 1); err != nil {
+	if err := refusing.Add(ctx, id, "", 1); err != nil {
 		t.Errorf("Increment with RefuseMissing of the counter made since: %v", err)
 	}
-	if sum, err := c.Sum(ctx, id); err != nil || sum != 2 {
+	if sum, err := c.Sum(ctx, id, ""); err != nil || sum != 2 {
 		t.Errorf("Sum = %d, %v; want 2", sum, err)
 	}
 }
@@ -114,11 +114,11 @@ func TestWatch(t *testing.T) {
 	}
 	go func() {
 		for i := 0; i < 10; i++ {
-			c.Increment(ctx, id, 1)
+			c.Add(ctx, id, "", 1)
 		}
 	}()
 	var seen []int64
-	for total, err := range c.Watch(ctx, id) {
+	for total, err := range c.Watch(ctx, id, "") {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // increments after the reshard, too
 	want := stop()
-	if sum, err := c.Sum(ctx, id); err != nil || sum != want {
+	if sum, err := c.Sum(ctx, id, ""); err != nil || sum != want {
 		t.Errorf("Sum = %d, %v; want the %d acknowledged", sum, err, want)
 	}
 	waitTotal(t, c, id, want)
@@ -165,7 +165,7 @@ func TestReshardDownWhileIncrementing(t *testing.T) {
 	if old, err := c.Reshard(ctx, id, 6, nil); err != nil || old != 3 {
 		t.Fatalf("Reshard up = %d, %v", old, err)
 	}
-	if sum, _ := c.Sum(ctx, id); sum != want {
+	if sum, _ := c.Sum(ctx, id, ""); sum != want {
 		t.Errorf("Sum after growing = %d, want %d", sum, want)
 	}
 	if _, err := c.Reshard(ctx, emulatortest.ID(t), 3, nil); !errors.Is(err, counter.ErrNotFound) {
@@ -233,7 +233,7 @@ func TestReshardKeepsTotal(t *testing.T) {
 			t.Fatalf("total went through %v while resharding; want 40 throughout", seen)
 		}
 	}
-	if sum, _ := c.Sum(context.Background(), id); sum != 40 {
+	if sum, _ := c.Sum(context.Background(), id, ""); sum != 40 {
 		t.Errorf("Sum = %d after resharding, want 40", sum)
 	}
 }

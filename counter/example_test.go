@@ -27,11 +27,11 @@ func Example() {
 	}
 	defer c.Delete(ctx, "example-likes")
 	for range 3 {
-		if err := c.Increment(ctx, "example-likes", 1); err != nil {
+		if err := c.Add(ctx, "example-likes", "", 1); err != nil {
 			log.Fatal(err)
 		}
 	}
-	sum, err := c.Sum(ctx, "example-likes")
+	sum, err := c.Sum(ctx, "example-likes", "")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,11 +52,11 @@ func ExampleClient_Watch() {
 		log.Fatal(err)
 	}
 	defer c.Delete(context.Background(), "example-views")
-	if err := c.Increment(ctx, "example-views", 5); err != nil {
+	if err := c.Add(ctx, "example-views", "", 5); err != nil {
 		log.Fatal(err)
 	}
 	// The total moves once the rollup has applied the increment.
-	for total, err := range c.Watch(ctx, "example-views") {
+	for total, err := range c.Watch(ctx, "example-views", "") {
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -82,12 +82,12 @@ func ExampleClient_lifecycle() {
 		log.Fatal(err)
 	}
 	for range 5 {
-		c.Increment(ctx, "example-posts", 1) // the one shard write Increment makes
+		c.Add(ctx, "example-posts", "", 1) // the one shard write Increment makes
 	}
-	sum, _ := c.Sum(ctx, "example-posts")             // strongly consistent: sum() over the shards
+	sum, _ := c.Sum(ctx, "example-posts", "")         // strongly consistent: sum() over the shards
 	old, _ := c.Reshard(ctx, "example-posts", 2, nil) // its value never changes
 	d, _ := c.Reconcile(ctx, "example-posts")         // a fold now: total = sum; d[0].Drift = total before - sum
-	total, _ := c.Total(ctx, "example-posts")         // one document read
+	total, _ := c.Get(ctx, "example-posts", "")       // one document read
 	fmt.Println(sum, old, d[0].Sum, total)
 	if err := c.Reset(ctx, "example-posts"); err != nil { // shards to 0, then a fold
 		log.Fatal(err)
@@ -125,7 +125,7 @@ func ExampleLayoutFromEnv() {
 			log.Fatal(err)
 		}
 	}
-	likes, err := c.SumOf(ctx, "example_posts/p1", "likes") // strongly consistent: the shards' sum
+	likes, err := c.Sum(ctx, "example_posts/p1", "likes") // strongly consistent: the shards' sum
 	if err != nil {
 		log.Fatal(err)
 	}

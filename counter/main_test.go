@@ -119,7 +119,7 @@ func watchTotals(ctx context.Context, c *counter.Client, id string) func() []int
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for total, err := range c.Watch(ctx, id) {
+		for total, err := range c.Watch(ctx, id, "") {
 			if err != nil {
 				return
 			}
@@ -143,7 +143,7 @@ func incrementAndWait(t *testing.T, c *counter.Client, id string, n int, want in
 func waitTotal(t *testing.T, c *counter.Client, id string, want int64) {
 	t.Helper()
 	emulatortest.Until(t, fmt.Sprintf("the total of %s to be %d", id, want), func() (any, bool) {
-		got, err := c.Total(context.Background(), id)
+		got, err := c.Get(context.Background(), id, "")
 		if err != nil {
 			return err, false
 		}

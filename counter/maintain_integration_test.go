@@ -41,7 +41,7 @@ func TestResetRacingIncrements(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
-	sum, err := c.Sum(ctx, id)
+	sum, err := c.Sum(ctx, id, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestResetRacingIncrements(t *testing.T) {
 	if err := c.Reset(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.Total(ctx, id); err != nil || got != 0 {
+	if got, err := c.Get(ctx, id, ""); err != nil || got != 0 {
 		t.Errorf("total right after Reset = %d, %v; want 0", got, err)
 	}
 	if err := c.Reset(ctx, emulatortest.ID(t)); !errors.Is(err, counter.ErrNotFound) {
@@ -81,7 +81,7 @@ func TestReconcileRepairsCorruptedTotal(t *testing.T) {
 	if d := ds[0]; len(ds) != 1 || d.Total != 1000 || d.Sum != 9 || d.Drift != 991 || d.Shards != 4 {
 		t.Errorf("drift = %+v, want total 1000, sum 9, drift 991 over 4 shards", ds)
 	}
-	if got, _ := c.Total(ctx, id); got != 9 {
+	if got, _ := c.Get(ctx, id, ""); got != 9 {
 		t.Errorf("total after reconcile = %d, want 9", got)
 	}
 	incrementAndWait(t, c, id, 5, 14)
@@ -117,7 +117,7 @@ func TestReconcileAll(t *testing.T) {
 		if err := c.Create(ctx, id, 2); err != nil {
 			t.Fatal(err)
 		}
-		c.Increment(ctx, id, 3)
+		c.Add(ctx, id, "", 3)
 		waitTotal(t, c, id, 3)
 		corrupt(t, fs, id, -4)
 	}
@@ -134,7 +134,7 @@ func TestReconcileAll(t *testing.T) {
 		if d := found[id]; d.Drift != -7 {
 			t.Errorf("%s: drift %+v, want -7", id, d)
 		}
-		if got, _ := c.Total(ctx, id); got != 3 {
+		if got, _ := c.Get(ctx, id, ""); got != 3 {
 			t.Errorf("%s: total %d after reconcile, want 3", id, got)
 		}
 	}
@@ -193,7 +193,7 @@ func TestReconcileMovesLeftOverShards(t *testing.T) {
 	if d := ds[0]; d.Sum != 7 || d.Extra != 1 || d.NumShards != 2 {
 		t.Errorf("drift = %+v, want sum 7 with 1 shard past 2", ds)
 	}
-	if sum, _ := c.Sum(ctx, id); sum != 7 {
+	if sum, _ := c.Sum(ctx, id, ""); sum != 7 {
 		t.Errorf("Sum = %d after the move, want 7", sum)
 	}
 	if snap, _ := core.Default().Shard(fs, id, "", 5).Get(ctx); snap.Exists() {

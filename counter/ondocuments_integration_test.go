@@ -80,7 +80,7 @@ func TestDocsLifecycle(t *testing.T) {
 		t.Fatalf("Reshard = %d, %v", old, err)
 	}
 	for f, want := range map[string]int64{"likes": 5, "views": 3} {
-		if sum, err := c.SumOf(ctx, name, f); err != nil || sum != want {
+		if sum, err := c.Sum(ctx, name, f); err != nil || sum != want {
 			t.Errorf("after Reshard, %s sums %d (%v), want %d", f, sum, err, want)
 		}
 	}
@@ -157,15 +157,15 @@ func TestReconcileAllAggregates(t *testing.T) {
 			t.Errorf("%s.%s = %d, %v after reconcile, want %d", w.doc, w.field, got, err, w.want)
 		}
 	}
-	// Aggregate reads any aggregate as the rollup keeps it: an average of
-	// stars 1 and 2 is 1.5; a field that is no aggregate is refused.
-	if got, err := c.Aggregate(ctx, "p"+id+"/post", "stars"); err != nil || got != 1.5 {
-		t.Errorf("Aggregate stars = %v, %v; want 1.5", got, err)
+	// Value reads any aggregate as the rollup keeps it: an average of
+	// stars 1 and 2 is 1.5; a field tally does not keep is refused.
+	if got, err := c.Value(ctx, "p"+id+"/post", "stars"); err != nil || got != 1.5 {
+		t.Errorf("Value stars = %v, %v; want 1.5", got, err)
 	}
-	if got, err := c.Aggregate(ctx, "p"+id+"/post", "comments"); err != nil || got != int64(2) {
-		t.Errorf("Aggregate comments = %v (%T), %v; want 2", got, got, err)
+	if got, err := c.Value(ctx, "p"+id+"/post", "comments"); err != nil || got != int64(2) {
+		t.Errorf("Value comments = %v (%T), %v; want 2", got, got, err)
 	}
-	if _, err := c.Aggregate(ctx, "p"+id+"/post", "title"); err == nil || !strings.Contains(err.Error(), "not a declared aggregate") {
-		t.Errorf("Aggregate of a field that is no aggregate: %v; want it refused", err)
+	if _, err := c.Value(ctx, "p"+id+"/post", "title"); err == nil || !strings.Contains(err.Error(), "not a declared count") {
+		t.Errorf("Value of a field tally does not keep: %v; want it refused", err)
 	}
 }

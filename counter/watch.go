@@ -11,28 +11,23 @@ import (
 	"github.com/tallycounters/tally/internal/listen"
 )
 
-// Watch streams id's total from a realtime listener on the parent: the
-// current value first, then each change. A missing counter reads as 0, or,
-// in the guide layout, as its shards' sum where it has shards and no
-// parent yet. It
-// ends when ctx does (without an error) or when the listener fails for
-// good; a stream the server ends is opened again. With a Timeout, it also
-// ends when the first value takes longer than that.
+// Watch streams the count field of id (field "" is the guide layout's
+// total; an aggregate or a window too) from a realtime listener on its
+// document: the current value first, then each change. A missing counter
+// reads as 0, or, in the guide layout, as its shards' sum where it has
+// shards and no parent yet. It ends when ctx does (without an error) or
+// when the listener fails for good; a stream the server ends is opened
+// again. With a Timeout, it also ends when the first value takes longer
+// than that.
 //
-//	for total, err := range c.Watch(ctx, "likes") { ... }
-func (c *Client) Watch(ctx context.Context, id string) iter.Seq2[int64, error] {
-	return c.WatchField(ctx, id, "")
-}
-
-// WatchField is Watch of the count field of id (field "" is the guide
-// layout's total), from a listener on its document.
-func (c *Client) WatchField(ctx context.Context, id, field string) iter.Seq2[int64, error] {
+//	for total, err := range c.Watch(ctx, "likes", "") { ... }
+func (c *Client) Watch(ctx context.Context, id, field string) iter.Seq2[int64, error] {
 	return func(yield func(int64, error) bool) {
 		k := core.Count{Field: field}
 		switch c.layout.Kept(id, field) {
 		case core.KeptAggregate, core.KeptWindow:
 		case core.KeptTrend:
-			yield(0, fmt.Errorf("counter: %s of %s is a trend, whose score changes by the moment: Trend reads it now", field, id))
+			yield(0, fmt.Errorf("counter: %s of %s is a trend, whose score changes by the moment: Value reads it now", field, id))
 			return
 		default:
 			var err error
@@ -65,7 +60,7 @@ func (c *Client) WatchField(ctx context.Context, id, field string) iter.Seq2[int
 			case !c.layout.OnDocs():
 				// No parent yet: its shards' sum, if it has shards (as
 				// Google's samples make them), until a fold makes it.
-				if total, err = c.SumOf(lctx, id, ""); errors.Is(err, ErrNotFound) {
+				if total, err = c.Sum(lctx, id, ""); errors.Is(err, ErrNotFound) {
 					total, err = 0, nil
 				}
 				if err != nil {

@@ -117,9 +117,9 @@ func (c *Client) Series(ctx context.Context, id, field string) ([]Bucket, error)
 	return out, nil
 }
 
-// Trend is the score now of the trend field of id: the decayed sum of its
+// trend is the score now of the trend field of id: the decayed sum of its
 // counts, each unit weighing 2^(-age/half-life). One document read.
-func (c *Client) Trend(ctx context.Context, id, field string) (float64, error) {
+func (c *Client) trend(ctx context.Context, id, field string) (float64, error) {
 	if c.layout.Kept(id, field) != core.KeptTrend {
 		return 0, fmt.Errorf("counter: %s of %s is not a declared trend (name=trend(counts, half-life))", field, id)
 	}
@@ -150,7 +150,7 @@ func trendNow(data map[string]any, w bytime.Window, now time.Time) float64 {
 // now, a float64. One document read.
 func (c *Client) Value(ctx context.Context, id, field string) (any, error) {
 	if c.layout.Kept(id, field) == core.KeptTrend {
-		return c.Trend(ctx, id, field)
+		return c.trend(ctx, id, field)
 	}
 	return c.read(ctx, id, field)
 }

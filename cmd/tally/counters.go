@@ -242,7 +242,7 @@ func sumCommand(args cobra.PositionalArgs) *cobra.Command {
 			if err := a.checkCount(id); err != nil {
 				return err
 			}
-			sum, err := c.SumOf(ctx, id, a.field)
+			sum, err := c.Sum(ctx, id, a.field)
 			if err != nil {
 				return err
 			}
@@ -264,7 +264,7 @@ func watchCommand(args cobra.PositionalArgs) *cobra.Command {
 			} else if err != nil {
 				return err
 			}
-			for total, err := range c.WatchField(ctx, id, a.field) {
+			for total, err := range c.Watch(ctx, id, a.field) {
 				if err != nil {
 					return err
 				}

@@ -26,7 +26,7 @@ func soakSettle(ctx context.Context, o SoakOptions, e *env, ids []string, acked 
 	for {
 		exact := 0
 		for i, id := range ids {
-			if t, err := c.Total(sctx, id); err == nil && t == acked[i] {
+			if t, err := c.Get(sctx, id, ""); err == nil && t == acked[i] {
 				exact++
 			}
 		}
@@ -64,10 +64,10 @@ func soakSettle(ctx context.Context, o SoakOptions, e *env, ids []string, acked 
 		var sc report.SoakCounter
 		var err error
 		sc.ID, sc.Acked = id, acked[i]
-		if sc.Total, err = c.Total(ctx, id); err != nil {
+		if sc.Total, err = c.Get(ctx, id, ""); err != nil {
 			return fmt.Errorf("soak: total of %s: %w", id, err)
 		}
-		if sc.Sum, err = c.Sum(ctx, id); err != nil {
+		if sc.Sum, err = c.Sum(ctx, id, ""); err != nil {
 			return fmt.Errorf("soak: sum of %s: %w", id, err)
 		}
 		rep.Lost += max(0, sc.Acked-sc.Total)

@@ -155,7 +155,7 @@ func TestCountsOnDocuments(t *testing.T) {
 			t.Errorf("document = %v; want title, likes, views, shares and _tally{as_of, written, life}", data)
 		}
 		for _, f := range []string{"likes", "views"} {
-			sum, err := counterClient(fs).SumOf(ctx, "posts/"+id, f)
+			sum, err := counterClient(fs).Sum(ctx, "posts/"+id, f)
 			if err != nil || sum != acked[f] {
 				t.Errorf("sum of %s = %d (%v), want %d", f, sum, err, acked[f])
 			}
