@@ -32,7 +32,7 @@ func NumShards(data map[string]any) (int, error) {
 
 // bookkeeping is where tally's own fields are in a counted document's
 // data: at its top in the guide layout, in the _tally map on documents.
-func (l Layout) bookkeeping(data map[string]any) map[string]any { return l.kind().bookkeeping(l, data) }
+func (l Layout) bookkeeping(data map[string]any) map[string]any { return l.kind().bookkeeping(data) }
 
 // NumShards reads num_shards from a counted document's data (see the
 // function NumShards).
@@ -59,7 +59,7 @@ const WrittenSlack = time.Second
 // time is the commit's own, exactly; or the app wrote just after, and the
 // spacing runs from its write instead, which only ever waits longer.
 func (l Layout) Written(data map[string]any, updated time.Time) time.Time {
-	return l.kind().written(l, data, updated)
+	return l.kind().written(data, updated)
 }
 
 // CountValues reads each count's value from a counted document's data: 0
@@ -75,7 +75,7 @@ func (l Layout) CountValues(data map[string]any, counts []Count) []int64 {
 // FieldPath is the path of tally's bookkeeping field on a counted
 // document: in _tally on an app's document, at the top in the guide
 // layout.
-func (l Layout) FieldPath(field string) firestore.FieldPath { return l.kind().fieldPath(l, field) }
+func (l Layout) FieldPath(field string) firestore.FieldPath { return l.kind().fieldPath(field) }
 
 // Resharding reports whether a counted document's data says it is
 // shrinking to one shard: its other shards may still hold counts.
@@ -94,4 +94,4 @@ func (l Layout) NumShardsPath() firestore.FieldPath { return l.FieldPath(FieldNu
 
 func (l Layout) ReshardingPath() firestore.FieldPath { return l.FieldPath(FieldResharding) }
 
-func (l Layout) WrittenPath() firestore.FieldPath { return l.kind().writtenPath(l) }
+func (l Layout) WrittenPath() firestore.FieldPath { return l.kind().writtenPath() }

@@ -21,7 +21,7 @@ func (d Declaration) ChildPattern(a aggregate.Aggregate) string {
 }
 
 // Aggregates are the aggregates the document at name holds.
-func (l Layout) Aggregates(name string) []aggregate.Aggregate { return l.kind().aggregates(l, name) }
+func (l Layout) Aggregates(name string) []aggregate.Aggregate { return l.kind().aggregates(name) }
 
 // ParentOf finds the counted document whose aggregates the document at
 // path is a child of: the parent's path and the child, or ok false if

@@ -21,28 +21,32 @@ import (
 // fields its collection's Declaration gives, and keeps its shards, votes
 // and keys under the life of the document they are for
 // (posts/p1/lives/{life}/shards/{n}), and tally's bookkeeping in the one
-// map field _tally.
-type documents struct{}
+// map field _tally. It holds the settings of its own that it answers
+// with.
+type documents struct {
+	docs   declarations // what each collection counts
+	shards string       // the subcollection of shards
+}
 
-func (documents) counter(l Layout, c *firestore.Client, name string) *firestore.DocumentRef {
+func (d documents) counter(c *firestore.Client, name string) *firestore.DocumentRef {
 	return c.Doc(name)
 }
 
-func (documents) path(l Layout, name string) string { return name }
+func (d documents) path(name string) string { return name }
 
-func (documents) home(l Layout, c *firestore.Client, name, life string) *firestore.DocumentRef {
-	return l.Lives(c, name).Doc(life)
+func (d documents) home(c *firestore.Client, name, life string) *firestore.DocumentRef {
+	return d.counter(c, name).Collection(LivesCollection).Doc(life)
 }
 
-func (documents) voterID(l Layout, field, uid string) string { return field + ":" + UserKey(uid) }
+func (d documents) voterID(field, uid string) string { return field + ":" + UserKey(uid) }
 
-func (documents) shardOwner(l Layout, path string, segs []string) (name, life string, err error) {
+func (d documents) shardOwner(path string, segs []string) (name, life string, err error) {
 	k := len(segs)
 	if k < 6 || segs[k-4] != LivesCollection || !validLife(segs[k-3]) {
-		return "", "", fmt.Errorf("core: %q is not {document}/%s/{life}/%s/{n}", path, LivesCollection, l.shardsName())
+		return "", "", fmt.Errorf("core: %q is not {document}/%s/{life}/%s/{n}", path, LivesCollection, d.shards)
 	}
 	doc := strings.Join(segs[:k-4], "/")
-	decl, err := l.match(doc)
+	decl, err := d.docs.match(doc)
 	if err != nil {
 		return "", "", err
 	}
@@ -52,18 +56,18 @@ func (documents) shardOwner(l Layout, path string, segs []string) (name, life st
 	return doc, segs[k-3], nil
 }
 
-func (documents) matches(l Layout, path string) bool {
-	_, err := l.match(path)
+func (d documents) matches(path string) bool {
+	_, err := d.docs.match(path)
 	return err == nil
 }
 
-func (documents) checkName(l Layout, name string) error {
-	_, err := l.match(name)
+func (d documents) checkName(name string) error {
+	_, err := d.docs.match(name)
 	return err
 }
 
-func (documents) counts(l Layout, name string) []Count {
-	decl, err := l.match(name)
+func (d documents) counts(name string) []Count {
+	decl, err := d.docs.match(name)
 	if err != nil {
 		return nil
 	}
@@ -74,8 +78,8 @@ func (documents) counts(l Layout, name string) []Count {
 	return out
 }
 
-func (documents) check(l Layout, name, field string) (Count, error) {
-	decl, err := l.match(name)
+func (d documents) check(name, field string) (Count, error) {
+	decl, err := d.docs.match(name)
 	if err != nil {
 		return Count{}, err
 	}
@@ -88,7 +92,7 @@ func (documents) check(l Layout, name, field string) (Count, error) {
 		}
 	}
 	if len(decl.Fields) == 0 {
-		return Count{}, fmt.Errorf("%w: %s holds aggregates only (%s), which cannot be incremented", ErrUndeclared, truncate(name), l.declared())
+		return Count{}, fmt.Errorf("%w: %s holds aggregates only (%s), which cannot be incremented", ErrUndeclared, truncate(name), d.docs.declared())
 	}
 	if field == "" {
 		return Count{}, fmt.Errorf("%w: give the field to count on %s: one of %s", ErrUndeclared, name, strings.Join(decl.Fields, ", "))
@@ -96,16 +100,16 @@ func (documents) check(l Layout, name, field string) (Count, error) {
 	return Count{}, fmt.Errorf("%w: %s is not counted on %s; its counts are %s", ErrUndeclared, truncate(field), decl.Collection, strings.Join(decl.Fields, ", "))
 }
 
-func (documents) windowsOf(l Layout, name string) []bytime.Window {
-	decl, err := l.match(name)
+func (d documents) windowsOf(name string) []bytime.Window {
+	decl, err := d.docs.match(name)
 	if err != nil {
 		return nil
 	}
 	return decl.Windows
 }
 
-func (documents) aggregates(l Layout, name string) []aggregate.Aggregate {
-	decl, err := l.match(name)
+func (d documents) aggregates(name string) []aggregate.Aggregate {
+	decl, err := d.docs.match(name)
 	if err != nil {
 		return nil
 	}
@@ -113,13 +117,22 @@ func (documents) aggregates(l Layout, name string) []aggregate.Aggregate {
 }
 
 // lifeOf is the document's create time, in microseconds.
-func (documents) lifeOf(l Layout, created time.Time) string {
+func (d documents) lifeOf(created time.Time) string {
 	return strconv.FormatInt(created.UnixMicro(), 10)
+}
+
+// lifeIn is the life the document's bookkeeping records, or else the
+// one its create time begins.
+func (d documents) lifeIn(data map[string]any, created time.Time) string {
+	if life, ok := d.bookkeeping(data)[FieldLife].(string); ok && validLife(life) {
+		return life
+	}
+	return d.lifeOf(created)
 }
 
 // owner is the document two levels up from the shard's own home
 // (doc/lives/{life}/shards/n), or its home where that is not a life.
-func (documents) owner(l Layout, ref *firestore.DocumentRef) (*firestore.DocumentRef, string) {
+func (d documents) owner(ref *firestore.DocumentRef) (*firestore.DocumentRef, string) {
 	home := ref.Parent.Parent
 	if home == nil || home.Parent == nil || home.Parent.ID != LivesCollection {
 		return home, ""
@@ -127,23 +140,23 @@ func (documents) owner(l Layout, ref *firestore.DocumentRef) (*firestore.Documen
 	return home.Parent.Parent, home.ID
 }
 
-func (documents) currentLife(l Layout, ctx context.Context, c *firestore.Client, name string) (string, error) {
-	snap, err := documents{}.counter(l, c, name).Get(ctx)
+func (d documents) currentLife(ctx context.Context, c *firestore.Client, name string) (string, error) {
+	snap, err := d.counter(c, name).Get(ctx)
 	switch {
 	case status.Code(err) == codes.NotFound:
 		return "", fmt.Errorf("core: %s: %w", name, ErrNoCounter)
 	case err != nil:
 		return "", fmt.Errorf("core: read %s: %w", name, err)
 	}
-	return l.LifeIn(snap.Data(), snap.CreateTime), nil
+	return d.lifeIn(snap.Data(), snap.CreateTime), nil
 }
 
-func (documents) bookkeeping(l Layout, data map[string]any) map[string]any {
+func (d documents) bookkeeping(data map[string]any) map[string]any {
 	m, _ := data[FieldBookkeeping].(map[string]any)
 	return m
 }
 
-func (documents) fieldPath(l Layout, field string) firestore.FieldPath {
+func (d documents) fieldPath(field string) firestore.FieldPath {
 	return firestore.FieldPath{FieldBookkeeping, field}
 }
 
@@ -152,21 +165,21 @@ func (documents) fieldPath(l Layout, field string) firestore.FieldPath {
 // app's came between, and the update time is the commit's own, exactly;
 // or the app wrote just after, and the fold spacing runs from its write
 // instead, which only ever waits longer.
-func (documents) written(l Layout, data map[string]any, updated time.Time) time.Time {
-	t, _ := documents{}.bookkeeping(l, data)[FieldWritten].(time.Time)
+func (d documents) written(data map[string]any, updated time.Time) time.Time {
+	t, _ := d.bookkeeping(data)[FieldWritten].(time.Time)
 	if !t.IsZero() && !updated.Before(t) && updated.Sub(t) <= WrittenSlack {
 		return updated
 	}
 	return t
 }
 
-func (documents) writtenPath(l Layout) firestore.FieldPath {
-	return documents{}.fieldPath(l, FieldWritten)
+func (d documents) writtenPath() firestore.FieldPath {
+	return d.fieldPath(FieldWritten)
 }
 
-func (documents) collectionGroups(l Layout) []string {
+func (d documents) collectionGroups() []string {
 	var out []string
-	for _, decl := range l.Docs {
+	for _, decl := range d.docs {
 		coll := decl.Collection
 		if decl.One() {
 			coll = coll[:strings.LastIndex(coll, "/")]

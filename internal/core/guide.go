@@ -15,71 +15,79 @@ import (
 // guide is the kind of Layout of Google's distributed-counter guide:
 // counters/{id}, with its shards under it at counters/{id}/shards/{n}, one
 // count (its total, summing the shards' ShardField), tally's bookkeeping
-// at its top, and no lives: nothing but tally writes it.
-type guide struct{}
-
-func (guide) counter(l Layout, c *firestore.Client, name string) *firestore.DocumentRef {
-	return c.Collection(l.Collection).Doc(name)
+// at its top, and no lives: nothing but tally writes it. It holds the
+// settings of its own that it answers with.
+type guide struct {
+	collection string          // the collection of counters
+	shardField string          // the integer field of each shard
+	shards     string          // the subcollection of shards
+	windows    []bytime.Window // of each counter's total
 }
 
-func (guide) path(l Layout, name string) string { return l.Collection + "/" + name }
-
-func (guide) home(l Layout, c *firestore.Client, name, _ string) *firestore.DocumentRef {
-	return guide{}.counter(l, c, name)
+func (g guide) counter(c *firestore.Client, name string) *firestore.DocumentRef {
+	return c.Collection(g.collection).Doc(name)
 }
 
-func (guide) voterID(l Layout, _, uid string) string { return UserKey(uid) }
+func (g guide) path(name string) string { return g.collection + "/" + name }
 
-func (guide) shardOwner(l Layout, path string, segs []string) (name, life string, err error) {
-	if len(segs) != 4 || segs[0] != l.Collection || segs[1] == "" {
-		return "", "", fmt.Errorf("core: %q is not %s/{id}/%s/{n}", path, l.Collection, l.shardsName())
+func (g guide) home(c *firestore.Client, name, _ string) *firestore.DocumentRef {
+	return g.counter(c, name)
+}
+
+func (g guide) voterID(_, uid string) string { return UserKey(uid) }
+
+func (g guide) shardOwner(path string, segs []string) (name, life string, err error) {
+	if len(segs) != 4 || segs[0] != g.collection || segs[1] == "" {
+		return "", "", fmt.Errorf("core: %q is not %s/{id}/%s/{n}", path, g.collection, g.shards)
 	}
 	return segs[1], "", ValidID(segs[1])
 }
 
-func (guide) matches(l Layout, path string) bool {
-	id, ok := strings.CutPrefix(path, l.Collection+"/")
+func (g guide) matches(path string) bool {
+	id, ok := strings.CutPrefix(path, g.collection+"/")
 	return ok && ValidID(id) == nil
 }
 
-func (guide) checkName(l Layout, name string) error { return ValidID(name) }
+func (g guide) checkName(name string) error { return ValidID(name) }
 
-func (guide) counts(l Layout, _ string) []Count {
-	return []Count{{Field: FieldTotal, Shard: l.ShardField}}
+func (g guide) counts(_ string) []Count {
+	return []Count{{Field: FieldTotal, Shard: g.shardField}}
 }
 
-func (guide) check(l Layout, name, field string) (Count, error) {
+func (g guide) check(name, field string) (Count, error) {
 	if err := ValidID(name); err != nil {
 		return Count{}, fmt.Errorf("counter: %w", err)
 	}
 	if field != "" && field != FieldTotal {
 		return Count{}, fmt.Errorf("%w: %s: a counter here is %s/{id}, whose one count is its %s; give its id alone",
-			ErrUndeclared, truncate(field), l.Collection, FieldTotal)
+			ErrUndeclared, truncate(field), g.collection, FieldTotal)
 	}
-	return Count{Field: FieldTotal, Shard: l.ShardField}, nil
+	return Count{Field: FieldTotal, Shard: g.shardField}, nil
 }
 
-func (guide) windowsOf(l Layout, _ string) []bytime.Window { return l.Windows }
+func (g guide) windowsOf(_ string) []bytime.Window { return g.windows }
 
-func (guide) aggregates(l Layout, _ string) []aggregate.Aggregate { return nil }
+func (g guide) aggregates(_ string) []aggregate.Aggregate { return nil }
 
-func (guide) lifeOf(l Layout, _ time.Time) string { return "" }
+func (g guide) lifeOf(_ time.Time) string { return "" }
 
-func (guide) owner(l Layout, ref *firestore.DocumentRef) (*firestore.DocumentRef, string) {
+func (g guide) lifeIn(map[string]any, time.Time) string { return "" }
+
+func (g guide) owner(ref *firestore.DocumentRef) (*firestore.DocumentRef, string) {
 	return ref.Parent.Parent, ""
 }
 
-func (guide) currentLife(l Layout, _ context.Context, _ *firestore.Client, _ string) (string, error) {
+func (g guide) currentLife(_ context.Context, _ *firestore.Client, _ string) (string, error) {
 	return "", nil
 }
 
-func (guide) bookkeeping(l Layout, data map[string]any) map[string]any { return data }
+func (g guide) bookkeeping(data map[string]any) map[string]any { return data }
 
-func (guide) fieldPath(l Layout, field string) firestore.FieldPath { return firestore.FieldPath{field} }
+func (g guide) fieldPath(field string) firestore.FieldPath { return firestore.FieldPath{field} }
 
 // written is the parent's update time: nothing else writes it.
-func (guide) written(l Layout, _ map[string]any, updated time.Time) time.Time { return updated }
+func (g guide) written(_ map[string]any, updated time.Time) time.Time { return updated }
 
-func (guide) writtenPath(l Layout) firestore.FieldPath { return nil }
+func (g guide) writtenPath() firestore.FieldPath { return nil }
 
-func (guide) collectionGroups(l Layout) []string { return []string{l.Collection} }
+func (g guide) collectionGroups() []string { return []string{g.collection} }

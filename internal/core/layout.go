@@ -117,11 +117,11 @@ func (l Layout) Validate() error {
 // Counter is the counted document of the counter named name: the parent
 // counters/{id} in the guide layout, the app's document otherwise.
 func (l Layout) Counter(c *firestore.Client, name string) *firestore.DocumentRef {
-	return l.kind().counter(l, c, name)
+	return l.kind().counter(c, name)
 }
 
 // Path is the counted document's path below the database root.
-func (l Layout) Path(name string) string { return l.kind().path(l, name) }
+func (l Layout) Path(name string) string { return l.kind().path(name) }
 
 // Shards is the collection of the named counter's shards, of the given
 // life of its document ("" in the guide layout).
@@ -143,7 +143,7 @@ func (l Layout) Voter(c *firestore.Client, name, life, field, uid string) *fires
 
 // VoterID is the id of user uid's vote document on the count field: the
 // user's key (UserKey) in the guide layout, field:key on documents.
-func (l Layout) VoterID(field, uid string) string { return l.kind().voterID(l, field, uid) }
+func (l Layout) VoterID(field, uid string) string { return l.kind().voterID(field, uid) }
 
 // Key is the record of an idempotency key on the named counter, in the
 // given life, under its scoped hash.
@@ -176,18 +176,18 @@ func (l Layout) ParseShardPath(path string) (name, life string, shard int, err e
 	if err != nil || n < 0 || strconv.Itoa(n) != parts[k-1] {
 		return "", "", 0, fmt.Errorf("core: shard id %q in %q is not a non-negative integer", parts[k-1], path)
 	}
-	name, life, err = l.kind().shardOwner(l, path, parts)
+	name, life, err = l.kind().shardOwner(path, parts)
 	return name, life, n, err
 }
 
 // Counts are the counts the named counter holds: total in the guide
 // layout, the declared fields of its collection on documents. The name
 // must be valid (see CheckName).
-func (l Layout) Counts(name string) []Count { return l.kind().counts(l, name) }
+func (l Layout) Counts(name string) []Count { return l.kind().counts(name) }
 
 // CheckName reports whether name may name a counter: a valid id in the
 // guide layout, a document of a declared collection on documents.
-func (l Layout) CheckName(name string) error { return l.kind().checkName(l, name) }
+func (l Layout) CheckName(name string) error { return l.kind().checkName(name) }
 
 // ErrUndeclared is wrapped by every error Check returns for a document or
 // field that TALLY_COUNTS does not declare.
@@ -197,7 +197,7 @@ var ErrUndeclared = errors.New("not a declared count")
 // the guide layout the field is empty (or total); on documents it must be
 // one declared for the document's collection, and the error otherwise
 // names what is declared.
-func (l Layout) Check(name, field string) (Count, error) { return l.kind().check(l, name, field) }
+func (l Layout) Check(name, field string) (Count, error) { return l.kind().check(name, field) }
 
 // ErrAggregate is wrapped by the error Check returns for an aggregate
 // field: tally computes it from the app's documents.

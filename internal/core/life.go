@@ -36,15 +36,12 @@ const FieldLife = "life"
 // LifeOf is the life of a counted document created at created whose
 // bookkeeping records none: "" in the guide layout, its create time in
 // microseconds on documents.
-func (l Layout) LifeOf(created time.Time) string { return l.kind().lifeOf(l, created) }
+func (l Layout) LifeOf(created time.Time) string { return l.kind().lifeOf(created) }
 
 // LifeIn is the life of a counted document of data, created at created:
 // the life recorded, if its bookkeeping holds one, else LifeOf(created).
 func (l Layout) LifeIn(data map[string]any, created time.Time) string {
-	if life, ok := l.bookkeeping(data)[FieldLife].(string); ok && l.OnDocs() && validLife(life) {
-		return life
-	}
-	return l.LifeOf(created)
+	return l.kind().lifeIn(data, created)
 }
 
 // LifePath is the field path of the life a counted document's counts are
@@ -55,7 +52,7 @@ func (l Layout) LifePath() firestore.FieldPath { return l.FieldPath(FieldLife) }
 // shards, voters and keys: the counter itself in the guide layout, the
 // given life of the counted document otherwise.
 func (l Layout) home(c *firestore.Client, name, life string) *firestore.DocumentRef {
-	return l.kind().home(l, c, name, life)
+	return l.kind().home(c, name, life)
 }
 
 // Lives is the collection of a counted document's lives (none in the
@@ -76,11 +73,11 @@ func validLife(s string) bool {
 // tally's for, and the life of it: the document it is under in the guide
 // layout, the one two levels up on documents (doc/lives/{life}/shards/n).
 func (l Layout) Owner(ref *firestore.DocumentRef) (doc *firestore.DocumentRef, life string) {
-	return l.kind().owner(l, ref)
+	return l.kind().owner(ref)
 }
 
 // CurrentLife is the life of the named counter's document as it is now:
 // "" in the guide layout, with no read; ErrNoCounter if it does not exist.
 func (l Layout) CurrentLife(ctx context.Context, c *firestore.Client, name string) (string, error) {
-	return l.kind().currentLife(l, ctx, c, name)
+	return l.kind().currentLife(ctx, c, name)
 }

@@ -217,8 +217,14 @@ func (d Declaration) Holds(path string) bool {
 	return true
 }
 
+// declarations are the declarations of a layout of counts on documents.
+type declarations []Declaration
+
+// match is declarations' match over l's.
+func (l Layout) match(path string) (Declaration, error) { return declarations(l.Docs).match(path) }
+
 // match finds the declaration whose collection holds the document at path.
-func (l Layout) match(path string) (Declaration, error) {
+func (docs declarations) match(path string) (Declaration, error) {
 	segs := strings.Split(path, "/")
 	if len(segs)%2 == 1 {
 		return Declaration{}, fmt.Errorf("%w: %s is not a document path (collection/id)", ErrUndeclared, truncate(path))
@@ -231,18 +237,18 @@ func (l Layout) match(path string) (Declaration, error) {
 			return Declaration{}, fmt.Errorf("document %s: %w", truncate(path), err)
 		}
 	}
-	for _, d := range l.Docs {
+	for _, d := range docs {
 		if d.Holds(path) {
 			return d, nil
 		}
 	}
-	return Declaration{}, fmt.Errorf("%w: %s is in no counted collection; counts are declared on %s", ErrUndeclared, truncate(path), l.declared())
+	return Declaration{}, fmt.Errorf("%w: %s is in no counted collection; counts are declared on %s", ErrUndeclared, truncate(path), docs.declared())
 }
 
 // declared lists the declared counts for an error message.
-func (l Layout) declared() string {
-	parts := make([]string, len(l.Docs))
-	for i, d := range l.Docs {
+func (docs declarations) declared() string {
+	parts := make([]string, len(docs))
+	for i, d := range docs {
 		fields := slices.Clone(d.Fields)
 		for _, a := range d.Aggregates {
 			fields = append(fields, a.Field)
@@ -253,11 +259,11 @@ func (l Layout) declared() string {
 }
 
 // Matches reports whether the document at path is a counted one.
-func (l Layout) Matches(path string) bool { return l.kind().matches(l, path) }
+func (l Layout) Matches(path string) bool { return l.kind().matches(path) }
 
 // CollectionGroups are the collection ids whose documents may be
 // counted: the last segment of each declaration, each once.
-func (l Layout) CollectionGroups() []string { return l.kind().collectionGroups(l) }
+func (l Layout) CollectionGroups() []string { return l.kind().collectionGroups() }
 
 // validWindows checks d's windows: each per or over window of one of its
 // counts (not of an aggregate: see below), each trend of its counts and
@@ -314,4 +320,4 @@ func GuideWindows(d Declaration) bool {
 
 // WindowsOf are the windows the counter name holds: those of the guide
 // layout's counters (Layout.Windows), or of its declaration on documents.
-func (l Layout) WindowsOf(name string) []bytime.Window { return l.kind().windowsOf(l, name) }
+func (l Layout) WindowsOf(name string) []bytime.Window { return l.kind().windowsOf(name) }
