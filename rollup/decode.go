@@ -185,7 +185,7 @@ func (d decoder) notAhead(e event.Event, at, received time.Time) error {
 // oneShard reads what a write to shard 0 tells of the counts, should the
 // counter be on one shard (see core.OneShard).
 func (d decoder) oneShard(id string, after *firestoredata.Document) *core.OneShard {
-	one := d.Layout.ReadOneShard(id, func(path ...string) (any, bool) {
+	return d.Layout.ReadOneShard(id, func(path ...string) (any, bool) {
 		fields := after.GetFields()
 		for _, name := range path[:len(path)-1] {
 			fields = fields[name].GetMapValue().GetFields()
@@ -199,15 +199,11 @@ func (d decoder) oneShard(id string, after *firestoredata.Document) *core.OneSha
 			return x.IntegerValue, true
 		case *firestoredata.Value_TimestampValue:
 			return x.TimestampValue.AsTime(), true
+		case *firestoredata.Value_MapValue:
+			return cells(v), true
 		}
 		return v, true
 	})
-	if path := d.Layout.ParentRankPath(); one != nil && len(path) == 2 {
-		if c := cells(after.GetFields()[path[0]].GetMapValue().GetFields()[path[1]]); len(c) > 0 {
-			one.Ranked = c
-		}
-	}
-	return one
 }
 
 // relative checks that name is a document of the decoder's project and

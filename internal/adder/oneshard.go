@@ -1,7 +1,6 @@
 package adder
 
 import (
-	"slices"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -31,15 +30,13 @@ func (a *Adder) fields(id string, p parent, c core.Count, by int64) map[string]a
 // counted (WritesPath), and the counted document's update time and cells
 // as seen (or firestore.Delete of those), for a merge of every field.
 func ShardFields(l core.Layout, by map[string]int64, seen, ranked any) map[string]any {
-	m := make(map[string]any, len(by)+2)
+	m := make(map[string]any, len(by)+1)
 	for f, n := range by {
 		m[f] = firestore.Increment(n)
 	}
-	if path := l.ParentSeenPath(); len(path) == 2 {
-		m[path[0]] = map[string]any{path[1]: seen, l.ParentRankPath()[1]: ranked, FieldWrites: firestore.Increment(1)}
-	} else {
-		m[path[0]], m[FieldWrites] = seen, firestore.Increment(1)
-	}
+	core.SetAt(m, l.ParentSeenPath(), seen)
+	core.SetAt(m, l.ParentRankPath(), ranked)
+	core.SetAt(m, WritesPath(l), firestore.Increment(1))
 	return m
 }
 
@@ -52,11 +49,7 @@ const FieldWrites = "writes"
 // counted document's update time as seen, in tally's bookkeeping on the
 // shard (_tally.writes) on documents, and a field of the shard's own in
 // the guide layout.
-func WritesPath(l core.Layout) firestore.FieldPath {
-	path := slices.Clone(l.ParentSeenPath())
-	path[len(path)-1] = FieldWrites
-	return path
-}
+func WritesPath(l core.Layout) firestore.FieldPath { return l.FieldPath(FieldWrites) }
 
 // claim reports whether a write of counter id may carry seen, its parent's
 // update time as read: only the first write after each read does. After

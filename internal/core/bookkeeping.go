@@ -95,3 +95,17 @@ func (l Layout) NumShardsPath() firestore.FieldPath { return l.FieldPath(FieldNu
 func (l Layout) ReshardingPath() firestore.FieldPath { return l.FieldPath(FieldResharding) }
 
 func (l Layout) WrittenPath() firestore.FieldPath { return l.kind().writtenPath() }
+
+// SetAt sets v at path in m, making the maps on its way: a write's data
+// holds a field path in whatever shape the layout gives it.
+func SetAt(m map[string]any, path firestore.FieldPath, v any) {
+	for _, seg := range path[:len(path)-1] {
+		sub, _ := m[seg].(map[string]any)
+		if sub == nil {
+			sub = map[string]any{}
+			m[seg] = sub
+		}
+		m = sub
+	}
+	m[path[len(path)-1]] = v
+}

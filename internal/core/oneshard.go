@@ -65,9 +65,10 @@ type OneShard struct {
 
 // ReadOneShard reads what a write to shard 0 of counter id tells, from the
 // shard's fields after the write: field gives the value at a field path
-// as an int64 (an integer), a time.Time (a timestamp) or anything else,
-// and whether the shard holds it. It is nil if a count's field holds no
-// integer (a sum would not add it as one: let a fold see it), or the shard
+// as an int64 (an integer), a time.Time (a timestamp), a map of the
+// integers a map holds, or anything else, and whether the shard holds
+// it. It is nil if a count's field holds no integer (a sum would not add
+// it as one: let a fold see it), or the shard
 // holds no count.
 func (l Layout) ReadOneShard(id string, field func(path ...string) (any, bool)) *OneShard {
 	counts := l.Counts(id)
@@ -75,6 +76,11 @@ func (l Layout) ReadOneShard(id string, field func(path ...string) (any, bool)) 
 	if v, ok := field(l.ParentSeenPath()...); ok {
 		if t, ok := v.(time.Time); ok {
 			one.Seen = Precise(t)
+		}
+	}
+	if v, ok := field(l.ParentRankPath()...); ok {
+		if cells, ok := v.(map[string]any); ok && len(cells) > 0 {
+			one.Ranked = cells
 		}
 	}
 	held := false

@@ -221,18 +221,8 @@ func windowNamed(ws []bytime.Window, field string) bytime.Window {
 // document created with data would hold it.
 func setPaths(data map[string]any, updates []firestore.Update) {
 	for _, u := range updates {
-		if u.Value == firestore.Delete {
-			continue
+		if u.Value != firestore.Delete {
+			core.SetAt(data, u.FieldPath, u.Value)
 		}
-		m := data
-		for _, seg := range u.FieldPath[:len(u.FieldPath)-1] {
-			sub, _ := m[seg].(map[string]any)
-			if sub == nil {
-				sub = map[string]any{}
-				m[seg] = sub
-			}
-			m = sub
-		}
-		m[u.FieldPath[len(u.FieldPath)-1]] = u.Value
 	}
 }
