@@ -37,7 +37,7 @@ const measureAt = 4
 // s must be a sum of the shards, never counts an event carried: the rate
 // comes from the shards themselves, so no event, forged or not, can make a
 // counter grow. The rate is in writes a second: each write of a shard
-// counts itself (adder.FieldWrites), and the rate is their sum's change
+// counts itself (core.FieldWrites), and the rate is their sum's change
 // between s and the sum before it at least a period earlier (c.base),
 // whatever amounts they added. A write adds at least 1 to some count or
 // takes 1 from it, so only a counter whose counts moved by more than its

@@ -53,7 +53,7 @@ type store interface {
 	Gather(ctx context.Context, id string, p core.Parent, s *fold.Sum, children []aggregate.Child, partsAt, now time.Time) error
 	Write(ctx context.Context, id string, p core.Parent, s fold.Sum, grow int) (fold.Outcome, core.Parent, error)
 	// SumWrites sums the writes of the shards of id's life at the read
-	// time at (adder.FieldWrites).
+	// time at (core.FieldWrites).
 	SumWrites(ctx context.Context, id, life string, at time.Time) (int64, error)
 	// MoveStrays moves into the life the document id has now what its
 	// earlier life took after that one began (package lives).

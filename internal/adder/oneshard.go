@@ -27,7 +27,7 @@ func (a *Adder) fields(id string, p parent, c core.Count, by int64) map[string]a
 
 // ShardFields is what a write adding to a shard of l puts on it: an
 // increment of each count by its amount (by shard field), one more write
-// counted (WritesPath), and the counted document's update time and cells
+// counted (core.FieldWrites), and the counted document's update time and cells
 // as seen (or firestore.Delete of those), for a merge of every field.
 func ShardFields(l core.Layout, by map[string]int64, seen, ranked any) map[string]any {
 	m := make(map[string]any, len(by)+1)
@@ -36,20 +36,9 @@ func ShardFields(l core.Layout, by map[string]int64, seen, ranked any) map[strin
 	}
 	core.SetAt(m, l.ParentSeenPath(), seen)
 	core.SetAt(m, l.ParentRankPath(), ranked)
-	core.SetAt(m, WritesPath(l), firestore.Increment(1))
+	core.SetAt(m, l.WritesPath(), firestore.Increment(1))
 	return m
 }
-
-// FieldWrites is, on a shard, how many writes added to it: a counter's
-// rate in writes a second, which its growth follows, is their sum's
-// change, whatever amounts the writes added.
-const FieldWrites = "writes"
-
-// WritesPath is the field path of a shard's FieldWrites: beside the
-// counted document's update time as seen, in tally's bookkeeping on the
-// shard (_tally.writes) on documents, and a field of the shard's own in
-// the guide layout.
-func WritesPath(l core.Layout) firestore.FieldPath { return l.FieldPath(FieldWrites) }
 
 // claim reports whether a write of counter id may carry seen, its parent's
 // update time as read: only the first write after each read does. After

@@ -109,3 +109,8 @@ func SetAt(m map[string]any, path firestore.FieldPath, v any) {
 	}
 	m[path[len(path)-1]] = v
 }
+
+// WritesPath is the field path of a shard's FieldWrites: in tally's
+// bookkeeping on the shard (_tally.writes) on documents, a field of the
+// shard's own in the guide layout.
+func (l Layout) WritesPath() firestore.FieldPath { return l.FieldPath(FieldWrites) }

@@ -31,6 +31,7 @@ const (
 	FieldResharding   = "resharding"     // set while a counter shrinks to one shard, until its other shards are moved
 	FieldParentSeen   = "parent_version" // on shard 0 of a counter on one shard: the counted document's update time Increment read
 	FieldParentRank   = "parent_rank"    // beside it: the cells the document recorded then (package rank), if it is ranked
+	FieldWrites       = "writes"         // beside them: how many writes added to the shard, whatever their amounts; growth follows their rate
 	MaxIDLength       = 1500             // Firestore's bound on a document id, in bytes
 	MaxNameLength     = 128              // bound on a configured collection's name
 	MaxPathLength     = 4096             // bound on a counted document's path: Firestore's 6 KiB per document name, less room for tally's own under it

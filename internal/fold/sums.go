@@ -32,6 +32,9 @@ import (
 //     aggregation does on Firestore, but a read by key costs the same
 //     however many documents the database holds, where a query's scan on
 //     the emulator grows with them.
+//   - A counter's writes, by aggregation (SumWrites): sum() of each
+//     shard's count of the writes that added to it, at R, which growth
+//     takes a rate in writes a second from.
 //   - Many counters, by one query (ReadAll, sumAll): a part of Reconcile
 //     reads its documents in one batch and sums all their shards with one
 //     query of the shards' collection group, in path order, at R, adding
@@ -258,4 +261,20 @@ func (f *Folder) sumAll(ctx context.Context, first, last string, known map[strin
 		return nil, fmt.Errorf("fold: sum the shards of %d documents at %s: %w", len(known), at.Format(time.RFC3339Nano), err)
 	}
 	return unknown, nil
+}
+
+// SumWrites is how many writes added to id's shards of life, whatever
+// their amounts, at the read time at: sum() of core.FieldWrites.
+func (f *Folder) SumWrites(ctx context.Context, id, life string, at time.Time) (int64, error) {
+	q := f.layout.Shards(f.client, id, life).NewAggregationQuery().WithSumPath(f.layout.WritesPath(), "w")
+	var res firestore.AggregationResult
+	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) (err error) {
+		res, err = q.Transaction(tx).Get(ctx)
+		return err
+	}, firestore.ReadOnly, firestore.TransactionReadTime(at))
+	if err != nil {
+		return 0, fmt.Errorf("fold: sum the writes of %s at %s: %w", id, at.Format(time.RFC3339Nano), err)
+	}
+	v, _ := res["w"].(*firestorepb.Value)
+	return v.GetIntegerValue(), nil
 }
