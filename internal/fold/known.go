@@ -3,26 +3,12 @@ package fold
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"cloud.google.com/go/firestore"
+
 	"github.com/tallycounters/tally/internal/core"
 )
-
-// Known is what a caller read of a counted document and summed of its
-// shards, for a fold: the document as read (Parent, read at Parent.Anchor)
-// and its shards' sum at a read time no later (Sum.At), with the number of
-// each shard of its life that exists then (Shards). A part of Reconcile
-// knows its counters with a batched read and one query in all (package
-// counter), where a fold of each would read its document and aggregate
-// its shards.
-type Known struct {
-	Parent core.Parent
-	Sum    Sum
-	Shards []int
-}
 
 // NewKnown is what a read of the counted document id tells, with no
 // shard summed yet: its sum is 0 at the read time at.
@@ -76,20 +62,4 @@ func (f *Folder) ReadAll(ctx context.Context, names []string) (map[string]*Known
 		}
 	}
 	return known, nil
-}
-
-// pathMin and pathMax are the first and the last of two document paths in
-// Firestore's order: segment by segment.
-func pathMin(a, b string) string {
-	if slices.Compare(strings.Split(a, "/"), strings.Split(b, "/")) <= 0 {
-		return a
-	}
-	return b
-}
-
-func pathMax(a, b string) string {
-	if pathMin(a, b) == a {
-		return b
-	}
-	return a
 }

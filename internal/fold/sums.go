@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/firestore"
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/bytime"
 	"github.com/tallycounters/tally/internal/fsrpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Every way a fold sums a counter's shards at one read time R is here,
@@ -277,4 +280,20 @@ func (f *Folder) SumWrites(ctx context.Context, id, life string, at time.Time) (
 	}
 	v, _ := res["w"].(*firestorepb.Value)
 	return v.GetIntegerValue(), nil
+}
+
+// pathMin and pathMax are the first and the last of two document paths in
+// Firestore's order: segment by segment.
+func pathMin(a, b string) string {
+	if slices.Compare(strings.Split(a, "/"), strings.Split(b, "/")) <= 0 {
+		return a
+	}
+	return b
+}
+
+func pathMax(a, b string) string {
+	if pathMin(a, b) == a {
+		return b
+	}
+	return a
 }

@@ -125,15 +125,6 @@ func probe(ctx context.Context, w *bytime.Fold, p core.Parent, s *Sum, now time.
 	return readStarts(ctx, w, s, starts, countsAt)
 }
 
-// windowAt is the instant the fold s moves windows to: its read time, or,
-// for the boundary job, the start of the bucket it reads just before.
-func (s Sum) windowAt() time.Time {
-	if !s.BucketStart.IsZero() {
-		return s.BucketStart
-	}
-	return s.At
-}
-
 // moved is what a fold wrote of a document's windows and trends, for the
 // view of it after the write.
 type moved struct {

@@ -30,16 +30,6 @@ var ErrStale = errors.New("parent changed since it was read")
 // last write: not this fold's to write.
 var ErrTooSoon = errors.New("within the fold spacing of the parent's last write")
 
-// zero reports whether every count sums to 0.
-func (s Sum) zero() bool {
-	for _, v := range s.Values {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // Write commits the fold s onto p, the counted document as last known,
 // once the server's clock has passed p's window (s may be older: a sum
 // from an event), raising num_shards to grow if that is more. It writes only the counts
@@ -225,21 +215,6 @@ func (f *Folder) partUpdates(id string, parts map[string]aggregate.Parts, applie
 		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{a.Field}, Value: values[a.Field]})
 	}
 	return updates
-}
-
-// totals are the counts after the fold s onto p.
-func (f *Folder) totals(id string, p core.Parent, s Sum) []int64 {
-	counts := f.layout.Counts(id)
-	totals := slices.Clone(p.Totals)
-	if totals == nil {
-		totals = make([]int64, len(counts))
-	}
-	for i := range counts {
-		if !f.layout.OnDocs() || s.Shards[i] > 0 || !p.Holds(i) {
-			totals[i] = s.Values[i]
-		}
-	}
-	return totals
 }
 
 // anyShard reports whether id has a shard document at all in the given
