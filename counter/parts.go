@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
+	"google.golang.org/api/iterator"
+
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fsrpc"
-	"google.golang.org/api/iterator"
 )
 
 // The jobs past one invocation. The boundary job and Reconcile list their

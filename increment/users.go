@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+
 	"github.com/tallycounters/tally/internal/core"
 )
 

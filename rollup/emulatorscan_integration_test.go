@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/firestore"
+
 	"github.com/tallycounters/tally/internal/fold"
 )
 

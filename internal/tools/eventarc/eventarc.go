@@ -14,9 +14,10 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/google/uuid"
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
-	"github.com/tallycounters/tally/internal/core"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // WrittenType is the event type of the Rollup trigger.
