@@ -18,6 +18,10 @@ import (
 	"github.com/tallycounters/tally/rollup"
 )
 
+// DefaultDatabase is the database the functions count in when none is
+// set: Firestore's default one.
+const DefaultDatabase = "(default)"
+
 // Environment variables read by the functions (ConfigFromEnv). Nothing
 // else of tally reads the environment but the tally command, and the
 // clients of the emulators: Firestore's (and internal/fsrpc, which dials
@@ -25,7 +29,7 @@ import (
 // FIREBASE_AUTH_EMULATOR_HOST.
 const (
 	EnvProject       = "GOOGLE_CLOUD_PROJECT"
-	EnvDatabase      = "TALLY_DATABASE" // default "(default)"
+	EnvDatabase      = "TALLY_DATABASE" // default DefaultDatabase
 	EnvCollection    = core.EnvCollection
 	EnvShardField    = core.EnvShardField
 	EnvCounts        = core.EnvCounts
@@ -73,8 +77,8 @@ const (
 
 // Config is everything the functions are configured with.
 type Config struct {
-	Project       string // empty: detected from the environment
-	Database      string
+	Project       string         // empty: detected from the environment
+	Database      string         // empty: DefaultDatabase
 	Layout        counter.Layout // where the counters are and what they count: counter.LayoutFromEnv
 	DefaultShards int
 	AutoCreate    bool
@@ -115,7 +119,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	env := core.Settings(getenv)
 	cfg := Config{
 		Project:  env(EnvProject, ""),
-		Database: env(EnvDatabase, "(default)"),
+		Database: env(EnvDatabase, DefaultDatabase),
 	}
 	var err error
 	if cfg.Layout, err = counter.LayoutFromEnv(getenv); err != nil {

@@ -65,6 +65,9 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 	if cfg.Project == "" {
 		return nil, fmt.Errorf("functions: no project: set %s", EnvProject)
 	}
+	if cfg.Database == "" {
+		cfg.Database = DefaultDatabase // a Config built in code, as ConfigFromEnv's default
+	}
 	client, err := fsrpc.NewClient(ctx, cfg.Project, cfg.Database)
 	if err != nil {
 		return nil, fmt.Errorf("functions: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
