@@ -38,6 +38,7 @@ type Adder struct {
 	client *firestore.Client
 	layout core.Layout
 	counts *shardCounts
+	groups groups // each counter's writes in flight, and what waits for them
 }
 
 // New returns an Adder for counters in client's database.
@@ -66,10 +67,12 @@ func New(client *firestore.Client, cfg Config) *Adder {
 
 // Add adds by to count c of counter id (c as Layout.Check resolved
 // it) on a random shard in [0, num_shards), and says which shard took it:
-// one write, with no transaction. An error that wraps ErrOutcomeUnknown
-// means the write was sent and not confirmed: it may have been applied.
-// Any other error means nothing was written. committed is the write's
-// commit time: a fold whose as_of is at or past it counts it.
+// one write, with no transaction, that holds every increment of the
+// counter that reached this Adder while its last write was in flight
+// (group.go). An error that wraps ErrOutcomeUnknown means the write was
+// sent and not confirmed: it may have been applied. Any other error means
+// nothing was written. committed is the write's commit time: a fold whose
+// as_of is at or past it counts it.
 func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (shard int, committed time.Time, err error) {
 	p, err := a.counts.get(ctx, id)
 	if err != nil {
@@ -78,9 +81,35 @@ func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (sha
 	if err := EnoughTime(ctx); err != nil {
 		return 0, time.Time{}, err
 	}
+	b, first := a.groups.join(id, c.Shard, by)
+	switch {
+	case b == nil: // too much to join the waiting batch: on its own
+		return a.write(ctx, id, p, map[string]int64{c.Shard: by})
+	case !first: // the batch's first writes it, whatever becomes of this request
+		<-b.done
+		return b.shard, b.committed, b.err
+	}
+	<-b.turn
+	// The write is every increment's in the batch: it goes on if this
+	// request's caller goes away, within this request's deadline.
+	wctx := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(wctx, dl)
+		defer cancel()
+	}
+	b.shard, b.committed, b.err = a.write(wctx, id, p, b.by)
+	close(b.done)
+	a.groups.release(id)
+	return b.shard, b.committed, b.err
+}
+
+// write adds the amounts by (by shard field) to a random shard of counter
+// id, as p knows it, in one write.
+func (a *Adder) write(ctx context.Context, id string, p parent, by map[string]int64) (shard int, committed time.Time, err error) {
 	shard = rand.IntN(p.n)
 	cctx, commitTime := fsrpc.WithCommitTime(ctx)
-	wr, err := a.layout.Shard(a.client, id, p.life, shard).Set(cctx, a.fields(id, p, c, by), firestore.MergeAll)
+	wr, err := a.layout.Shard(a.client, id, p.life, shard).Set(cctx, a.fields(id, p, by), firestore.MergeAll)
 	if err != nil {
 		return shard, time.Time{}, core.Unconfirmed(fmt.Errorf("core: write shard %d of %s: %w", shard, id, err))
 	}
@@ -105,7 +134,7 @@ func (a *Adder) Fields(ctx context.Context, id string, c core.Count, by int64) (
 	if err != nil {
 		return 0, "", nil, err
 	}
-	return p.n, p.life, a.fields(id, p, c, by), nil
+	return p.n, p.life, a.fields(id, p, map[string]int64{c.Shard: by}), nil
 }
 
 // EnoughTime is ErrNoTime for a context whose deadline leaves less than

@@ -8,13 +8,13 @@ import (
 	"github.com/tallycounters/tally/internal/core"
 )
 
-// fields is what a write adding by to count c puts on the shard: the
-// increment and, on the first write after a read of the parent of a
-// counter on one shard, the parent's update time as read, with the cells
-// it recorded then if it is ranked; any other write deletes those left on
-// the shard by an earlier one, so that no event carries any older than its
-// writer knew.
-func (a *Adder) fields(id string, p parent, c core.Count, by int64) map[string]any {
+// fields is what a write adding by (an amount by shard field) puts on the
+// shard: the increments and, on the first write after a read of the
+// parent of a counter on one shard, the parent's update time as read,
+// with the cells it recorded then if it is ranked; any other write
+// deletes those left on the shard by an earlier one, so that no event
+// carries any older than its writer knew.
+func (a *Adder) fields(id string, p parent, by map[string]int64) map[string]any {
 	var seen, ranked any = firestore.Delete, firestore.Delete
 	if !p.seen.IsZero() && a.counts.claim(id, p.seen) {
 		seen = p.seen
@@ -22,7 +22,7 @@ func (a *Adder) fields(id string, p parent, c core.Count, by int64) map[string]a
 			ranked = p.ranked
 		}
 	}
-	return ShardFields(a.layout, map[string]int64{c.Shard: by}, seen, ranked)
+	return ShardFields(a.layout, by, seen, ranked)
 }
 
 // ShardFields is what a write adding to a shard of l puts on it: an
