@@ -1,7 +1,8 @@
 // Package adder is the shard write, for the Increment function and the
 // Go client: an increment adds to one random shard of a counter in
-// [0, num_shards) with one server-side increment, no transaction. An
-// Adder caches each counter's num_shards for a short time (its life and
+// [0, num_shards) with one server-side increment, no transaction; the
+// increments of a counter that reach an Adder while its last write is in
+// flight go together in the next write (group.go). An Adder caches each counter's num_shards for a short time (its life and
 // whether it exists with it), reads a busy counter's again sooner so that
 // growth shows at once, and on a counter on one shard carries the counted
 // document's update time as read to the fold (the increment's side of
