@@ -45,12 +45,6 @@ func (l Layout) AsOf(data map[string]any) time.Time {
 	return t
 }
 
-// WrittenSlack bounds how far before its commit the server may date the
-// request that wrote _tally.written: a server timestamp is the time the
-// request was processed, which comes before its commit's update time (by
-// up to tens of milliseconds on the emulator, measured), never after.
-const WrittenSlack = time.Second
-
 // Written is when tally last wrote a counted document's counts, given its
 // data and update time. In the guide layout, where nothing else writes
 // the parent, it is the update time. On documents it is _tally.written, or,

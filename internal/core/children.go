@@ -7,19 +7,6 @@ import (
 	"github.com/tallycounters/tally/internal/core/aggregate"
 )
 
-// ChildPattern is the collection of a's children as a path with '*' for
-// any id: posts/*/comments for comments under each posts/{p}, users for
-// /users.
-func (d Declaration) ChildPattern(a aggregate.Aggregate) string {
-	if a.Root {
-		return a.Child
-	}
-	if d.One() {
-		return d.Collection + "/" + a.Child
-	}
-	return d.Collection + "/*/" + a.Child
-}
-
 // Aggregates are the aggregates the document at name holds.
 func (l Layout) Aggregates(name string) []aggregate.Aggregate { return l.kind().aggregates(name) }
 

@@ -58,12 +58,3 @@ type kind interface {
 	// collectionGroups are the collection ids of the counted documents.
 	collectionGroups() []string
 }
-
-// kind is the layout's kind: documents when TALLY_COUNTS declares counts
-// on the app's documents, the guide's counters otherwise.
-func (l Layout) kind() kind {
-	if l.OnDocs() {
-		return documents{docs: l.Docs, shards: l.shardsName()}
-	}
-	return guide{collection: l.Collection, shardField: l.ShardField, shards: l.shardsName(), windows: l.Windows}
-}

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -25,14 +24,6 @@ import (
 // their votes. The guide layout's counters/{id} have no lives: their life
 // is "".
 
-// LivesCollection holds, under a counted document, one document id per
-// life of it, each with that life's shards, voters and keys.
-const LivesCollection = "lives"
-
-// FieldLife is, in a counted document's _tally map, the life whose counts
-// it holds.
-const FieldLife = "life"
-
 // LifeOf is the life of a counted document created at created whose
 // bookkeeping records none: "" in the guide layout, its create time in
 // microseconds on documents.
@@ -48,25 +39,11 @@ func (l Layout) LifeIn(data map[string]any, created time.Time) string {
 // of.
 func (l Layout) LifePath() firestore.FieldPath { return l.FieldPath(FieldLife) }
 
-// home is the document under which tally keeps the named counter's
-// shards, voters and keys: the counter itself in the guide layout, the
-// given life of the counted document otherwise.
-func (l Layout) home(c *firestore.Client, name, life string) *firestore.DocumentRef {
-	return l.kind().home(c, name, life)
-}
-
 // Lives is the collection of a counted document's lives (none in the
 // guide layout): a document id for each life that tally wrote something
 // for, whose subcollections hold it.
 func (l Layout) Lives(c *firestore.Client, name string) *firestore.CollectionRef {
 	return l.Counter(c, name).Collection(LivesCollection)
-}
-
-// validLife reports whether s may name a life: a non-negative integer
-// written without sign or leading zeros.
-func validLife(s string) bool {
-	n, err := strconv.ParseInt(s, 10, 64)
-	return err == nil && n >= 0 && strconv.FormatInt(n, 10) == s
 }
 
 // Owner is the counted document a shard (or a vote, or a key's record) is

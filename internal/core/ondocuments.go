@@ -2,11 +2,13 @@ package core
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/bytime"
+	"github.com/tallycounters/tally/internal/core/rank"
 )
 
 // Declaration declares counts on the app's documents: the documents of
@@ -220,9 +222,6 @@ func (d Declaration) Holds(path string) bool {
 // declarations are the declarations of a layout of counts on documents.
 type declarations []Declaration
 
-// match is declarations' match over l's.
-func (l Layout) match(path string) (Declaration, error) { return declarations(l.Docs).match(path) }
-
 // match finds the declaration whose collection holds the document at path.
 func (docs declarations) match(path string) (Declaration, error) {
 	segs := strings.Split(path, "/")
@@ -257,13 +256,6 @@ func (docs declarations) declared() string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// Matches reports whether the document at path is a counted one.
-func (l Layout) Matches(path string) bool { return l.kind().matches(path) }
-
-// CollectionGroups are the collection ids whose documents may be
-// counted: the last segment of each declaration, each once.
-func (l Layout) CollectionGroups() []string { return l.kind().collectionGroups() }
 
 // validWindows checks d's windows: each per or over window of one of its
 // counts (not of an aggregate: see below), each trend of its counts and
@@ -318,6 +310,49 @@ func GuideWindows(d Declaration) bool {
 	return true
 }
 
-// WindowsOf are the windows the counter name holds: those of the guide
-// layout's counters (Layout.Windows), or of its declaration on documents.
-func (l Layout) WindowsOf(name string) []bytime.Window { return l.kind().windowsOf(name) }
+// ChildPattern is the collection of a's children as a path with '*' for
+// any id: posts/*/comments for comments under each posts/{p}, users for
+// /users.
+func (d Declaration) ChildPattern(a aggregate.Aggregate) string {
+	if a.Root {
+		return a.Child
+	}
+	if d.One() {
+		return d.Collection + "/" + a.Child
+	}
+	return d.Collection + "/*/" + a.Child
+}
+
+// rankDecl is a declaration of rank in TALLY_COUNTS: rank(field).
+var rankDecl = regexp.MustCompile(`^rank\(\s*([^()\s]*)\s*\)$`)
+
+// ranked is what d declares, as package rank reads it.
+func (d Declaration) ranked() rank.Declared {
+	return rank.Declared{Collection: d.Collection, Counts: d.Fields, Aggregates: d.Aggregates, Windows: d.Windows, Ranks: d.Ranks}
+}
+
+// validRanks checks the fields d ranks by (rank.Declared.Check).
+func validRanks(d Declaration) error {
+	if err := d.ranked().Check(d.One() || strings.Contains(d.Collection, "*")); err != nil {
+		return fmt.Errorf("core: counts on %q: %w", d.Collection, err)
+	}
+	return nil
+}
+
+// validChild checks an aggregate's collection: an id, or a path from the
+// root with an odd number of segments.
+func validChild(a aggregate.Aggregate) error {
+	segs := strings.Split(a.Child, "/")
+	if !a.Root && len(segs) != 1 {
+		return fmt.Errorf("the collection %q: give a collection id under the document (comments), or a path from the root (/users)", a.Child)
+	}
+	if len(segs)%2 == 0 {
+		return fmt.Errorf("the collection /%s is a document path, not a collection's", a.Child)
+	}
+	for _, s := range segs {
+		if err := ValidName(s); err != nil {
+			return fmt.Errorf("the collection %q: segment %q: %w", a.Child, s, err)
+		}
+	}
+	return nil
+}

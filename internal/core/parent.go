@@ -149,3 +149,25 @@ func (p Parent) Created(life string, t time.Time, lag time.Duration, l Layout, n
 
 // Precise cuts t to the microseconds Firestore keeps.
 func Precise(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
+
+// CoversChild reports whether the document's aggregates of source hold a
+// write made at t to child.
+func (p Parent) CoversChild(source, child string, t time.Time) bool {
+	if !p.Exists {
+		return p.Covers(t)
+	}
+	key, _, ok := p.Parts[source].Of(child)
+	return ok && !t.After(p.Parts[source][key].At)
+}
+
+// Unfolded names the start of each aggregated source of the document name
+// that p holds no part of: what its first fold aggregates from scratch.
+func (l Layout) Unfolded(name string, p Parent) []aggregate.Child {
+	var out []aggregate.Child
+	for _, src := range aggregate.Sources(l.Aggregates(name)) {
+		if len(p.Parts[src]) == 0 {
+			out = append(out, aggregate.Child{Source: src, Whole: true})
+		}
+	}
+	return out
+}
