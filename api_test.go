@@ -25,7 +25,7 @@ var publicPackages = []string{"counter", "setup", "increment", "rollup"}
 // internal/ package, which an app could neither name nor build. It reads
 // the packages as compiled, through their export data.
 func TestPublicAPIShowsNoInternalType(t *testing.T) {
-	imp := exportImporter(t)
+	imp := exportImporter(t, publicPackages...)
 	var leaks []string
 	for _, p := range publicPackages {
 		pkg, err := imp.Import(module + p)
@@ -41,11 +41,11 @@ func TestPublicAPIShowsNoInternalType(t *testing.T) {
 }
 
 // exportImporter imports packages from the export data the go command
-// builds for the public packages and everything they import.
-func exportImporter(t *testing.T) types.Importer {
+// builds for the packages in dirs and everything they import.
+func exportImporter(t *testing.T, dirs ...string) types.Importer {
 	t.Helper()
 	args := []string{"list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}"}
-	for _, p := range publicPackages {
+	for _, p := range dirs {
 		args = append(args, "./"+p)
 	}
 	out, err := exec.Command("go", args...).Output()
