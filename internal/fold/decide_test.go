@@ -161,3 +161,41 @@ func TestPartsLeftToRefold(t *testing.T) {
 		t.Errorf("left to refold %v; want the first part of comments, and reviews from scratch", left)
 	}
 }
+
+// TestPartRefoldMerges: a part refolded at a later read time than the
+// document holds is written; one refolded earlier is not, and a fold of
+// nothing else then writes nothing; one whose range was split since the
+// document was read sends the fold back to read it.
+func TestPartRefoldMerges(t *testing.T) {
+	l := core.Default()
+	var err error
+	if l.Docs, err = core.ParseCounts("posts:comments=count(comments)"); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFolder(nil, l, time.Second)
+	now := time.Now()
+	whole := func(at time.Time) aggregate.Parts { return aggregate.Parts{aggregate.PartKey(""): {At: at}} }
+	p := core.Parent{Exists: true, Life: "L", Written: now.Add(-time.Minute), Parts: map[string]aggregate.Parts{"comments": whole(now.Add(-time.Second))}}
+	refold := func(at time.Time) Sum {
+		return Sum{At: at, Life: "L", Parts: []aggregate.PartFold{{Source: "comments", Parts: whole(at)}}}
+	}
+	for _, c := range []struct {
+		name    string
+		p       core.Parent
+		s       Sum
+		applied int
+		done    bool
+		err     error
+	}{
+		{"a later refold is written", p, refold(now), 1, false, nil},
+		{"an earlier refold is not, and nothing is", p, refold(now.Add(-time.Hour)), 0, true, nil},
+		{"a refold of a range split since: read again", core.Parent{Exists: true, Life: "L", Written: p.Written, Parts: map[string]aggregate.Parts{
+			"comments": {aggregate.PartKey(""): {At: now.Add(-time.Second)}, aggregate.PartKey("m"): {At: now.Add(-time.Second)}}}}, refold(now), 0, true, ErrStale},
+	} {
+		w := f.planWrite("posts/p", c.p, c.s)
+		done, _, err := f.check(context.Background(), "posts/p", c.p, c.s, w, &Outcome{})
+		if len(w.applied) != c.applied || done != c.done || !errors.Is(err, c.err) {
+			t.Errorf("%s: %d applied, done %v, %v; want %d, %v, %v", c.name, len(w.applied), done, err, c.applied, c.done, c.err)
+		}
+	}
+}
