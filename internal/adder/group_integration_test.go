@@ -33,18 +33,20 @@ func TestGroupWriteFailsForAllItHolds(t *testing.T) {
 	p.Hold()
 	held := make(chan error, 1)
 	go func() { _, _, err := a.Add(ctx, id, count, 1); held <- err }()
-	a.waitGroup(id, func(g *group) bool { return g.busy })
-	short, cancel := context.WithTimeout(ctx, MinCommitTime+time.Second)
+	a.waitGroup(t, id, nil, func(g *group) bool { return g.busy })
+	// Time enough to join on a busy machine; its end, the write's deadline,
+	// is awaited below whatever the machine's speed.
+	short, cancel := context.WithTimeout(ctx, MinCommitTime+5*time.Second)
 	defer cancel()
 	const n = 5
 	errs := make(chan error, n)
 	add := func(ctx context.Context) { _, _, err := a.Add(ctx, id, count, 10); errs <- err }
 	go add(short) // the batch's first: its write will be made within its deadline, or not at all
-	a.waitGroup(id, func(g *group) bool { return g.next != nil && g.next.n == 1 })
+	a.waitGroup(t, id, errs, func(g *group) bool { return g.next != nil && g.next.n == 1 })
 	for range n - 1 {
 		go add(ctx)
 	}
-	a.waitGroup(id, func(g *group) bool { return g.next != nil && g.next.n == n })
+	a.waitGroup(t, id, errs, func(g *group) bool { return g.next != nil && g.next.n == n })
 	<-short.Done()
 	p.Release()
 	if err := <-held; err != nil {
@@ -70,9 +72,16 @@ func TestGroupWriteFailsForAllItHolds(t *testing.T) {
 	}
 }
 
-// waitGroup waits until counter id's group meets ok.
-func (a *Adder) waitGroup(id string, ok func(*group) bool) {
+// waitGroup waits until counter id's group meets ok, and fails the test
+// if an increment is answered first (refused, not joined).
+func (a *Adder) waitGroup(t *testing.T, id string, answered <-chan error, ok func(*group) bool) {
+	t.Helper()
 	for {
+		select {
+		case err := <-answered:
+			t.Fatalf("an increment was answered before it joined the batch: %v", err)
+		default:
+		}
 		a.groups.mu.Lock()
 		g := a.groups.m[id]
 		done := g != nil && ok(g)
