@@ -314,17 +314,11 @@ func (c *Client) Sum(ctx context.Context, id, field string) (int64, error) {
 	}
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
-	res, err := c.layout.Shards(c.fs, id, life).NewAggregationQuery().WithSum(k.Shard, "sum").Get(ctx)
+	sum, err := c.folder.SumCount(ctx, id, life, k)
 	if err != nil {
 		return 0, fmt.Errorf("counter: sum of %s: %w", describe(id, field), err)
 	}
-	switch v := res.Data()["sum"].(type) {
-	case int64:
-		return v, nil
-	case float64:
-		return 0, fmt.Errorf("counter: sum of %s: %w: sum() is the double %g", describe(id, field), fold.ErrSumNotInteger, v)
-	}
-	return 0, nil
+	return sum, nil
 }
 
 // describe names a count in messages: id, or id.field.

@@ -24,7 +24,8 @@ import (
 // with no lock on the shards, so that the sum is the counts at R and
 // as_of = R says so.
 //
-//   - One counter, by aggregation (SumNow, SumAt, sumRest): sum() and
+//   - One counter, by aggregation (SumNow, SumAt, sumRest; SumCount for
+//     one count, at the read time the server picks): sum() and
 //     count() over the shards of the document's life that hold each
 //     count's field, one aggregation query a count, in one read-only
 //     transaction at R. What every fold uses unless one of the others
@@ -106,6 +107,20 @@ func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Tim
 		return Sum{}, err
 	}
 	return s, nil
+}
+
+// SumCount is count c of id's shards of life now, by one aggregation at
+// the read time the server picks (the Go client's Sum).
+func (f *Folder) SumCount(ctx context.Context, id, life string, c core.Count) (int64, error) {
+	res, err := f.aggregation(id, life, c).Get(ctx)
+	if err != nil {
+		return 0, err
+	}
+	s := Sum{Values: make([]int64, 1), Shards: make([]int64, 1)}
+	if err := sumOf(res, &s, 0); err != nil {
+		return 0, err
+	}
+	return s.Values[0], nil
 }
 
 // SumAt sums every count of the shards of id's life at the read time at.
