@@ -285,19 +285,20 @@ func (e *env) warmup(ctx context.Context) {
 	if viaTally {
 		inc = e.incrementer(report.ModeTally, collTally, e.clients[report.ModeTally])
 	}
-	var warmed int64
 	drive(ctx, []string{id}, load{workers: o.Workers, rate: o.Rate}, o.Warmup, inc, func(el time.Duration, n int64, done bool) {
 		e.report("warmup", el, o.Warmup, fmt.Sprintf("%d increments, not measured", n), done)
-		if done {
-			warmed = n
-		}
 	})
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if b := e.bridges[report.ModeTally]; b != nil && viaTally {
 		// The emulator hands its events over one at a time, seconds
 		// behind on a busy machine: a warmup fold that came after the
-		// first mode had begun would be counted as that mode's.
+		// first mode had begun would be counted as that mode's. An event
+		// is a shard write's, which may hold many increments.
+		warmed, err := shardWrites(wctx, e.reader, collTally, []string{id})
+		if err != nil {
+			warmed = 0 // the wait below is only for a quiet start
+		}
 		for b.Stats().Received < warmed && wctx.Err() == nil {
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -43,9 +43,10 @@ func soakSettle(ctx context.Context, o SoakOptions, e *env, ids []string, acked 
 		}
 		break
 	}
-	var all int64
-	for _, n := range acked {
-		all += n
+	// One event a shard write, which may hold many increments.
+	all, err := shardWrites(ctx, e.reader, collTally, ids)
+	if err != nil {
+		return err
 	}
 	for sctx.Err() == nil {
 		if events.Stats().Received >= all && events.Idle() {
