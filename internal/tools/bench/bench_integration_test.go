@@ -79,8 +79,10 @@ func TestBenchSmall(t *testing.T) {
 	if want := int(*naive.Events + *naive.Duplicated); *naive.ParentTotal != want {
 		t.Errorf("naive: %d parent writes, want one per delivered event, %d", *naive.ParentTotal, want)
 	}
-	if naive.Drift != *naive.Duplicated {
-		t.Errorf("naive: total - acknowledged = %d, want the %d duplicates", naive.Drift, *naive.Duplicated)
+	// A duplicated event counts its write again: one increment or more,
+	// as a write holds all that came while the one before it was in flight.
+	if naive.Drift < *naive.Duplicated || *naive.Duplicated > 0 && naive.Drift == 0 {
+		t.Errorf("naive: total - acknowledged = %d, want the %d duplicates' writes counted again", naive.Drift, *naive.Duplicated)
 	}
 	if naive.SettleLag != nil || naive.SettleBounded {
 		t.Errorf("naive: exact after %v ms, waited to the bound: %v; want never exact, and no wait to the bound", naive.SettleLag, naive.SettleBounded)
