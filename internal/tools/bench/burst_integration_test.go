@@ -13,7 +13,8 @@ import (
 // shard, to 200 increments a second at once, through the contention
 // stand-in (past 10 writes a second to one document, writes wait, then
 // fail ABORTED, as on Firestore), beside the single-document counter at
-// the same load in the same run. tally's counter grows; every answer is
+// the same load in the same run. tally's counter grows, or takes every
+// increment on one shard in few writes (group commit); every answer is
 // true (a refusal wrote nothing); its total is exact; and its parent is
 // written at most once a window. The share of increments each refuses is
 // logged, not judged: it depends on how fast the machine offers the load
@@ -45,8 +46,12 @@ func TestViralCounterUnderContention(t *testing.T) {
 	if tally.Drift != 0 || tally.ShardSum != tally.Acked || tally.SettleLag == nil {
 		t.Errorf("tally: total - acknowledged %+d, shards %d for %d acknowledged", tally.Drift, tally.ShardSum, tally.Acked)
 	}
-	if tally.ShardsAtEnd == nil || *tally.ShardsAtEnd < 2 {
-		t.Errorf("tally: %s shards at the end; want the counter grown", report.Maybe("%d", tally.ShardsAtEnd))
+	// The counter grows, or group commit puts its increments in so few
+	// writes that one shard takes them all: either way none is refused
+	// for the hot spot. Which one depends on the machine's speed.
+	if grown := tally.ShardsAtEnd != nil && *tally.ShardsAtEnd >= 2; !grown && tally.Answers["503"] > 0 {
+		t.Errorf("tally: %s shards at the end, and %d increments refused; want the counter grown, or every increment taken",
+			report.Maybe("%d", tally.ShardsAtEnd), tally.Answers["503"])
 	}
 	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
 		t.Errorf("tally: two parent writes %.1fms apart, inside the window", *tally.ParentGap)
