@@ -127,20 +127,20 @@ func (c *Client) reconcile(ctx context.Context, id string, k *fold.Known) ([]Dri
 		return ds, nil
 	}
 	keep := ds[0].NumShards
-	var life string
+	var p core.Parent
 	var extra []int
 	if k != nil {
-		life = k.Parent.Life
+		p = k.Parent
 		for _, n := range k.Shards {
 			if n >= keep {
 				extra = append(extra, n)
 			}
 		}
 	} else {
-		if life, err = c.life(ctx, id); err != nil {
+		if p, err = c.parent(ctx, id); err != nil {
 			return ds, fmt.Errorf("counter: reconcile %s: %w", id, err)
 		}
-		if extra, err = c.extraShards(ctx, id, life, keep); err != nil {
+		if extra, err = c.extraShards(ctx, id, p.Life, keep); err != nil {
 			return ds, err
 		}
 	}
@@ -148,9 +148,12 @@ func (c *Client) reconcile(ctx context.Context, id string, k *fold.Known) ([]Dri
 		ds[i].Extra = len(extra)
 	}
 	if len(extra) > 0 {
-		if err := c.move(ctx, id, life, keep, extra); err != nil {
+		if err := c.move(ctx, id, p.Life, keep, extra); err != nil {
 			return ds, err
 		}
+	}
+	if keep == 1 && c.shrunk(p) {
+		return ds, c.endResharding(ctx, id)
 	}
 	return ds, nil
 }

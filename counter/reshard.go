@@ -153,6 +153,30 @@ func (c *Client) endResharding(ctx context.Context, id string) error {
 	return nil
 }
 
+// shrunk reports whether p, as read at its Anchor, is marked resharding
+// since long enough that every increment has seen its one shard (the mark
+// is older than the shard cache, and a margin): a fold that shrank it to
+// one shard, or a Reshard cut off. Its other shards, listed after p was
+// read, are then all it will have, and once they are moved into shard 0
+// its mark can go (endResharding).
+func (c *Client) shrunk(p core.Parent) bool {
+	return p.Resharding && !p.ReshardingSince.IsZero() && p.Anchor.Sub(p.ReshardingSince) > c.cacheTTL+reshardMargin
+}
+
+// parent reads id's counted document now: not Exists if there is none.
+func (c *Client) parent(ctx context.Context, id string) (core.Parent, error) {
+	ctx, cancel := c.bound(ctx, 1)
+	defer cancel()
+	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
+	switch {
+	case status.Code(err) == codes.NotFound && c.layout.OnDocs():
+		return core.Parent{}, ErrNotFound
+	case err != nil && status.Code(err) != codes.NotFound:
+		return core.Parent{}, err
+	}
+	return core.ParentFrom(c.layout, id, snap, time.Now()), nil
+}
+
 // knowsShards reports whether id's counted document says its num_shards.
 func (c *Client) knowsShards(ctx context.Context, id string) (bool, error) {
 	ctx, cancel := c.bound(ctx, 1)

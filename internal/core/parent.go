@@ -24,6 +24,9 @@ type Parent struct {
 	NumShards  int       // 0 if absent or unreadable
 	Legacy     bool      // holds the bookkeeping of tally before snapshot folds
 	Resharding bool      // shrinking to one shard: shard 0 is not yet the whole count
+	// ReshardingSince: when the resharding mark was set (a server
+	// timestamp); zero if not set, or not a time.
+	ReshardingSince time.Time
 	// OneSince: if the parent has one shard (OneShard), it has had it since
 	// at least this time: its update time when read or told, kept through
 	// folds that did not grow it.
@@ -83,6 +86,7 @@ func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned 
 		_, p.Legacy = data[FieldLegacy]
 	}
 	p.Resharding = l.Resharding(data)
+	p.ReshardingSince, _ = l.bookkeeping(data)[FieldResharding].(time.Time)
 	p.Parts = aggregate.PartsFrom(l.bookkeeping(data))
 	p.Windows = bytime.States(l.bookkeeping(data)[FieldWindows])
 	p.Ranked, _ = l.bookkeeping(data)[rank.FieldRank].(map[string]any)
