@@ -130,11 +130,13 @@ func (t *tracker) eventSumOf(c *tracked, st foldStart) (fold.Sum, bool) {
 func (t *tracker) write(ctx context.Context, c *tracked, st foldStart) error {
 	optimistic := t.now().Sub(st.p.AnchorAt) >= t.spacing // a view this old may be stale
 	for attempt := 0; ; attempt++ {
-		grow := 0
+		shards := 0
 		if !st.fromEvent && st.counts { // growth follows the shards' sums, never an event's counts
-			grow = t.growTo(ctx, c, st.p, st.s)
+			if shards = t.growTo(ctx, c, st.p, st.s); shards == 0 {
+				shards = t.shrinkTo(ctx, c, st.p, st.s)
+			}
 		}
-		wrote, next, err := t.store.Write(ctx, c.id, st.p, st.s, grow)
+		wrote, next, err := t.store.Write(ctx, c.id, st.p, st.s, shards)
 		t.noteWrite(c, st.p, err, optimistic && attempt == 0)
 		if err == nil && t.moved != nil {
 			t.moved(wrote.Moves, wrote.Updated)
@@ -360,6 +362,9 @@ func (t *tracker) logFold(info FoldInfo) {
 	}
 	if info.Grew {
 		t.log.Info("rollup: added shards to a busy counter", "counter", info.Counter, "num_shards", info.NumShards)
+	}
+	if info.Shrank {
+		t.log.Info("rollup: took shards from a quiet counter; Reconcile moves their counts", "counter", info.Counter, "num_shards", info.NumShards)
 	}
 	if !info.Wrote {
 		return

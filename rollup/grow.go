@@ -10,20 +10,25 @@ import (
 	"github.com/tallycounters/tally/internal/fold"
 )
 
-// GrowPolicy says when the rollup adds shards to a busy counter. It never
-// removes any.
+// GrowPolicy says when the rollup adds shards to a busy counter, and when
+// it takes them away from one that went quiet.
 type GrowPolicy struct {
 	PerShard float64       // writes per second one shard should take; 0 disables growth
 	Max      int           // most shards growth leads to
 	Period   time.Duration // a rate is measured between two sums at least this far apart; default DefaultGrow.Period
 	Default  int           // shards of a counted document without num_shards; default core.DefaultShards
+	// Quiet: a counter shrinks when its writes over the last Quiet took a
+	// quarter of its shards or less; default DefaultQuiet, at most 50
+	// minutes; negative: counters never shrink.
+	Quiet time.Duration
 }
 
 // DefaultGrow is the growth policy of a deployment that says nothing else
 // (TALLY_AUTO_GROW and the TALLY_GROW_* variables): a shard should take one
 // write a second, as Firestore sustains on one document, up to 1,000
-// shards, which a fold still sums with one read.
-var DefaultGrow = GrowPolicy{PerShard: 1, Max: 1000, Period: 500 * time.Millisecond}
+// shards, which a fold still sums with one read; one whose writes over
+// ten minutes took a quarter of its shards or less shrinks.
+var DefaultGrow = GrowPolicy{PerShard: 1, Max: 1000, Period: 500 * time.Millisecond, Quiet: DefaultQuiet}
 
 // measureAt is how many events an instance holds for a counter on one
 // shard before it measures the counter's rate: its folds then sum the

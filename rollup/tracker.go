@@ -51,7 +51,7 @@ type store interface {
 	Read(ctx context.Context, id string) (core.Parent, error)
 	SumNow(ctx context.Context, id, life string, notBefore time.Time) (fold.Sum, error)
 	Gather(ctx context.Context, id string, p core.Parent, s *fold.Sum, children []aggregate.Child, partsAt, now time.Time) error
-	Write(ctx context.Context, id string, p core.Parent, s fold.Sum, grow int) (fold.Outcome, core.Parent, error)
+	Write(ctx context.Context, id string, p core.Parent, s fold.Sum, shards int) (fold.Outcome, core.Parent, error)
 	// SumWrites sums the writes of the shards of id's life at the read
 	// time at (core.FieldWrites).
 	SumWrites(ctx context.Context, id, life string, at time.Time) (int64, error)
@@ -74,6 +74,7 @@ type FoldInfo struct {
 	Shards    []int64
 	NumShards int  // num_shards after the write
 	Grew      bool // num_shards was raised in this write
+	Shrank    bool // num_shards was lowered in this write
 	// Parts is how many parts of aggregated collections the fold
 	// refolded, Ranges the first and last child id of each it summed, and
 	// Aggregates each aggregate's value after the write.
@@ -88,7 +89,7 @@ type FoldInfo struct {
 // infoOf is what the fold out did, having answered covered events.
 func infoOf(out fold.Outcome, covered int) FoldInfo {
 	info := FoldInfo{Counter: out.Counter, Wrote: out.Wrote, Updated: out.Updated, AsOf: out.Sum.At,
-		Totals: out.Sum.Values, Shards: out.Sum.Shards, NumShards: out.NumShards, Grew: out.Grew,
+		Totals: out.Sum.Values, Shards: out.Sum.Shards, NumShards: out.NumShards, Grew: out.Grew, Shrank: out.Shrank,
 		Parts: out.Parts, Aggregates: out.Aggregates, Moves: len(out.Moves), Covered: covered}
 	for _, p := range out.Sum.Parts {
 		info.Ranges = append(info.Ranges, [2]string{p.Lo, p.Hi})
@@ -117,18 +118,20 @@ const (
 
 // tracked is one counter as this instance sees it.
 type tracked struct {
-	id      string
-	layout  core.Layout
-	p       core.Parent
-	known   bool      // p was read, or written by us
-	mine    time.Time // update_time of this instance's last fold of the counter
-	read    time.Time // local time of the last read of the parent
-	pause   time.Time // no fold before this local time (after an unfoldable sum)
-	waiting []*waiter
-	running bool
-	wake    chan struct{}
-	base    fold.Sum // growth is measured from this snapshot
-	used    time.Time
+	id       string
+	layout   core.Layout
+	p        core.Parent
+	known    bool      // p was read, or written by us
+	mine     time.Time // update_time of this instance's last fold of the counter
+	read     time.Time // local time of the last read of the parent
+	pause    time.Time // no fold before this local time (after an unfoldable sum)
+	waiting  []*waiter
+	running  bool
+	wake     chan struct{}
+	base     fold.Sum  // growth is measured from this snapshot
+	shrinkAt time.Time // read time of the sum shrinking was last measured at, or of the first with shrinkN shards
+	shrinkN  int       // num_shards as shrinkAt found it
+	used     time.Time
 	// childAt: of the children of valued sources (a sum or an average is
 	// declared over them) that events asked for, the read time of the
 	// value the document's aggregates hold, as this instance's folds

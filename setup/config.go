@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -48,6 +49,7 @@ const (
 	EnvGrowPerShard  = "TALLY_GROW_PER_SHARD" // writes/s a shard should take; default 1
 	EnvGrowMax       = "TALLY_GROW_MAX_SHARDS"
 	EnvGrowPeriod    = "TALLY_GROW_PERIOD"
+	EnvShrinkAfter   = "TALLY_SHRINK_AFTER"      // default 10m; 0: never
 	EnvAuth          = "TALLY_AUTH"              // none (default) or firebase
 	EnvPublic        = "TALLY_PUBLIC"            // default false: anyone may call Increment
 	EnvCounterPat    = "TALLY_COUNTER_PATTERN"   // ids a public Increment may create
@@ -225,9 +227,25 @@ func growFromEnv(env func(key, def string) string, cfg *Config) error {
 	if err != nil || period <= 0 {
 		return fmt.Errorf("config: %s=%q is not a positive duration such as 500ms", EnvGrowPeriod, env(EnvGrowPeriod, ""))
 	}
+	quiet, err := time.ParseDuration(env(EnvShrinkAfter, rollup.DefaultQuiet.String()))
+	if err != nil || quiet < 0 || quiet > 50*time.Minute {
+		return fmt.Errorf("config: %s=%q is not a duration from 0 (never shrink) to 50m, such as 10m", EnvShrinkAfter, env(EnvShrinkAfter, ""))
+	}
+	if quiet == 0 {
+		quiet = -1 // the policy's 0 is its default
+	}
 	cfg.AutoGrow = on
-	cfg.Grow = rollup.GrowPolicy{PerShard: per, Max: maxShards, Period: period}
+	cfg.Grow = rollup.GrowPolicy{PerShard: per, Max: maxShards, Period: period, Quiet: quiet}
 	return nil
+}
+
+// shrinkAfter is the TALLY_SHRINK_AFTER that g stands for: 0 if its
+// counters never shrink.
+func shrinkAfter(g rollup.GrowPolicy) time.Duration {
+	if g.Quiet < 0 {
+		return 0
+	}
+	return cmp.Or(g.Quiet, rollup.DefaultQuiet)
 }
 
 // publicFromEnv reads who may call Increment and what they may do.
@@ -318,6 +336,7 @@ func (c Config) Vars() []Var {
 		{EnvGrowPerShard, strconv.FormatFloat(c.Grow.PerShard, 'g', -1, 64)},
 		{EnvGrowMax, strconv.Itoa(c.Grow.Max)},
 		{EnvGrowPeriod, c.Grow.Period.String()},
+		{EnvShrinkAfter, shrinkAfter(c.Grow).String()},
 		{EnvLogLevel, cloudlog.LevelName(c.LogLevel)},
 		{EnvAuth, c.Auth},
 		{EnvPublic, strconv.FormatBool(c.Public)},

@@ -44,8 +44,12 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "ttl", env: map[string]string{EnvCacheTTL: "10"}, bad: true},
 		{name: "ttl negative", env: map[string]string{EnvCacheTTL: "-1s"}, bad: true},
 		{name: "grow policy", env: map[string]string{EnvGrowPerShard: "2.5", EnvGrowMax: "40", EnvGrowPeriod: "30s"}, check: func(c Config) bool {
-			return c.Grow == rollup.GrowPolicy{PerShard: 2.5, Max: 40, Period: 30 * time.Second}
+			return c.Grow == rollup.GrowPolicy{PerShard: 2.5, Max: 40, Period: 30 * time.Second, Quiet: rollup.DefaultQuiet}
 		}},
+		{name: "shrink after", env: map[string]string{EnvShrinkAfter: "2m"}, check: func(c Config) bool { return c.Grow.Quiet == 2*time.Minute }},
+		{name: "never shrink", env: map[string]string{EnvShrinkAfter: "0"}, check: func(c Config) bool { return c.Grow.Quiet < 0 }},
+		{name: "shrink after past an hour's versions", env: map[string]string{EnvShrinkAfter: "2h"}, bad: true},
+		{name: "shrink after negative", env: map[string]string{EnvShrinkAfter: "-1m"}, bad: true},
 		{name: "grow switch", env: map[string]string{EnvAutoGrow: "sometimes"}, bad: true},
 		{name: "grow rate", env: map[string]string{EnvGrowPerShard: "0"}, bad: true},
 		{name: "grow max", env: map[string]string{EnvGrowMax: "0"}, bad: true},

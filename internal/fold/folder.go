@@ -91,8 +91,9 @@ type Outcome struct {
 	Wrote     bool      `json:"wrote"`   // false: the parent already held this or a later snapshot, or there is nothing to hold
 	Updated   time.Time `json:"updated"` // the write's commit time
 	NumShards int       `json:"num_shards"`
-	Grew      bool      `json:"grew"`  // num_shards was raised in this write
-	Parts     int       `json:"parts"` // parts of aggregated sources refolded in this write
+	Grew      bool      `json:"grew"`   // num_shards was raised in this write
+	Shrank    bool      `json:"shrank"` // num_shards was lowered in this write
+	Parts     int       `json:"parts"`  // parts of aggregated sources refolded in this write
 	// AggregatesBefore and Aggregates are the aggregates' values when
 	// read and after the write (see aggregate.Values).
 	AggregatesBefore map[string]any `json:"aggregates_before,omitempty"`

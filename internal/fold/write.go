@@ -32,7 +32,7 @@ var ErrTooSoon = errors.New("within the fold spacing of the parent's last write"
 
 // Write commits the fold s onto p, the counted document as last known,
 // once the server's clock has passed p's window (s may be older: a sum
-// from an event), raising num_shards to grow if that is more. It writes only the counts
+// from an event), setting num_shards to shards if not 0 (see commit). It writes only the counts
 // and tally's bookkeeping, with an update mask, and commits only if the
 // document is still exactly p (an update_time precondition makes the write
 // a compare-and-set), so the as_of and spacing checks made on p hold at
@@ -40,7 +40,7 @@ var ErrTooSoon = errors.New("within the fold spacing of the parent's last write"
 // fold is then stale, and is made again on the document as it now is. It
 // creates a missing parent only in the guide layout, and only for shards
 // that hold something: an app's document that is gone stays gone.
-func (f *Folder) Write(ctx context.Context, id string, p core.Parent, s Sum, grow int) (Outcome, core.Parent, error) {
+func (f *Folder) Write(ctx context.Context, id string, p core.Parent, s Sum, shards int) (Outcome, core.Parent, error) {
 	fold := Outcome{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards, AggregatesBefore: p.Aggregates}
 	for _, pf := range s.Parts {
 		fold.Failed = append(fold.Failed, pf.Failed...)
@@ -54,7 +54,7 @@ func (f *Folder) Write(ctx context.Context, id string, p core.Parent, s Sum, gro
 		aggregates = aggregate.Values(f.layout.Aggregates(id), w.parts)
 	}
 	times, moved := f.timeUpdates(id, p, s, w.counts, aggregates)
-	wr, err := f.commit(ctx, id, p, s, w, grow, times, &fold)
+	wr, err := f.commit(ctx, id, p, s, w, shards, times, &fold)
 	switch status.Code(err) {
 	case codes.OK:
 	case codes.FailedPrecondition, codes.NotFound, codes.AlreadyExists:
@@ -76,9 +76,10 @@ func (f *Folder) Write(ctx context.Context, id string, p core.Parent, s Sum, gro
 		next.AsOf, next.Totals, next.NumShards = s.At, f.totals(id, p, s), fold.NumShards
 		next.Present = nil // every count is there now: a field no shard held was written 0
 		next.Legacy = false
-		if fold.Grew || next.OneSince.IsZero() { // the write changed nothing of p's shards but their number, if it grew
+		if fold.Grew || fold.Shrank || next.OneSince.IsZero() { // the write changed nothing of p's shards but their number
 			next.OneSince = wr.UpdateTime
 		}
+		next.Resharding = next.Resharding || fold.Shrank && fold.NumShards == 1
 	}
 	return fold, next, nil
 }
@@ -149,8 +150,11 @@ func (f *Folder) checkShardField(ctx context.Context, id string, p core.Parent) 
 
 // commit writes the fold w of s onto p, with times (its windows and
 // trends): an update of p's fields on the condition that p is unchanged,
-// or, in the guide layout, the creation of a missing parent.
-func (f *Folder) commit(ctx context.Context, id string, p core.Parent, s Sum, w writePlan, grow int, times []firestore.Update, fold *Outcome) (*firestore.WriteResult, error) {
+// or, in the guide layout, the creation of a missing parent. With counts
+// and shards not 0, it sets num_shards to shards; a shrink to one shard
+// marks the counter resharding (see core.Layout.OneShard), until
+// Reconcile has moved the other shards' counts into shard 0.
+func (f *Folder) commit(ctx context.Context, id string, p core.Parent, s Sum, w writePlan, shards int, times []firestore.Update, fold *Outcome) (*firestore.WriteResult, error) {
 	ref := f.layout.Counter(f.client, id)
 	if !p.Exists {
 		data := map[string]any{core.FieldTotal: s.Values[0], core.FieldAsOf: s.At}
@@ -164,9 +168,12 @@ func (f *Folder) commit(ctx context.Context, id string, p core.Parent, s Sum, w 
 		updates = append(updates, firestore.Update{FieldPath: f.layout.WrittenPath(), Value: firestore.ServerTimestamp},
 			firestore.Update{FieldPath: f.layout.LifePath(), Value: p.Life})
 	}
-	if grow > 0 && w.counts {
-		updates = append(updates, firestore.Update{FieldPath: f.layout.NumShardsPath(), Value: int64(grow)})
-		fold.NumShards, fold.Grew = grow, true
+	if shards > 0 && w.counts {
+		updates = append(updates, firestore.Update{FieldPath: f.layout.NumShardsPath(), Value: int64(shards)})
+		fold.NumShards, fold.Grew, fold.Shrank = shards, shards > p.NumShards, shards < p.NumShards
+		if shards == 1 && fold.Shrank {
+			updates = append(updates, firestore.Update{FieldPath: f.layout.ReshardingPath(), Value: firestore.ServerTimestamp})
+		}
 	}
 	moves, record := rank.Plan(f.layout.Boards(id), id, p.Ranked, p.RankedValues, updates, rank.Key(p.Life, p.Updated))
 	if len(moves) > 0 {
