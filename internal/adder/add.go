@@ -89,7 +89,7 @@ func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (sha
 		<-b.done
 		return b.shard, b.committed, b.err
 	}
-	<-b.turn
+	a.groups.wait(id, b)
 	// The write is every increment's in the batch: it goes on if this
 	// request's caller goes away, within this request's deadline.
 	wctx := context.WithoutCancel(ctx)
@@ -98,9 +98,10 @@ func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (sha
 		wctx, cancel = context.WithDeadline(wctx, dl)
 		defer cancel()
 	}
+	began := time.Now()
 	b.shard, b.committed, b.err = a.write(wctx, id, p, b.by)
 	close(b.done)
-	a.groups.release(id)
+	a.groups.release(id, time.Since(began))
 	return b.shard, b.committed, b.err
 }
 

@@ -14,13 +14,20 @@ import (
 // commit time and error, so an answer is as true as a lone write's:
 // counted at that time, not written, or its outcome unknown. A counter
 // with no write in flight is written at once: a quiet counter waits for
-// nothing.
+// nothing. Nor does a batch wait behind a slow write: once the write in
+// flight is older than twice what this Adder's writes usually take, the
+// batch is written beside it, so an increment's wait is bounded by what a
+// write usually takes, not by the slowest one.
+
+// minPatience is the least a batch waits for the write in flight: about
+// what a write to the emulator takes, less than one to Firestore.
+const minPatience = 5 * time.Millisecond
 
 // batch is the increments of one counter that one write adds.
 type batch struct {
 	by   map[string]int64 // amount by shard field
 	n    int              // increments it holds
-	turn chan struct{}    // closed when it may be written: the write before it is done
+	turn chan struct{}    // closed when it may be written: the write before it is done, or slow
 	done chan struct{}    // closed when it is written, or failed
 
 	// What its write did, set before done is closed.
@@ -35,22 +42,25 @@ func newBatch() *batch {
 
 // group is what an Adder knows of one counter's writes.
 type group struct {
-	busy bool   // a write of the counter is in flight
-	next *batch // the increments that came while it was
+	flying int       // writes of the counter in flight
+	since  time.Time // when the latest of them began
+	next   *batch    // the increments that came meanwhile
 }
 
-// groups holds a group for each counter with a write in flight.
+// groups holds a group for each counter with a write in flight, and how
+// long writes usually take.
 type groups struct {
-	mu sync.Mutex
-	m  map[string]*group
+	mu      sync.Mutex
+	m       map[string]*group
+	typical time.Duration // a moving average of the writes' times
 }
 
 // join adds an increment of by to the shard field of counter id to the
 // batch it goes in, and says whether it is the batch's first, which
-// writes it once its turn comes. A counter with no write in flight gets a
-// batch of its own whose turn has come. An increment that would take the
-// waiting batch's amount past int64 joins none (nil): it is written on
-// its own.
+// writes it once its turn comes (wait). A counter with no write in flight
+// gets a batch of its own whose turn has come. An increment that would
+// take the waiting batch's amount past int64 joins none (nil): it is
+// written on its own.
 func (gs *groups) join(id, field string, by int64) (b *batch, first bool) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
@@ -59,11 +69,13 @@ func (gs *groups) join(id, field string, by int64) (b *batch, first bool) {
 	}
 	g := gs.m[id]
 	switch {
-	case g == nil || !g.busy:
-		g = &group{busy: true}
+	case g == nil:
+		g = &group{}
 		gs.m[id] = g
+		fallthrough
+	case g.flying == 0:
 		b, first = newBatch(), true
-		close(b.turn)
+		g.take(b)
 	case g.next == nil:
 		g.next = newBatch()
 		b, first = g.next, true
@@ -77,20 +89,59 @@ func (gs *groups) join(id, field string, by int64) (b *batch, first bool) {
 	return b, first
 }
 
-// release ends the write of counter id: the batch that waited for it, if
-// any, takes its turn (and the counter stays busy with it); else the
-// counter has no write in flight.
-func (gs *groups) release(id string) {
+// take makes b a write in flight of g. gs.mu is held.
+func (g *group) take(b *batch) {
+	g.flying++
+	g.since = time.Now()
+	close(b.turn)
+}
+
+// wait returns when b, the batch waiting for counter id's write in
+// flight, may be written: that write is done, or it has been in flight
+// longer than patience, and b goes beside it.
+func (gs *groups) wait(id string, b *batch) {
+	gs.mu.Lock()
+	left := time.Until(gs.m[id].since.Add(gs.patience()))
+	gs.mu.Unlock()
+	if left > 0 {
+		t := time.NewTimer(left)
+		defer t.Stop()
+		select {
+		case <-b.turn:
+			return
+		case <-t.C:
+		}
+	}
+	gs.mu.Lock()
+	if g := gs.m[id]; g.next == b {
+		g.next = nil
+		g.take(b)
+	}
+	gs.mu.Unlock()
+	<-b.turn
+}
+
+// patience is how long a batch waits for the write in flight before it
+// is written beside it: twice what a write usually takes. gs.mu is held.
+func (gs *groups) patience() time.Duration { return max(minPatience, 2*gs.typical) }
+
+// release ends a write of counter id that took took: the batch that
+// waited for it, if any, takes its turn; else, if no other is in flight,
+// the counter is forgotten.
+func (gs *groups) release(id string, took time.Duration) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
+	gs.typical += (took - gs.typical) / 8
 	g := gs.m[id]
-	if g.next != nil {
+	g.flying--
+	switch {
+	case g.next != nil:
 		next := g.next
 		g.next = nil
-		close(next.turn)
-		return
+		g.take(next)
+	case g.flying == 0:
+		delete(gs.m, id)
 	}
-	delete(gs.m, id)
 }
 
 // overflows reports whether a+b is past int64.

@@ -30,10 +30,13 @@ func TestGroupWriteFailsForAllItHolds(t *testing.T) {
 	if _, _, err := a.Add(ctx, id, count, 1); err != nil {
 		t.Fatal(err)
 	}
+	a.groups.mu.Lock()
+	a.groups.typical = time.Hour // writes usually slow: the batch waits for the held write, not beside it
+	a.groups.mu.Unlock()
 	p.Hold()
 	held := make(chan error, 1)
 	go func() { _, _, err := a.Add(ctx, id, count, 1); held <- err }()
-	a.waitGroup(t, id, nil, func(g *group) bool { return g.busy })
+	a.waitGroup(t, id, nil, func(g *group) bool { return g.flying > 0 })
 	// Time enough to join on a busy machine; its end, the write's deadline,
 	// is awaited below whatever the machine's speed.
 	short, cancel := context.WithTimeout(ctx, MinCommitTime+5*time.Second)

@@ -3,6 +3,7 @@ package adder
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // TestGroupsBatchWhatComesInFlight: an increment of a counter with no
@@ -32,18 +33,40 @@ func TestGroupsBatchWhatComesInFlight(t *testing.T) {
 	if next.by["count"] != 5 || next.n != 2 {
 		t.Fatalf("the batch holds %v in %d increments; want 5 in 2", next.by, next.n)
 	}
-	gs.release("likes")
+	gs.release("likes", time.Millisecond)
 	if !closed(next.turn) {
 		t.Fatal("the waiting batch did not take its turn when the write before it ended")
 	}
 	if b, first := gs.join("likes", "count", 1); !first || closed(b.turn) {
 		t.Fatal("an increment while the batch is written did not wait for the next write")
 	}
-	gs.release("likes")
-	gs.release("likes")
-	gs.release("views")
+	gs.release("likes", time.Millisecond)
+	gs.release("likes", time.Millisecond)
+	gs.release("views", time.Millisecond)
 	if len(gs.m) != 0 {
 		t.Fatalf("idle counters are still held: %v", gs.m)
+	}
+}
+
+// TestBatchGoesBesideASlowWrite: a batch waits for the write in flight
+// only as long as writes usually take (twice, at least minPatience); a
+// write that takes longer, here one that never ends, has the batch
+// written beside it, and the next increments wait for either.
+func TestBatchGoesBesideASlowWrite(t *testing.T) {
+	var gs groups
+	gs.join("likes", "count", 1) // in flight, and never released
+	next, _ := gs.join("likes", "count", 1)
+	gs.wait("likes", next)
+	if g := gs.m["likes"]; g.flying != 2 || g.next != nil {
+		t.Fatalf("after the wait: %d writes in flight, batch waiting %v; want 2 and none", g.flying, g.next != nil)
+	}
+	after, first := gs.join("likes", "count", 1)
+	if !first || closed(after.turn) {
+		t.Fatal("an increment while two writes are in flight did not wait")
+	}
+	gs.release("likes", time.Millisecond)
+	if !closed(after.turn) {
+		t.Fatal("the batch did not take its turn when one of the writes before it ended")
 	}
 }
 
