@@ -7,27 +7,34 @@ import (
 )
 
 // Group commit. Increments of one counter that reach an Adder while a
-// write of that counter is in flight wait, and go together in the next
-// write: one shard write, and so one Rollup event, for all of them. The
-// first of them writes it, as soon as the write in flight has committed;
-// each is answered only after the write that holds it, with that write's
-// commit time and error, so an answer is as true as a lone write's:
-// counted at that time, not written, or its outcome unknown. A counter
-// with no write in flight is written at once: a quiet counter waits for
-// nothing. Nor does a batch wait behind a slow write: once the write in
-// flight is older than twice what this Adder's writes usually take, the
-// batch is written beside it, so an increment's wait is bounded by what a
-// write usually takes, not by the slowest one.
+// write of that counter is in flight, or within minGap of the last one's
+// start, wait, and go together in the next write: one shard write, and so
+// one Rollup event, for all of them. The first of them writes it, as soon
+// as the write in flight has committed and minGap has passed; each is
+// answered only after the write that holds it, with that write's commit
+// time and error, so an answer is as true as a lone write's: counted at
+// that time, not written, or its outcome unknown. A counter this Adder
+// has not written for minGap is written at once: a quiet counter waits
+// for nothing. Nor does a batch wait behind a slow write: once the write
+// in flight is older than twice what this Adder's writes usually take,
+// the batch is written beside it, so an increment's wait is bounded by
+// what a write usually takes, not by the slowest one.
 
-// minPatience is the least a batch waits for the write in flight: about
-// what a write to the emulator takes, less than one to Firestore.
-const minPatience = 5 * time.Millisecond
+// minGap is the least time between the starts of two writes of one
+// counter by one Adder, unless a write is slow: at most 200 writes a
+// second, however many increments come, for 5 ms of wait at most for an
+// increment of a counter written that often.
+const minGap = 5 * time.Millisecond
+
+// minPatience is the least a batch waits for the write in flight.
+const minPatience = minGap
 
 // batch is the increments of one counter that one write adds.
 type batch struct {
 	by   map[string]int64 // amount by shard field
 	n    int              // increments it holds
 	turn chan struct{}    // closed when it may be written: the write before it is done, or slow
+	wake chan struct{}    // its first waits anew: the write before it is done, not minGap ago
 	done chan struct{}    // closed when it is written, or failed
 
 	// What its write did, set before done is closed.
@@ -37,7 +44,7 @@ type batch struct {
 }
 
 func newBatch() *batch {
-	return &batch{by: map[string]int64{}, turn: make(chan struct{}), done: make(chan struct{})}
+	return &batch{by: map[string]int64{}, turn: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // group is what an Adder knows of one counter's writes.
@@ -47,8 +54,8 @@ type group struct {
 	next   *batch    // the increments that came meanwhile
 }
 
-// groups holds a group for each counter with a write in flight, and how
-// long writes usually take.
+// groups holds a group for each counter written within minGap or with a
+// write in flight, and how long writes usually take.
 type groups struct {
 	mu      sync.Mutex
 	m       map[string]*group
@@ -58,9 +65,9 @@ type groups struct {
 // join adds an increment of by to the shard field of counter id to the
 // batch it goes in, and says whether it is the batch's first, which
 // writes it once its turn comes (wait). A counter with no write in flight
-// gets a batch of its own whose turn has come. An increment that would
-// take the waiting batch's amount past int64 joins none (nil): it is
-// written on its own.
+// and none begun within minGap gets a batch of its own whose turn has
+// come. An increment that would take the waiting batch's amount past
+// int64 joins none (nil): it is written on its own.
 func (gs *groups) join(id, field string, by int64) (b *batch, first bool) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
@@ -68,12 +75,12 @@ func (gs *groups) join(id, field string, by int64) (b *batch, first bool) {
 		gs.m = map[string]*group{}
 	}
 	g := gs.m[id]
-	switch {
-	case g == nil:
+	if g == nil {
 		g = &group{}
 		gs.m[id] = g
-		fallthrough
-	case g.flying == 0:
+	}
+	switch {
+	case g.next == nil && g.idle():
 		b, first = newBatch(), true
 		g.take(b)
 	case g.next == nil:
@@ -89,6 +96,10 @@ func (gs *groups) join(id, field string, by int64) (b *batch, first bool) {
 	return b, first
 }
 
+// idle reports whether g has no write in flight, and none begun within
+// minGap. gs.mu is held.
+func (g *group) idle() bool { return g.flying == 0 && time.Since(g.since) >= minGap }
+
 // take makes b a write in flight of g. gs.mu is held.
 func (g *group) take(b *batch) {
 	g.flying++
@@ -96,29 +107,41 @@ func (g *group) take(b *batch) {
 	close(b.turn)
 }
 
-// wait returns when b, the batch waiting for counter id's write in
-// flight, may be written: that write is done, or it has been in flight
-// longer than patience, and b goes beside it.
+// wait returns when b, the batch waiting for counter id's writes, may be
+// written: the write in flight is done and minGap has passed since it
+// began, or it has been in flight longer than patience, and b goes beside
+// it.
 func (gs *groups) wait(id string, b *batch) {
-	gs.mu.Lock()
-	left := time.Until(gs.m[id].since.Add(gs.patience()))
-	gs.mu.Unlock()
-	if left > 0 {
+	for {
+		gs.mu.Lock()
+		g := gs.m[id]
+		if g.next != b { // taken already
+			gs.mu.Unlock()
+			<-b.turn
+			return
+		}
+		until := g.since.Add(minGap)
+		if g.flying > 0 {
+			until = g.since.Add(gs.patience())
+		}
+		left := time.Until(until)
+		if left <= 0 {
+			g.next = nil
+			g.take(b)
+			gs.mu.Unlock()
+			return
+		}
+		gs.mu.Unlock()
 		t := time.NewTimer(left)
-		defer t.Stop()
 		select {
 		case <-b.turn:
+			t.Stop()
 			return
+		case <-b.wake:
 		case <-t.C:
 		}
+		t.Stop()
 	}
-	gs.mu.Lock()
-	if g := gs.m[id]; g.next == b {
-		g.next = nil
-		g.take(b)
-	}
-	gs.mu.Unlock()
-	<-b.turn
 }
 
 // patience is how long a batch waits for the write in flight before it
@@ -126,8 +149,9 @@ func (gs *groups) wait(id string, b *batch) {
 func (gs *groups) patience() time.Duration { return max(minPatience, 2*gs.typical) }
 
 // release ends a write of counter id that took took: the batch that
-// waited for it, if any, takes its turn; else, if no other is in flight,
-// the counter is forgotten.
+// waited for it, if any, takes its turn, or, if the write began less than
+// minGap ago, is woken to wait for the rest of it. A counter left with no
+// write is forgotten once minGap has passed.
 func (gs *groups) release(id string, took time.Duration) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
@@ -135,11 +159,25 @@ func (gs *groups) release(id string, took time.Duration) {
 	g := gs.m[id]
 	g.flying--
 	switch {
-	case g.next != nil:
+	case g.next != nil && g.idle():
 		next := g.next
 		g.next = nil
 		g.take(next)
+	case g.next != nil:
+		select {
+		case g.next.wake <- struct{}{}:
+		default:
+		}
 	case g.flying == 0:
+		time.AfterFunc(minGap, func() { gs.forget(id, g) })
+	}
+}
+
+// forget drops g, counter id's group, if it is still idle.
+func (gs *groups) forget(id string, g *group) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.m[id] == g && g.next == nil && g.idle() {
 		delete(gs.m, id)
 	}
 }

@@ -9,8 +9,9 @@ import (
 // TestGroupsBatchWhatComesInFlight: an increment of a counter with no
 // write in flight is written at once, on its own; those that come while
 // one is in flight wait together for the next write, whose first writes
-// it when the write before is done; an increment too big to join waits
-// for nothing.
+// it when the write before is done (and minGap has passed since it
+// began); an increment too big to join waits for nothing; a counter not
+// written for minGap is forgotten.
 func TestGroupsBatchWhatComesInFlight(t *testing.T) {
 	var gs groups
 	lone, first := gs.join("likes", "count", 1)
@@ -34,17 +35,45 @@ func TestGroupsBatchWhatComesInFlight(t *testing.T) {
 		t.Fatalf("the batch holds %v in %d increments; want 5 in 2", next.by, next.n)
 	}
 	gs.release("likes", time.Millisecond)
-	if !closed(next.turn) {
+	gs.wait("likes", next) // the write before it is done: it is written within minGap of that write's start
+	if !closed(next.turn) || gs.m["likes"].flying != 1 {
 		t.Fatal("the waiting batch did not take its turn when the write before it ended")
 	}
-	if b, first := gs.join("likes", "count", 1); !first || closed(b.turn) {
+	b, first := gs.join("likes", "count", 1)
+	if !first || closed(b.turn) {
 		t.Fatal("an increment while the batch is written did not wait for the next write")
 	}
 	gs.release("likes", time.Millisecond)
+	gs.wait("likes", b)
 	gs.release("likes", time.Millisecond)
 	gs.release("views", time.Millisecond)
-	if len(gs.m) != 0 {
-		t.Fatalf("idle counters are still held: %v", gs.m)
+	for {
+		gs.mu.Lock()
+		n := len(gs.m)
+		gs.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(minGap) // idle counters are forgotten minGap after their last write
+	}
+}
+
+// TestWritesOfACounterAreMinGapApart: an increment of a counter whose
+// last write began less than minGap ago waits, though no write is in
+// flight, and is written once minGap has passed: a busy counter is
+// written at most once per minGap by an Adder.
+func TestWritesOfACounterAreMinGapApart(t *testing.T) {
+	var gs groups
+	began := time.Now() // at or before the write's start
+	lone, _ := gs.join("likes", "count", 1)
+	gs.release("likes", 0)
+	next, first := gs.join("likes", "count", 1)
+	if time.Since(began) < minGap && (!first || closed(next.turn) || next == lone) {
+		t.Fatal("an increment within minGap of the last write was written at once")
+	}
+	gs.wait("likes", next)
+	if gap := time.Since(began); gap < minGap {
+		t.Fatalf("the next write began %v after the last; want %v at least", gap, minGap)
 	}
 }
 
@@ -65,6 +94,7 @@ func TestBatchGoesBesideASlowWrite(t *testing.T) {
 		t.Fatal("an increment while two writes are in flight did not wait")
 	}
 	gs.release("likes", time.Millisecond)
+	gs.wait("likes", after)
 	if !closed(after.turn) {
 		t.Fatal("the batch did not take its turn when one of the writes before it ended")
 	}
