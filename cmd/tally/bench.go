@@ -110,6 +110,7 @@ func (b *benchFlags) runners(f *pflag.FlagSet) {
 func (b *benchFlags) rollups(f *pflag.FlagSet) {
 	f.DurationVar(&b.o.Spacing, "window", fold.DefaultSpacing, "the fold spacing (TALLY_ROLLUP_WINDOW): each parent is written at most once per this")
 	f.IntVar(&b.o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
+	f.IntVar(&b.o.IncrementInstances, "increment-instances", 1, "Increment instances of each mode, each with its own cache and group commit; each request goes to a random one")
 	f.StringVar(&b.o.Delivery, "delivery", report.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")
 	f.Float64Var(&b.o.DuplicateRate, "duplicate", 0.1, "share of shard events delivered twice")
 	f.Float64Var(&b.o.DelayRate, "delay", 0.1, "share of shard events held back, so that later ones overtake them")
@@ -125,6 +126,11 @@ func (b *benchFlags) output(f *pflag.FlagSet) {
 	f.Float64Var(&b.o.Prices.Read, "price-read", report.StandardPrices.Read, "US dollars per 100,000 document reads (Firestore Standard edition, us-central1)")
 	f.Float64Var(&b.o.Prices.Write, "price-write", report.StandardPrices.Write, "US dollars per 100,000 document writes")
 	f.Float64Var(&b.o.Prices.Delete, "price-delete", report.StandardPrices.Delete, "US dollars per 100,000 document deletes")
+	p := report.CloudRunPrices
+	f.Float64Var(&b.o.Functions.Request, "price-request", p.Request, "US dollars per million function requests (Cloud Run, request-based billing)")
+	f.Float64Var(&b.o.Functions.VCPUSecond, "price-vcpu-second", p.VCPUSecond, "US dollars per vCPU-second of billable instance time (Cloud Run, Tier 1)")
+	f.Float64Var(&b.o.Functions.GiBSecond, "price-gib-second", p.GiBSecond, "US dollars per GiB-second of billable instance time (Cloud Run, Tier 1)")
+	f.Float64Var(&b.o.Functions.PubSubTiB, "price-pubsub-tib", p.PubSubTiB, "US dollars per TiB of events published and pushed (Pub/Sub, Eventarc's transport)")
 	f.StringVar(&b.jsonPath, "json", "", "write every figure to `FILE`")
 	f.StringVar(&b.chartPath, "chart", "", "draw the run to `FILE` (.svg or .png)")
 	f.BoolVarP(&b.quiet, "quiet", "q", false, "no progress bars")

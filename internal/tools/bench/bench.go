@@ -47,7 +47,7 @@ type settings struct {
 	Rate                                float64
 	Duration, Window, MaxDelay          time.Duration
 	Modes                               []string
-	Instances                           int
+	Instances, IncrementInstances       int
 	Delivery                            string
 	DuplicateRate, DelayRate            float64
 	ShardCacheTTL, Settle, Rest, Warmup time.Duration
@@ -55,6 +55,7 @@ type settings struct {
 	BridgePort                          int
 	Emulator                            emulator.Paths
 	Prices                              report.Prices
+	Functions                           report.FunctionPrices
 	Progress                            func(Phase)
 	Logger                              *slog.Logger
 	InstanceCommand                     []string
@@ -107,8 +108,9 @@ type env struct {
 	bridges   map[string]*bridge.Bridge
 	clients   map[string]*firestore.Client // each mode's, and "reader"
 	ops       map[string]*opcount.Ops
-	instances []*instance  // tally's Rollup instances
-	spec      instanceSpec // how they were started
+	instances []*instance       // tally's Rollup instances
+	meters    map[string]*meter // the in-process functions': each mode's Increment, and the naive Rollup
+	spec      instanceSpec      // how they were started
 	reader    *firestore.Client
 	aggMu     sync.Mutex
 	agg       *aggRun // the aggregate run in progress, which the per-event trigger records its writes in
@@ -161,8 +163,15 @@ func Run(ctx context.Context, opts Options) (*report.Load, error) {
 // checkOptions checks o and fills in its defaults.
 func checkOptions(o settings) (settings, error) {
 	o.Instances = max(1, o.Instances)
+	o.IncrementInstances = max(1, o.IncrementInstances)
 	if o.Prices == (report.Prices{}) {
 		o.Prices = report.StandardPrices
+	}
+	if o.Functions == (report.FunctionPrices{}) {
+		o.Functions = report.CloudRunPrices
+	}
+	if f := o.Functions; f.Request < 0 || f.VCPUSecond < 0 || f.GiBSecond < 0 || f.PubSubTiB < 0 {
+		return o, fmt.Errorf("bench: prices must not be negative: %+v", f)
 	}
 	if o.Prices.Read < 0 || o.Prices.Write < 0 || o.Prices.Delete < 0 {
 		return o, fmt.Errorf("bench: prices must not be negative: %+v", o.Prices)
@@ -205,7 +214,7 @@ func optionsJSON(o settings) report.Options {
 		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
 		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
-		WindowMS: ms(o.Window), Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices,
+		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,
 		Aggregate: o.Aggregate, Existing: o.Existing, Windows: o.Windows,
 	}
 }

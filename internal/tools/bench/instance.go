@@ -59,6 +59,10 @@ type InstanceStats struct {
 	PeakRSS   int64 `json:"peak_rss"`   // bytes: the process's resident set at its highest
 	PeakHeap  int64 `json:"peak_heap"`  // bytes: Go heap objects at their most
 	HeapAfter int64 `json:"heap_after"` // bytes: Go heap objects live now
+	// Bill: the requests it took, as Cloud Run bills them (meter);
+	// CPUSeconds: the CPU time the process used.
+	Bill       meterStats `json:"bill"`
+	CPUSeconds float64    `json:"cpu_seconds"`
 }
 
 // InstanceMain runs this process as one of the bench's Rollup instances,
@@ -101,6 +105,8 @@ type rollupInstance struct {
 	inflight atomic.Int64
 	most     atomic.Int64
 	peakHeap atomic.Int64
+	meter    meter
+	cpuAt    atomic.Value // cpuSeconds() at the last reset, a float64
 }
 
 // serveInstance serves Rollup at /Rollup, its figures at /stats and their
@@ -123,6 +129,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 		logger = cloudlog.New(f, slog.LevelDebug)
 	}
 	in := &rollupInstance{ops: &opcount.Ops{}}
+	in.cpuAt.Store(cpuSeconds())
 	client, err := opcount.Client(ctx, spec.Host, spec.Project, in.ops)
 	if err != nil {
 		return err
@@ -170,13 +177,14 @@ func (in *rollupInstance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	in.requests.Add(1)
 	for m := in.most.Load(); n > m && !in.most.CompareAndSwap(m, n); m = in.most.Load() {
 	}
-	in.handler.ServeHTTP(w, r)
+	in.meter.wrap(in.handler).ServeHTTP(w, r)
 }
 
 func (in *rollupInstance) serveStats(w http.ResponseWriter, _ *http.Request) {
 	st := InstanceStats{
 		Requests: in.requests.Load(), Refused: in.refused.Load(), MostHeld: in.most.Load(), Held: in.inflight.Load(),
 		Reads: in.ops.Reads(), Writes: in.ops.Writes(), Deletes: in.ops.Deletes(), Failed: in.ops.Failed(), PeakRSS: peakRSS(), PeakHeap: in.peakHeap.Load(), HeapAfter: heapObjects(),
+		Bill: in.meter.read(), CPUSeconds: cpuSeconds() - in.cpuAt.Load().(float64),
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st)
@@ -222,6 +230,8 @@ func (in *rollupInstance) serveReset(w http.ResponseWriter, _ *http.Request) {
 	in.refused.Store(0)
 	in.most.Store(in.inflight.Load())
 	in.ops.Reset()
+	in.meter.reset()
+	in.cpuAt.Store(cpuSeconds())
 	in.peakHeap.Store(heapObjects())
 	// Writing 5 to clear_refs resets the peak resident set (VmHWM).
 	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -160,9 +161,14 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 			lay.Collection = collNaive
 		}
 		c := e.clients[m]
-		mux.Handle("/"+m+"/Increment", increment.New(c, increment.Config{Layout: public(lay), AutoCreate: true, DefaultShards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL}))
+		incs := make([]http.Handler, e.o.IncrementInstances)
+		for i := range incs {
+			incs[i] = e.meter(fmt.Sprintf("%s/Increment/%d", m, i)).wrap(
+				increment.New(c, increment.Config{Layout: public(lay), AutoCreate: true, DefaultShards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL}))
+		}
+		mux.HandleFunc("/"+m+"/Increment", func(w http.ResponseWriter, r *http.Request) { incs[rand.IntN(len(incs))].ServeHTTP(w, r) })
 		if m == report.ModeNaive {
-			mux.Handle("/"+m+"/Rollup", cloudEventHandler(naiveRollup(c, lay, e.obs.added)))
+			mux.Handle("/"+m+"/Rollup", e.meter(m+"/Rollup").wrap(cloudEventHandler(naiveRollup(c, lay, e.obs.added))))
 		}
 	}
 	mux.Handle("/"+report.AggTrigger+"/Rollup", cloudEventHandler(e.perEventTrigger(e.clients[report.AggTrigger])))

@@ -80,6 +80,9 @@ func (e *env) runMode(ctx context.Context, m string) (report.Mode, error) {
 	if err := e.opsFigures(&r, m, during); err != nil {
 		return r, err
 	}
+	if err := e.billFigures(&r, m); err != nil {
+		return r, err
+	}
 	if d := e.obs.takeDelays(); len(d) > 0 && r.HasRollup {
 		slices.Sort(d)
 		r.DeliveryP50, r.DeliveryP99 = ptr(ms(percentile(d, .5))), ptr(ms(percentile(d, .99)))
@@ -142,6 +145,9 @@ func (e *env) prepareMode(ctx context.Context, m string) (modeStart, error) {
 		return st, err
 	}
 	e.ops[m].Reset()
+	for _, mt := range e.meters {
+		mt.reset()
+	}
 	e.obs.takeDelays()
 	if b := e.bridges[m]; b != nil {
 		st.bridge = b.Stats()

@@ -22,24 +22,31 @@ type Setup struct {
 	Duration time.Duration
 	Modes    []string // the runner's modes to run, in order; none: all of them
 
-	Spacing       time.Duration // the fold spacing: each parent is written at most once per Spacing
-	Instances     int           // tally Rollup instances, each a process of its own; each event goes to a random one
-	Delivery      string        // report.DeliveryEmulator (default) or report.DeliveryDirect
-	DuplicateRate float64       // share of events delivered twice
-	DelayRate     float64       // share of events held back (reordered)
-	MaxDelay      time.Duration
-	ShardCacheTTL time.Duration // how long the functions cache a counter's parent; 0: their default
+	Spacing   time.Duration // the fold spacing: each parent is written at most once per Spacing
+	Instances int           // tally Rollup instances, each a process of its own; each event goes to a random one
+	// IncrementInstances: Increment instances of each mode, each with
+	// its own cache and group commit; each request goes to a random one.
+	// Default 1.
+	IncrementInstances int
+	Delivery           string  // report.DeliveryEmulator (default) or report.DeliveryDirect
+	DuplicateRate      float64 // share of events delivered twice
+	DelayRate          float64 // share of events held back (reordered)
+	MaxDelay           time.Duration
+	ShardCacheTTL      time.Duration // how long the functions cache a counter's parent; 0: their default
 
 	Project      string
 	EmulatorHost string // an emulator already running, started with --functions_emulator at BridgePort
 	BridgePort   int
 	Emulator     emulator.Paths
 
-	Prices   report.Prices // what the report prices operations at; zero: report.StandardPrices
-	Settle   time.Duration // longest wait for a mode's counts after its load; default DefaultSettle
-	Progress func(Phase)   // hears how each phase goes; nil: nothing
-	Logger   *slog.Logger  // the in-process functions' logs
-	LogPath  string        // where the Rollup instances append their debug logs; "" discards them
+	Prices report.Prices // what the report prices operations at; zero: report.StandardPrices
+	// Functions: what the report prices the functions' requests, time
+	// and events at; zero: report.CloudRunPrices
+	Functions report.FunctionPrices
+	Settle    time.Duration // longest wait for a mode's counts after its load; default DefaultSettle
+	Progress  func(Phase)   // hears how each phase goes; nil: nothing
+	Logger    *slog.Logger  // the in-process functions' logs
+	LogPath   string        // where the Rollup instances append their debug logs; "" discards them
 	// InstanceCommand runs a Rollup instance: a program that calls
 	// InstanceMain first thing. Default: this program.
 	InstanceCommand []string
@@ -138,10 +145,10 @@ func (o WindowsOptions) all() settings {
 
 func (o Setup) all() settings {
 	return settings{Workers: o.Workers, Rate: o.Rate, Duration: o.Duration, Modes: o.Modes,
-		Window: o.Spacing, Instances: o.Instances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
+		Window: o.Spacing, Instances: o.Instances, IncrementInstances: o.IncrementInstances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
 		DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, ShardCacheTTL: o.ShardCacheTTL,
 		Project: o.Project, EmulatorHost: o.EmulatorHost, BridgePort: o.BridgePort, Emulator: o.Emulator,
-		Prices: o.Prices, Settle: o.Settle, Progress: o.Progress, Logger: o.Logger, LogPath: o.LogPath,
+		Prices: o.Prices, Functions: o.Functions, Settle: o.Settle, Progress: o.Progress, Logger: o.Logger, LogPath: o.LogPath,
 		InstanceCommand: o.InstanceCommand}
 }
 

@@ -17,28 +17,33 @@ type Load struct {
 
 // Options is the part of a runner's options a report records.
 type Options struct {
-	Counters      int     `json:"counters"`
-	Fields        int     `json:"fields,omitempty"`
-	Shards        int     `json:"shards"` // 0: new counters, which grow
-	Burst         bool    `json:"burst,omitempty"`
-	Contention    float64 `json:"contention_writes_per_second,omitempty"`
-	Feed          bool    `json:"feed_listener,omitempty"`
-	Workers       int     `json:"workers"`
-	Rate          float64 `json:"rate"`
-	Popularity    string  `json:"popularity"`
-	RestMS        float64 `json:"rest_ms"`
-	Listeners     bool    `json:"listeners"`
-	Seconds       float64 `json:"seconds"`
-	WindowMS      float64 `json:"window_ms"`
-	Instances     int     `json:"rollup_instances"`
-	Delivery      string  `json:"delivery"`
-	SettleSeconds float64 `json:"settle_bound_seconds"`
-	DuplicateRate float64 `json:"duplicate_rate"`
-	DelayRate     float64 `json:"delay_rate"`
-	MaxDelayMS    float64 `json:"max_delay_ms"`
-	Prices        Prices  `json:"usd_per_100k"`
-	URL           string  `json:"url,omitempty"`
-	Aggregate     bool    `json:"aggregate,omitempty"`
-	Windows       bool    `json:"windows,omitempty"`
-	Existing      int     `json:"existing,omitempty"` // with Aggregate: comments a post had before the load
+	Counters   int     `json:"counters"`
+	Fields     int     `json:"fields,omitempty"`
+	Shards     int     `json:"shards"` // 0: new counters, which grow
+	Burst      bool    `json:"burst,omitempty"`
+	Contention float64 `json:"contention_writes_per_second,omitempty"`
+	Feed       bool    `json:"feed_listener,omitempty"`
+	Workers    int     `json:"workers"`
+	Rate       float64 `json:"rate"`
+	Popularity string  `json:"popularity"`
+	RestMS     float64 `json:"rest_ms"`
+	Listeners  bool    `json:"listeners"`
+	Seconds    float64 `json:"seconds"`
+	WindowMS   float64 `json:"window_ms"`
+	Instances  int     `json:"rollup_instances"`
+	// IncrementInstances: each mode's Increment instances
+	IncrementInstances int     `json:"increment_instances"`
+	Delivery           string  `json:"delivery"`
+	SettleSeconds      float64 `json:"settle_bound_seconds"`
+	DuplicateRate      float64 `json:"duplicate_rate"`
+	DelayRate          float64 `json:"delay_rate"`
+	MaxDelayMS         float64 `json:"max_delay_ms"`
+	Prices             Prices  `json:"usd_per_100k"`
+	// FunctionPrices: what the functions' requests, time and events are
+	// priced at (Mode.Bill).
+	FunctionPrices FunctionPrices `json:"function_prices"`
+	URL            string         `json:"url,omitempty"`
+	Aggregate      bool           `json:"aggregate,omitempty"`
+	Windows        bool           `json:"windows,omitempty"`
+	Existing       int            `json:"existing,omitempty"` // with Aggregate: comments a post had before the load
 }

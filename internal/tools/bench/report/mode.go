@@ -50,6 +50,9 @@ type Mode struct {
 	// Increment's and every Rollup instance's reads, writes and deletes,
 	// and the writes of failed commits, priced as writes.
 	PerMillion float64 `json:"usd_per_million_increments"`
+	// Bill is the whole bill: PerMillion, and the functions' requests,
+	// billable time and events, priced.
+	Bill Bill `json:"bill"`
 	// Transactions the clients in this process began per increment: for
 	// tally and naive, Increment's (a plain increment needs none).
 	IncrementTxPerIncr *float64 `json:"increment_transactions_per_increment"`

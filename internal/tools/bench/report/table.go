@@ -44,10 +44,10 @@ func (r *Load) Title() string {
 	if o.Contention > 0 {
 		firestore = fmt.Sprintf("; contention stand-in past %g writes/s a document", o.Contention)
 	}
-	return fmt.Sprintf("%s%s, %d workers, rate %s, %s, %gs per mode, window %.0fms, %d tally rollup instance(s), "+
-		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s%s; settle bound %.0fs; priced at %s",
-		counters, shards, o.Workers, rate, load, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
-		o.MaxDelayMS, delivery, firestore, o.SettleSeconds, o.Prices)
+	return fmt.Sprintf("%s%s, %d workers, rate %s, %s, %gs per mode, window %.0fms, %d Increment and %d tally Rollup instance(s), "+
+		"events duplicated %.0f%%, delayed %.0f%% (up to %.0fms); %s%s; settle bound %.0fs; priced at %s; functions at %s",
+		counters, shards, o.Workers, rate, load, o.Seconds, o.WindowMS, max(1, o.IncrementInstances), o.Instances, 100*o.DuplicateRate, 100*o.DelayRate,
+		o.MaxDelayMS, delivery, firestore, o.SettleSeconds, o.Prices, o.FunctionPrices)
 }
 
 // WriteTable prints the report's main figures with one column per mode,
@@ -116,11 +116,23 @@ func parentRows(row rowFunc) {
 	})
 }
 
-// costRows: Firestore's operations per increment, and their price.
+// costRows: Firestore's operations per increment, the functions'
+// requests and billable time (Increment + Rollup), and their prices.
 func costRows(row rowFunc) {
 	row("Firestore reads/increment", func(m Mode) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
 	row("Firestore writes/increment", func(m Mode) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
-	row("USD per million increments", func(m Mode) string { return fmt.Sprintf("%.2f", m.PerMillion) })
+	row("function requests/increment", func(m Mode) string {
+		return fmt.Sprintf("%.2f + %.2f", m.Bill.IncrementRequests, m.Bill.RollupRequests)
+	})
+	row("billed instance-s / 1,000 increments", func(m Mode) string {
+		return fmt.Sprintf("%.2f + %.2f", m.Bill.IncrementSeconds, m.Bill.RollupSeconds)
+	})
+	row("Rollup CPU-s used / 1,000 increments", func(m Mode) string { return Maybe("%.3f", m.Bill.RollupCPUSeconds) })
+	row("USD/M increments: Firestore", func(m Mode) string { return fmt.Sprintf("%.2f", m.Bill.Firestore) })
+	row("  + requests + compute + events", func(m Mode) string {
+		return fmt.Sprintf("%.2f + %.2f + %.2f", m.Bill.Requests, m.Bill.Compute, m.Bill.Events)
+	})
+	row("USD per million increments, all in", func(m Mode) string { return fmt.Sprintf("%.2f", m.Bill.Total) })
 }
 
 // Saturated says, if so, that the machine could not offer the load: the
