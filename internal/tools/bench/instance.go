@@ -22,6 +22,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/cputime"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 	"github.com/tallycounters/tally/rollup"
@@ -106,7 +107,7 @@ type rollupInstance struct {
 	most     atomic.Int64
 	peakHeap atomic.Int64
 	meter    meter
-	cpuAt    atomic.Value // cpuSeconds() at the last reset, a float64
+	cpuAt    atomic.Value // cputime.Used().Seconds() at the last reset, a float64
 }
 
 // serveInstance serves Rollup at /Rollup, its figures at /stats and their
@@ -129,7 +130,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 		logger = cloudlog.New(f, slog.LevelDebug)
 	}
 	in := &rollupInstance{ops: &opcount.Ops{}}
-	in.cpuAt.Store(cpuSeconds())
+	in.cpuAt.Store(cputime.Used().Seconds())
 	client, err := opcount.Client(ctx, spec.Host, spec.Project, in.ops)
 	if err != nil {
 		return err
@@ -184,7 +185,7 @@ func (in *rollupInstance) serveStats(w http.ResponseWriter, _ *http.Request) {
 	st := InstanceStats{
 		Requests: in.requests.Load(), Refused: in.refused.Load(), MostHeld: in.most.Load(), Held: in.inflight.Load(),
 		Reads: in.ops.Reads(), Writes: in.ops.Writes(), Deletes: in.ops.Deletes(), Failed: in.ops.Failed(), PeakRSS: peakRSS(), PeakHeap: in.peakHeap.Load(), HeapAfter: heapObjects(),
-		Bill: in.meter.read(), CPUSeconds: cpuSeconds() - in.cpuAt.Load().(float64),
+		Bill: in.meter.read(), CPUSeconds: cputime.Used().Seconds() - in.cpuAt.Load().(float64),
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st)
@@ -231,7 +232,7 @@ func (in *rollupInstance) serveReset(w http.ResponseWriter, _ *http.Request) {
 	in.most.Store(in.inflight.Load())
 	in.ops.Reset()
 	in.meter.reset()
-	in.cpuAt.Store(cpuSeconds())
+	in.cpuAt.Store(cputime.Used().Seconds())
 	in.peakHeap.Store(heapObjects())
 	// Writing 5 to clear_refs resets the peak resident set (VmHWM).
 	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
