@@ -48,6 +48,7 @@ type settings struct {
 	Duration, Window, MaxDelay          time.Duration
 	Modes                               []string
 	Instances, IncrementInstances       int
+	ClientWrites                        bool
 	Delivery                            string
 	DuplicateRate, DelayRate            float64
 	ShardCacheTTL, Settle, Rest, Warmup time.Duration
@@ -214,7 +215,7 @@ func optionsJSON(o settings) report.Options {
 		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
 		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
-		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,
+		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,
 		Aggregate: o.Aggregate, Existing: o.Existing, Windows: o.Windows,
 	}
 }

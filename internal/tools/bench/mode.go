@@ -307,6 +307,9 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 			return clientAnswer(-1, wr, err)
 		}
 	}
+	if m == report.ModeTally && e.o.ClientWrites {
+		return e.clientIncrement(coll, c)
+	}
 	url := e.funcsURL + "/" + m + "/Increment"
 	if m == report.ModeTally && e.o.URL != "" {
 		url = e.o.URL

@@ -24,6 +24,9 @@ type Setup struct {
 
 	Spacing   time.Duration // the fold spacing: each parent is written at most once per Spacing
 	Instances int           // tally Rollup instances, each a process of its own; each event goes to a random one
+	// ClientWrites: tally's mode writes its shards from the client, with
+	// no Increment (clientIncrement), and tally's Rollup folds them.
+	ClientWrites bool
 	// IncrementInstances: Increment instances of each mode, each with
 	// its own cache and group commit; each request goes to a random one.
 	// Default 1.
@@ -145,7 +148,7 @@ func (o WindowsOptions) all() settings {
 
 func (o Setup) all() settings {
 	return settings{Workers: o.Workers, Rate: o.Rate, Duration: o.Duration, Modes: o.Modes,
-		Window: o.Spacing, Instances: o.Instances, IncrementInstances: o.IncrementInstances, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
+		Window: o.Spacing, Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
 		DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, ShardCacheTTL: o.ShardCacheTTL,
 		Project: o.Project, EmulatorHost: o.EmulatorHost, BridgePort: o.BridgePort, Emulator: o.Emulator,
 		Prices: o.Prices, Functions: o.Functions, Settle: o.Settle, Progress: o.Progress, Logger: o.Logger, LogPath: o.LogPath,

@@ -32,13 +32,16 @@ type Options struct {
 	WindowMS   float64 `json:"window_ms"`
 	Instances  int     `json:"rollup_instances"`
 	// IncrementInstances: each mode's Increment instances
-	IncrementInstances int     `json:"increment_instances"`
-	Delivery           string  `json:"delivery"`
-	SettleSeconds      float64 `json:"settle_bound_seconds"`
-	DuplicateRate      float64 `json:"duplicate_rate"`
-	DelayRate          float64 `json:"delay_rate"`
-	MaxDelayMS         float64 `json:"max_delay_ms"`
-	Prices             Prices  `json:"usd_per_100k"`
+	IncrementInstances int `json:"increment_instances"`
+	// ClientWrites: tally's mode wrote its shards from the client, with
+	// no Increment.
+	ClientWrites  bool    `json:"client_writes,omitempty"`
+	Delivery      string  `json:"delivery"`
+	SettleSeconds float64 `json:"settle_bound_seconds"`
+	DuplicateRate float64 `json:"duplicate_rate"`
+	DelayRate     float64 `json:"delay_rate"`
+	MaxDelayMS    float64 `json:"max_delay_ms"`
+	Prices        Prices  `json:"usd_per_100k"`
 	// FunctionPrices: what the functions' requests, time and events are
 	// priced at (Mode.Bill).
 	FunctionPrices FunctionPrices `json:"function_prices"`

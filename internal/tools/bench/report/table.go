@@ -29,6 +29,9 @@ func (r *Load) Title() string {
 	} else if o.Listeners {
 		load += ", a listener on every counter"
 	}
+	if o.ClientWrites {
+		load += ", tally's shards written by the client (no Increment)"
+	}
 	if o.Burst {
 		load += ", each counter quiet, then at the rate at once (burst)"
 	}
