@@ -157,7 +157,8 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 		}
 		if !s.creatable(id) {
 			if s.layout.OnDocs() {
-				return parent{}, fmt.Errorf("core: counter %s: %w", id, core.ErrNoCounter)
+				return parent{}, missing(id, "%s does not exist: tally counts in fields of documents your app creates, "+
+					"and never creates one; create %s, then count on it. Nothing was written", id, id)
 			}
 			// Shards with no parent, as Google's samples make them, are a
 			// counter of the default shards until a fold makes its parent.
@@ -166,7 +167,9 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 				return parent{}, err
 			}
 			if !some {
-				return parent{}, fmt.Errorf("core: counter %s: %w", id, core.ErrNoCounter)
+				return parent{}, missing(id, "counter %s does not exist, and this deployment creates no counters "+
+					"(TALLY_AUTO_CREATE is off, and TALLY_COUNTER_PATTERN, if set, does not match it): "+
+					"create it with 'tally create %s', or allow it. Nothing was written", id, id)
 			}
 			return parent{n: s.defaults}, nil
 		}
@@ -184,4 +187,10 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 		// Created meanwhile by someone else: read what they wrote.
 	}
 	return parent{}, fmt.Errorf("core: counter %s was deleted while being created", id)
+}
+
+// missing is core.ErrNoCounter for counter id, with a message that says
+// what to do.
+func missing(id, format string, args ...any) error {
+	return &core.Error{Code: core.NotFound, Message: fmt.Sprintf(format, args...), Err: core.ErrNoCounter}
 }
