@@ -158,7 +158,7 @@ func readyOrGone(out *bufio.Scanner) ready {
 		if m := functionsLine.FindStringSubmatch(line); m != nil {
 			r.functions = m[1]
 		}
-		if host, ok := strings.CutPrefix(line, "FIRESTORE_EMULATOR_HOST="); ok {
+		if host, ok := strings.CutPrefix(line, "export FIRESTORE_EMULATOR_HOST="); ok {
 			r.emulator = host
 			go func() {
 				for out.Scan() {

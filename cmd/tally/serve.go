@@ -211,7 +211,7 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 	}
 	fmt.Fprintf(w, "tally: pages of %s may call the functions; any other page gets 403 (TALLY_CORS_ORIGINS allows more)\n",
 		strings.Join(s.Origins, " and "))
-	fmt.Fprintf(w, "%s=%s\n", EnvEmulator, s.EmulatorHost)
+	fmt.Fprintf(w, "export %s=%s\n", EnvEmulator, s.EmulatorHost)
 	printExample(ctx, w, s)
 }
 
@@ -251,8 +251,8 @@ func printExample(ctx context.Context, w io.Writer, s *stack.Stack) {
 	}
 	signedIn, later := "", ""
 	if s.AuthHost != "" {
-		fmt.Fprintf(w, "%s=%s\n", authemu.EnvHost, s.AuthHost)
-		fmt.Fprintf(w, "TOKEN=$(%s=%s %s token you@example.com)\n", authemu.EnvHost, s.AuthHost, selfCommand())
+		fmt.Fprintf(w, "export %s=%s\n", authemu.EnvHost, s.AuthHost)
+		fmt.Fprintf(w, "TOKEN=$(%s token you@example.com)\n", selfCommand())
 		signedIn = ` -H "Authorization: Bearer $TOKEN"`
 	}
 	if !aggregate {
