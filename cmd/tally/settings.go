@@ -183,9 +183,10 @@ func explain(err error, timeout time.Duration) error {
 	case err == nil:
 		return nil
 	case strings.Contains(err.Error(), "could not find default credentials"):
-		return fmt.Errorf("no Google credentials found. To use the local emulator, set %s to the address "+
-			"'tally serve' prints; for a Google Cloud project, run 'gcloud auth application-default login' "+
-			"and give --project", EnvEmulator)
+		return fmt.Errorf("no Google credentials found, and %s is not in this command's environment. "+
+			"To use the local emulator, run the line 'tally serve' prints, 'export %s=127.0.0.1:PORT' "+
+			"(a shell variable set without export is not seen by the commands it runs); "+
+			"for a Google Cloud project, run 'gcloud auth application-default login' and give --project", EnvEmulator, EnvEmulator)
 	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.Unavailable:
 		if host := os.Getenv(EnvEmulator); host != "" {
 			return fmt.Errorf("the Firestore emulator at %s=%s did not answer within %v (--timeout): is it still running? (%v)",
