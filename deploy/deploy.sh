@@ -614,5 +614,6 @@ if [ "$dry_run" = false ]; then
 	echo "# Done. Try it:"
 	try_it
 elif [ "$delete" = false ]; then
-	try_it | sed 's/^/# then: /'
+	echo "# Once deployed (the commands above, or this command without --dry-run), try it:"
+	try_it
 fi

@@ -10,7 +10,7 @@ import (
 )
 
 // TestTryItTakesTheDeploy: the "Try it" lines deploy.sh prints fit the
-// deploy they follow. For a public deploy that takes signed-in users,
+// deploy they follow, and paste as printed, in a dry run too. For a public deploy that takes signed-in users,
 // they sign a user in for an ID token first (run here, as printed, against
 // the Auth emulator in place of identitytoolkit.googleapis.com) and send
 // it; for a private one, a gcloud identity token; for an open one, none.
@@ -23,9 +23,13 @@ func TestTryItTakesTheDeploy(t *testing.T) {
 		if err != nil {
 			t.Fatalf("deploy.sh --dry-run %s: %v\n%s", strings.Join(args, " "), err, b)
 		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(line, "# then: "); ok && !strings.HasPrefix(rest, "#") {
-				out = append(out, rest)
+		_, after, found := strings.Cut(string(b), "# Once deployed")
+		if !found {
+			t.Fatalf("deploy.sh --dry-run %s prints no try-it lines:\n%s", strings.Join(args, " "), b)
+		}
+		for _, line := range strings.Split(after, "\n")[1:] {
+			if line != "" && !strings.HasPrefix(line, "#") {
+				out = append(out, line) // pasted as printed
 			}
 		}
 		return out
