@@ -201,7 +201,7 @@ func getCommand(args cobra.PositionalArgs) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a.print(a.withField(map[string]any{"counter": id, "total": v}), "%s %v", a.named(id), v)
+			a.print(a.withField(map[string]any{"counter": id, "total": v}), "%s %s", a.named(id), a.shown(id, a.field, v))
 			return nil
 		}
 	})
@@ -423,7 +423,7 @@ func (a *admin) getAll(ctx context.Context, c *counter.Client, id string) error 
 		return nil
 	}
 	for _, f := range a.cfg.Layout.Fields(id) {
-		a.print(nil, "%s %s %v", id, f, values[f])
+		a.print(nil, "%s %s %s", id, f, a.shown(id, f, values[f]))
 	}
 	return nil
 }
