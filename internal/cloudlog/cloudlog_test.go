@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestCloudLoggingShape(t *testing.T) {
@@ -32,5 +35,24 @@ func TestParseLevel(t *testing.T) {
 	}
 	if _, err := ParseLevel("loud"); err == nil {
 		t.Error("ParseLevel took an unknown level")
+	}
+}
+
+// TestFilesGetJSONPeopleGetLines: a file (as a pipe, or Cloud Run's
+// output) gets JSON lines; a person's line shows the time of day.
+func TestFilesGetJSONPeopleGetLines(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	New(f, slog.LevelInfo).Info("rollup: fold", "counter", "likes")
+	f.Close()
+	b, _ := os.ReadFile(f.Name())
+	if !json.Valid(bytes.TrimSpace(b)) {
+		t.Errorf("a file got %q; want a JSON line", b)
+	}
+	at := time.Date(2026, 11, 28, 20, 46, 12, 345e6, time.UTC)
+	if a := forPeople(nil, slog.Time(slog.TimeKey, at)); a.Value.String() != "20:46:12.345" {
+		t.Errorf("a person's line shows the time as %q", a.Value)
 	}
 }
