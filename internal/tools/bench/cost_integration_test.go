@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -50,9 +51,41 @@ func TestQuietCost(t *testing.T) {
 		if naive.ReadsPerIncr < 0.99 {
 			t.Errorf("--fields %d: the per-event rollup read %.3f per increment; with no cache, Increment reads the parent on each", fields, naive.ReadsPerIncr)
 		}
+		for _, m := range []report.Mode{tally, naive} {
+			checkBill(t, fields, m)
+		}
 		if tally.ReadsPerIncr > naive.ReadsPerIncr+0.05 || tally.WritesPerIncr > 2.01 || tally.FailedPerIncr > 0.01 {
 			t.Errorf("--fields %d: per increment tally read %.3f and wrote %.3f (%.3f failed), the per-event rollup read %.3f: want no more",
 				fields, tally.ReadsPerIncr, tally.WritesPerIncr, tally.FailedPerIncr, naive.ReadsPerIncr)
 		}
+	}
+}
+
+// checkBill: the bill's counts are what the stack served. Increment took
+// every request the load made (those answered 200, and any other), and
+// Rollup every delivery of the bridge (each event it received, and each
+// duplicate it sent again); the billable time is there, and a total is
+// the sum of its parts.
+func checkBill(t *testing.T, fields int, m report.Mode) {
+	t.Helper()
+	b := m.Bill
+	n := float64(m.Acked)
+	if inc := math.Round(b.IncrementRequests * n); inc < n || inc > n+float64(m.Errors) {
+		t.Errorf("--fields %d, %s: the bill counts %.0f Increment requests; the load made %d answered 200 and %d others", fields, m.Mode, inc, m.Acked, m.Errors)
+	}
+	if m.Events == nil || m.Duplicated == nil {
+		t.Fatalf("--fields %d, %s: no events counted", fields, m.Mode)
+	}
+	if got, sent := math.Round(b.RollupRequests*n), *m.Events+*m.Duplicated; got != float64(sent) {
+		t.Errorf("--fields %d, %s: the bill counts %.0f Rollup requests; the bridge delivered %d (%d events, %d again)", fields, m.Mode, got, sent, *m.Events, *m.Duplicated)
+	}
+	if b.IncrementSeconds <= 0 || b.RollupSeconds <= 0 || b.EventBytes <= 0 {
+		t.Errorf("--fields %d, %s: billable time %.3f + %.3f s per 1,000, events of %.0f bytes; want each measured", fields, m.Mode, b.IncrementSeconds, b.RollupSeconds, b.EventBytes)
+	}
+	if m.Mode == report.ModeTally && (b.RollupCPUSeconds == nil || *b.RollupCPUSeconds <= 0) {
+		t.Errorf("--fields %d: tally's Rollup used %s CPU-s per 1,000; want it measured", fields, report.Maybe("%.3f", b.RollupCPUSeconds))
+	}
+	if sum := b.Firestore + b.Requests + b.Compute + b.Events; math.Abs(sum-b.Total) > 1e-9 || b.Firestore != m.PerMillion {
+		t.Errorf("--fields %d, %s: the bill's parts %+v do not add up", fields, m.Mode, b)
 	}
 }
