@@ -81,17 +81,32 @@ func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (sha
 	if err := EnoughTime(ctx); err != nil {
 		return 0, time.Time{}, err
 	}
-	b, first := a.groups.join(id, c.Shard, by)
+	return a.Batched(ctx, id, c.Shard, by, nil, func(ctx context.Context, _ []any, by map[string]int64) (int, time.Time, error) {
+		return a.write(ctx, id, p, by)
+	})
+}
+
+// A BatchWrite writes a batch: the items its increments carry, and their
+// amounts by shard field, in one commit, within ctx.
+type BatchWrite func(ctx context.Context, items []any, by map[string]int64) (shard int, committed time.Time, err error)
+
+// Batched is group commit (group.go) for the increments of group key (a
+// counter, or a kind of increment of it): one of by to field, carrying
+// item, goes in the batch it joins, and write, given by the batch's
+// first, writes the batch, within that first's deadline even if its
+// caller goes away; each increment is answered with the batch's shard,
+// commit time and error. One whose amount would take the batch's past
+// int64 is written alone.
+func (a *Adder) Batched(ctx context.Context, key, field string, by int64, item any, write BatchWrite) (shard int, committed time.Time, err error) {
+	b, first := a.groups.join(key, field, by, item)
 	switch {
 	case b == nil: // too much to join the waiting batch: on its own
-		return a.write(ctx, id, p, map[string]int64{c.Shard: by})
+		return write(ctx, []any{item}, map[string]int64{field: by})
 	case !first: // the batch's first writes it, whatever becomes of this request
 		<-b.done
 		return b.shard, b.committed, b.err
 	}
-	a.groups.wait(id, b)
-	// The write is every increment's in the batch: it goes on if this
-	// request's caller goes away, within this request's deadline.
+	a.groups.wait(key, b)
 	wctx := context.WithoutCancel(ctx)
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -99,9 +114,9 @@ func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (sha
 		defer cancel()
 	}
 	began := time.Now()
-	b.shard, b.committed, b.err = a.write(wctx, id, p, b.by)
+	b.shard, b.committed, b.err = write(wctx, b.items, b.by)
 	close(b.done)
-	a.groups.release(id, time.Since(began))
+	a.groups.release(key, time.Since(began))
 	return b.shard, b.committed, b.err
 }
 
@@ -131,11 +146,16 @@ func (a *Adder) write(ctx context.Context, id string, p parent, by map[string]in
 // document as read, under which its shards, votes and keys are. Votes and
 // keys, in transactions, use it too.
 func (a *Adder) Fields(ctx context.Context, id string, c core.Count, by int64) (shards int, life string, fields map[string]any, err error) {
+	return a.FieldsOf(ctx, id, map[string]int64{c.Shard: by})
+}
+
+// FieldsOf is Fields for several amounts, by shard field, in one write.
+func (a *Adder) FieldsOf(ctx context.Context, id string, by map[string]int64) (shards int, life string, fields map[string]any, err error) {
 	p, err := a.counts.get(ctx, id)
 	if err != nil {
 		return 0, "", nil, err
 	}
-	return p.n, p.life, a.fields(id, p, map[string]int64{c.Shard: by}), nil
+	return p.n, p.life, a.fields(id, p, by), nil
 }
 
 // EnoughTime is ErrNoTime for a context whose deadline leaves less than

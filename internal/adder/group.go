@@ -31,11 +31,12 @@ const minPatience = minGap
 
 // batch is the increments of one counter that one write adds.
 type batch struct {
-	by   map[string]int64 // amount by shard field
-	n    int              // increments it holds
-	turn chan struct{}    // closed when it may be written: the write before it is done, or slow
-	wake chan struct{}    // its first waits anew: the write before it is done, not minGap ago
-	done chan struct{}    // closed when it is written, or failed
+	by    map[string]int64 // amount by shard field
+	n     int              // increments it holds
+	items []any            // what each increment carries for the write (Batched); nil for a plain one
+	turn  chan struct{}    // closed when it may be written: the write before it is done, or slow
+	wake  chan struct{}    // its first waits anew: the write before it is done, not minGap ago
+	done  chan struct{}    // closed when it is written, or failed
 
 	// What its write did, set before done is closed.
 	shard     int
@@ -68,7 +69,7 @@ type groups struct {
 // and none begun within minGap gets a batch of its own whose turn has
 // come. An increment that would take the waiting batch's amount past
 // int64 joins none (nil): it is written on its own.
-func (gs *groups) join(id, field string, by int64) (b *batch, first bool) {
+func (gs *groups) join(id, field string, by int64, item any) (b *batch, first bool) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	if gs.m == nil {
@@ -93,6 +94,7 @@ func (gs *groups) join(id, field string, by int64) (b *batch, first bool) {
 	}
 	b.by[field] += by
 	b.n++
+	b.items = append(b.items, item)
 	return b, first
 }
 

@@ -14,21 +14,21 @@ import (
 // written for minGap is forgotten.
 func TestGroupsBatchWhatComesInFlight(t *testing.T) {
 	var gs groups
-	lone, first := gs.join("likes", "count", 1)
+	lone, first := gs.join("likes", "count", 1, nil)
 	if !first || !closed(lone.turn) {
 		t.Fatal("an increment of an idle counter waited")
 	}
-	next, first := gs.join("likes", "count", 2)
+	next, first := gs.join("likes", "count", 2, nil)
 	if !first || closed(next.turn) || next == lone {
 		t.Fatal("an increment while a write is in flight did not start the next batch")
 	}
-	if again, first := gs.join("likes", "count", 3); first || again != next {
+	if again, first := gs.join("likes", "count", 3, nil); first || again != next {
 		t.Fatal("a third increment did not join the waiting batch")
 	}
-	if other, first := gs.join("views", "count", 1); !first || !closed(other.turn) {
+	if other, first := gs.join("views", "count", 1, nil); !first || !closed(other.turn) {
 		t.Fatal("another counter's increment waited for this one's write")
 	}
-	if big, _ := gs.join("likes", "count", math.MaxInt64); big != nil {
+	if big, _ := gs.join("likes", "count", math.MaxInt64, nil); big != nil {
 		t.Fatal("an increment that overflows the batch joined it")
 	}
 	if next.by["count"] != 5 || next.n != 2 {
@@ -39,7 +39,7 @@ func TestGroupsBatchWhatComesInFlight(t *testing.T) {
 	if !closed(next.turn) || gs.m["likes"].flying != 1 {
 		t.Fatal("the waiting batch did not take its turn when the write before it ended")
 	}
-	b, first := gs.join("likes", "count", 1)
+	b, first := gs.join("likes", "count", 1, nil)
 	if !first || closed(b.turn) {
 		t.Fatal("an increment while the batch is written did not wait for the next write")
 	}
@@ -65,9 +65,9 @@ func TestGroupsBatchWhatComesInFlight(t *testing.T) {
 func TestWritesOfACounterAreMinGapApart(t *testing.T) {
 	var gs groups
 	began := time.Now() // at or before the write's start
-	lone, _ := gs.join("likes", "count", 1)
+	lone, _ := gs.join("likes", "count", 1, nil)
 	gs.release("likes", 0)
-	next, first := gs.join("likes", "count", 1)
+	next, first := gs.join("likes", "count", 1, nil)
 	if time.Since(began) < minGap && (!first || closed(next.turn) || next == lone) {
 		t.Fatal("an increment within minGap of the last write was written at once")
 	}
@@ -83,13 +83,13 @@ func TestWritesOfACounterAreMinGapApart(t *testing.T) {
 // written beside it, and the next increments wait for either.
 func TestBatchGoesBesideASlowWrite(t *testing.T) {
 	var gs groups
-	gs.join("likes", "count", 1) // in flight, and never released
-	next, _ := gs.join("likes", "count", 1)
+	gs.join("likes", "count", 1, nil) // in flight, and never released
+	next, _ := gs.join("likes", "count", 1, nil)
 	gs.wait("likes", next)
 	if g := gs.m["likes"]; g.flying != 2 || g.next != nil {
 		t.Fatalf("after the wait: %d writes in flight, batch waiting %v; want 2 and none", g.flying, g.next != nil)
 	}
-	after, first := gs.join("likes", "count", 1)
+	after, first := gs.join("likes", "count", 1, nil)
 	if !first || closed(after.turn) {
 		t.Fatal("an increment while two writes are in flight did not wait")
 	}
