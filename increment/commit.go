@@ -72,6 +72,16 @@ var errConflict = errors.New("increment: a precondition failed")
 // count did not change or the client cannot tell (one built without
 // fsrpc's options).
 func (w *shardWriter) Commit(ctx context.Context, op commitOp, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
+	if batchable(op) {
+		if body, committed, err, done := w.commitGrouped(ctx, op, respond); done {
+			return body, committed, err
+		}
+	}
+	return w.commitAlone(ctx, op, respond)
+}
+
+// commitAlone is Commit of op in a commit of its own.
+func (w *shardWriter) commitAlone(ctx context.Context, op commitOp, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
 	n, life, fields, err := w.shards.Fields(ctx, op.Counter, op.Count, op.By)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -144,10 +154,19 @@ func (c commit) kind() int {
 	return opKey
 }
 
-// stage puts c's writes in tx, answering body: the limits' spending, the
-// key's record, the once marks, the voter's document, and the shard's
-// increment.
+// stage puts c's writes in tx, answering body: its records (records) and
+// the shard's increment.
 func (w *shardWriter) stage(tx *firestore.Transaction, c commit, body []byte) error {
+	if err := w.records(tx, c, body); err != nil {
+		return err
+	}
+	return tx.Set(w.layout.Shard(w.client, c.op.Counter, c.life, c.shard), c.fields, firestore.MergeAll)
+}
+
+// records puts in tx what c writes beside the shard, answering body: the
+// limits' spending, the key's record, the once marks, the voter's
+// document.
+func (w *shardWriter) records(tx *firestore.Transaction, c commit, body []byte) error {
 	op := c.op
 	if op.Vote == nil && op.Limits.on() {
 		if err := w.spend(tx, op, time.Now()); err != nil {
@@ -179,7 +198,7 @@ func (w *shardWriter) stage(tx *firestore.Transaction, c commit, body []byte) er
 			return err
 		}
 	}
-	return tx.Set(w.layout.Shard(w.client, op.Counter, c.life, c.shard), c.fields, firestore.MergeAll)
+	return nil
 }
 
 // refused answers a commit that failed for another reason than a
