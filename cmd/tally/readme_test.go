@@ -251,7 +251,7 @@ func TestReadmeGoExample(t *testing.T) {
 func TestReadmeBenchTable(t *testing.T) {
 	t.Parallel()
 	rep := &report.Load{Options: report.Options{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000, Popularity: bench.PopularityUniform, Delivery: report.DeliveryEmulator,
-		Instances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30, Prices: report.StandardPrices}}
+		Instances: 1, IncrementInstances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30, Prices: report.StandardPrices, FunctionPrices: report.CloudRunPrices}}
 	rep.Modes = []report.Mode{{Mode: report.ModeRaw, IncrPerSec: 500}, {Mode: report.ModeTally}, {Mode: report.ModeNaive}, {Mode: report.ModeSingle}} // a machine that kept up
 	block, lines := readmeOutput(t, "bench table", rep.WriteTable)
 	if block[0] != lines[0] {

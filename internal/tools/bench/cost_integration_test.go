@@ -89,3 +89,28 @@ func checkBill(t *testing.T, fields int, m report.Mode) {
 		t.Errorf("--fields %d, %s: the bill's parts %+v do not add up", fields, m.Mode, b)
 	}
 }
+
+// TestClientWrites: with the shards written by the client, tally's mode
+// runs no Increment (its bill has no Increment request or time), tally's
+// Rollup folds what the clients wrote, and the total is exact.
+func TestClientWrites(t *testing.T) {
+	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
+	rep, err := Run(context.Background(), Options{
+		Counters: 20, Popularity: PopularityUniform, Shards: 2, Warmup: time.Second,
+		Setup: Setup{
+			Workers: 4, Rate: 40, Duration: 3 * time.Second, ClientWrites: true,
+			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Modes[0]
+	if m.Acked == 0 || m.Drift != 0 || m.ShardSum != m.Acked {
+		t.Errorf("%d acknowledged, total - acknowledged %+d, shards %d; want every client write in the total", m.Acked, m.Drift, m.ShardSum)
+	}
+	if b := m.Bill; b.IncrementRequests != 0 || b.IncrementSeconds != 0 || b.RollupRequests <= 0 || b.Requests >= 0.8 {
+		t.Errorf("the bill with client writes: %+v; want no Increment, and Rollup requests", b)
+	}
+}

@@ -131,8 +131,8 @@ func costRows(row rowFunc) {
 		return fmt.Sprintf("%.2f + %.2f", m.Bill.IncrementSeconds, m.Bill.RollupSeconds)
 	})
 	row("Rollup CPU-s used / 1,000 increments", func(m Mode) string { return Maybe("%.3f", m.Bill.RollupCPUSeconds) })
-	row("USD/M increments: Firestore", func(m Mode) string { return fmt.Sprintf("%.2f", m.Bill.Firestore) })
-	row("  + requests + compute + events", func(m Mode) string {
+	row("USD per million, Firestore", func(m Mode) string { return fmt.Sprintf("%.2f", m.Bill.Firestore) })
+	row("requests, compute, events", func(m Mode) string {
 		return fmt.Sprintf("%.2f + %.2f + %.2f", m.Bill.Requests, m.Bill.Compute, m.Bill.Events)
 	})
 	row("USD per million increments, all in", func(m Mode) string { return fmt.Sprintf("%.2f", m.Bill.Total) })
