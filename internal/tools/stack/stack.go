@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/deploy"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/internal/tools/authemu"
@@ -84,6 +83,10 @@ type Options struct {
 	// the functions' port (the functions keep their paths): the app and
 	// Increment share an origin.
 	AppDir string
+	// AppRules, if set, is the app's own rules file (its firestore.rules),
+	// which the emulator enforces with tally's merged in, as 'tally rules
+	// --merge' prints them, and again each time the file changes.
+	AppRules string
 	// ManualJobs: the stack neither folds every counter as it starts and
 	// stops (settle) nor runs the boundary job at each start of a bucket:
 	// the jobs run only when asked (StartJob), as a bench of them wants.
@@ -126,6 +129,8 @@ type Stack struct {
 	seeded   atomic.Bool   // the demo's feed has posts
 	watching chan struct{} // closed to stop watching an external emulator
 	watched  chan struct{} // closed when the watch has stopped
+	reading  chan struct{} // closed to stop reading the app's rules as they change
+	read     chan struct{} // closed when it has stopped
 	moving   chan struct{} // closed to stop the boundary job
 	moved    chan struct{} // closed when it has stopped
 }
@@ -262,6 +267,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		s.watching, s.watched = make(chan struct{}), make(chan struct{})
 		go s.watch()
 	}
+	if o.AppRules != "" && s.Emulator != nil {
+		s.reading, s.read = make(chan struct{}), make(chan struct{})
+		go s.reloadRules()
+	}
 	if unit := o.layout().SmallestUnit(); unit != "" && !o.ManualJobs {
 		s.moving, s.moved = make(chan struct{}), make(chan struct{})
 		go s.moveWindows(unit, s.moving, s.moved)
@@ -287,10 +296,7 @@ func (s *Stack) startEmulator(ctx context.Context) error {
 		s.EmulatorHost = o.ExternalHost
 		return nil
 	}
-	src, err := deploy.Rules(deploy.RulesOptions{Collection: o.layout().Collection})
-	if o.layout().OnDocs() {
-		src, err = deploy.CountsRules(o.layout(), false)
-	}
+	src, err := s.rulesSource()
 	if err != nil {
 		return err
 	}
@@ -586,6 +592,11 @@ func (s *Stack) shutdown() error {
 		close(s.watching)
 		<-s.watched
 		s.watching = nil
+	}
+	if s.reading != nil {
+		close(s.reading)
+		<-s.read
+		s.reading = nil
 	}
 	if s.moving != nil {
 		close(s.moving)
