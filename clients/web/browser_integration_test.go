@@ -42,6 +42,13 @@ func bundle(t *testing.T, dir string) {
 // allowed to call Increment from any origin, configured by env besides.
 func startLocal(t *testing.T, env ...string) *stack.Stack {
 	t.Helper()
+	return startWith(t, stack.Options{}, env...)
+}
+
+// startWith is startLocal with options o (its Config and Emulator filled
+// in).
+func startWith(t *testing.T, o stack.Options, env ...string) *stack.Stack {
+	t.Helper()
 	paths := emulatortest.RequirePaths(t)
 	vars := map[string]string{setup.EnvCORSOrigins: "*", setup.EnvAutoGrow: "false"}
 	for i := 0; i+1 < len(env); i += 2 {
@@ -51,7 +58,8 @@ func startLocal(t *testing.T, env ...string) *stack.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := stack.Start(context.Background(), stack.Options{Config: cfg, Emulator: paths})
+	o.Config, o.Emulator = cfg, paths
+	s, err := stack.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

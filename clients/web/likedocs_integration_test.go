@@ -1,14 +1,11 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,8 +26,7 @@ import (
 func TestLikeDocumentsFromTwoDevices(t *testing.T) {
 	t.Parallel()
 	node := needNode(t)
-	s := startLocal(t, setup.EnvAuth, setup.AuthFirebase, setup.EnvCounts, "posts:views,likes=count(likes)")
-	loadMobileRules(t, s)
+	s := startWith(t, stack.Options{AppRules: mobileRules(t)}, setup.EnvAuth, setup.AuthFirebase, setup.EnvCounts, "posts:views,likes=count(likes)")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()
 	post := fs.Collection("posts").Doc(emulatortest.ID(t))
@@ -65,9 +61,9 @@ func TestLikeDocumentsFromTwoDevices(t *testing.T) {
 	}
 }
 
-// loadMobileRules replaces the example rules' match for the posts' likes
-// with the one docs/mobile.md gives, and loads them into the emulator.
-func loadMobileRules(t *testing.T, s *stack.Stack) {
+// mobileRules writes the app's rules file docs/mobile.md gives into a
+// directory of the test's, and names it, for serve --rules.
+func mobileRules(t *testing.T) string {
 	t.Helper()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "mobile.md"))
 	if err != nil {
@@ -77,24 +73,9 @@ func loadMobileRules(t *testing.T, s *stack.Stack) {
 	if m == nil {
 		t.Fatal("docs/mobile.md has no rules block")
 	}
-	rules, err := os.ReadFile(s.Rules)
-	if err != nil {
+	file := filepath.Join(t.TempDir(), "app.rules")
+	if err := os.WriteFile(file, m[1], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	example := regexp.MustCompile(`(?s)    match /posts/\{doc0\}/likes/\{child\} \{.*?\n    \}\n`)
-	if !example.Match(rules) {
-		t.Fatalf("the example rules have no match for the posts' likes:\n%s", rules)
-	}
-	mine := "    " + strings.ReplaceAll(strings.TrimSpace(string(m[1])), "\n", "\n    ") + "\n"
-	rules = example.ReplaceAll(rules, []byte(mine))
-	body, _ := json.Marshal(map[string]any{"rules": map[string]any{"files": []map[string]string{{"name": "firestore.rules", "content": string(rules)}}}})
-	req, _ := http.NewRequest(http.MethodPut, "http://"+s.EmulatorHost+"/emulator/v1/projects/"+stack.DefaultProject+":securityRules", bytes.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("loading the rules: %s", resp.Status)
-	}
+	return file
 }

@@ -23,9 +23,8 @@ import (
 func TestMobileRecipe(t *testing.T) {
 	t.Parallel()
 	node := needNode(t)
-	s := startLocal(t, setup.EnvAuth, setup.AuthFirebase,
+	s := startWith(t, stack.Options{AppRules: mobileRules(t)}, setup.EnvAuth, setup.AuthFirebase,
 		setup.EnvCounts, "posts:views,likes=count(likes),comments=count(comments),views_today=views per day,hot=trend(likes + views/10, 6h)")
-	loadMobileRules(t, s)
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()
 	post, other := fs.Collection("posts").Doc(emulatortest.ID(t)), fs.Collection("posts").Doc("other-"+emulatortest.ID(t))
