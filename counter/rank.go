@@ -37,13 +37,21 @@ func (p Place) Top() float64 { return rank.Place{Rank: p.Rank, Of: p.Of}.Top() }
 // place's AsOf: two or three reads, however many documents the board holds
 // (see docs/rank.md).
 func (c *Client) Rank(ctx context.Context, doc, field string) (Place, error) {
+	return c.RankAfter(ctx, doc, field, time.Time{})
+}
+
+// RankAfter is Rank at a read time after after: a board's summary as of
+// before it is folded first (a read and a write, after the summary's
+// spacing of a second), so that the place counts every fold of the
+// documents written by then.
+func (c *Client) RankAfter(ctx context.Context, doc, field string, after time.Time) (Place, error) {
 	b, err := c.board(doc, field)
 	if err != nil {
 		return Place{}, err
 	}
-	ctx, cancel := c.bound(ctx, 2)
+	ctx, cancel := c.bound(ctx, 3)
 	defer cancel()
-	p, err := rank.Read(ctx, c.fs, b, doc)
+	p, err := rank.ReadAfter(ctx, c.fs, b, doc, after)
 	return Place{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf, Value: p.Value, Reads: p.Reads}, err
 }
 

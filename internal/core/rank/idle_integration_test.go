@@ -36,3 +36,27 @@ func TestRankOnAnIdleBoard(t *testing.T) {
 		}
 	}
 }
+
+// TestRankAfter: a rank asked for at a read time after a moment reads at
+// one, though the board's summary is as of before it and no move waits:
+// the summary is folded first, once; asked again, it is not.
+func TestRankAfter(t *testing.T) {
+	t.Parallel()
+	c := emulatortest.Client(t)
+	ctx := context.Background()
+	b := rank.NewBoard("f"+emulatortest.ID(t), "likes", firestore.FieldPath{"_tally"}, false, true)
+	seeded := time.Now().Add(-time.Minute)
+	seed(t, c, b, map[string]any{"a": int64(7), "b": int64(3)}, seeded)
+	after := time.Now()
+	p, err := rank.ReadAfter(ctx, c, b, b.Collection+"/b", after)
+	if err != nil || p.Rank != 2 || p.Of != 2 {
+		t.Fatalf("rank of b after %v: #%d of %d, %v; want #2 of 2", after, p.Rank, p.Of, err)
+	}
+	if p.AsOf.Before(after) || p.Reads <= 2 {
+		t.Errorf("read at %v in %d reads, asked for after %v (the summary was as of %v); want the summary folded first", p.AsOf, p.Reads, after, seeded)
+	}
+	again, err := rank.ReadAfter(ctx, c, b, b.Collection+"/b", after)
+	if err != nil || !again.AsOf.Equal(p.AsOf) || again.Reads > 2 || again.Rank != 2 {
+		t.Errorf("asked again: #%d as of %v in %d reads (%v); want #2 as of %v, with no fold", again.Rank, again.AsOf, again.Reads, err, p.AsOf)
+	}
+}

@@ -52,6 +52,13 @@ const Fresh = 30 * time.Minute
 // and a write), once for every reader until the board is idle as long
 // again.
 func Read(ctx context.Context, c *firestore.Client, b Board, doc string) (Place, error) {
+	return ReadAfter(ctx, c, b, doc, time.Time{})
+}
+
+// ReadAfter is Read at a read time after after: a summary as of before
+// it is folded first (a read, and a write of the summary; its spacing
+// waited out), as an idle board's is.
+func ReadAfter(ctx context.Context, c *firestore.Client, b Board, doc string, after time.Time) (Place, error) {
 	s, err := ReadSummary(ctx, c, b)
 	if err != nil {
 		return Place{}, err
@@ -60,9 +67,10 @@ func Read(ctx context.Context, c *firestore.Client, b Board, doc string) (Place,
 		return Place{Doc: doc, Reads: 1}, fmt.Errorf("%w: %s has no summary yet", ErrNotRanked, b)
 	}
 	reads := 1
-	if s.Read.Sub(s.AsOf) > Fresh {
-		// an idle board: Firestore would refuse a read at its as_of
-		if s, reads, err = refresh(ctx, c, b, s); err != nil {
+	if !current(s, after) {
+		// an idle board (Firestore would refuse a read at its as_of), or
+		// one as of before after
+		if s, reads, err = refresh(ctx, c, b, s, after); err != nil {
 			return Place{Doc: doc, Reads: reads}, err
 		}
 	}
@@ -74,12 +82,24 @@ func Read(ctx context.Context, c *firestore.Client, b Board, doc string) (Place,
 	return p, err
 }
 
-// refresh folds s, a summary older than Fresh, so that its as_of is a
-// time Firestore still reads at, or finds another reader's fold: the
-// summary then, and the reads Read has made so far.
-func refresh(ctx context.Context, c *firestore.Client, b Board, s Summary) (Summary, int, error) {
+// refresh folds s, a summary not current (older than Fresh, or as of
+// before after), so that its as_of is a time Firestore still reads at,
+// and after after; or finds another reader's fold: the summary then, and
+// the reads Read has made so far. A fold is as of a spacing before its
+// read, so a summary read before after+Spacing is read again then.
+func refresh(ctx context.Context, c *firestore.Client, b Board, s Summary, after time.Time) (Summary, int, error) {
 	reads := 1
 	for {
+		if wait := after.Add(Spacing).Sub(s.Read); wait > 0 {
+			err := sleep(ctx, wait)
+			if err == nil {
+				s, err = ReadSummary(ctx, c, b)
+				reads++
+			}
+			if err != nil || current(s, after) {
+				return s, reads, err
+			}
+		}
 		next, err := Fold(ctx, c, b, s)
 		reads++ // the moves, none on a board that has been idle
 		if errors.Is(err, ErrTooSoon) {
@@ -92,11 +112,17 @@ func refresh(ctx context.Context, c *firestore.Client, b Board, s Summary) (Summ
 		if err != nil {
 			return s, reads, err
 		}
-		if s, err = ReadSummary(ctx, c, b); err != nil || s.Read.Sub(s.AsOf) <= Fresh {
+		if s, err = ReadSummary(ctx, c, b); err != nil || current(s, after) {
 			return s, reads + 1, err
 		}
 		reads++
 	}
+}
+
+// current reports whether a rank may be read at s's as_of: it is within
+// Fresh of its read, and not before after.
+func current(s Summary, after time.Time) bool {
+	return s.Read.Sub(s.AsOf) <= Fresh && !s.AsOf.Before(after)
 }
 
 // within reads, in tx at the summary's read time, the document and the
