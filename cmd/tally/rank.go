@@ -18,9 +18,12 @@ import (
 func rankCommand() *cobra.Command {
 	args := exactArgs(2, "a document path (or with --value, a collection) and the field its collection is ranked by, declared rank(FIELD)")
 	var value float64
+	var fresh bool
 	cmd := counterCommand("rank DOC FIELD", "Print a document's place among its collection's by a field declared rank(FIELD): two or three reads; "+
 		"with --value, where a value stands among them (tally rank posts likes --value 1234): one read", args, func(cmd *cobra.Command) action {
 		cmd.Flags().Float64Var(&value, "value", 0, "print where this value stands among the documents of the collection given instead of a document: its place and percentile, from one read")
+		cmd.Flags().BoolVar(&fresh, "fresh", false, "read the place at a time after this command began: what the documents' folds had written by then (a read and a write more where the board was not folded since; up to a second's wait)")
+		began := time.Now()
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
 			if cmd.Flags().Changed("value") {
 				return standing(ctx, a, c, id, value)
@@ -28,7 +31,11 @@ func rankCommand() *cobra.Command {
 			if err := layoutOf(a.cfg).CheckName(id); err != nil {
 				return usageError{err}
 			}
-			p, err := c.Rank(ctx, id, a.field)
+			var after time.Time
+			if fresh {
+				after = began
+			}
+			p, err := c.RankAfter(ctx, id, a.field, after)
 			if errors.Is(err, counter.ErrNotRanked) {
 				return fmt.Errorf("%s is not ranked by %s yet: %w", id, a.field, err)
 			}

@@ -54,6 +54,9 @@ func normalize(s string) string {
 		{`"\d{4}-\d\d-\d\dT[0-9:.]+Z"`, `"TIME"`},
 		{`\b\d{4}-\d\d-\d\dT[0-9:.]+Z\b`, "TIME"},
 		{`\b\d+(\.\d+)?(ms|s)\b`, "DURATION"},
+		// A rank reads 2 or 3 documents, and with --fresh as many more as
+		// a fold of the board takes where it must fold it first.
+		{`\b\d+ reads\b`, "N reads"},
 		// A reshard starts from the shards the counter has then: Rollup
 		// may have grown a busy one, more readily on a loaded machine.
 		{`(?m)^(\w+: )\d+ -> (\d+ shards)$`, "${1}N -> ${2}"},
