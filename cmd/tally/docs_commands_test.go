@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,6 +94,24 @@ func runNames(pattern string) []string {
 
 // hasGo reports whether dir holds a .go file (below it too, if tree).
 func hasGo(t *testing.T, dir string, tree bool) bool {
+	return anyFile(dir, tree, func(path string) bool { return strings.HasSuffix(path, ".go") })
+}
+
+// declares reports whether one of pkgs (with /..., their trees) declares
+// the function name in a test file.
+func declares(t *testing.T, root string, pkgs []string, name string) bool {
+	decl := regexp.MustCompile(`(?m)^func ` + name + `\(`)
+	return slices.ContainsFunc(pkgs, func(p string) bool {
+		dir := filepath.Join(root, strings.TrimSuffix(strings.TrimSuffix(p, "..."), "/"))
+		return anyFile(dir, strings.HasSuffix(p, "..."), func(path string) bool {
+			return strings.HasSuffix(path, "_test.go") && decl.MatchString(testio.Text(t, path))
+		})
+	})
+}
+
+// anyFile reports whether a file of dir (below it too, if tree; never in
+// node_modules) meets ok.
+func anyFile(dir string, tree bool, ok func(path string) bool) bool {
 	found := false
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		switch {
@@ -100,36 +119,10 @@ func hasGo(t *testing.T, dir string, tree bool) bool {
 			return filepath.SkipAll
 		case d.IsDir() && p != dir && (!tree || d.Name() == "node_modules"):
 			return filepath.SkipDir
-		case strings.HasSuffix(p, ".go"):
+		case !d.IsDir() && ok(p):
 			found = true
 		}
 		return nil
 	})
 	return found
-}
-
-// declares reports whether one of pkgs (with /..., their trees) declares
-// the function name in a test file.
-func declares(t *testing.T, root string, pkgs []string, name string) bool {
-	decl := regexp.MustCompile(`(?m)^func ` + name + `\(`)
-	for _, p := range pkgs {
-		tree := strings.HasSuffix(p, "...")
-		dir := filepath.Join(root, strings.TrimSuffix(strings.TrimSuffix(p, "..."), "/"))
-		found := false
-		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			switch {
-			case err != nil || found:
-				return filepath.SkipAll
-			case d.IsDir() && path != dir && (!tree || d.Name() == "node_modules"):
-				return filepath.SkipDir
-			case strings.HasSuffix(path, "_test.go") && decl.MatchString(testio.Text(t, path)):
-				found = true
-			}
-			return nil
-		})
-		if found {
-			return true
-		}
-	}
-	return false
 }
