@@ -221,6 +221,7 @@ func optionsJSON(o settings) report.Options {
 }
 
 func start(ctx context.Context, o settings) (_ *env, err error) {
+	o.IncrementInstances = max(1, o.IncrementInstances) // the soak's and the other runners' settings say none: one
 	e := &env{o: o, obs: newObserver(), bridges: map[string]*bridge.Bridge{},
 		clients: map[string]*firestore.Client{}, ops: map[string]*opcount.Ops{}}
 	defer func() {
