@@ -2,6 +2,7 @@ package rollup
 
 import (
 	"context"
+
 	"strings"
 	"testing"
 	"time"
@@ -120,28 +121,48 @@ func TestBurstGrowsFromSums(t *testing.T) {
 	}
 }
 
-// TestGrowthFollowsWritesNotAmounts: 30 increments of 1,000 each are 30
-// writes, not 30,000: the counter grows for 30 writes in the time they
-// took (at most 300 a second: a rate is taken between sums a period,
-// 100 ms, apart), not to the most shards, 1,000, as their amounts alone
-// would have it. The writes come in two halves two periods apart, so that
-// a rate is taken however fast the machine makes them.
+// TestGrowthFollowsWritesNotAmounts: increments of 1,000 each are writes,
+// not thousands: a counter grows for the writes it took in the time they
+// took (here at most 16 in 100 ms or more: at most 160 a second), not to
+// the most shards, 1,000, as their amounts alone would have it. The rate
+// is taken between two sums whatever the machine's speed: a first write
+// is folded, so that the fold spacing (1 s) holds the next events; eight
+// writes, whose held events have the instance sum the shard (the rate's
+// base); then eight more, after that sum, which the fold a spacing later
+// sums.
 func TestGrowthFollowsWritesNotAmounts(t *testing.T) {
 	t.Parallel()
 	h := newHistory(t)
 	oneShard(h)
-	c := h.concurrently(h.handler(Config{Spacing: 50 * time.Millisecond, Grow: growing}))
-	for half := range 2 {
-		for range 15 {
-			c.deliver(h.incr(0, 1000))
-		}
-		c.wait()
-		if half == 0 {
-			time.Sleep(2 * growing.Period)
+	live := h.handler(Config{Spacing: time.Second, Grow: growing})
+	c := h.concurrently(live)
+	c.deliver(h.incr(0, 1000))
+	c.wait()
+	for range 8 {
+		c.deliver(h.incr(0, 1000))
+	}
+	for deadline := time.Now().Add(emulatortest.Liveness); baseOf(live, h.id).IsZero(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the instance holding 8 events of a counter on one shard never summed it")
 		}
 	}
+	for range 8 {
+		c.deliver(h.incr(0, 1000))
+	}
+	c.wait()
 	h.checkExact()
-	if n := h.numShards(); n < 2 || n > 300 {
-		t.Errorf("num_shards = %d after 30 writes of 1,000; want it grown for 30 writes, to at most 300", n)
+	if n := h.numShards(); n < 2 || n > 160 {
+		t.Errorf("num_shards = %d after 17 writes of 1,000; want it grown for 8 writes in 100 ms or more, to at most 160", n)
 	}
+}
+
+// baseOf is the read time of the sum the handler's growth measures
+// counter id's rate from; zero if none.
+func baseOf(hd *Handler, id string) time.Time {
+	hd.tracker.mu.Lock()
+	defer hd.tracker.mu.Unlock()
+	if c := hd.tracker.counters[id]; c != nil {
+		return c.base.At
+	}
+	return time.Time{}
 }
