@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -85,7 +86,21 @@ func (r *Load) WriteTable(w io.Writer) {
 		return fmt.Sprintf("%d (%d, %d)", *m.Events, *m.Duplicated, *m.Delayed)
 	})
 	tw.Flush()
+	if note := r.singleNote(); note != "" {
+		fmt.Fprintf(w, "\n%s\n", note)
+	}
 	fmt.Fprintln(w, "\nEvery figure, for each mode and each Rollup instance, is in --json FILE (docs/bench.md lists them).")
+}
+
+// singleNote says, where the single document ran on the emulator alone,
+// what Firestore would have made of it: the emulator takes every write to
+// one document, Firestore about one a second.
+func (r *Load) singleNote() string {
+	if r.Options.Contention > 0 || !slices.ContainsFunc(r.Modes, func(m Mode) bool { return m.Mode == ModeSingle }) {
+		return ""
+	}
+	return "single: the emulator takes every write to one document; Firestore sustains about 1 a second on one document,\n" +
+		"so single would take about 1 increment a second there, and stall or refuse the rest (--contention 10 puts a stand-in for it in front)."
 }
 
 // rowFunc writes one row of the table: its label, and each mode's cell.
