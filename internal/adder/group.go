@@ -94,7 +94,9 @@ func (gs *groups) join(id, field string, by int64, item any) (b *batch, first bo
 	}
 	b.by[field] += by
 	b.n++
-	b.items = append(b.items, item)
+	if item != nil { // a plain increment carries nothing
+		b.items = append(b.items, item)
+	}
 	return b, first
 }
 
