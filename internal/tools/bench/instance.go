@@ -107,7 +107,8 @@ type rollupInstance struct {
 	most     atomic.Int64
 	peakHeap atomic.Int64
 	meter    meter
-	cpuAt    atomic.Value // cputime.Used().Seconds() at the last reset, a float64
+	metered  http.Handler // handler, counted on meter
+	cpuAt    atomic.Int64 // cputime.Used() at the last reset, in nanoseconds
 }
 
 // serveInstance serves Rollup at /Rollup, its figures at /stats and their
@@ -130,7 +131,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 		logger = cloudlog.New(f, slog.LevelDebug)
 	}
 	in := &rollupInstance{ops: &opcount.Ops{}}
-	in.cpuAt.Store(cputime.Used().Seconds())
+	in.cpuAt.Store(int64(cputime.Used()))
 	client, err := opcount.Client(ctx, spec.Host, spec.Project, in.ops)
 	if err != nil {
 		return err
@@ -145,6 +146,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 	}
 	in.layout = lay
 	in.handler = rollup.New(client, rollup.Config{Layout: public(lay), Project: spec.Project, Spacing: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
+	in.metered = in.meter.wrap(in.handler)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -178,14 +180,14 @@ func (in *rollupInstance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	in.requests.Add(1)
 	for m := in.most.Load(); n > m && !in.most.CompareAndSwap(m, n); m = in.most.Load() {
 	}
-	in.meter.wrap(in.handler).ServeHTTP(w, r)
+	in.metered.ServeHTTP(w, r)
 }
 
 func (in *rollupInstance) serveStats(w http.ResponseWriter, _ *http.Request) {
 	st := InstanceStats{
 		Requests: in.requests.Load(), Refused: in.refused.Load(), MostHeld: in.most.Load(), Held: in.inflight.Load(),
 		Reads: in.ops.Reads(), Writes: in.ops.Writes(), Deletes: in.ops.Deletes(), Failed: in.ops.Failed(), PeakRSS: peakRSS(), PeakHeap: in.peakHeap.Load(), HeapAfter: heapObjects(),
-		Bill: in.meter.read(), CPUSeconds: cputime.Used().Seconds() - in.cpuAt.Load().(float64),
+		Bill: in.meter.read(), CPUSeconds: (cputime.Used() - time.Duration(in.cpuAt.Load())).Seconds(),
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st)
@@ -232,7 +234,7 @@ func (in *rollupInstance) serveReset(w http.ResponseWriter, _ *http.Request) {
 	in.most.Store(in.inflight.Load())
 	in.ops.Reset()
 	in.meter.reset()
-	in.cpuAt.Store(cputime.Used().Seconds())
+	in.cpuAt.Store(int64(cputime.Used()))
 	in.peakHeap.Store(heapObjects())
 	// Writing 5 to clear_refs resets the peak resident set (VmHWM).
 	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
