@@ -3,9 +3,12 @@
 // aggregation's result, which the Firestore package reads but does not
 // return, so that a fold sums at one known instant in a single call; one
 // hands it a transaction's commit time, so that Increment can say when a
-// vote committed. The last keeps a commit of plain writes with server-side transforms (an
-// increment) from being sent again blind after it failed unavailable: such
-// a commit may have been applied, and an increment is not idempotent.
+// vote committed. One makes a commit depend on a document it does not
+// write (verify.go), so that an increment of a deleted document writes
+// nothing. The last keeps a commit of plain writes with server-side
+// transforms (an increment) from being sent again blind after it failed
+// unavailable: such a commit may have been applied, and an increment is
+// not idempotent.
 // Permanent tells the Firestore errors that no retry cures.
 package fsrpc
 
@@ -37,7 +40,7 @@ const (
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithChainStreamInterceptor(readTimeInterceptor),
-		grpc.WithChainUnaryInterceptor(noBlindRetry, commitTimeInterceptor),
+		grpc.WithChainUnaryInterceptor(verifyInterceptor, noBlindRetry, commitTimeInterceptor),
 	}
 }
 
