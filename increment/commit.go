@@ -100,14 +100,18 @@ func (w *shardWriter) commitAlone(ctx context.Context, op commitOp, respond func
 	c := commit{op: op, life: life, shard: rand.IntN(n), fields: fields, onceAt: time.Now()}
 	for attempt := 0; attempt < 3; attempt++ {
 		body := respond(c.shard, true)
-		tctx, commitTime := fsrpc.WithCommitTime(ctx)
+		tctx, commitTime := fsrpc.WithCommitTime(w.shards.Verify(ctx, op.Counter))
 		err := w.client.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
 			return w.stage(tx, c, body)
 		})
 		switch status.Code(err) {
 		case codes.OK:
 			return body, commitTime(), nil
-		case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
+		case codes.NotFound:
+			if err := w.shards.Gone(ctx, op.Counter); err != nil {
+				return nil, time.Time{}, err // the counted document is gone: nothing was written
+			}
+		case codes.AlreadyExists, codes.FailedPrecondition:
 		default:
 			return w.refused(ctx, c, err)
 		}

@@ -101,7 +101,7 @@ func (w *shardWriter) commitBatch(ctx context.Context, id string, items []any, b
 	for _, g := range in {
 		g.body = g.respond(shard, true)
 	}
-	cctx, commitTime := fsrpc.WithCommitTime(ctx)
+	cctx, commitTime := fsrpc.WithCommitTime(w.shards.Verify(ctx, id))
 	err = w.client.RunTransaction(cctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		for _, g := range in {
 			if err := w.records(tx, commit{op: g.op, life: life}, g.body); err != nil {
@@ -113,7 +113,15 @@ func (w *shardWriter) commitBatch(ctx context.Context, id string, items []any, b
 	switch status.Code(err) {
 	case codes.OK:
 		return shard, commitTime(), nil
-	case codes.AlreadyExists, codes.NotFound, codes.FailedPrecondition:
+	case codes.NotFound:
+		if gone := w.shards.Gone(ctx, id); gone != nil {
+			for _, g := range in { // the counted document is gone: nothing was written
+				g.err, g.done = gone, true
+			}
+			return shard, time.Time{}, nil
+		}
+		fallthrough
+	case codes.AlreadyExists, codes.FailedPrecondition:
 		for _, g := range in {
 			g.alone = true // nothing was written: each commits on its own
 		}

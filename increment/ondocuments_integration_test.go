@@ -29,7 +29,14 @@ func postsLayout(t *testing.T) core.Layout {
 // fieldSums adds up each count over a document's shards.
 func fieldSums(t *testing.T, c *firestore.Client, l core.Layout, name string) map[string]int64 {
 	t.Helper()
-	docs, err := l.Shards(c, name, emulatortest.Life(t, l, c, name)).Documents(context.Background()).GetAll()
+	return lifeSums(t, c, l, name, emulatortest.Life(t, l, c, name))
+}
+
+// lifeSums adds up each count over the shards of a life of a document,
+// which need not exist now.
+func lifeSums(t *testing.T, c *firestore.Client, l core.Layout, name, life string) map[string]int64 {
+	t.Helper()
+	docs, err := l.Shards(c, name, life).Documents(context.Background()).GetAll()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,15 @@ package adder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"time"
 
 	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fsrpc"
@@ -124,8 +127,13 @@ func (a *Adder) Batched(ctx context.Context, key, field string, by int64, item a
 // id, as p knows it, in one write.
 func (a *Adder) write(ctx context.Context, id string, p parent, by map[string]int64) (shard int, committed time.Time, err error) {
 	shard = rand.IntN(p.n)
-	cctx, commitTime := fsrpc.WithCommitTime(ctx)
+	cctx, commitTime := fsrpc.WithCommitTime(a.Verify(ctx, id))
 	wr, err := a.layout.Shard(a.client, id, p.life, shard).Set(cctx, a.fields(id, p, by), firestore.MergeAll)
+	if status.Code(err) == codes.NotFound && a.layout.OnDocs() {
+		// A merge-set has no precondition of its own: the verify failed.
+		a.counts.forget(id)
+		return shard, time.Time{}, noDocument(id)
+	}
 	if err != nil {
 		return shard, time.Time{}, core.Unconfirmed(fmt.Errorf("core: write shard %d of %s: %w", shard, id, err))
 	}
@@ -136,6 +144,36 @@ func (a *Adder) write(ctx context.Context, id string, p parent, by map[string]in
 		return shard, at, nil
 	}
 	return shard, wr.UpdateTime, nil
+}
+
+// Verify returns ctx whose commits (of a shard write, a vote, a key's
+// record) apply only if counter id's document exists when they commit,
+// on documents (fsrpc.WithVerify): a write for a document deleted since
+// this Adder last read it then fails NOT_FOUND whole, and nothing is
+// written for a document that is gone. The guide layout's counters/{id}
+// need no parent, so their commits are sent as they are.
+func (a *Adder) Verify(ctx context.Context, id string) context.Context {
+	if !a.layout.OnDocs() {
+		return ctx
+	}
+	return fsrpc.WithVerify(ctx, a.layout.Counter(a.client, id).Path)
+}
+
+// Gone is, after a commit sent with Verify failed NOT_FOUND, ErrNoCounter
+// if counter id's document does not exist now (a verify's failure), or
+// nil if it does (the failure was a precondition of another write of the
+// commit's, such as a vote's). It reads the document, and forgets what
+// was cached of it.
+func (a *Adder) Gone(ctx context.Context, id string) error {
+	if !a.layout.OnDocs() {
+		return nil
+	}
+	a.counts.forget(id)
+	_, err := a.counts.get(ctx, id)
+	if errors.Is(err, core.ErrNoCounter) {
+		return err
+	}
+	return nil
 }
 
 // Fields is what a write adding by to count c of counter id puts on the

@@ -157,8 +157,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 		}
 		if !s.creatable(id) {
 			if s.layout.OnDocs() {
-				return parent{}, missing(id, "%s does not exist: tally counts in fields of documents your app creates, "+
-					"and never creates one; create %s, then count on it. Nothing was written", id, id)
+				return parent{}, noDocument(id)
 			}
 			// Shards with no parent, as Google's samples make them, are a
 			// counter of the default shards until a fold makes its parent.
@@ -187,6 +186,20 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 		// Created meanwhile by someone else: read what they wrote.
 	}
 	return parent{}, fmt.Errorf("core: counter %s was deleted while being created", id)
+}
+
+// noDocument is core.ErrNoCounter for the counted document id, which does
+// not exist.
+func noDocument(id string) error {
+	return missing(id, "%s does not exist: tally counts in fields of documents your app creates, "+
+		"and never creates one; create %s, then count on it. Nothing was written", id, id)
+}
+
+// forget drops what is cached of counter id: the next increment reads it.
+func (s *shardCounts) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entries.Remove(id)
 }
 
 // missing is core.ErrNoCounter for counter id, with a message that says
