@@ -186,6 +186,9 @@ func (e *env) opsFigures(r *report.Mode, m string, during []InstanceStats) error
 	ops := e.ops[m]
 	reads, writes, deletes, failed := ops.Reads(), ops.Writes(), ops.Deletes(), ops.Failed()
 	r.IncrementTxPerIncr = ptr(float64(ops.Transactions()) / float64(r.Acked))
+	if v := ops.Verifies(); v > 0 {
+		r.VerifiesPerIncr = ptr(float64(v) / float64(r.Acked))
+	}
 	if m == report.ModeTally {
 		after, err := e.instanceStats()
 		if err != nil {

@@ -20,13 +20,15 @@ import (
 // commit), and of those, the deletes. It also counts the writes of commits
 // that failed (a compare-and-set whose precondition failed, among others),
 // which Firestore's pricing pages do not say whether it bills. OnCommit, if
-// set, sees each successful commit; OnRead, if set, sees the name of each
+// set, sees each successful commit; Verifies counts the commits that
+// verified a document they do not write (fsrpc.WithVerify), which
+// Firestore's price list names no price for; OnRead, if set, sees the name of each
 // document a batch get asks for, and of each collection a query (an
 // aggregation among them) reads, as {parent}/{collection id}.
 type Ops struct {
-	reads, writes, deletes, failed, transactions atomic.Int64
-	OnCommit                                     func(*firestorepb.CommitRequest, *firestorepb.CommitResponse)
-	OnRead                                       func(name string)
+	reads, writes, deletes, failed, transactions, verifies atomic.Int64
+	OnCommit                                               func(*firestorepb.CommitRequest, *firestorepb.CommitResponse)
+	OnRead                                                 func(name string)
 }
 
 // Reads, Writes (deletes included) and Deletes are the counts so far;
@@ -37,10 +39,11 @@ func (o *Ops) Writes() int64       { return o.writes.Load() }
 func (o *Ops) Deletes() int64      { return o.deletes.Load() }
 func (o *Ops) Failed() int64       { return o.failed.Load() }
 func (o *Ops) Transactions() int64 { return o.transactions.Load() }
+func (o *Ops) Verifies() int64     { return o.verifies.Load() }
 
 // Reset zeroes the counts.
 func (o *Ops) Reset() {
-	for _, n := range []*atomic.Int64{&o.reads, &o.writes, &o.deletes, &o.failed, &o.transactions} {
+	for _, n := range []*atomic.Int64{&o.reads, &o.writes, &o.deletes, &o.failed, &o.transactions, &o.verifies} {
 		n.Store(0)
 	}
 }
@@ -63,6 +66,9 @@ func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc
 		o.reads.Add(int64(len(r.GetDocuments()))) // a listing reads each document it names
 	}
 	if c, ok := req.(*firestorepb.CommitRequest); ok {
+		if fsrpc.Verified(ctx) != "" {
+			o.verifies.Add(1) // added below this interceptor, to the request fsrpc sends
+		}
 		if err != nil {
 			o.failed.Add(int64(len(c.GetWrites())))
 			return err

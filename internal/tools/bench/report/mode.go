@@ -56,8 +56,12 @@ type Mode struct {
 	// Transactions the clients in this process began per increment: for
 	// tally and naive, Increment's (a plain increment needs none).
 	IncrementTxPerIncr *float64 `json:"increment_transactions_per_increment"`
-	ReadsPerFold       *float64 `json:"rollup_reads_per_parent_write,omitempty"` // every Rollup instance's reads over the parent writes
-	WritesPerFold      *float64 `json:"rollup_writes_per_parent_write,omitempty"`
+	// VerifiesPerIncr is the commits per increment that verified the
+	// counted document (on documents: fsrpc.WithVerify), unpriced: the
+	// price list names none.
+	VerifiesPerIncr *float64 `json:"verifies_per_increment,omitempty"`
+	ReadsPerFold    *float64 `json:"rollup_reads_per_parent_write,omitempty"` // every Rollup instance's reads over the parent writes
+	WritesPerFold   *float64 `json:"rollup_writes_per_parent_write,omitempty"`
 	// Visible is the time from an increment's answer to a listener
 	// seeing it in the total (with --listeners); ListenerReadsPerIncr is
 	// what the listeners were billed, per increment.
