@@ -1,0 +1,42 @@
+// Package extension takes over the counters of Firebase's firestore-counter
+// extension: its clients keep counting as they do, and tally moves their
+// counts into the counted documents.
+//
+// # The extension's protocol
+//
+// A counter of the extension is a field (a dotted path allowed) of any
+// document D. Each client picks a random shard id once and adds to its
+// own shard, D/_counter_shards_/{id}, with a merge-set of server-side
+// increments; a shard may hold several counters' fields. The extension's
+// workers move counts out of the shards into partials
+// (D/_counter_shards_/\t…, one to four tabs and a prefix of the shard
+// ids, holding a list of amounts, _updates_) and out of partials into D's
+// fields, each move one transaction. A client shows D's field plus its
+// own shard (and its partials, whose field it reads as 0): a count is in
+// exactly one of those places at every moment.
+//
+// # Moves
+//
+// tally keeps that so. A Mover's move of D is one transaction that reads
+// D and every shard and partial of D, adds their amounts to D's fields
+// with server-side increments, and deletes them (move.go): a count leaves
+// a shard and enters D in one commit. A move races the extension's own
+// workers, if they still run, only on documents both read, so the
+// transactions serialize, and every move, theirs and tally's, keeps the
+// sum of D, its shards and its partials: nothing is lost or counted
+// twice, whatever interleaves. A shard or partial that holds what is not
+// a count is left alone, and reported.
+//
+// A move records, in D's _tally map, as of when D holds every shard
+// write (moved_as_of: the query's read time), and when it wrote
+// (written): Rollup answers a shard's event once moved_as_of has reached
+// the write's time, and moves a document at most once per fold spacing,
+// as it folds. A field TALLY_COUNTS declares on D is moved into D and
+// into D's tally shard 0 in the same commit, so that tally's folds, which
+// sum the tally shards, agree with it, and its windows, trends and ranks
+// count what the extension's clients add.
+//
+// Takeover moves every document's shards and partials and removes the
+// extension's workers' state, for an app that uninstalled the extension
+// (takeover.go).
+package extension

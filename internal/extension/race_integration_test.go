@@ -1,0 +1,111 @@
+package extension_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/extworker"
+)
+
+// held is what a document, its shards and its partials hold of field, at
+// one read time: the sum the extension's clients make of them.
+func held(ctx context.Context, c *firestore.Client, doc, field string) (int64, error) {
+	var sum int64
+	err := c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		sum = 0
+		if snap, err := tx.Get(c.Doc(doc)); err == nil {
+			n, _ := snap.Data()[field].(int64)
+			sum += n
+		}
+		snaps, err := tx.Documents(c.Doc(doc).Collection(extension.Collection)).GetAll()
+		if err != nil {
+			return err
+		}
+		for _, s := range snaps {
+			a, err := extension.AmountsOf(s.Ref.ID, s.Data())
+			if err != nil {
+				return err
+			}
+			n, _ := a.Of(firestore.FieldPath{field}).(int64)
+			sum += n
+		}
+		return nil
+	}, firestore.ReadOnly)
+	return sum, err
+}
+
+// TestMovesBesideTheExtensionsWorkers: 20 clients of the extension's
+// protocol add 30 likes each to one post, each on its own shard, while two
+// tally movers and a stand-in for the extension's workers (shards into
+// partials, partials into the post) move them at once. At every moment
+// sampled, the post, its shards and its partials hold between the likes
+// acknowledged and those sent: none lost, none counted twice. Once the
+// clients stop, a move leaves the post holding all 600, and no shard or
+// partial.
+func TestMovesBesideTheExtensionsWorkers(t *testing.T) {
+	c := emulatortest.Client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	doc := "posts/" + emulatortest.ID(t)
+	put(t, c, doc, map[string]any{"title": "hello"})
+	var sent, acked atomic.Int64
+	var clients, movers sync.WaitGroup
+	for i := range 20 {
+		shard := c.Doc(doc).Collection(extension.Collection).Doc(fmt.Sprintf("%04x-client-%d", i*997, i))
+		clients.Go(func() {
+			for range 30 {
+				sent.Add(1)
+				if err := extworker.Increment(ctx, shard, "likes", 1); err != nil {
+					t.Errorf("a client's like: %v", err)
+					return
+				}
+				acked.Add(1)
+			}
+		})
+	}
+	m := extension.NewMover(c, core.Default(), 0)
+	for range 2 {
+		movers.Go(func() {
+			for ctx.Err() == nil {
+				m.Move(ctx, doc, time.Time{}) // a failed move is retried by the next
+			}
+		})
+	}
+	movers.Go(func() { extworker.Worker{Client: c}.Run(ctx, []string{doc}, 20*time.Millisecond) })
+	for range 10 {
+		lo := acked.Load()
+		n, err := held(ctx, c, doc, "likes")
+		hi := sent.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < lo || n > hi {
+			t.Errorf("the post, its shards and partials hold %d likes; %d were acknowledged and %d sent before", n, lo, hi)
+		}
+	}
+	clients.Wait()
+	cancel()
+	movers.Wait()
+	if _, err := m.MoveNow(context.Background(), doc); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := c.Doc(doc).Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.Data()["likes"]; got != int64(600) {
+		t.Errorf("likes %v; want 600", got)
+	}
+	if left := shardsOf(t, c, doc); len(left) != 0 {
+		t.Errorf("left %q; want nothing", left)
+	}
+}
