@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/trigger"
 )
 
@@ -39,12 +40,17 @@ var ErrUnchanged = errors.New("an edit of a child that changes nothing its aggre
 // skew allowed between Firestore and the instance.
 const DefaultMaxSkew = 5 * time.Second
 
+// errNothingToMove is the deletion of a shard or partial of the
+// firestore-counter extension (a move's own): acknowledged, with no move.
+var errNothingToMove = errors.New("an extension's shard deleted: nothing to move")
+
 // decoder turns Firestore document events into hints.
 type decoder struct {
-	Layout   core.Layout
-	Project  string        // events for another project are refused; "" accepts any
-	Database string        // events for another database are refused; "" means "(default)"
-	MaxSkew  time.Duration // 0 means DefaultMaxSkew
+	Layout    core.Layout
+	Project   string        // events for another project are refused; "" accepts any
+	Database  string        // events for another database are refused; "" means "(default)"
+	MaxSkew   time.Duration // 0 means DefaultMaxSkew
+	Extension bool          // read the firestore-counter extension's shards (package extension)
 }
 
 // Decode reads a binary-mode CloudEvent carrying a protobuf
@@ -68,6 +74,9 @@ func (d decoder) Decode(e event.Event, received time.Time) (eventHint, error) {
 	}
 	if path, err = matchSubject(path, e.Subject()); err != nil {
 		return eventHint{}, err
+	}
+	if doc, _, ok := extension.Owner(path); ok && d.Extension {
+		return d.extensionShard(e, doc, after, before, received)
 	}
 	switch e.Type() {
 	case trigger.Created:
@@ -156,6 +165,22 @@ func (d decoder) deleted(e event.Event, path string, before *firestoredata.Docum
 	}
 	return eventHint{EventID: e.ID(), Counter: path, Life: d.lifeOf(before),
 		Gone: before, At: received}, nil
+}
+
+// extensionShard reads a write of a shard or partial of the extension's:
+// a hint that the document doc has counts to move, as of the write.
+func (d decoder) extensionShard(e event.Event, doc string, after, before *firestoredata.Document, received time.Time) (eventHint, error) {
+	if after == nil {
+		return eventHint{}, errNothingToMove
+	}
+	at, err := changedAt(e, after, before, received)
+	if err != nil {
+		return eventHint{}, err
+	}
+	if err := d.notAhead(e, at, received); err != nil {
+		return eventHint{}, err
+	}
+	return eventHint{EventID: e.ID(), Counter: doc, Extension: true, At: at}, nil
 }
 
 // lifeOf is the life of a counted document as an event carries it: the

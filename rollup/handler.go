@@ -11,6 +11,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/fold"
 )
 
@@ -28,6 +29,10 @@ type Config struct {
 	ConfirmEvery time.Duration
 	Logger       *slog.Logger   // nil discards logs
 	OnFold       func(FoldInfo) // if set, called after each fold this handler makes
+	// ExtensionCounters makes the handler take the events of the
+	// firestore-counter extension's shards and partials, at any depth,
+	// and move their counts into their documents (package extension).
+	ExtensionCounters bool
 }
 
 // DefaultHold is the longest a handler waits for a fold by default:
@@ -40,6 +45,7 @@ type Handler struct {
 	decoder decoder
 	tracker *tracker
 	boards  *boards
+	moves   *moves
 	hold    time.Duration
 	log     *slog.Logger
 }
@@ -64,9 +70,10 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	b := &boards{client: client}
 	t.moved = b.note
 	return &Handler{
-		decoder: decoder{Layout: layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew},
+		decoder: decoder{Layout: layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew, Extension: cfg.ExtensionCounters},
 		tracker: t,
 		boards:  b,
+		moves:   newMoves(extension.NewMover(client, layout, cfg.Spacing), log),
 		hold:    cfg.Hold,
 		log:     log,
 	}
@@ -79,7 +86,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 // acknowledged.
 func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 	hint, err := h.decoder.Decode(e, time.Now())
-	if errors.Is(err, ErrUnchanged) {
+	if errors.Is(err, ErrUnchanged) || errors.Is(err, errNothingToMove) {
 		h.log.Debug("rollup: nothing to fold", "event_id", e.ID(), "subject", e.Subject(), "reason", err.Error())
 		return nil
 	}
@@ -91,6 +98,9 @@ func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 	defer cancel()
 	if hint.Gone != nil {
 		return h.deleted(ctx, hint)
+	}
+	if hint.Extension {
+		return h.moved(ctx, hint)
 	}
 	if err := h.tracker.Wait(ctx, hint); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -115,5 +125,19 @@ func (h *Handler) deleted(ctx context.Context, hint eventHint) error {
 		return err
 	}
 	h.log.Debug("rollup: unranked", "event_id", hint.EventID, "counter", hint.Counter)
+	return nil
+}
+
+// moved answers an event of the extension's shards once a move covers
+// it; an error is retried.
+func (h *Handler) moved(ctx context.Context, hint eventHint) error {
+	if err := h.moves.wait(ctx, hint); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = errors.New("rollup: no move covered the event in time")
+		}
+		h.log.Warn("rollup: will retry", "event_id", hint.EventID, "document", hint.Counter, "error", err.Error())
+		return err
+	}
+	h.log.Debug("rollup: moved", "event_id", hint.EventID, "document", hint.Counter)
 	return nil
 }

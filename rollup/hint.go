@@ -8,6 +8,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/aggregate"
+	"github.com/tallycounters/tally/internal/extension"
 )
 
 // eventHint is what a shard's write event tells the rollup: counter Counter
@@ -29,6 +30,10 @@ type eventHint struct {
 	// Created is set for the creation of the counted document Counter, at
 	// At, in Life: it has no counts until a fold gives it every one.
 	Created bool
+	// Extension is set for a write of a shard or partial of the
+	// firestore-counter extension's: document Counter has counts to move
+	// as of At (package extension).
+	Extension bool
 	// Gone is set for the deletion of the ranked document Counter in
 	// Life: its last state, whose bookkeeping records the cells it was
 	// counted in (package rank).
@@ -41,6 +46,9 @@ func (h eventHint) String() string {
 	}
 	if h.Gone != nil {
 		return fmt.Sprintf("%s deleted@%s", h.Counter, h.At.Format(time.RFC3339Nano))
+	}
+	if h.Extension {
+		return fmt.Sprintf("%s/%s@%s", h.Counter, extension.Collection, h.At.Format(time.RFC3339Nano))
 	}
 	if h.Child != nil {
 		return fmt.Sprintf("%s/%s/%s@%s", h.Counter, h.Child.Source, h.Child.ID, h.At.Format(time.RFC3339Nano))

@@ -49,19 +49,20 @@ const (
 	EnvGrowPerShard  = "TALLY_GROW_PER_SHARD" // writes/s a shard should take; default 1
 	EnvGrowMax       = "TALLY_GROW_MAX_SHARDS"
 	EnvGrowPeriod    = "TALLY_GROW_PERIOD"
-	EnvShrinkAfter   = "TALLY_SHRINK_AFTER"      // default 10m; 0: never
-	EnvAuth          = "TALLY_AUTH"              // none (default) or firebase
-	EnvPublic        = "TALLY_PUBLIC"            // default false: anyone may call Increment
-	EnvCounterPat    = "TALLY_COUNTER_PATTERN"   // ids a public Increment may create
-	EnvPublicMaxStep = "TALLY_PUBLIC_MAX_STEP"   // default 1
-	EnvIdemTTL       = "TALLY_IDEMPOTENCY_TTL"   // default 24h
-	EnvMaxInFlight   = "TALLY_MAX_IN_FLIGHT"     // increments one instance works on at once; default 100
-	EnvPublicRate    = "TALLY_PUBLIC_RATE"       // plain steps one user may make on one counter; default 10/m when public and signed in
-	EnvUserRate      = "TALLY_PUBLIC_USER_RATE"  // plain steps one user may make over all counters; default 100/m when public and signed in
-	EnvVotesOnly     = "TALLY_PUBLIC_VOTES_ONLY" // a public Increment takes votes only; default false
-	EnvAppCheck      = "TALLY_APP_CHECK"         // verify Firebase App Check tokens; default false
-	EnvPartsTopic    = "TALLY_PARTS_TOPIC"       // Pub/Sub topic the jobs' parts fan out through; default none: they run in-process
-	EnvPartSize      = "TALLY_PART_SIZE"         // documents a part of a job holds at most; default 1000
+	EnvShrinkAfter   = "TALLY_SHRINK_AFTER"       // default 10m; 0: never
+	EnvAuth          = "TALLY_AUTH"               // none (default) or firebase
+	EnvPublic        = "TALLY_PUBLIC"             // default false: anyone may call Increment
+	EnvCounterPat    = "TALLY_COUNTER_PATTERN"    // ids a public Increment may create
+	EnvPublicMaxStep = "TALLY_PUBLIC_MAX_STEP"    // default 1
+	EnvIdemTTL       = "TALLY_IDEMPOTENCY_TTL"    // default 24h
+	EnvMaxInFlight   = "TALLY_MAX_IN_FLIGHT"      // increments one instance works on at once; default 100
+	EnvPublicRate    = "TALLY_PUBLIC_RATE"        // plain steps one user may make on one counter; default 10/m when public and signed in
+	EnvUserRate      = "TALLY_PUBLIC_USER_RATE"   // plain steps one user may make over all counters; default 100/m when public and signed in
+	EnvVotesOnly     = "TALLY_PUBLIC_VOTES_ONLY"  // a public Increment takes votes only; default false
+	EnvAppCheck      = "TALLY_APP_CHECK"          // verify Firebase App Check tokens; default false
+	EnvPartsTopic    = "TALLY_PARTS_TOPIC"        // Pub/Sub topic the jobs' parts fan out through; default none: they run in-process
+	EnvPartSize      = "TALLY_PART_SIZE"          // documents a part of a job holds at most; default 1000
+	EnvExtension     = "TALLY_EXTENSION_COUNTERS" // move the firestore-counter extension's shards into their documents; default false
 )
 
 // Defaults of the public limits, in force when Increment is public and
@@ -101,6 +102,11 @@ type Config struct {
 	Limits         increment.Limits // how often one signed-in user may make a plain step
 	VotesOnly      bool             // a public Increment takes votes only
 	AppCheck       bool             // Increment verifies Firebase App Check tokens
+
+	// ExtensionCounters makes Rollup move the counts of the
+	// firestore-counter extension's clients into their documents
+	// (docs/extension.md).
+	ExtensionCounters bool
 
 	PartsTopic string        // Pub/Sub topic of the jobs' parts; "": they run in the invocation that lists them
 	PartSize   int           // documents a part holds at most
@@ -145,6 +151,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if err := growFromEnv(env, &cfg); err != nil {
 		return Config{}, err
+	}
+	if cfg.ExtensionCounters, err = strconv.ParseBool(env(EnvExtension, "false")); err != nil {
+		return Config{}, fmt.Errorf("config: %s=%q is not a boolean", EnvExtension, env(EnvExtension, ""))
 	}
 	cfg.PartsTopic = env(EnvPartsTopic, "")
 	if cfg.PartSize, err = intIn(env(EnvPartSize, strconv.Itoa(counter.DefaultPartSize)), EnvPartSize, 1, MaxPartSize); err != nil {
@@ -350,6 +359,7 @@ func (c Config) Vars() []Var {
 		{EnvAppCheck, strconv.FormatBool(c.AppCheck)},
 		{EnvPartsTopic, c.PartsTopic},
 		{EnvPartSize, strconv.Itoa(c.PartSize)},
+		{EnvExtension, strconv.FormatBool(c.ExtensionCounters)},
 	}
 }
 

@@ -101,6 +101,7 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 		}),
 		Rollup: rollup.New(client, rollup.Config{
 			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Spacing: cfg.Spacing, Grow: grow, Logger: logger,
+			ExtensionCounters: cfg.ExtensionCounters,
 		}),
 		Reconcile: reconcileHandler(&jobs{
 			c: counter.New(client, counter.Options{

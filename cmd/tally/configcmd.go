@@ -28,7 +28,7 @@ func configCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&s.json, "json", false, "print one JSON object")
 	check := cmd.Flags().Bool("check", false, "only check the configuration")
 	boundaries := cmd.Flags().Bool("boundaries", false, "print the schedule of the boundary job of the windows declared, 'CRON TIME_ZONE' (in UTC, with a run at every start of a bucket in the next ten years, and 15, 30 and 45 minutes after, within its hour, to find what a lost part left due), for deploy.sh; nothing if none is")
-	triggers := cmd.Flags().Bool("triggers", false, "print the path pattern of each Rollup trigger, one per line, for deploy.sh: of writes, or, followed by 'created', of creations")
+	triggers := cmd.Flags().Bool("triggers", false, "print the path pattern of each Rollup trigger, one per line, for deploy.sh: of writes, or, followed by 'created', 'updated' or 'deleted', of those")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
 		if err != nil || *check {
@@ -44,10 +44,12 @@ func configCommand() *cobra.Command {
 			return nil
 		}
 		if *triggers {
-			for _, tr := range trigger.Of(layoutOf(cfg)) {
+			for _, tr := range trigger.Of(layoutOf(cfg), cfg.ExtensionCounters) {
 				switch tr.Type {
 				case trigger.Created:
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "created")
+				case trigger.Updated:
+					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "updated")
 				case trigger.Deleted:
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "deleted")
 				default:

@@ -1,8 +1,11 @@
 // Package trigger says which Eventarc triggers Rollup takes for a layout:
 // a write to any shard of a counter, a write to any child of an
 // aggregated collection, and, on documents, the creation of a counted
-// document and the deletion of a ranked one. deploy.sh, the local stack and the tally command make them
-// from here; Rollup tells a creation from a write by its type.
+// document and the deletion of a ranked one; and, with the
+// firestore-counter extension's counters taken over, the creation and
+// update of any of its shards. deploy.sh, the local stack and the tally
+// command make them from here; Rollup tells a creation from a write by
+// its type.
 package trigger
 
 import (
@@ -11,12 +14,14 @@ import (
 	"strings"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 )
 
 // Event types of the Firestore triggers Rollup takes.
 const (
 	Written = "google.cloud.firestore.document.v1.written"
 	Created = "google.cloud.firestore.document.v1.created"
+	Updated = "google.cloud.firestore.document.v1.updated"
 	Deleted = "google.cloud.firestore.document.v1.deleted"
 )
 
@@ -31,8 +36,10 @@ type Trigger struct {
 // to a shard of each collection with counts, to a child of each
 // aggregated collection (WrittenPatterns), and, on documents, the
 // creation of a counted document (CreatedPatterns), whose counts tally
-// then gives it at once.
-func Of(l core.Layout) []Trigger {
+// then gives it at once; with ext, the creation and the update of a
+// shard or partial of the firestore-counter extension's, at any depth
+// (not their deletion: a move's own, it has nothing to move).
+func Of(l core.Layout, ext bool) []Trigger {
 	var out []Trigger
 	for _, p := range WrittenPatterns(l) {
 		out = append(out, Trigger{Type: Written, Pattern: p})
@@ -42,6 +49,9 @@ func Of(l core.Layout) []Trigger {
 	}
 	for _, p := range DeletedPatterns(l) {
 		out = append(out, Trigger{Type: Deleted, Pattern: p})
+	}
+	if ext {
+		out = append(out, Trigger{Type: Created, Pattern: extension.TriggerPattern}, Trigger{Type: Updated, Pattern: extension.TriggerPattern})
 	}
 	return out
 }

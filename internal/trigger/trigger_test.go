@@ -34,7 +34,7 @@ func TestPatterns(t *testing.T) {
 			if got := CreatedPatterns(c.layout); !slices.Equal(got, c.created) {
 				t.Errorf("CreatedPatterns = %q, want %q", got, c.created)
 			}
-			all := Of(c.layout)
+			all := Of(c.layout, false)
 			if len(all) != len(c.written)+len(c.created) {
 				t.Fatalf("Of = %+v", all)
 			}
@@ -64,7 +64,18 @@ func TestDeletedPatterns(t *testing.T) {
 	if got := DeletedPatterns(l); !slices.Equal(got, []string{"posts/{doc0}"}) {
 		t.Errorf("DeletedPatterns = %q", got)
 	}
-	if all := Of(l); all[len(all)-1] != (Trigger{Deleted, "posts/{doc0}"}) {
+	if all := Of(l, false); all[len(all)-1] != (Trigger{Deleted, "posts/{doc0}"}) {
 		t.Errorf("Of = %+v, want the deletion of posts last", all)
+	}
+}
+
+// TestExtensionTriggers: with the extension's counters taken over, the
+// creation and update of its shards at any depth are Rollup's too, last,
+// and their deletion is not.
+func TestExtensionTriggers(t *testing.T) {
+	all := Of(core.Default(), true)
+	want := []Trigger{{Created, "{collection}/{document=**}/_counter_shards_/{shard}"}, {Updated, "{collection}/{document=**}/_counter_shards_/{shard}"}}
+	if len(all) != 3 || !slices.Equal(all[1:], want) {
+		t.Errorf("Of = %+v; want the guide's shards, then %+v", all, want)
 	}
 }

@@ -366,7 +366,7 @@ func (s *Stack) newFunctions(ctx context.Context) (*setup.Set, error) {
 func (s *Stack) register(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, emulator.DefaultStartTimeout)
 	defer cancel()
-	for i, tr := range trigger.Of(s.o.layout()) {
+	for i, tr := range trigger.Of(s.o.layout(), s.o.Config.ExtensionCounters) {
 		t := emulator.Trigger{EventType: tr.Type, Database: s.o.Config.Database, Pattern: tr.Pattern}
 		key := TriggerKey
 		if i > 0 {

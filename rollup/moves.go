@@ -1,0 +1,122 @@
+package rollup
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/tallycounters/tally/internal/extension"
+)
+
+// moves answers the events of the firestore-counter extension's shards
+// and partials (package extension): an event is answered once its
+// document holds every shard write as of the event's time (moved_as_of),
+// by a move of this instance's or another's. On an instance, one move of
+// a document runs at a time; an event that comes meanwhile waits for it,
+// and for the next if that one does not cover it. A document written
+// within the fold spacing is moved once the spacing is over, so that it
+// takes at most one write a spacing, folds and moves together.
+type moves struct {
+	mover *extension.Mover
+	log   *slog.Logger
+
+	mu   sync.Mutex
+	docs *simplelru.LRU[string, *docMoves]
+}
+
+// docMoves is one document's moves on this instance.
+type docMoves struct {
+	asOf    time.Time     // the latest moved_as_of known
+	running chan struct{} // closed once the move in flight ends; nil if none is
+}
+
+// rememberMoved is how many documents' moved_as_of an instance keeps.
+const rememberMoved = 10000
+
+func newMoves(m *extension.Mover, log *slog.Logger) *moves {
+	docs, _ := simplelru.NewLRU[string, *docMoves](rememberMoved, nil)
+	return &moves{mover: m, log: log, docs: docs}
+}
+
+// wait returns once h's document holds every shard write as of h.At; an
+// error, so that the event is delivered again, if no move could be made
+// within ctx.
+func (m *moves) wait(ctx context.Context, h eventHint) error {
+	for {
+		m.mu.Lock()
+		d, ok := m.docs.Get(h.Counter)
+		if !ok {
+			d = &docMoves{}
+			m.docs.Add(h.Counter, d)
+		}
+		if !d.asOf.Before(h.At) {
+			m.mu.Unlock()
+			return nil
+		}
+		if ch := d.running; ch != nil {
+			m.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		ch := make(chan struct{})
+		d.running = ch
+		m.mu.Unlock()
+		asOf, err := m.move(ctx, h)
+		m.mu.Lock()
+		if asOf.After(d.asOf) {
+			d.asOf = asOf
+		}
+		d.running = nil
+		close(ch)
+		m.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// move moves h's document until a move covers h, waiting out the spacing
+// and retrying a failed move with a backoff, within ctx; it returns the
+// moved_as_of it reached.
+func (m *moves) move(ctx context.Context, h eventHint) (time.Time, error) {
+	backoff := minBackoff
+	for {
+		out, err := m.mover.Move(ctx, h.Counter, h.At)
+		wait := out.Wait
+		switch {
+		case err != nil:
+			m.log.Warn("rollup: a move failed; trying again", "event_id", h.EventID, "document", h.Counter, "error", err.Error())
+			wait, backoff = backoff, min(2*backoff, maxBackoff)
+		case out.Gone:
+			m.log.Warn("rollup: the extension's shards of a counted document that does not exist are left as they are",
+				"event_id", h.EventID, "document", h.Counter)
+			return h.At, nil // tally never makes a counted document: nothing will cover it
+		default:
+			for id, why := range out.Left {
+				m.log.Warn("rollup: a shard of the extension's that holds what is not a count is left as it is",
+					"document", h.Counter, "shard", id, "reason", why.Error())
+			}
+			if out.Shards+out.Partials > 0 {
+				m.log.Debug("rollup: moved", "document", h.Counter, "shards", out.Shards, "partials", out.Partials, "as_of", out.AsOf)
+			}
+			if wait <= 0 && !out.More && !out.AsOf.Before(h.At) {
+				return out.AsOf, nil
+			}
+			if wait <= 0 && !out.More {
+				wait = minBackoff // dated after the server's clock read it: a little later
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return out.AsOf, ctx.Err()
+		case <-time.After(max(wait, 0)):
+		}
+	}
+}
