@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
@@ -51,6 +52,9 @@ type Outcome struct {
 	// More is set when more shards were there than one move takes: move
 	// again.
 	More bool
+	// Read is the move's read time: every write at or before it of the
+	// shards and partials it took is in what it moved.
+	Read time.Time
 	// Moved is what the move added to the document's fields, from Shards
 	// shards and Partials partials; Committed its commit time.
 	Moved            Amounts
@@ -147,7 +151,7 @@ func (m *Mover) move(tx *firestore.Transaction, doc string, after time.Time) (Ou
 		out.AsOf = read // nothing anywhere but the document: it holds every write as of then
 		return out, nil
 	}
-	if !out.More {
+	if out.Read = read; !out.More {
 		out.AsOf = read
 	}
 	return out, m.write(tx, ref, snap, data, counted, out, take)
@@ -214,6 +218,9 @@ func (m *Mover) write(tx *firestore.Transaction, ref *firestore.DocumentRef, sna
 		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{core.FieldBookkeeping, FieldMovedAsOf}, Value: out.AsOf})
 	}
 	updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{core.FieldBookkeeping, core.FieldWritten}, Value: firestore.ServerTimestamp})
+	if counted {
+		updates = append(updates, m.trends(core.Relative(ref), snap, out)...)
+	}
 	var err error
 	if snap != nil && snap.Exists() {
 		err = tx.Update(ref, updates)
@@ -238,6 +245,24 @@ func (m *Mover) write(tx *firestore.Transaction, ref *firestore.DocumentRef, sna
 		}
 	}
 	return nil
+}
+
+// trends are the writes that weigh, in the trends of the counted
+// document of snap, what out moves into its declared counts, at the
+// move's read time: the next fold finds them in the counts already, and
+// weighs none of them itself.
+func (m *Mover) trends(doc string, snap *firestore.DocumentSnapshot, out Outcome) []firestore.Update {
+	added := map[string]int64{}
+	for _, c := range m.layout.Counts(doc) {
+		if v, ok := out.Moved.Of(firestore.FieldPath{c.Field}).(int64); ok {
+			added[c.Field] = v
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	p := core.ParentFrom(m.layout, doc, snap, time.Now())
+	return fold.TrendsAdded(m.layout, doc, p, added, out.Read)
 }
 
 // countInTally adds, to shard 0 of the counted document doc (of data,
