@@ -50,7 +50,7 @@ if [ "$dry_run" = true ]; then
 	done
 else
 	mapfile -t triggers < <(gcloud eventarc triggers list --location="$location" --project="$project" \
-		--filter="name~/triggers/tally-rollup-(created-)?[0-9]+$" --format='value(name.basename())' 2>/dev/null)
+		--filter="name~/triggers/tally-rollup-((created|updated)-)?[0-9]+$" --format='value(name.basename())' 2>/dev/null)
 fi
 for trigger in "${triggers[@]}"; do
 	run gcloud eventarc triggers delete "$trigger" --location="$location" --project="$project" --quiet

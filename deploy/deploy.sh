@@ -47,6 +47,9 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
   --time-zone ZONE          the time zone of the buckets of counts by time (per day, over 7
                             days), an IANA name (default UTC); the boundary job runs in it
   --shards-collection NAME  subcollection of shards under each counted document (default shards)
+  --extension-counters      take over the firestore-counter extension's counters: Rollup
+                            moves its clients' shards into their documents, at any depth
+                            (two Eventarc triggers more; docs/extension.md)
   --window DURATION         each counter's total is written at most once per window (default 1s)
   --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
                             see docs/deploy.md)
@@ -70,7 +73,7 @@ project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
 auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate=""
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100 parts_max=16
-counts="" shards_collection="shards" delete=false time_zone=UTC
+counts="" shards_collection="shards" delete=false time_zone=UTC extension_counters=false
 
 need() { # need FLAG VALUE: the flag's value must be there
 	if [ -z "${2-}" ]; then
@@ -85,7 +88,7 @@ while [ $# -gt 0 ]; do
 		shift
 		set -- "$flag" "$value" "$@"
 		case "$flag" in
-		--public | --votes-only | --app-check | --signed-in-reads | --reconcile-schedule | --no-monitoring | --delete | --dry-run | --help)
+		--public | --votes-only | --app-check | --signed-in-reads | --reconcile-schedule | --no-monitoring | --delete | --dry-run | --help | --extension-counters)
 			echo "deploy: $flag takes no value" >&2
 			exit 2
 			;;
@@ -112,6 +115,7 @@ while [ $# -gt 0 ]; do
 	--rollup-max-instances) need "$1" "${2-}"; rollup_max=$2; shift 2 ;;
 	--parts-max-instances) need "$1" "${2-}"; parts_max=$2; shift 2 ;;
 	--public) public=true; shift ;;
+	--extension-counters) extension_counters=true; shift ;;
 	--votes-only) votes_only=true; shift ;;
 	--app-check) app_check=true; shift ;;
 	--signed-in-reads) signed_in_reads=true; shift ;;
@@ -168,7 +172,8 @@ check_config() {
 	done
 	tally_env=(env "${clean[@]}" GOOGLE_CLOUD_PROJECT="$project" TALLY_DATABASE="$database"
 		TALLY_COLLECTION="$collection" TALLY_SHARD_FIELD="$shard_field" TALLY_ROLLUP_WINDOW="$window"
-		TALLY_COUNTS="$counts" TALLY_SHARDS_COLLECTION="$shards_collection" TALLY_TIME_ZONE="$time_zone")
+		TALLY_COUNTS="$counts" TALLY_SHARDS_COLLECTION="$shards_collection" TALLY_TIME_ZONE="$time_zone"
+		TALLY_EXTENSION_COUNTERS="$extension_counters")
 	if ! "${tally_env[@]}" \
 		TALLY_CORS_ORIGINS="$cors" TALLY_AUTH="$auth" TALLY_PUBLIC="$public" \
 		TALLY_COUNTER_PATTERN="$counter_pattern" TALLY_PUBLIC_MAX_STEP="$public_max_step" \
@@ -205,16 +210,16 @@ EOF
 fi
 
 # trigger_name names Rollup's Eventarc trigger of patterns[i]: tally-rollup-i
-# for writes, tally-rollup-created-i for creations (a trigger's event type
-# cannot change, so the name says it).
+# for writes (and deletions), tally-rollup-created-i for creations and
+# tally-rollup-updated-i for updates (a trigger's event type cannot change,
+# so the name says it).
 trigger_name() {
 	local pattern kind
 	read -r pattern kind <<<"${patterns[$1]}"
-	if [ "$kind" = created ]; then
-		echo "tally-rollup-created-$1"
-	else
-		echo "tally-rollup-$1"
-	fi
+	case $kind in
+	created | updated) echo "tally-rollup-$kind-$1" ;;
+	*) echo "tally-rollup-$1" ;;
+	esac
 }
 
 # quote prints one argument so that a shell reads it back unchanged.
@@ -280,6 +285,9 @@ if [ -n "$public_rate" ]; then
 fi
 if [ -n "$user_rate" ]; then
 	env_vars="$env_vars~~TALLY_PUBLIC_USER_RATE=$user_rate"
+fi
+if [ "$extension_counters" = true ]; then
+	env_vars="$env_vars~~TALLY_EXTENSION_COUNTERS=true"
 fi
 
 if [ "$delete" = true ]; then

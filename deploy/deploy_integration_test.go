@@ -90,6 +90,8 @@ var variants = map[string][]string{
 		"--counts", `posts:likes,comments=count(comments),shown=count(comments where hidden == false and lang == "en"),score=sum(comments.score);stats/site:users=count(/users)`},
 	"delete, counts on documents": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
 		"--counts", "posts:likes,views;users/*/posts:likes;polls/*/options:votes", "--reconcile-schedule", "--delete"},
+	"extension counters": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
+		"--counts", "posts:likes", "--extension-counters"},
 	"flags with =": {"--project=demo-proj", "--region=asia-northeast1", "--database-location=asia-northeast1",
 		"--window=500ms", "--rollup-max-instances=20", "--cors-origins=https://a.example"},
 }
@@ -164,6 +166,29 @@ func TestDeployCounts(t *testing.T) {
 		"--database-location", "nam5", "--counts", "posts:1likes").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "TALLY_COUNTS") {
 		t.Errorf("a bad --counts: %v\n%s", err, out)
+	}
+}
+
+// TestDeployExtensionCounters: --extension-counters has Rollup take the
+// creation and the update of the extension's shards at any depth, on two
+// Eventarc triggers more, named for their event types, and tells the
+// functions so.
+func TestDeployExtensionCounters(t *testing.T) {
+	t.Parallel()
+	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
+	lines := strings.Join(dryRun(t, variants["extension counters"]...), "\n")
+	for _, want := range []string{
+		"gcloud eventarc triggers create tally-rollup-created-2 ", "gcloud eventarc triggers create tally-rollup-updated-3 ",
+		"--event-filters=type=google.cloud.firestore.document.v1.updated",
+		"'--event-filters-path-pattern=document={collection}/{document=**}/_counter_shards_/{shard}'",
+		"~~TALLY_EXTENSION_COUNTERS=true",
+	} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("the dry run lacks %s", want)
+		}
+	}
+	if strings.Contains(lines, "tally-rollup-4") || strings.Contains(lines, "document.v1.deleted") {
+		t.Errorf("a trigger too many:\n%s", lines)
 	}
 }
 
