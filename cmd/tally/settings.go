@@ -44,6 +44,7 @@ func configFlags(cmd *cobra.Command) *settings {
 	f.StringVar(&s.field, "shard-field", "", "integer field of each shard ("+setup.EnvShardField+"; default count)")
 	f.StringVar(&s.counts, "counts", "", "counts on your documents, such as 'posts:likes,views;users/*/posts:likes' ("+setup.EnvCounts+")")
 	f.StringVar(&s.shards, "shards-collection", "", "subcollection of shards under each counted document ("+setup.EnvShards+"; default shards)")
+	f.Bool("extension-counters", false, "take over the firestore-counter extension's counters: Rollup moves its clients' shards into their documents ("+setup.EnvExtension+"; docs/extension.md)")
 	return s
 }
 
@@ -65,6 +66,7 @@ func (s *settings) configWith(getenv func(string) string) (setup.Config, error) 
 	for flag, env := range map[string]string{
 		"project": setup.EnvProject, "database": setup.EnvDatabase, "collection": setup.EnvCollection,
 		"shard-field": setup.EnvShardField, "counts": setup.EnvCounts, "shards-collection": setup.EnvShards,
+		"extension-counters": setup.EnvExtension,
 	} {
 		if f.Changed(flag) {
 			flags[env] = f.Lookup(flag).Value.String()
