@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tallycounters/tally/internal/cloudlog"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/pubsubemu"
@@ -57,6 +58,7 @@ func serveCommand() *cobra.Command {
 	app := f.String("app", "", "serve the web app in `DIR` at / beside the functions (it reads "+stack.LocalConfigPath+" to find the emulators)")
 	fan := f.String("fanout", "", "how the boundary job and Reconcile run their parts: pubsub (through the Pub/Sub emulator, as deployed) or in-process (default: pubsub when windows are declared, in-process when not)")
 	rules := f.String("rules", "", "the app's own rules `FILE` (its firestore.rules), which the emulator enforces with tally's merged in as 'tally rules --merge' prints them, reloaded when the file changes; needs TALLY_COUNTS")
+	extFields := f.StringSlice("extension-fields", nil, "with --extension-counters, the `FIELDS` the firestore-counter extension's clients count, such as likes,stats.views: the emulator's rules let them write their shards ('tally rules --extension-fields' prints them)")
 	hot := f.Float64("contention", 0, "put a stand-in for Firestore's contention between the functions and the emulator: past this many writes a second to one document, their writes wait, then fail ABORTED (0: off)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
@@ -68,7 +70,10 @@ func serveCommand() *cobra.Command {
 			Config: cfg, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
 			DataDir: *data, SaveTimeout: *saveTimeout, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
 			AuthHost: os.Getenv(authemu.EnvHost), AuthPort: *authPort, Contention: *hot, AppDir: *app,
-			Fanout: *fan, PubSubHost: os.Getenv(pubsubemu.EnvHost), AppRules: *rules,
+			Fanout: *fan, PubSubHost: os.Getenv(pubsubemu.EnvHost), AppRules: *rules, ExtensionFields: *extFields,
+		}
+		if len(*extFields) > 0 && !cfg.ExtensionCounters {
+			return usagef("--extension-fields names the fields of the extension's clients that --extension-counters takes over: give that too")
 		}
 		if *rules != "" && !layoutOf(cfg).OnDocs() {
 			return usagef("--rules merges the app's rules with tally's for counts on documents: set TALLY_COUNTS (or --counts)")
@@ -176,6 +181,9 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 		case layoutOf(s.Config()).OnDocs():
 			rules = "deploy/counts.rules with example rules for the counted collections ('tally rules' prints them)"
 		}
+		if len(o.ExtensionFields) > 0 {
+			rules += ", and the extension's clients' of " + strings.Join(o.ExtensionFields, ", ")
+		}
 		fmt.Fprintf(w, "tally: Firestore emulator (pid %d) at %s, delivering events to %s, enforcing %s\n",
 			s.Emulator.PID(), s.EmulatorHost, s.BridgeAddr, rules)
 	} else {
@@ -204,6 +212,13 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 			s.PubSubHost, pubsubemu.EnvHost, stack.PartsTopic)
 	case o.Fanout != "" || layoutOf(s.Config()).SmallestUnit() != "":
 		fmt.Fprintf(w, "tally: the boundary job and Reconcile run their parts in-process, one after another (--fanout pubsub runs them as deployed)\n")
+	}
+	if s.Config().ExtensionCounters {
+		fmt.Fprintf(w, "tally: taking over the firestore-counter extension's counters: Rollup moves the shards its clients write "+
+			"(D/%s/…, at any depth) into their documents (docs/extension.md)\n", extension.Collection)
+		if len(o.ExtensionFields) == 0 {
+			fmt.Fprintf(w, "tally: the rules in force let no client write those shards: give --extension-fields with the fields they count\n")
+		}
 	}
 	// the demo's posts exist before any line a user (or a script) acts on
 	if err := s.SeedDemo(ctx); err != nil {

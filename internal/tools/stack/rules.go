@@ -16,13 +16,10 @@ import (
 // rules --merge' prints them; what the app's rules must add is logged.
 func (s *Stack) rulesSource() (string, error) {
 	l := s.o.layout()
-	if !l.OnDocs() {
-		if s.o.AppRules != "" {
-			return "", fmt.Errorf("stack: an app's rules (%s) merge with tally's for counts on documents: declare TALLY_COUNTS", s.o.AppRules)
-		}
-		return deploy.Rules(deploy.RulesOptions{Collection: l.Collection})
+	if !l.OnDocs() && s.o.AppRules != "" {
+		return "", fmt.Errorf("stack: an app's rules (%s) merge with tally's for counts on documents: declare TALLY_COUNTS", s.o.AppRules)
 	}
-	src, err := deploy.CountsRules(l, false)
+	src, err := s.tallyRules()
 	if err != nil || s.o.AppRules == "" {
 		return src, err
 	}
@@ -38,6 +35,24 @@ func (s *Stack) rulesSource() (string, error) {
 		s.o.Logger.Warn("stack: "+n, "rules", s.o.AppRules)
 	}
 	return m.Rules, nil
+}
+
+// tallyRules are tally's rules for the stack's layout, with the
+// extension's clients' (Options.ExtensionFields) if any.
+func (s *Stack) tallyRules() (string, error) {
+	l := s.o.layout()
+	src, err := deploy.Rules(deploy.RulesOptions{Collection: l.Collection})
+	if l.OnDocs() {
+		src, err = deploy.CountsRules(l, false)
+	}
+	if err != nil || len(s.o.ExtensionFields) == 0 {
+		return src, err
+	}
+	ext, err := deploy.ExtensionRules(s.o.ExtensionFields, false)
+	if err != nil {
+		return "", err
+	}
+	return deploy.WithExtension(src, ext)
 }
 
 // rulesPoll is how often the app's rules file is looked at for a change.

@@ -87,6 +87,10 @@ type Options struct {
 	// which the emulator enforces with tally's merged in, as 'tally rules
 	// --merge' prints them, and again each time the file changes.
 	AppRules string
+	// ExtensionFields, if set, are the fields the firestore-counter
+	// extension's clients count (likes, stats.views): the rules let them
+	// write their shards (deploy.ExtensionRules).
+	ExtensionFields []string
 	// ManualJobs: the stack neither folds every counter as it starts and
 	// stops (settle) nor runs the boundary job at each start of a bucket:
 	// the jobs run only when asked (StartJob), as a bench of them wants.

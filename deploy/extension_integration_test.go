@@ -1,0 +1,96 @@
+package deploy
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+)
+
+// TestExtensionRules runs the extension's clients' rules, in tally's
+// rules for counts on documents, in the emulator: a client creates and
+// increments its own shard's counters, nested ones too, and reads it and
+// the partials; it writes no partial, no other field, no string, no NaN,
+// and deletes and lists nothing under _counter_shards_.
+func TestExtensionRules(t *testing.T) {
+	t.Parallel()
+	emulatortest.Require(t)
+	l := core.Default()
+	var err error
+	if l.Docs, err = core.ParseCounts("posts:views"); err != nil {
+		t.Fatal(err)
+	}
+	src, err := CountsRules(l, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, err := ExtensionRules([]string{"likes", "stats.views"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, err = WithExtension(src, ext); err != nil {
+		t.Fatal(err)
+	}
+	base := rulesEmulator(t, src)
+	anon := rest{t, base, ""}
+	shard := "pages/home/_counter_shards_/2f0c9a61-client"
+	for _, c := range []struct {
+		what, method, path, body string
+		want                     int
+	}{
+		{"a new shard", "PATCH", shard, `{"fields":{"likes":{"integerValue":"1"}}}`, http.StatusOK},
+		{"an increment of it", "PATCH", shard, `{"fields":{"likes":{"integerValue":"2"},"stats":{"mapValue":{"fields":{"views":{"integerValue":"1"}}}}}}`, http.StatusOK},
+		{"a read of it", "GET", shard, "", http.StatusOK},
+		{"a shard of a counted post", "PATCH", "posts/p1/_counter_shards_/c2", `{"fields":{"likes":{"doubleValue":1.5}}}`, http.StatusOK},
+		{"a field of no counter", "PATCH", shard, `{"fields":{"likes":{"integerValue":"2"},"owner":{"stringValue":"x"}}}`, http.StatusForbidden},
+		{"a string", "PATCH", shard, `{"fields":{"likes":{"stringValue":"9"}}}`, http.StatusForbidden},
+		{"NaN", "PATCH", shard, `{"fields":{"likes":{"doubleValue":"NaN"}}}`, http.StatusForbidden},
+		{"a nested field of no counter", "PATCH", shard, `{"fields":{"stats":{"mapValue":{"fields":{"clicks":{"integerValue":"1"}}}}}}`, http.StatusForbidden},
+		{"a number for a map", "PATCH", shard, `{"fields":{"stats":{"integerValue":"1"}}}`, http.StatusForbidden},
+		{"a delete", "DELETE", shard, "", http.StatusForbidden},
+		{"a listing", "GET", "pages/home/_counter_shards_", "", http.StatusForbidden},
+	} {
+		if code := anon.do(c.method, c.path, c.body); code != c.want {
+			t.Errorf("%s (%s %s): %d, want %d", c.what, c.method, c.path, code, c.want)
+		}
+	}
+	// A partial's id begins with a tab, which the emulator's REST paths
+	// trim: a client of the SDKs' protocol writes it.
+	client := anonymous(t, strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/v1/projects/"+rulesProject+"/databases/(default)/documents/"))
+	ctx := context.Background()
+	partials := client.Collection("posts/p1/_counter_shards_")
+	if _, err := partials.Doc("2f0c-client").Set(ctx, map[string]any{"likes": firestore.Increment(1)}, firestore.MergeAll); err != nil {
+		t.Errorf("a client's shard over gRPC: %v", err)
+	}
+	for _, id := range []string{"\t2f0c", "\t\t\t\t2"} {
+		if _, err := partials.Doc(id).Set(ctx, map[string]any{"likes": firestore.Increment(1)}, firestore.MergeAll); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("a client's write of the partial %q: %v; want PERMISSION_DENIED", id, err)
+		}
+	}
+}
+
+// anonymous is a client of the emulator at host with no credentials, as
+// a client that is not signed in: the rules bind it.
+func anonymous(t *testing.T, host string) *firestore.Client {
+	t.Helper()
+	conn, err := grpc.NewClient(host, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := firestore.NewClient(context.Background(), rulesProject, option.WithGRPCConn(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
