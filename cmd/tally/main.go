@@ -7,6 +7,7 @@
 //	tally serve    run the emulator, the functions and the event bridge
 //	tally token    sign in on the local Auth emulator and print an ID token
 //	tally bench    measure tally against the baselines
+//	tally extension takeover   take over the firestore-counter extension's counters
 //
 // Every command reads the same TALLY_* environment as the functions, and its
 // flags override it. Counter commands use the emulator in
@@ -76,7 +77,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		c.GroupID = "counters"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{serveCommand(), tokenCommand(), benchCommand(), configCommand(), rulesCommand(), indexesCommand()} {
+	for _, c := range []*cobra.Command{serveCommand(), tokenCommand(), benchCommand(), configCommand(), rulesCommand(), indexesCommand(), extensionCommand()} {
 		c.GroupID = "local"
 		root.AddCommand(c)
 	}

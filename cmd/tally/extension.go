@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tallycounters/tally/internal/extension"
+)
+
+// extensionCommand is tally extension: what taking over from Firebase's
+// firestore-counter extension needs.
+func extensionCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "extension",
+		Short: "Take over the counters of Firebase's firestore-counter extension (docs/extension.md)",
+		Args:  exactArgs(0, "a subcommand: takeover"),
+	}
+	cmd.AddCommand(takeoverCommand())
+	return cmd
+}
+
+// takeoverCommand is tally extension takeover: every shard and partial
+// moved, and the workers' state removed.
+func takeoverCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "takeover",
+		Short: "Move every shard and partial of the extension's into its document, and remove the extension's workers' state",
+		Long: "takeover moves the shards and partials the firestore-counter extension's clients and\n" +
+			"workers left under every document (D/_counter_shards_/…, at any depth) into the\n" +
+			"document's fields, one transaction a document, as Rollup does with\n" +
+			"TALLY_EXTENSION_COUNTERS; and removes the extension's workers' state (its\n" +
+			"INTERNAL_STATE_PATH and the workers under it). Run it once the extension is\n" +
+			"uninstalled; it is safe beside Rollup and beside a running extension, and a second\n" +
+			"run finds nothing more. It reports the documents, shards and totals it found.",
+		Args: exactArgs(0, "no arguments"),
+	}
+	s := configFlags(cmd)
+	s.clientFlags()
+	dry := cmd.Flags().Bool("dry-run", false, "report what would be moved and removed; write nothing")
+	state := cmd.Flags().StringSlice("state-path", []string{extension.DefaultStatePath}, "the `DOCUMENT` the extension kept its workers' state in (its INTERNAL_STATE_PATH)")
+	parallel := cmd.Flags().Int("parallel", 16, "documents moved at once")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cfg, err := s.config()
+		if err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		fs, err := connect(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer fs.Close()
+		if !s.layoutGiven() {
+			if cfg, _, err = s.declared(ctx, fs, cfg); err != nil {
+				return err
+			}
+		}
+		a := &admin{cfg: cfg, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+		began := time.Now()
+		r, err := extension.Takeover(ctx, fs, layoutOf(cfg), extension.TakeoverOptions{
+			DryRun: *dry, StatePaths: *state, Parallel: *parallel,
+			Progress: func(line string) { fmt.Fprintln(a.stderr, "tally extension takeover: "+line) },
+		})
+		if err != nil {
+			return err
+		}
+		printTakeover(a, r, *dry, time.Since(began))
+		if len(r.Failed) > 0 {
+			return fmt.Errorf("%d documents were not moved into: run takeover again", len(r.Failed))
+		}
+		return nil
+	}
+	return cmd
+}
+
+// printTakeover says what a takeover found and did.
+func printTakeover(a *admin, r extension.Report, dry bool, took time.Duration) {
+	totals := map[string]any{}
+	var lines []string
+	for _, p := range r.Totals.Paths() {
+		name := strings.Join(p, ".")
+		totals[name] = r.Totals.Of(p)
+		lines = append(lines, fmt.Sprintf("  %s %v", name, r.Totals.Of(p)))
+	}
+	left := map[string]string{}
+	for path, why := range r.Left {
+		left[path] = why.Error()
+	}
+	if a.json {
+		failed := map[string]string{}
+		for d, why := range r.Failed {
+			failed[d] = why.Error()
+		}
+		a.print(map[string]any{"dry_run": dry, "documents": r.Documents, "shards": r.Shards, "partials": r.Partials,
+			"totals": totals, "left": left, "gone": r.Gone, "failed": failed, "state": r.State, "seconds": took.Seconds()}, "")
+		return
+	}
+	verb, removed := "moved", "removed"
+	if dry {
+		verb, removed = "would move", "would remove"
+	}
+	fmt.Fprintf(a.stdout, "found the extension's shards under %d documents: %d shards and %d partials holding\n", r.Documents, r.Shards, r.Partials)
+	for _, l := range lines {
+		fmt.Fprintln(a.stdout, l)
+	}
+	fmt.Fprintf(a.stdout, "%s them into their documents' fields (%s)\n", verb, took.Round(time.Millisecond))
+	paths := make([]string, 0, len(left))
+	for p := range left {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	if len(paths) > 0 {
+		fmt.Fprintf(a.stdout, "left %d as they are, holding what is not a count:\n", len(paths))
+	}
+	for _, p := range paths {
+		fmt.Fprintf(a.stdout, "  %q: %s\n", p, left[p])
+	}
+	failed := make([]string, 0, len(r.Failed))
+	for d := range r.Failed {
+		failed = append(failed, d)
+	}
+	sort.Strings(failed)
+	for _, d := range failed {
+		fmt.Fprintf(a.stdout, "could not move into %s: %v; run takeover again\n", d, r.Failed[d])
+	}
+	for _, d := range r.Gone {
+		fmt.Fprintf(a.stdout, "left the shards of %s: it is a document TALLY_COUNTS declares, and does not exist (tally makes none)\n", d)
+	}
+	if len(r.State) == 0 {
+		fmt.Fprintln(a.stdout, "found none of the extension's workers' state")
+		return
+	}
+	fmt.Fprintf(a.stdout, "%s the extension's workers' state: %s\n", removed, strings.Join(r.State, ", "))
+}

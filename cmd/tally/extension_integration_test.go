@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/tallycounters/tally/internal/extension"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/tools/extworker"
+)
+
+// TestExtensionTakeoverCommand: on a project the extension left shards,
+// a partial and its workers' state in, tally extension takeover
+// --dry-run reports them and writes nothing; takeover moves them and
+// removes the state; a second run finds nothing.
+func TestExtensionTakeoverCommand(t *testing.T) {
+	t.Parallel()
+	host, project := emulatorHost(t)
+	env := []string{"FIRESTORE_EMULATOR_HOST=" + host, "GOOGLE_CLOUD_PROJECT=" + project}
+	fs := emulatortest.ClientAt(t, host, project)
+	ctx := context.Background()
+	post := fs.Doc("posts/p1")
+	for _, shard := range []string{"0b7c-a", "7f3a-b"} {
+		if _, err := extworker.Increment(ctx, post.Collection(extension.Collection).Doc(shard), "likes", 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := extworker.Worker{Client: fs}
+	if _, err := w.ToPartials(ctx, post.Path[strings.Index(post.Path, "/documents/")+len("/documents/"):]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := extworker.Increment(ctx, post.Collection(extension.Collection).Doc("0b7c-a"), "stats.views", 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.LeaveState(ctx, extension.DefaultStatePath, 1); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"extension", "takeover", "--dry-run"}, []string{
+			"found the extension's shards under 1 documents: 1 shards and 2 partials holding", "  likes 4", "  stats.views 5",
+			"would move them", "would remove the extension's workers' state: _firebase_ext_/sharded_counter, _firebase_ext_/sharded_counter/workers/0000"}},
+		{[]string{"extension", "takeover"}, []string{"1 shards and 2 partials", "moved them", "removed the extension's workers' state"}},
+		{[]string{"extension", "takeover"}, []string{"under 0 documents", "found none of the extension's workers' state"}},
+	}
+	for _, s := range steps {
+		out, code := cliWith(t, env, s.args...)
+		for _, want := range s.want {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("tally %s: exit %d, no %q in:\n%s", strings.Join(s.args, " "), code, want, out)
+			}
+		}
+	}
+	snap, err := post.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats, _ := snap.Data()["stats"].(map[string]any); snap.Data()["likes"] != int64(4) || stats["views"] != int64(5) {
+		t.Errorf("the post: %v; want likes 4, stats.views 5", snap.Data())
+	}
+}

@@ -1,0 +1,243 @@
+package extension
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/api/iterator"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/internal/core"
+)
+
+// TakeoverOptions configure Takeover. Zero fields take the defaults.
+type TakeoverOptions struct {
+	DryRun bool // report what would be moved and removed; write nothing
+	// StatePaths are the documents the extension kept its workers' state
+	// in (its INTERNAL_STATE_PATH); default DefaultStatePath.
+	StatePaths []string
+	Parallel   int          // documents moved at once; default 16
+	Progress   func(string) // if set, hears a line for a person now and then
+}
+
+// Report is what Takeover found, and moved or removed.
+type Report struct {
+	Documents int // documents with shards or partials
+	Shards    int // shards found (moved, but for those in Left)
+	Partials  int // partials found (moved, but for those in Left)
+	// Totals are the amounts the shards and partials held, by field path
+	// (dotted), that Takeover moved (or, with DryRun, would move).
+	Totals Amounts
+	// Left are the shards and partials left alone, by path, with why.
+	Left map[string]error
+	// Gone are the documents of counted collections whose shards were
+	// left because the document does not exist (tally never creates one).
+	Gone []string
+	// Failed are the documents no move could be made into, with why: a
+	// run again moves them.
+	Failed map[string]error
+	// State are the documents of the workers' state found (and removed,
+	// but with DryRun).
+	State []string
+}
+
+// scanPage is how many shards one page of Takeover's scan reads.
+const scanPage = 1000
+
+// Takeover moves the shards and partials of every document in client's
+// database into the document's fields, as Rollup's moves do (Move,
+// whatever the spacing), and removes the extension's workers' state: for
+// an app that uninstalled the extension, whose shards no worker moves any
+// more. It may run beside Rollup and a running extension: every move is
+// a transaction. A second run finds nothing more to move.
+func Takeover(ctx context.Context, client *firestore.Client, layout core.Layout, o TakeoverOptions) (Report, error) {
+	r := Report{Totals: Amounts{}, Left: map[string]error{}, Failed: map[string]error{}}
+	docs, err := scan(ctx, client, &r, o)
+	if err != nil {
+		return r, err
+	}
+	if !o.DryRun {
+		r.Shards, r.Partials, r.Totals = 0, 0, Amounts{}
+		if err := moveAll(ctx, NewMover(client, layout, 0), docs, &r, o); err != nil {
+			return r, err
+		}
+	}
+	return r, removeState(ctx, client, &r, o)
+}
+
+// scan reads every shard and partial, and the documents they are of, in
+// order.
+func scan(ctx context.Context, client *firestore.Client, r *Report, o TakeoverOptions) ([]string, error) {
+	var docs []string
+	q := client.CollectionGroup(Collection).OrderBy(firestore.DocumentID, firestore.Asc).Limit(scanPage)
+	for page := q; ; {
+		snaps, err := page.Documents(ctx).GetAll()
+		if err != nil {
+			return docs, fmt.Errorf("extension: scan the shards: %w", err)
+		}
+		for _, s := range snaps {
+			doc, partial, ok := Owner(core.Relative(s.Ref))
+			if !ok {
+				continue // a subcollection of that name in another shape
+			}
+			if len(docs) == 0 || docs[len(docs)-1] != doc {
+				docs = append(docs, doc)
+			}
+			tally(r, core.Relative(s.Ref), partial, s.Data())
+		}
+		if len(snaps) < scanPage {
+			break
+		}
+		page = q.StartAfter(snaps[len(snaps)-1])
+		progress(o, "found %d shards and partials of %d documents", r.Shards+r.Partials, len(docs))
+	}
+	r.Documents = len(docs)
+	return docs, nil
+}
+
+// tally counts a shard or partial at path of data in r.
+func tally(r *Report, path string, partial bool, data map[string]any) {
+	a, err := AmountsOf(lastSegment(path), data)
+	if err == nil {
+		err = r.Totals.Add(a)
+	}
+	switch {
+	case err != nil:
+		r.Left[path] = err
+	case partial:
+		r.Partials++
+	default:
+		r.Shards++
+	}
+}
+
+func lastSegment(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[i+1:]
+		}
+	}
+	return path
+}
+
+// moveAll moves the shards and partials of docs, o.Parallel at a time.
+// A document whose move keeps failing (contention, or an error of
+// Firestore's) is reported in r.Failed, and the others are moved.
+func moveAll(ctx context.Context, m *Mover, docs []string, r *Report, o TakeoverOptions) error {
+	var g errgroup.Group
+	g.SetLimit(cmp.Or(max(o.Parallel, 0), 16))
+	var mu sync.Mutex
+	done := 0
+	for _, doc := range docs {
+		g.Go(func() error {
+			out, err := moveWhole(ctx, m, doc)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				err = merge(r, doc, out)
+			}
+			if err != nil {
+				r.Failed[doc] = err
+			}
+			if done++; done%1000 == 0 {
+				progress(o, "moved the shards of %d of %d documents", done, len(docs))
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	return ctx.Err()
+}
+
+// moveWhole moves every shard and partial of doc, one move after another
+// while more are left, trying a move that failed again a few times.
+func moveWhole(ctx context.Context, m *Mover, doc string) (Outcome, error) {
+	all := Outcome{Doc: doc, Moved: Amounts{}, Left: map[string]error{}}
+	for tries, backoff := 0, 50*time.Millisecond; ; backoff *= 2 {
+		out, err := m.Move(ctx, doc, time.Time{}) // whatever moves covered already
+		if err != nil {
+			if tries++; tries == 5 || ctx.Err() != nil {
+				return all, err
+			}
+			time.Sleep(backoff)
+			continue
+		}
+		all.Shards, all.Partials, all.Gone = all.Shards+out.Shards, all.Partials+out.Partials, out.Gone
+		maps.Copy(all.Left, out.Left)
+		if err := all.Moved.Add(out.Moved); err != nil || !out.More {
+			return all, err
+		}
+	}
+}
+
+// merge adds what a move of doc did to r.
+func merge(r *Report, doc string, out Outcome) error {
+	if out.Gone {
+		r.Gone = append(r.Gone, doc)
+		return nil
+	}
+	r.Shards += out.Shards
+	r.Partials += out.Partials
+	for id, why := range out.Left {
+		r.Left[doc+"/"+Collection+"/"+id] = why
+	}
+	return r.Totals.Add(out.Moved)
+}
+
+// removeState removes (with DryRun, finds) the documents of the
+// extension's workers' state: each state document and its workers.
+func removeState(ctx context.Context, client *firestore.Client, r *Report, o TakeoverOptions) error {
+	paths := o.StatePaths
+	if len(paths) == 0 {
+		paths = []string{DefaultStatePath}
+	}
+	for _, p := range paths {
+		ref := client.Doc(p)
+		if ref == nil {
+			return fmt.Errorf("extension: the state path %q is not a document's", p)
+		}
+		var refs []*firestore.DocumentRef
+		it := ref.Collection(workersCollection).DocumentRefs(ctx)
+		for {
+			w, err := it.Next()
+			if errors.Is(err, iterator.Done) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("extension: list the workers of %s: %w", p, err)
+			}
+			refs = append(refs, w)
+		}
+		if _, err := ref.Get(ctx); err == nil {
+			refs = append(refs, ref)
+		} else if status.Code(err) != codes.NotFound {
+			return fmt.Errorf("extension: read %s: %w", p, err)
+		}
+		for _, w := range refs {
+			r.State = append(r.State, core.Relative(w))
+			if o.DryRun {
+				continue
+			}
+			if _, err := w.Delete(ctx); err != nil {
+				return fmt.Errorf("extension: remove %s: %w", core.Relative(w), err)
+			}
+		}
+	}
+	slices.Sort(r.State)
+	return nil
+}
+
+func progress(o TakeoverOptions, format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
+}
