@@ -33,6 +33,17 @@ type Config struct {
 	// firestore-counter extension's shards and partials, at any depth,
 	// and move their counts into their documents (package extension).
 	ExtensionCounters bool
+	// OnMove, if set, is called after each move of the extension's
+	// shards this handler commits.
+	OnMove func(MoveInfo)
+}
+
+// MoveInfo is what one move of the extension's shards committed, for
+// Config.OnMove.
+type MoveInfo struct {
+	Document         string    // the document moved into
+	Committed        time.Time // the commit's time
+	Shards, Partials int       // moved
 }
 
 // DefaultHold is the longest a handler waits for a fold by default:
@@ -73,7 +84,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 		decoder: decoder{Layout: layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew, Extension: cfg.ExtensionCounters},
 		tracker: t,
 		boards:  b,
-		moves:   newMoves(extension.NewMover(client, layout, cfg.Spacing), log),
+		moves:   newMoves(extension.NewMover(client, layout, cfg.Spacing), log, cfg.OnMove),
 		hold:    cfg.Hold,
 		log:     log,
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/tallycounters/tally/internal/extension"
+	"github.com/tallycounters/tally/internal/fsrpc"
 )
 
 // moves answers the events of the firestore-counter extension's shards
@@ -20,8 +21,9 @@ import (
 // within the fold spacing is moved once the spacing is over, so that it
 // takes at most one write a spacing, folds and moves together.
 type moves struct {
-	mover *extension.Mover
-	log   *slog.Logger
+	mover  *extension.Mover
+	log    *slog.Logger
+	onMove func(MoveInfo)
 
 	mu   sync.Mutex
 	docs *simplelru.LRU[string, *docMoves]
@@ -36,9 +38,9 @@ type docMoves struct {
 // rememberMoved is how many documents' moved_as_of an instance keeps.
 const rememberMoved = 10000
 
-func newMoves(m *extension.Mover, log *slog.Logger) *moves {
+func newMoves(m *extension.Mover, log *slog.Logger, onMove func(MoveInfo)) *moves {
 	docs, _ := simplelru.NewLRU[string, *docMoves](rememberMoved, nil)
-	return &moves{mover: m, log: log, docs: docs}
+	return &moves{mover: m, log: log, onMove: onMove, docs: docs}
 }
 
 // wait returns once h's document holds every shard write as of h.At; an
@@ -88,7 +90,11 @@ func (m *moves) wait(ctx context.Context, h eventHint) error {
 func (m *moves) move(ctx context.Context, h eventHint) (time.Time, error) {
 	backoff := minBackoff
 	for {
-		out, err := m.mover.Move(ctx, h.Counter, h.At)
+		cctx, committed := fsrpc.WithCommitTime(ctx)
+		out, err := m.mover.Move(cctx, h.Counter, h.At)
+		if at := committed(); err == nil && out.Shards+out.Partials > 0 && m.onMove != nil { // a move that wrote
+			m.onMove(MoveInfo{Document: h.Counter, Committed: at, Shards: out.Shards, Partials: out.Partials})
+		}
 		wait := out.Wait
 		switch {
 		case err != nil:

@@ -62,6 +62,8 @@ func benchCommand() *cobra.Command {
 type benchFlags struct {
 	o                                   bench.Options
 	aggregate, windows, quiet, rank     bool
+	extension                           bool
+	documents, takeover                 int
 	posts                               []int
 	crowded                             bool
 	existing, boundaries                int
@@ -102,6 +104,9 @@ func (b *benchFlags) runners(f *pflag.FlagSet) {
 	f.BoolVar(&b.rank, "rank", false, "measure ranks instead of counters: a board of --posts posts by likes (Zipf), liked at --rate for --duration (defaults then 200 and 1m) with a viral post climbing, posts deleted and made, every sampled rank checked against the posts at its read time")
 	f.BoolVar(&b.crowded, "crowded", false, "with --rank: seed the posts' likes evenly over four cells of the board (2^20 to 2^20+32,767) instead of by Zipf's law, so that every cell holds more than 1,000 posts")
 	f.IntSliceVar(&b.posts, "posts", []int{10000, 100000}, "with --rank: posts on the board (a list: a run each, on an emulator of its own)")
+	f.BoolVar(&b.extension, "extension-clients", false, "measure clients of the firestore-counter extension's protocol (each on a shard of its own, a listener on its document, its shard and its partials) counting through tally, beside tally's own clients, on --documents documents (defaults then: --concurrency 200 --rate 200); modes: "+strings.Join(bench.ExtensionModes, ","))
+	f.IntVar(&b.documents, "documents", 1, "with --extension-clients: documents the clients count on, each client on one")
+	f.IntVar(&b.takeover, "extension-takeover", 0, "instead of the modes: time 'tally extension takeover' over this many documents the extension left two shards and a partial under, and count its reads and writes")
 	f.StringVar(&b.modes, "modes", strings.Join(bench.AllModes, ","), "modes to run, in order")
 	f.DurationVar(&b.soak, "soak", 0, "instead of the modes, soak tally serve's stack for this long while pausing the emulator, killing a Rollup instance and duplicating and delaying events; defaults then: --concurrency 64 --counters 5 --instances 3 --rate 300")
 }
@@ -163,6 +168,16 @@ func (b *benchFlags) run(cmd *cobra.Command) error {
 		return runSoak(ctx, cmd, b.o, b.soak, bars, b.jsonPath, logs)
 	case b.rank:
 		return runRank(ctx, cmd, b.rankOptions(cmd), bars, b.jsonPath)
+	case b.extension:
+		return runExtension(ctx, cmd, b.extensionOptions(cmd), bars, b.jsonPath)
+	case b.takeover > 0:
+		f, err := bench.RunTakeover(ctx, b.o.Setup, b.takeover, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "takeover of %d documents (%d shards, %d partials; %d likes moved): %.1f s, %d reads, %d writes of which %d deletes\n",
+			f.Documents, f.Shards, f.Partials, f.Moved, f.Seconds, f.Reads, f.Writes, f.Deletes)
+		return nil
 	case b.windows && len(b.due) > 0:
 		return runJobs(ctx, cmd, bench.JobsOptions{Setup: b.o.Setup, Due: b.due, Parallel: b.parallel, Budget: b.budget, PubSub: b.pubsub}, bars, b.jsonPath)
 	case b.windows:
@@ -222,6 +237,38 @@ func (b *benchFlags) windowsOptions(cmd *cobra.Command) bench.WindowsOptions {
 		wo.Rate = 300
 	}
 	return wo
+}
+
+// extensionOptions are --extension-clients' options, with its own
+// defaults for the flags not given.
+func (b *benchFlags) extensionOptions(cmd *cobra.Command) bench.ExtensionOptions {
+	eo := bench.ExtensionOptions{Setup: b.o.Setup, Documents: b.documents}
+	if !cmd.Flags().Changed("modes") {
+		eo.Modes = bench.ExtensionModes
+	}
+	if !cmd.Flags().Changed("concurrency") {
+		eo.Workers = 200
+	}
+	if !cmd.Flags().Changed("rate") {
+		eo.Rate = 200
+	}
+	return eo
+}
+
+// runExtension runs the extension's bench and writes its report.
+func runExtension(ctx context.Context, cmd *cobra.Command, o bench.ExtensionOptions, bars *progress, jsonPath string) error {
+	rep, err := bench.RunExtension(ctx, o)
+	if bars != nil {
+		bars.wait()
+	}
+	if err != nil {
+		return err
+	}
+	rep.WriteTable(cmd.OutOrStdout())
+	if jsonPath != "" {
+		return rep.WriteJSON(jsonPath)
+	}
+	return nil
 }
 
 // runLoad runs the modes side by side and writes the report: a table,

@@ -64,7 +64,7 @@ func TestMovesBesideTheExtensionsWorkers(t *testing.T) {
 		clients.Go(func() {
 			for range 30 {
 				sent.Add(1)
-				if err := extworker.Increment(ctx, shard, "likes", 1); err != nil {
+				if _, err := extworker.Increment(ctx, shard, "likes", 1); err != nil {
 					t.Errorf("a client's like: %v", err)
 					return
 				}

@@ -174,21 +174,24 @@ func update(amounts map[string]any) map[string]any {
 // extension's clients make it: a merge-set of a server-side increment,
 // field a dotted path of maps. A write that a transaction's lock refused
 // (ABORTED: nothing was written) is sent again, as the Firebase SDKs
-// send a write again.
-func Increment(ctx context.Context, shard *firestore.DocumentRef, field string, by int64) error {
+// send a write again. It returns the write's commit time.
+func Increment(ctx context.Context, shard *firestore.DocumentRef, field string, by int64) (time.Time, error) {
 	var v any = firestore.Increment(by)
 	parts := strings.Split(field, ".")
 	for i := len(parts) - 1; i >= 0; i-- {
 		v = map[string]any{parts[i]: v}
 	}
 	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		_, err := shard.Set(ctx, v.(map[string]any), firestore.MergeAll)
+		wr, err := shard.Set(ctx, v.(map[string]any), firestore.MergeAll)
 		if status.Code(err) != codes.Aborted {
-			return err
+			if err != nil {
+				return time.Time{}, err
+			}
+			return wr.UpdateTime, nil
 		}
 		select {
 		case <-ctx.Done():
-			return err
+			return time.Time{}, err
 		case <-time.After(backoff):
 		}
 	}

@@ -47,7 +47,7 @@ func TestExtensionCountersOnTheStack(t *testing.T) {
 					doc   *firestore.DocumentRef
 					field string
 				}{{liked, "likes"}, {liked, "stats.views"}, {deep, "likes"}, {page, "visits"}} {
-					if err := extworker.Increment(ctx, w.doc.Collection(extension.Collection).Doc(shard), w.field, 1); err != nil {
+					if _, err := extworker.Increment(ctx, w.doc.Collection(extension.Collection).Doc(shard), w.field, 1); err != nil {
 						t.Error(err)
 						return
 					}
