@@ -26,7 +26,8 @@ import (
 // still signed in, sees the button pressed (from their vote document), and
 // a second press takes the like back, as in the feed. A press offline shows
 // at once and says it waits to be sent, and is counted once the browser is
-// back online. The page is served
+// back online; one with the server out of reach says that, and that the
+// press is kept, and is counted once it can be reached. The page is served
 // with a Content-Security-Policy that allows its own script and style
 // only, and the browser enforces it.
 func TestDemoInABrowser(t *testing.T) {
@@ -96,6 +97,26 @@ func TestDemoInABrowser(t *testing.T) {
 	}
 	if got := shardSum(t, r.emulator, "demo-likes"); got != 1 {
 		t.Errorf("the shards hold %d after the like pressed offline was sent, want 1", got)
+	}
+	// With the server out of reach, a press shows at once, and the page
+	// says so, and that the press is kept; once it can be reached, the
+	// press is sent, and counted once.
+	browsertest.SetUnreachable(t, ctx, "*://*:*/Increment", true)
+	err = chromedp.Do(ctx,
+		chromedp.Click(id("like")),
+		browsertest.WaitText("total", "0"),
+		browsertest.WaitJS(`document.getElementById("result").textContent.startsWith("The server cannot be reached just now. Your like is kept on this device")`),
+	)
+	if err != nil {
+		shown, _ := chromedp.Run(ctx, chromedp.Text(id("result")))
+		t.Fatalf("a press with the server out of reach says %q: %v", shown, err)
+	}
+	browsertest.SetUnreachable(t, ctx, "", false)
+	if err := chromedp.Do(ctx, browsertest.WaitText("result", "Your like is taken back."), browsertest.WaitJS(`!document.getElementById("like").dataset.pending`)); err != nil {
+		t.Fatalf("with the server back: %v", err)
+	}
+	if got := shardSum(t, r.emulator, "demo-likes"); got != 0 {
+		t.Errorf("the shards hold %d after the press was sent, want 0", got)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd); code != 0 {

@@ -56,19 +56,29 @@ function like(ref, on) {
   return config.authHost ? vote(ref, on) : addTo(ref, on ? 1 : -1);
 }
 
-// pending shows a like that is not yet answered: sending, or kept on this
-// device until the browser is back online.
+// pending shows a like that is not yet answered: sending; kept on this
+// device until the browser is back online; or, when the server cannot be
+// reached (the client sends it again, with the same key, until it is
+// answered), kept and sent again.
 function pending(button, note, promise) {
   button.dataset.pending = "true";
+  let unreachable = false;
   const show = () => {
     if (button.dataset.pending !== "true") return;
-    note.textContent = navigator.onLine ? "Sending…" : "Offline: your like is saved on this device and will be sent when you are back online.";
-    note.classList.toggle("waiting", !navigator.onLine);
+    note.textContent = !navigator.onLine ? "Offline: your like is saved on this device and will be sent when you are back online."
+      : unreachable ? "The server cannot be reached just now. Your like is kept on this device and sent again until it gets there; it counts once."
+        : "Sending…";
+    note.classList.toggle("waiting", !navigator.onLine || unreachable);
   };
+  // A like still unanswered after a moment: can the server be reached?
+  const probe = setInterval(() => {
+    fetch("/Increment", { method: "OPTIONS" }).then(() => (unreachable = false), () => (unreachable = true)).finally(show);
+  }, 2000);
   show();
   addEventListener("online", show);
   addEventListener("offline", show);
   const done = () => {
+    clearInterval(probe);
     delete button.dataset.pending;
     note.classList.remove("waiting");
     removeEventListener("online", show);

@@ -33,3 +33,20 @@ type byRule struct {
 }
 
 var emulateByRule = cdp.Command[byRule, network.EmulateNetworkConditionsByRuleResult]{Method: network.CommandEmulateNetworkConditionsByRule}
+
+// SetUnreachable makes the tab's requests to URLs matching pattern (the
+// URLPattern syntax, absolute: *://*:*/Increment) fail as if the server
+// could not be reached, or, with off false, go through again.
+func SetUnreachable(t testing.TB, tab context.Context, pattern string, on bool) {
+	t.Helper()
+	if _, err := chromedp.Call(tab, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	var patterns []*network.BlockPattern
+	if on {
+		patterns = []*network.BlockPattern{{URLPattern: pattern, Block: true}}
+	}
+	if _, err := chromedp.Call(tab, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: patterns}); err != nil {
+		t.Fatal(err)
+	}
+}
