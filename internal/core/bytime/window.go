@@ -2,6 +2,7 @@ package bytime
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -194,18 +195,38 @@ func (w Window) String() string {
 	case KindOver:
 		return fmt.Sprintf("%s=%s over %d %ss", w.Field, w.Count, w.N, w.Unit)
 	}
+	return fmt.Sprintf("%s=trend(%s, %s)", w.Field, w.Weighs(), w.HalfLife)
+}
+
+// Weighs is what a trend weighs, as declared: likes + views/10 + 2.5*shares.
+func (w Window) Weighs() string {
 	terms := make([]string, len(w.Terms))
 	for i, t := range w.Terms {
-		switch {
+		switch inv := 1 / t.Weight; {
 		case t.Weight == 1:
 			terms[i] = t.Field
-		case t.Weight < 1:
-			terms[i] = t.Field + "/" + strconv.FormatFloat(1/t.Weight, 'g', -1, 64)
+		case t.Weight < 1 && inv == math.Round(inv):
+			terms[i] = t.Field + "/" + strconv.FormatFloat(inv, 'g', -1, 64)
 		default:
 			terms[i] = strconv.FormatFloat(t.Weight, 'g', -1, 64) + "*" + t.Field
 		}
 	}
-	return fmt.Sprintf("%s=trend(%s, %s)", w.Field, strings.Join(terms, " + "), w.HalfLife)
+	return strings.Join(terms, " + ")
+}
+
+// HalvesEvery is a trend's half-life as a declaration writes it: 6h, 90m,
+// 2d, 1w.
+func (w Window) HalvesEvery() string {
+	d := w.HalfLife
+	for _, u := range []struct {
+		name string
+		d    time.Duration
+	}{{"w", 7 * 24 * time.Hour}, {"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}} {
+		if d%u.d == 0 {
+			return fmt.Sprintf("%d%s", d/u.d, u.name)
+		}
+	}
+	return d.String()
 }
 
 // Counts are the fields w reads.
