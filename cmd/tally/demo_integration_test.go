@@ -194,12 +194,16 @@ func TestDemoFeed(t *testing.T) {
 	// what a person reads: each count labelled, today's with the count it
 	// is of and the week's sparkline beside it, the trend, and the place
 	stats := `document.querySelector('article[data-id="counts"] .stats').innerText.replace(/\s+/g, " ")`
-	read := regexp.MustCompile(`^1 like · \d+ views? · 0 comments · 1 like today 7 days · trend \d+\.\d · #1 of 3$`)
+	read := regexp.MustCompile(`^1 like · \d+ views? · 0 comments · 1 like today 7 days · #1 of 3$`)
 	if err := chromedp.Do(ctx, browsertest.WaitJS(stats+`.endsWith("#1 of 3")`)); err != nil {
 		t.Fatalf("the liked post's counts never showed its place: %v", err)
 	}
 	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](stats)); err != nil || !read.MatchString(text) {
-		t.Errorf("the liked post reads %q (%v); want its likes, views, comments, likes today beside 7 days, its trend and its place", text, err)
+		t.Errorf("the liked post reads %q (%v); want its likes, views, comments, likes today beside 7 days, and its place", text, err)
+	}
+	trend := regexp.MustCompile(`^trending \d+\.\d recent likes \+ views/10$`)
+	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('article[data-id="counts"] .trend').innerText`)); err != nil || !trend.MatchString(text) {
+		t.Errorf("the liked post's trend reads %q (%v); want its score and what it weighs", text, err)
 	}
 	places := `[...document.querySelectorAll("article")].map((a) => a.dataset.id + " " + a.querySelector(".place").textContent).join()`
 	if err := chromedp.Do(ctx, browsertest.WaitJS(places+` === "counts #1 of 3,hello #2 of 3,offline #2 of 3" || `+places+` === "counts #1 of 3,offline #2 of 3,hello #2 of 3"`)); err != nil {
@@ -223,8 +227,11 @@ func TestDemoFeed(t *testing.T) {
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[string](comment)); err != nil || n != "1" {
 		t.Fatalf("right after Comment the post shows %q comments (%v), want 1", n, err)
 	}
-	if err := chromedp.Do(ctx, browsertest.WaitJS(post("hello", ".said")+`.textContent === "Great post <3"`)); err != nil {
+	if err := chromedp.Do(ctx, browsertest.WaitJS(post("hello", ".said .text")+`.textContent === "Great post <3"`)); err != nil {
 		t.Fatalf("the comment's text is not shown under its post, as text: %v", err)
+	}
+	if who, err := chromedp.Run(ctx, chromedp.Evaluate[string](post("hello", ".said .who")+`.textContent`)); err != nil || !regexp.MustCompile(`^\S+ · (just now|\d+ min ago)$`).MatchString(who) {
+		t.Errorf("the comment's author and time read %q (%v); want the author's name and how long ago", who, err)
 	}
 	screenshots(t, ctx)
 	for _, p := range demoPostIDs {

@@ -87,6 +87,15 @@ function pending(button, note, promise) {
   return promise.finally(done);
 }
 
+// ago says how long ago t was, as a person says it.
+function ago(t) {
+  const s = (Date.now() - t.getTime()) / 1000;
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return t.toLocaleDateString();
+}
+
 // Sign-in: the Auth emulator takes any email, and a password of 6 or more.
 $("signin-form").hidden = !config.authHost;
 wireSignIn(auth, $("signin-form"), (m, kind) => {
@@ -158,9 +167,8 @@ function one(name) {
 
 // feed lists the posts, most liked first (or, with a trend, trending
 // first, at the reader's choice), each with its likes and views.
-function feed({ collection: name, like: likes, view: views, comments, children, today, todayOf, hot, rank }) {
+function feed({ collection: name, like: likes, view: views, comments, children, today, todayOf, hot, hotOf, rank }) {
   $("feed").hidden = false;
-  $("collection").textContent = name;
   const shown = new Map();
   const posts = $("posts");
   // place shows the posts in a new order, unless the pointer is over them:
@@ -187,7 +195,7 @@ function feed({ collection: name, like: likes, view: views, comments, children, 
     stop = onSnapshot(query(collection(db, name), orderBy(field, "desc"), limit(20)), (snap) => {
       const els = snap.docs.map((d) => {
         const fresh = d.metadata.hasPendingWrites; // written here, and not yet on the server
-        if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, { likes, views, comments, children, today, todayOf, hot, rank, fresh }));
+        if (!shown.has(d.id)) shown.set(d.id, post(`${name}/${d.id}`, { likes, views, comments, children, today, todayOf, hot, hotOf, rank, fresh }));
         const el = shown.get(d.id);
         el.querySelector("h2").textContent = d.get("title") ?? d.id;
         el.series?.(today ? seriesOf(d.data(), today) : []);
@@ -254,19 +262,24 @@ function mine(name, uid, rank) {
   };
 }
 
-// spark draws counts, a week's likes (or views) by day, as bars in svg.
-function spark(svg, counts, noun) {
+// spark draws counts, a week's likes (or views) by day, as bars in svg,
+// and labels them; a week of none is said in words, not drawn.
+function spark(svg, label, counts, noun) {
+  const none = counts.every((n) => n === 0);
+  svg.toggleAttribute("hidden", none); // an svg element has no hidden property
+  label.textContent = none ? "none in 7 days" : "7 days";
   const top = Math.max(1, ...counts);
   svg.replaceChildren(...counts.map((n, i) => {
     const bar = document.createElementNS("http://www.w3.org/2000/svg", "rect");
     const h = n > 0 ? Math.max(2, (18 * n) / top) : 1;
     for (const [k, v] of Object.entries({ x: i * 10, y: 20 - h, width: 8, height: h, rx: 1 })) bar.setAttribute(k, String(v));
+    if (n === 0) bar.setAttribute("class", "zero");
     return bar;
   }));
   svg.setAttribute("aria-label", `${noun[0].toUpperCase()}${noun.slice(1)} each day of the last ${counts.length}: ${counts.join(", ")}`);
 }
 
-function post(path, { likes, views, comments, children, today, todayOf, hot, rank, fresh }) {
+function post(path, { likes, views, comments, children, today, todayOf, hot, hotOf, rank, fresh }) {
   const el = document.createElement("article");
   el.className = "card";
   el.dataset.id = path.split("/").pop();
@@ -274,10 +287,11 @@ function post(path, { likes, views, comments, children, today, todayOf, hot, ran
   // today's count, with the week's sparkline beside it and labelled, so
   // that it wraps with the counts, not alone on a line of its own
   const week = today && `<span class="week">${stat("today", `${todayOf} today`)} <svg class="spark" viewBox="0 0 70 20" role="img"></svg><span class="week-label">7 days</span></span>`;
-  const trend = hot && `<span class="trend" title="trending: likes and views of the last hours weigh most, older ones less and less">trend <b class="hot">…</b></span>`;
+  // the trend on a line of its own, with what it weighs
+  const trend = hot ? `<p class="trend" title="${hotOf.title}">trending <b class="hot">…</b> ${hotOf.unit}</p>` : "";
   el.innerHTML = `<h2></h2><div class="actions"><button class="like" aria-pressed="false">Like</button>` +
-    `<span class="stats">${[stat("likes", "likes"), views && stat("views", "views"), comments && stat("comments", "comments"), week, trend,
-      rank && `<span class="place" title="its place among all posts by ${rank}"></span>`].filter(Boolean).join(" · ")}</span></div>` +
+    `<span class="stats">${[stat("likes", "likes"), views && stat("views", "views"), comments && stat("comments", "comments"), week,
+      rank && `<span class="place" title="its place among all posts by ${rank}"></span>`].filter(Boolean).join(" · ")}</span></div>` + trend +
     `<p class="note" aria-live="polite"></p>` +
     (comments ? `<ul class="said" aria-label="Latest comments"></ul><form class="comment" hidden><input name="text" placeholder="Write a comment" aria-label="Your comment" required maxlength="500"><button>Comment</button></form>` : "");
   const show = (cls, one, many) => (n) => {
@@ -293,7 +307,14 @@ function post(path, { likes, views, comments, children, today, todayOf, hot, ran
     onSnapshot(query(collection(db, `${path}/${children}`), orderBy("createdAt", "desc"), limit(3)), (snap) => {
       said.replaceChildren(...snap.docs.slice().reverse().map((d) => {
         const li = document.createElement("li");
-        li.textContent = String(d.get("text") ?? "");
+        const who = document.createElement("span");
+        who.className = "who";
+        const at = d.get("createdAt")?.toDate?.();
+        who.textContent = `${d.get("author") ?? "someone"} · ${at ? ago(at) : "just now"}`;
+        const text = document.createElement("span");
+        text.className = "text";
+        text.textContent = String(d.get("text") ?? "");
+        li.append(who, text);
         return li;
       }));
     }, say);
@@ -302,7 +323,8 @@ function post(path, { likes, views, comments, children, today, todayOf, hot, ran
     form.onsubmit = (e) => {
       e.preventDefault();
       const text = form.elements.namedItem("text");
-      addChild(counted, collection(db, `${path}/${children}`), { text: text.value, owner: auth.currentUser?.uid ?? null }).catch(say);
+      const author = auth.currentUser?.email?.split("@")[0] ?? null; // a name, not the address
+      addChild(counted, collection(db, `${path}/${children}`), { text: text.value, owner: auth.currentUser?.uid ?? null, author }).catch(say);
       text.value = "";
     };
   }
@@ -332,7 +354,7 @@ function post(path, { likes, views, comments, children, today, todayOf, hot, ran
     let days = [], now = 0;
     const draw = () => {
       const before = days.slice(0, -1).slice(-6).map((b) => b.count);
-      spark(el.querySelector(".spark"), [...Array(6 - before.length).fill(0), ...before, now], todayOf);
+      spark(el.querySelector(".spark"), el.querySelector(".week-label"), [...Array(6 - before.length).fill(0), ...before, now], todayOf);
     };
     onCount(countRef(tally, path, today), (n) => {
       show("today", `${todayOf.replace(/s$/, "")} today`, `${todayOf} today`)(n);

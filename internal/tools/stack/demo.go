@@ -57,9 +57,18 @@ type demoFeed struct {
 	Today   string `json:"today,omitempty"`
 	TodayOf string `json:"todayOf,omitempty"`
 	Hot     string `json:"hot,omitempty"`
+	// HotOf says what the trend weighs, as the page shows it: beside its
+	// score, and when the pointer rests on it.
+	HotOf *demoTrend `json:"hotOf,omitempty"`
 	// Rank is the like count where the posts are ranked by it
 	// (rank(likes)): the page shows each post's place.
 	Rank string `json:"rank,omitempty"`
+}
+
+// demoTrend is a trend's unit, and what it weighs, for a person.
+type demoTrend struct {
+	Unit  string `json:"unit"`  // recent likes + views/10
+	Title string `json:"title"` // likes + views/10, each weighing half as much every 6h
 }
 
 // demoPosts are the posts the demo adds to an empty feed.
@@ -98,6 +107,8 @@ func (s *Stack) feed() *demoFeed {
 		for _, w := range d.Windows {
 			if w.Kind == bytime.KindTrend && f.Hot == "" {
 				f.Hot = w.Field
+				f.HotOf = &demoTrend{Unit: "recent " + w.Weighs(),
+					Title: fmt.Sprintf("The last hours' %s, each weighing half as much every %s", w.Weighs(), w.HalvesEvery())}
 			}
 		}
 		return f
