@@ -73,6 +73,7 @@ func (r *Load) WriteChart(path string) error {
 	}
 	dc := draw.New(canvas)
 	for i, row := range plot.Align(grid, tiles, dc) {
+		headroom(panels[i], row[0])
 		panels[i].Draw(row[0])
 	}
 	f, err := os.Create(path)
@@ -272,23 +273,53 @@ func (r *Load) modeNames() string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// wholeTicks are gonum's default ticks, at whole numbers only and labelled
-// without decimals: the panels count writes, increments and seconds.
+// headroom raises p's y axis above its lines by as much of c, the
+// canvas it is drawn on, as its legend (drawn at the top) takes, and a
+// little more, so that the legend covers none of them.
+func headroom(p *plot.Plot, c draw.Canvas) {
+	if math.IsInf(p.Y.Max, 0) || math.IsInf(p.Y.Min, 0) {
+		return
+	}
+	legend := p.Legend.Rectangle(c).Size().Y
+	height := c.Rectangle.Size().Y
+	if legend <= 0 || height <= 0 {
+		return
+	}
+	share := min(0.6, float64(legend/height)*1.6+0.02) // the axes' labels take a part of c too
+	span := max(p.Y.Max-p.Y.Min, 1)
+	p.Y.Max = p.Y.Min + span/(1-share)
+}
+
+// wholeTicks label an axis at whole numbers, every 1, 2 or 5 times a
+// power of ten, so that about eight fall on it, 0 among them where the
+// axis crosses it: the panels count writes, increments and seconds.
 type wholeTicks struct{}
 
-func (wholeTicks) Ticks(min, max float64) []plot.Tick {
-	var out []plot.Tick
-	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
-		if t.Value != math.Trunc(t.Value) {
-			continue
-		}
-		if t.Label != "" {
-			t.Label = strconv.FormatFloat(t.Value, 'f', 0, 64)
-		}
-		out = append(out, t)
+func (wholeTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		v := math.Round(lo)
+		return []plot.Tick{{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)}}
 	}
-	if len(out) == 0 {
-		out = []plot.Tick{{Value: math.Ceil(min), Label: strconv.FormatFloat(math.Ceil(min), 'f', 0, 64)}}
+	step := niceStep((hi - lo) / 8)
+	var out []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step/1e9; v += step {
+		v := math.Round(v)
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
 	}
 	return out
+}
+
+// niceStep is the least of 1, 2 and 5 times a power of ten, at least 1,
+// that is at least raw.
+func niceStep(raw float64) float64 {
+	if raw <= 1 {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			return m * mag
+		}
+	}
+	return 10 * mag
 }

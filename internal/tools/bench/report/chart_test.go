@@ -6,6 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // TestChartReadsAtAGlance: the chart's time axis ends where the panels
@@ -28,12 +34,32 @@ func TestChartReadsAtAGlance(t *testing.T) {
 	if got := r.shownSeconds(); got != 12 {
 		t.Errorf("the time axis ends at %v s; want 12: the load's 10 s and the 2 s of parent writes after it", got)
 	}
-	for _, rng := range [][2]float64{{0, 12}, {0, 2500}, {0, 3}, {-40, 7}} {
-		for _, tick := range (wholeTicks{}).Ticks(rng[0], rng[1]) {
-			if tick.Value != math.Trunc(tick.Value) || strings.Contains(tick.Label, ".") {
-				t.Errorf("over %v, a tick at %v labelled %q; want whole numbers", rng, tick.Value, tick.Label)
+	for _, rng := range [][2]float64{{0, 12}, {0, 16}, {0, 2500}, {0, 3}, {-40, 7}, {-300, 1500}, {0, 0.5}} {
+		ticks := (wholeTicks{}).Ticks(rng[0], rng[1])
+		zero := false
+		for _, tick := range ticks {
+			if tick.Value != math.Trunc(tick.Value) || strings.Contains(tick.Label, ".") || tick.Label == "" {
+				t.Errorf("over %v, a tick at %v labelled %q; want whole numbers, each labelled", rng, tick.Value, tick.Label)
 			}
+			zero = zero || tick.Value == 0
 		}
+		if span := rng[1] - rng[0]; span >= 4 && (len(ticks) < 4 || len(ticks) > 11) {
+			t.Errorf("over %v, %d ticks %v; want 4 to 11", rng, len(ticks), ticks)
+		}
+		if rng[0] <= 0 && rng[1] >= 0 && !zero {
+			t.Errorf("over %v, no tick at 0: %v", rng, ticks)
+		}
+	}
+	// a legend at the top covers no line: the axis rises above them by
+	// the legend's height
+	p := plot.New()
+	addLine(p, "naive", perSecondPoints([]int{100, 200, 150}), plotter.PostStep)
+	addLimit(p, 1, 3, "1 write/s")
+	c := draw.New(vgimg.New(10*vg.Inch, 3*vg.Inch))
+	headroom(p, c)
+	legend := float64(p.Legend.Rectangle(c).Size().Y / c.Rectangle.Size().Y)
+	if p.Y.Max < 200/(1-legend) {
+		t.Errorf("the axis of lines up to 200 under a legend of %.0f%% of the panel ends at %v; want room for the legend above them", 100*legend, p.Y.Max)
 	}
 	svg := filepath.Join(t.TempDir(), "bench.svg")
 	if err := r.WriteChart(svg); err != nil {
