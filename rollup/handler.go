@@ -84,7 +84,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 		decoder: decoder{Layout: layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew, Extension: cfg.ExtensionCounters},
 		tracker: t,
 		boards:  b,
-		moves:   newMoves(extension.NewMover(client, layout, cfg.Spacing), log, cfg.OnMove),
+		moves:   newMoves(extension.NewMover(client, layout, cfg.Spacing), cfg.Spacing, log, cfg.OnMove),
 		hold:    cfg.Hold,
 		log:     log,
 	}

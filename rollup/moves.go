@@ -2,7 +2,9 @@ package rollup
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -19,11 +21,16 @@ import (
 // a document runs at a time; an event that comes meanwhile waits for it,
 // and for the next if that one does not cover it. A document written
 // within the fold spacing is moved once the spacing is over, so that it
-// takes at most one write a spacing, folds and moves together.
+// takes at most one write a spacing, folds and moves together. The
+// instance whose move wrote the document last moves it again as soon as
+// the spacing allows; the others wait a quarter of a spacing more, and
+// then mostly find their events covered, with a read of the document
+// alone, rather than all moving it at once.
 type moves struct {
-	mover  *extension.Mover
-	log    *slog.Logger
-	onMove func(MoveInfo)
+	mover   *extension.Mover
+	spacing time.Duration
+	log     *slog.Logger
+	onMove  func(MoveInfo)
 
 	mu   sync.Mutex
 	docs *simplelru.LRU[string, *docMoves]
@@ -33,14 +40,15 @@ type moves struct {
 type docMoves struct {
 	asOf    time.Time     // the latest moved_as_of known
 	running chan struct{} // closed once the move in flight ends; nil if none is
+	wrote   time.Time     // when this instance's last move committed
 }
 
 // rememberMoved is how many documents' moved_as_of an instance keeps.
 const rememberMoved = 10000
 
-func newMoves(m *extension.Mover, log *slog.Logger, onMove func(MoveInfo)) *moves {
+func newMoves(m *extension.Mover, spacing time.Duration, log *slog.Logger, onMove func(MoveInfo)) *moves {
 	docs, _ := simplelru.NewLRU[string, *docMoves](rememberMoved, nil)
-	return &moves{mover: m, log: log, onMove: onMove, docs: docs}
+	return &moves{mover: m, spacing: spacing, log: log, onMove: onMove, docs: docs}
 }
 
 // wait returns once h's document holds every shard write as of h.At; an
@@ -70,7 +78,7 @@ func (m *moves) wait(ctx context.Context, h eventHint) error {
 		ch := make(chan struct{})
 		d.running = ch
 		m.mu.Unlock()
-		asOf, err := m.move(ctx, h)
+		asOf, err := m.move(ctx, h, d)
 		m.mu.Lock()
 		if asOf.After(d.asOf) {
 			d.asOf = asOf
@@ -84,19 +92,26 @@ func (m *moves) wait(ctx context.Context, h eventHint) error {
 	}
 }
 
-// move moves h's document until a move covers h, waiting out the spacing
-// and retrying a failed move with a backoff, within ctx; it returns the
-// moved_as_of it reached.
-func (m *moves) move(ctx context.Context, h eventHint) (time.Time, error) {
+// move moves h's document (d, as this instance knows it) until a move
+// covers h, waiting out the spacing and retrying a failed move with a
+// backoff, within ctx; it returns the moved_as_of it reached.
+func (m *moves) move(ctx context.Context, h eventHint, d *docMoves) (time.Time, error) {
 	backoff := minBackoff
 	for {
 		cctx, committed := fsrpc.WithCommitTime(ctx)
 		out, err := m.mover.Move(cctx, h.Counter, h.At)
-		if at := committed(); err == nil && out.Shards+out.Partials > 0 && m.onMove != nil { // a move that wrote
-			m.onMove(MoveInfo{Document: h.Counter, Committed: at, Shards: out.Shards, Partials: out.Partials})
+		if at := committed(); err == nil && out.Shards+out.Partials > 0 { // a move that wrote
+			m.mu.Lock()
+			d.wrote = at
+			m.mu.Unlock()
+			if m.onMove != nil {
+				m.onMove(MoveInfo{Document: h.Counter, Committed: at, Shards: out.Shards, Partials: out.Partials})
+			}
 		}
 		wait := out.Wait
 		switch {
+		case errors.Is(err, extension.ErrRaced):
+			wait = time.Duration(rand.Int64N(int64(minBackoff))) // another wrote it first: read it again soon
 		case err != nil:
 			m.log.Warn("rollup: a move failed; trying again", "event_id", h.EventID, "document", h.Counter, "error", err.Error())
 			wait, backoff = backoff, min(2*backoff, maxBackoff)
@@ -114,6 +129,12 @@ func (m *moves) move(ctx context.Context, h eventHint) (time.Time, error) {
 			}
 			if wait <= 0 && !out.More && !out.AsOf.Before(h.At) {
 				return out.AsOf, nil
+			}
+			m.mu.Lock()
+			led := !d.wrote.IsZero() && d.wrote.Equal(out.Written)
+			m.mu.Unlock()
+			if wait > 0 && !led {
+				wait += m.spacing / 4 // another instance wrote it last: it moves it first
 			}
 			if wait <= 0 && !out.More {
 				wait = minBackoff // dated after the server's clock read it: a little later

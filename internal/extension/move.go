@@ -2,6 +2,7 @@ package extension
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,6 +50,9 @@ type Outcome struct {
 	// Wait, if set, is how long until the document may be written again:
 	// it was written within the spacing, and nothing was moved.
 	Wait time.Duration
+	// Written is when tally last wrote the document, as the move read it
+	// (a fold's or a move's write; zero if none).
+	Written time.Time
 	// More is set when more shards were there than one move takes: move
 	// again.
 	More bool
@@ -87,11 +91,18 @@ func (m *Mover) Move(ctx context.Context, doc string, after time.Time) (Outcome,
 		out, err = m.move(tx, doc, after)
 		return err
 	})
-	if err != nil {
-		return Outcome{Doc: doc}, fmt.Errorf("extension: move into %s: %w", doc, err)
+	switch status.Code(err) {
+	case codes.OK:
+		return out, nil
+	case codes.FailedPrecondition, codes.AlreadyExists:
+		err = fmt.Errorf("%w: %v", ErrRaced, err)
 	}
-	return out, nil
+	return Outcome{Doc: doc}, fmt.Errorf("extension: move into %s: %w", doc, err)
 }
+
+// ErrRaced is a move that found its document written since it read it,
+// by another mover or a fold: nothing was written; move again.
+var ErrRaced = errors.New("the document was written since it was read")
 
 // MoveNow is Move with the commit time known: for reports and tests.
 func (m *Mover) MoveNow(ctx context.Context, doc string) (Outcome, error) {
@@ -128,7 +139,8 @@ func (m *Mover) move(tx *firestore.Transaction, doc string, after time.Time) (Ou
 	if snap != nil {
 		read = snap.ReadTime
 	}
-	if wait := m.wait(book, snap, read); wait > 0 {
+	out.Written = written(book, snap)
+	if wait := m.wait(out.Written, read); wait > 0 {
 		out.Wait = wait
 		return out, nil
 	}
@@ -191,18 +203,24 @@ func (m *Mover) take(doc string, counted bool, shards []*firestore.DocumentSnaps
 	return take
 }
 
-// wait is how long until the document of bookkeeping book, read as snap
-// at read, may be written: the spacing from its last write of tally's.
-func (m *Mover) wait(book map[string]any, snap *firestore.DocumentSnapshot, read time.Time) time.Duration {
-	if m.spacing <= 0 || read.IsZero() || snap == nil || !snap.Exists() {
-		return 0
+// written is when tally last wrote the document of bookkeeping book, as
+// snap read it; zero if it never did.
+func written(book map[string]any, snap *firestore.DocumentSnapshot) time.Time {
+	w, _ := book[core.FieldWritten].(time.Time)
+	if w.IsZero() || snap == nil || !snap.Exists() {
+		return w
 	}
-	written, _ := book[core.FieldWritten].(time.Time)
-	if written.IsZero() {
-		return 0
+	if u := snap.UpdateTime; !u.Before(w) && u.Sub(w) <= core.WrittenSlack {
+		return u // the write's own commit time, exactly
 	}
-	if u := snap.UpdateTime; !u.Before(written) && u.Sub(written) <= core.WrittenSlack {
-		written = u // the write's own commit time, exactly
+	return w
+}
+
+// wait is how long, from read, until a document tally last wrote at
+// written may be written again: the spacing from that write.
+func (m *Mover) wait(written, read time.Time) time.Duration {
+	if m.spacing <= 0 || read.IsZero() || written.IsZero() {
+		return 0
 	}
 	return written.Add(m.spacing).Sub(read)
 }
@@ -221,15 +239,18 @@ func (m *Mover) write(tx *firestore.Transaction, ref *firestore.DocumentRef, sna
 	if counted {
 		updates = append(updates, m.trends(core.Relative(ref), snap, out)...)
 	}
+	// On the condition that the document is as read: the transaction's
+	// own guarantee, made plain to every store, so that two movers that
+	// read it at once never both write it within the spacing.
 	var err error
 	if snap != nil && snap.Exists() {
-		err = tx.Update(ref, updates)
+		err = tx.Update(ref, updates, firestore.LastUpdateTime(snap.UpdateTime))
 	} else {
 		set := map[string]any{}
 		for _, u := range updates {
 			core.SetAt(set, u.FieldPath, u.Value)
 		}
-		err = tx.Set(ref, set, firestore.MergeAll)
+		err = tx.Create(ref, set)
 	}
 	if err != nil {
 		return err
