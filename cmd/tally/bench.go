@@ -255,20 +255,10 @@ func (b *benchFlags) extensionOptions(cmd *cobra.Command) bench.ExtensionOptions
 	return eo
 }
 
-// runExtension runs the extension's bench and writes its report.
+// runExtension runs bench --extension-clients and prints its table.
 func runExtension(ctx context.Context, cmd *cobra.Command, o bench.ExtensionOptions, bars *progress, jsonPath string) error {
 	rep, err := bench.RunExtension(ctx, o)
-	if bars != nil {
-		bars.wait()
-	}
-	if err != nil {
-		return err
-	}
-	rep.WriteTable(cmd.OutOrStdout())
-	if jsonPath != "" {
-		return rep.WriteJSON(jsonPath)
-	}
-	return nil
+	return finish(cmd, rep, rep != nil && len(rep.Modes) > 0, err, bars, jsonPath)
 }
 
 // runLoad runs the modes side by side and writes the report: a table,

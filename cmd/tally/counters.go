@@ -80,16 +80,12 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		fs, err := connect(ctx, cfg)
+		fs, cfg, recorded, err := s.open(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer fs.Close()
 		if !given {
-			var recorded bool
-			if cfg, recorded, err = s.declared(ctx, fs, cfg); err != nil {
-				return err
-			}
 			if err := checkName(recorded); err != nil {
 				return err
 			}

@@ -54,16 +54,11 @@ func takeoverCommand() *cobra.Command {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		fs, err := connect(ctx, cfg)
+		fs, cfg, _, err := s.open(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer fs.Close()
-		if !s.layoutGiven() {
-			if cfg, _, err = s.declared(ctx, fs, cfg); err != nil {
-				return err
-			}
-		}
 		a := &admin{cfg: cfg, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 		began := time.Now()
 		r, err := extension.Takeover(ctx, fs, layoutOf(cfg), extension.TakeoverOptions{

@@ -160,6 +160,26 @@ func (s *settings) sources() map[string]string {
 	return out
 }
 
+// open connects to cfg's database and, unless the flags or the
+// environment give the layout, takes the settings the functions recorded
+// there: the client (the caller closes it), the configuration in force,
+// and whether one was recorded.
+func (s *settings) open(ctx context.Context, cfg setup.Config) (*firestore.Client, setup.Config, bool, error) {
+	fs, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, cfg, false, err
+	}
+	if s.layoutGiven() {
+		return fs, cfg, false, nil
+	}
+	cfg, recorded, err := s.declared(ctx, fs, cfg)
+	if err != nil {
+		fs.Close()
+		return nil, cfg, false, err
+	}
+	return fs, cfg, recorded, nil
+}
+
 // connect checks the emulator, if one is set, and opens a client for cfg.
 func connect(ctx context.Context, cfg setup.Config) (*firestore.Client, error) {
 	if host := os.Getenv(EnvEmulator); host != "" {
