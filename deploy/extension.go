@@ -104,13 +104,9 @@ func WithExtension(src, ext string) (string, error) {
 	if at := strings.Index(src, exampleMarker); at >= 0 {
 		return src[:at] + ext + "\n" + src[at:], nil
 	}
-	at := documentsMatch.FindStringIndex(src)
-	if at == nil {
-		return "", fmt.Errorf("deploy: tally's rules have no block of documents")
-	}
-	end := closing(src, at[1]-1)
-	if end < 0 {
-		return "", fmt.Errorf("deploy: tally's block of documents is not closed")
+	_, end, err := documentsBlock(src)
+	if err != nil {
+		return "", err
 	}
 	line := strings.LastIndex(src[:end], "\n") + 1 // the start of the brace's line
 	return src[:line] + "\n" + ext + src[line:], nil

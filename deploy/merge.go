@@ -58,15 +58,26 @@ func MergeRules(app, tally string) (Merge, error) {
 
 // documentsBody is what the block of documents of rules holds.
 func documentsBody(rules string) (string, error) {
+	start, end, err := documentsBlock(rules)
+	if err != nil {
+		return "", err
+	}
+	return rules[start:end], nil
+}
+
+// documentsBlock is where the body of the block of documents of tally's
+// rules starts, after its opening brace, and the index of its closing
+// brace.
+func documentsBlock(rules string) (start, end int, err error) {
 	at := documentsMatch.FindStringIndex(rules)
 	if at == nil {
-		return "", fmt.Errorf("deploy: tally's rules have no block of documents")
+		return 0, 0, fmt.Errorf("deploy: tally's rules have no block of documents")
 	}
-	end := closing(rules, at[1]-1)
+	end = closing(rules, at[1]-1)
 	if end < 0 {
-		return "", fmt.Errorf("deploy: tally's block of documents is not closed")
+		return 0, 0, fmt.Errorf("deploy: tally's block of documents is not closed")
 	}
-	return rules[at[1]:end], nil
+	return at[1], end, nil
 }
 
 // closing is the index of the brace that closes the one at open in s, -1

@@ -5,6 +5,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/extension"
 )
 
@@ -17,7 +18,7 @@ func addInto(sum map[string]any, data map[string]any) bool {
 		return false
 	}
 	for _, p := range a.Paths() {
-		setPath(sum, p, add(getPath(sum, p), a.Of(p)))
+		core.SetAt(sum, p, add(getPath(sum, p), a.Of(p)))
 	}
 	return true
 }
@@ -27,18 +28,6 @@ func getPath(m map[string]any, p firestore.FieldPath) any {
 		m, _ = m[seg].(map[string]any)
 	}
 	return m[p[len(p)-1]]
-}
-
-func setPath(m map[string]any, p firestore.FieldPath, v any) {
-	for _, seg := range p[:len(p)-1] {
-		sub, _ := m[seg].(map[string]any)
-		if sub == nil {
-			sub = map[string]any{}
-			m[seg] = sub
-		}
-		m = sub
-	}
-	m[p[len(p)-1]] = v
 }
 
 // add is x + y for x nil, an int64 or a float64, and y an int64 or a

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/extension"
 )
 
@@ -101,8 +102,8 @@ func (w Worker) ToDocument(ctx context.Context, doc string) (int, error) {
 			neg := map[string]any{}
 			for _, p := range a.Paths() {
 				v := a.Of(p)
-				setPath(total, p, add(getPath(total, p), v))
-				setPath(neg, p, negate(v))
+				core.SetAt(total, p, add(getPath(total, p), v))
+				core.SetAt(neg, p, negate(v))
 			}
 			r := s.Ref
 			writes = append(writes, func() error { return tx.Set(r, update(neg), firestore.MergeAll) })
