@@ -24,6 +24,7 @@ import (
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/fanout"
 	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/rollup"
@@ -108,6 +109,7 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 				Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, ShardCacheTTL: cfg.CacheTTL, Spacing: cfg.Spacing,
 			}),
 			log: logger, pub: pub, partSize: cfg.PartSize, listFor: cmp.Or(cfg.ListFor, DefaultListFor),
+			sweep: sweepOf(client, cfg),
 		}),
 		Client: client,
 		Log:    logger,
@@ -195,4 +197,17 @@ func (f *Set) Declare(ctx context.Context, by string) error {
 		}
 	}
 	return counter.Declare(ctx, f.Client, env, by)
+}
+
+// sweepOf is Reconcile's sweep of the firestore-counter extension's
+// shards, with TALLY_EXTENSION_COUNTERS: nil without. It keeps the
+// extension's state, which an extension that still runs uses.
+func sweepOf(client *firestore.Client, cfg Config) func(context.Context) (extension.Report, error) {
+	if !cfg.ExtensionCounters {
+		return nil
+	}
+	l := core.FromPublic(cfg.Layout)
+	return func(ctx context.Context) (extension.Report, error) {
+		return extension.Takeover(ctx, client, l, extension.TakeoverOptions{KeepState: true})
+	}
 }

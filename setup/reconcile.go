@@ -8,6 +8,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -35,6 +36,10 @@ type jobs struct {
 	pub      Publisher // nil: parts run in-process
 	partSize int
 	listFor  time.Duration
+	// sweep, if set, moves what the firestore-counter extension's shards
+	// still hold, those no event brought a move to (package extension):
+	// Reconcile runs it too.
+	sweep func(context.Context) (extension.Report, error)
 }
 
 // reconcileHandler is the Reconcile HTTP function. A POST is Reconcile
@@ -81,6 +86,9 @@ type JobReport struct {
 	Repaired []counter.Drift `json:"repaired,omitempty"` // Reconcile: counters whose total had drifted
 	Errors   int             `json:"errors"`             // as failed
 	TookMS   int64           `json:"took_ms"`
+	// Reconcile with TALLY_EXTENSION_COUNTERS: the extension's shards and
+	// partials it found left, and moved.
+	ExtensionShards int `json:"extension_shards,omitempty"`
 }
 
 // start begins job now: it lists its parts and publishes them, or runs
@@ -117,6 +125,9 @@ func (j *jobs) start(w http.ResponseWriter, r *http.Request, job string) {
 		for _, d := range rep.Repaired {
 			j.log.Warn("reconcile repaired a drifted total", "counter", d.Counter, "total", d.Total, "sum", d.Sum, "drift", d.Drift)
 		}
+		if j.sweep != nil {
+			rep.ExtensionShards, err = j.swept(r.Context(), err)
+		}
 	}
 	rep.Errors, rep.TookMS = rep.Failed, time.Since(began).Milliseconds()
 	code := http.StatusOK
@@ -131,6 +142,23 @@ func (j *jobs) start(w http.ResponseWriter, r *http.Request, job string) {
 	j.log.Log(r.Context(), level, "reconcile: "+job+" job", "job", first.ID(), "fanout", rep.Fanout, "due", rep.Due, "parts", rep.Parts,
 		"more", rep.More, "moved", rep.Moved, "failed", rep.Failed, "took_ms", rep.TookMS)
 	httpjson.Write(w, code, rep)
+}
+
+// swept runs the sweep of the extension's shards, logs what it moved
+// and left, and returns how many it found, with err or its own error.
+func (j *jobs) swept(ctx context.Context, err error) (int, error) {
+	r, serr := j.sweep(ctx)
+	for path, why := range r.Left {
+		j.log.Warn("reconcile: a shard of the extension's that holds what is not a count is left as it is", "shard", path, "reason", why.Error())
+	}
+	for doc, why := range r.Failed {
+		j.log.Error("reconcile: could not move the extension's shards", "document", doc, "error", why.Error())
+		serr = cmpOr(serr, why)
+	}
+	if n := r.Shards + r.Partials; n > 0 {
+		j.log.Warn("reconcile moved the extension's shards no event had", "documents", r.Documents, "shards", r.Shards, "partials", r.Partials)
+	}
+	return r.Shards + r.Partials, cmpOr(err, serr)
 }
 
 // failed logs each document of part p that could not be done.

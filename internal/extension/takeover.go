@@ -27,6 +27,9 @@ type TakeoverOptions struct {
 	StatePaths []string
 	Parallel   int          // documents moved at once; default 16
 	Progress   func(string) // if set, hears a line for a person now and then
+	// KeepState leaves the workers' state as it is: for a sweep beside an
+	// extension that still runs (the scheduled Reconcile's).
+	KeepState bool
 }
 
 // Report is what Takeover found, and moved or removed.
@@ -70,6 +73,9 @@ func Takeover(ctx context.Context, client *firestore.Client, layout core.Layout,
 		if err := moveAll(ctx, NewMover(client, layout, 0), docs, &r, o); err != nil {
 			return r, err
 		}
+	}
+	if o.KeepState {
+		return r, nil
 	}
 	return r, removeState(ctx, client, &r, o)
 }
