@@ -29,9 +29,12 @@
 //
 // A move records, in D's _tally map, as of when D holds every shard
 // write (moved_as_of: the query's read time), and when it wrote
-// (written): Rollup answers a shard's event once moved_as_of has reached
-// the write's time, and moves a document at most once per fold spacing,
-// as it folds. A field TALLY_COUNTS declares on D is moved into D and
+// (written, which spaces tally's folds): Rollup answers a shard's event
+// once moved_as_of has reached the write's time. A move waits until a
+// fold spacing has passed since tally's last write of D (written, or D's
+// update time where that is within seconds of it: the commit's own), and
+// writes D on the condition that D is as it read it, so that any number
+// of movers write D at most once a spacing. A field TALLY_COUNTS declares on D is moved into D and
 // into D's tally shard 0 in the same commit, so that tally's folds, which
 // sum the tally shards, agree with it, and its windows, trends and ranks
 // count what the extension's clients add.

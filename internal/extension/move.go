@@ -51,7 +51,7 @@ type Outcome struct {
 	// it was written within the spacing, and nothing was moved.
 	Wait time.Duration
 	// Written is when tally last wrote the document, as the move read it
-	// (a fold's or a move's write; zero if none).
+	// (zero if never): the spacing runs from it.
 	Written time.Time
 	// More is set when more shards were there than one move takes: move
 	// again.
@@ -203,15 +203,26 @@ func (m *Mover) take(doc string, counted bool, shards []*firestore.DocumentSnaps
 	return take
 }
 
+// moveSlack bounds how long after tally's recorded write (_tally.written)
+// the document's update time is taken as that write's own: a server
+// timestamp that the emulator sets as a commit arrives, before the
+// commit waits for its locks (seconds, under contention), where Firestore
+// sets it to the commit's time.
+const moveSlack = 5 * time.Second
+
 // written is when tally last wrote the document of bookkeeping book, as
-// snap read it; zero if it never did.
+// snap read it: its update time, the commit's own, where that is at most
+// moveSlack after the write tally recorded (so its own, or the app's
+// just after, which only waits longer); else the time recorded, so that
+// an app that writes the document often never holds a move back for
+// more than moveSlack. Zero if tally never wrote it.
 func written(book map[string]any, snap *firestore.DocumentSnapshot) time.Time {
 	w, _ := book[core.FieldWritten].(time.Time)
 	if w.IsZero() || snap == nil || !snap.Exists() {
 		return w
 	}
-	if u := snap.UpdateTime; !u.Before(w) && u.Sub(w) <= core.WrittenSlack {
-		return u // the write's own commit time, exactly
+	if u := snap.UpdateTime; !u.Before(w) && u.Sub(w) <= moveSlack {
+		return u
 	}
 	return w
 }

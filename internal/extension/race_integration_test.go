@@ -3,6 +3,7 @@ package extension_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/extension"
+	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/extworker"
 )
@@ -107,5 +109,58 @@ func TestMovesBesideTheExtensionsWorkers(t *testing.T) {
 	}
 	if left := shardsOf(t, c, doc); len(left) != 0 {
 		t.Errorf("left %q; want nothing", left)
+	}
+}
+
+// TestMovesKeepToTheSpacing: four movers (as four Rollup instances) move
+// one post over and over while a client likes it; however their
+// transactions interleave, no two of their writes of the post are less
+// than the spacing apart, and the post ends holding every like.
+func TestMovesKeepToTheSpacing(t *testing.T) {
+	c := emulatortest.Client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	doc := "posts/" + emulatortest.ID(t)
+	put(t, c, doc, map[string]any{"title": "hello"})
+	const spacing = 300 * time.Millisecond
+	var mu sync.Mutex
+	var writes []time.Time
+	var movers sync.WaitGroup
+	for range 4 {
+		m := extension.NewMover(c, core.Default(), spacing)
+		movers.Go(func() {
+			for ctx.Err() == nil {
+				cctx, committed := fsrpc.WithCommitTime(ctx)
+				if out, err := m.Move(cctx, doc, time.Now()); err == nil && out.Shards > 0 {
+					mu.Lock()
+					writes = append(writes, committed())
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	shard := c.Doc(doc).Collection(extension.Collection).Doc("7f3a-client")
+	for range 40 {
+		if _, err := extworker.Increment(ctx, shard, "likes", 1); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	cancel()
+	movers.Wait()
+	slices.SortFunc(writes, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(writes); i++ {
+		if gap := writes[i].Sub(writes[i-1]); gap < spacing {
+			t.Errorf("two moves wrote the post %v apart; want the spacing, %v, at least", gap, spacing)
+		}
+	}
+	if len(writes) < 2 {
+		t.Errorf("%d moves wrote the post; want several", len(writes))
+	}
+	if _, err := extension.NewMover(c, core.Default(), 0).MoveNow(context.Background(), doc); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err := c.Doc(doc).Get(context.Background()); err != nil || snap.Data()["likes"] != int64(40) {
+		t.Errorf("the post: %v, %v; want 40 likes", snap.Data(), err)
 	}
 }
