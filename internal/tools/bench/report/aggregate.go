@@ -86,13 +86,7 @@ func (r *Aggregate) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "comments=count(comments) on %d posts of %d comments each, %.0f changes/s (%s) for %.0fs, %d Rollup instance(s), %.0f%% of events duplicated, %.0f%% delayed\n\n",
 		o.Counters, o.Existing, o.Rate, o.Popularity, o.Seconds, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(name string, f func(AggregateMode) string) {
-		fmt.Fprintf(tw, "%s\t", name)
-		for _, m := range r.Modes {
-			fmt.Fprintf(tw, "%s\t", f(m))
-		}
-		fmt.Fprintln(tw)
-	}
+	row := rowsOf(tw, r.Modes)
 	row("", func(m AggregateMode) string { return m.Mode })
 	row("changes (create/edit/delete)", func(m AggregateMode) string {
 		return fmt.Sprintf("%d (%d/%d/%d)", m.Changes, m.Creates, m.Edits, m.Deletes)

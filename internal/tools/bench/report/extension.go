@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -90,13 +89,7 @@ func (r *Extension) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%d client(s) on %d document(s), rate %.0f/s, %gs per mode, window %.0fms, %d Rollup instance(s), events duplicated %.0f%%, delayed %.0f%%; priced at %s; functions at %s\n\n",
 		o.Clients, o.Documents, o.Rate, o.Seconds, o.WindowMS, o.Instances, 100*o.DuplicateRate, 100*o.DelayRate, o.Prices, o.Functions)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(label string, f func(m ExtensionMode) string) {
-		cells := []string{label}
-		for _, m := range r.Modes {
-			cells = append(cells, f(m))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
-	}
+	row := rowsOf(tw, r.Modes)
 	row("", func(m ExtensionMode) string { return m.Mode })
 	row("increments/s", func(m ExtensionMode) string { return fmt.Sprintf("%.0f", m.IncrPerSec) })
 	row("latency p50 / p99 ms", func(m ExtensionMode) string { return fmt.Sprintf("%.1f / %.1f", m.LatencyP50, m.LatencyP99) })

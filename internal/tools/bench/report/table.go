@@ -64,13 +64,7 @@ func (r *Load) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "%s\n\n", warning)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(label string, f func(m Mode) string) {
-		cells := []string{label}
-		for _, m := range r.Modes {
-			cells = append(cells, f(m))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
-	}
+	row := rowsOf(tw, r.Modes)
 	row("", func(m Mode) string { return m.Mode })
 	loadRows(row)
 	parentRows(row)
@@ -90,6 +84,18 @@ func (r *Load) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "\n%s\n", note)
 	}
 	fmt.Fprintln(w, "\nEvery figure, for each mode and each Rollup instance, is in --json FILE (docs/bench.md lists them).")
+}
+
+// rowsOf prints rows of a table to tw, a column for each of cols: a
+// row's label, then what f makes of each column.
+func rowsOf[T any](tw io.Writer, cols []T) func(label string, f func(T) string) {
+	return func(label string, f func(T) string) {
+		cells := []string{label}
+		for _, c := range cols {
+			cells = append(cells, f(c))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
 }
 
 // singleNote says, where the single document ran on the emulator alone,
