@@ -34,18 +34,28 @@ func TestBannerCommands(t *testing.T) {
 		doc    string // the document the commands count on
 		readme string // the README's block of these commands, if any
 		window string // the window the commands read, if any
+		flags  []string
 	}{
-		{"signed in, from the starter app", "examples/like-button", []string{"TALLY_AUTH=firebase"}, "counters/likes", "", ""},
-		{"signed in, on a demo post", ".", []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments)"}, "posts/counts", "auth banner", ""},
-		{"on a document the commands make", ".", []string{"TALLY_COUNTS=shops/*/products:stock"}, "shops/u1/products/p1", "", ""},
+		{"signed in, from the starter app", "examples/like-button", []string{"TALLY_AUTH=firebase"}, "counters/likes", "", "", nil},
+		{"signed in, on a demo post", ".", []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes,views,comments=count(comments)"}, "posts/counts", "auth banner", "", nil},
+		{"on a document the commands make", ".", []string{"TALLY_COUNTS=shops/*/products:stock"}, "shops/u1/products/p1", "", "", nil},
 		{"counts by time", ".", []string{"TALLY_COUNTS=posts:likes,views,views_today=views per day,views_7d=views over 7 days", "TALLY_TIME_ZONE=Europe/Paris"},
-			"posts/counts", "", "views_today"},
+			"posts/counts", "", "views_today", nil},
+		// the extension's client writes its own shard, which Rollup moves
+		{"as the extension's clients", ".", nil, "pages/home", "", "", []string{"--extension-counters", "--extension-fields", "stats.views,likes"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join("..", "..", c.dir)
-			cmd, out, stderr := startIn(t, dir, c.env, "serve", "--port", "0")
-			lines := bannerExample(t, waitReady(t, out, stderr), c.window != "")
+			cmd, out, stderr := startIn(t, dir, c.env, append([]string{"serve", "--port", "0"}, c.flags...)...)
+			last := "mask.fieldPaths="
+			switch {
+			case c.window != "":
+				last = " series "
+			case c.flags != nil:
+				last = "/documents/pages/home?mask.fieldPaths="
+			}
+			lines := bannerExample(t, waitReady(t, out, stderr), last)
 			script := strings.Join(lines, "\n")
 			if c.readme != "" {
 				if got, want := normalize(script), normalize(readme(t, c.readme)); got != want {
@@ -66,6 +76,9 @@ func TestBannerCommands(t *testing.T) {
 			b := cleanShell(t, dir, script)
 			if !strings.Contains(b, `"changed":true`) {
 				t.Fatalf("serve's commands did not count:\n%s\ngave:\n%s", script, b)
+			}
+			if c.flags != nil && !strings.Contains(b, `"commitTime"`) {
+				t.Fatalf("the extension's client's write was refused:\n%s\ngave:\n%s", script, b)
 			}
 			// The read a second later shows the count once its fold has
 			// landed: within the second on an idle machine, later on a
@@ -89,14 +102,11 @@ func TestBannerCommands(t *testing.T) {
 }
 
 // bannerExample waits for the commands the banner prints after the
-// emulator's address, which end with the read of the count (or, with a
-// window, its series), and answers them without the log lines between.
-func bannerExample(t *testing.T, r ready, window bool) []string {
+// emulator's address, up to the one that holds last (the read of the
+// count, or with a window, its series), and answers them without the log
+// lines between.
+func bannerExample(t *testing.T, r ready, last string) []string {
 	t.Helper()
-	last := "mask.fieldPaths="
-	if window {
-		last = " series "
-	}
 	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if later := r.later.String(); strings.Contains(later, last) {
 			var lines []string

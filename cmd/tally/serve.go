@@ -238,6 +238,25 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 		strings.Join(s.Origins, " and "))
 	fmt.Fprintf(w, "export %s=%s\n", EnvEmulator, s.EmulatorHost)
 	printExample(ctx, w, s)
+	if s.Config().ExtensionCounters && len(o.ExtensionFields) > 0 {
+		printExtensionExample(w, s, o.ExtensionFields[0])
+	}
+}
+
+// printExtensionExample prints the write an app on the firestore-counter
+// extension's clients makes, an increment of field in its own shard of
+// pages/home (through the rules in force, signed in or not), and the
+// read, a second later, of pages/home, which holds it once Rollup has
+// moved the shard.
+func printExtensionExample(w io.Writer, s *stack.Stack, field string) {
+	c := s.Config()
+	db := fmt.Sprintf("projects/%s/databases/%s", c.Project, c.Database)
+	doc := "pages/home"
+	commit := fmt.Sprintf(`{"writes":[{"update":{"name":"%s/documents/%s/%s/try-it"},"updateMask":{},`+
+		`"updateTransforms":[{"fieldPath":%q,"increment":{"integerValue":"1"}}]}]}`, db, doc, extension.Collection, field)
+	fmt.Fprintf(w, "# try it as the extension's clients do: add 1 to %s in a shard of %s, then a second later read %s, where Rollup moved it\n", field, doc, doc)
+	fmt.Fprintf(w, "curl -s -X POST 'http://%s/v1/%s/documents:commit' -H 'Content-Type: application/json' -d '%s'\n", s.EmulatorHost, db, commit)
+	fmt.Fprintf(w, "sleep 1; curl -s -H 'Authorization: Bearer owner' 'http://%s/v1/%s/documents/%s?mask.fieldPaths=%s'\n", s.EmulatorHost, db, doc, field)
 }
 
 // printExample prints commands that increment a count and, a second
