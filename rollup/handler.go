@@ -149,6 +149,6 @@ func (h *Handler) moved(ctx context.Context, hint eventHint) error {
 		h.log.Warn("rollup: will retry", "event_id", hint.EventID, "document", hint.Counter, "error", err.Error())
 		return err
 	}
-	h.log.Debug("rollup: moved", "event_id", hint.EventID, "document", hint.Counter)
+	h.log.Debug("rollup: covered by a move", "event_id", hint.EventID, "document", hint.Counter)
 	return nil
 }

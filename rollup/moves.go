@@ -107,6 +107,8 @@ func (m *moves) move(ctx context.Context, h eventHint, d *docMoves) (time.Time, 
 			if m.onMove != nil {
 				m.onMove(MoveInfo{Document: h.Counter, Committed: at, Shards: out.Shards, Partials: out.Partials})
 			}
+			m.log.Info("rollup: move", "document", h.Counter, "shards", out.Shards, "partials", out.Partials,
+				"as_of", out.AsOf.Format(time.RFC3339Nano))
 		}
 		wait := out.Wait
 		switch {
@@ -123,9 +125,6 @@ func (m *moves) move(ctx context.Context, h eventHint, d *docMoves) (time.Time, 
 			for id, why := range out.Left {
 				m.log.Warn("rollup: a shard of the extension's that holds what is not a count is left as it is",
 					"document", h.Counter, "shard", id, "reason", why.Error())
-			}
-			if out.Shards+out.Partials > 0 {
-				m.log.Debug("rollup: moved", "document", h.Counter, "shards", out.Shards, "partials", out.Partials, "as_of", out.AsOf)
 			}
 			if wait <= 0 && !out.More && !out.AsOf.Before(h.At) {
 				return out.AsOf, nil

@@ -55,7 +55,8 @@ func TestBannerCommands(t *testing.T) {
 			case c.flags != nil:
 				last = "/documents/pages/home?mask.fieldPaths="
 			}
-			lines := bannerExample(t, waitReady(t, out, stderr), last)
+			r := waitReady(t, out, stderr)
+			lines := bannerExample(t, r, last)
 			script := strings.Join(lines, "\n")
 			if c.readme != "" {
 				if got, want := normalize(script), normalize(readme(t, c.readme)); got != want {
@@ -95,6 +96,9 @@ func TestBannerCommands(t *testing.T) {
 					readUntil(t, dir, l, regexp.MustCompile(`(?m)^bucket starts \(Europe/Paris\)\s+views_7d\n(.*CET\s+0\n)*.*CET\s+1\n?$`))
 				}
 			}
+			if c.flags != nil && !r.printed(`"message":"rollup: move","document":"pages/home","shards":1`) {
+				t.Errorf("serve logged no move of pages/home's shard:\n%s", r.later)
+			}
 			cmd.Process.Signal(syscall.SIGTERM)
 			waitExit(t, cmd)
 		})
@@ -107,19 +111,16 @@ func TestBannerCommands(t *testing.T) {
 // lines between.
 func bannerExample(t *testing.T, r ready, last string) []string {
 	t.Helper()
-	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if later := r.later.String(); strings.Contains(later, last) {
-			var lines []string
-			for _, l := range strings.Split(strings.TrimSpace(later), "\n") {
-				if !strings.HasPrefix(l, "{") {
-					lines = append(lines, l)
-				}
-			}
-			return lines
+	if !r.printed(last) {
+		t.Fatalf("serve printed no example ending in %q:\n%s", last, r.later)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(r.later.String()), "\n") {
+		if !strings.HasPrefix(l, "{") {
+			lines = append(lines, l)
 		}
 	}
-	t.Fatalf("serve printed no example ending in %q:\n%s", last, r.later)
-	return nil
+	return lines
 }
 
 // readUntil runs line in a clean shell in dir until its output matches

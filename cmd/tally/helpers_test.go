@@ -171,6 +171,18 @@ func readyOrGone(out *bufio.Scanner) ready {
 	return r
 }
 
+// printed waits until serve has printed sub after its banner, for at
+// most emulatortest.Liveness (a liveness bound), and answers whether it
+// has.
+func (r ready) printed(sub string) bool {
+	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if strings.Contains(r.later.String(), sub) {
+			return true
+		}
+	}
+	return false
+}
+
 // gone waits until pid has exited, for at most emulatortest.Liveness (a liveness
 // bound, not a measurement).
 func gone(pid int) bool {
