@@ -260,7 +260,12 @@ func TestReadmeBenchTable(t *testing.T) {
 	t.Parallel()
 	rep := &report.Load{Options: report.Options{Counters: 1, Shards: 10, Workers: 32, Rate: 500, Seconds: 10, WindowMS: 1000, Popularity: bench.PopularityUniform, Delivery: report.DeliveryEmulator,
 		Instances: 1, IncrementInstances: 1, DuplicateRate: 0.1, DelayRate: 0.1, MaxDelayMS: 2000, SettleSeconds: 30, Prices: report.StandardPrices, FunctionPrices: report.CloudRunPrices}}
-	rep.Modes = []report.Mode{{Mode: report.ModeRaw, IncrPerSec: 500}, {Mode: report.ModeTally}, {Mode: report.ModeNaive}, {Mode: report.ModeSingle}} // a machine that kept up
+	// a machine that kept up, and a tally that has each figure a run has
+	one, peak, events := 1.0, 1, int64(1)
+	tally := report.Mode{Mode: report.ModeTally, RatioToRaw: &one, ParentPerS: &one, ParentPeak: &peak, LagP50: &one, LagP99: &one,
+		HasRollup: true, Events: &events, Duplicated: &events, Delayed: &events}
+	tally.Bill.RollupCPUSeconds = &one
+	rep.Modes = []report.Mode{{Mode: report.ModeRaw, IncrPerSec: 500}, tally, {Mode: report.ModeNaive}, {Mode: report.ModeSingle}}
 	block, lines := readmeOutput(t, "bench table", rep.WriteTable)
 	if block[0] != lines[0] {
 		t.Errorf("the README's first line:\n%s\nthe bench's, with the defaults:\n%s", block[0], lines[0])

@@ -55,8 +55,9 @@ func (r *Load) Title() string {
 }
 
 // WriteTable prints the report's main figures with one column per mode,
-// a table that fits a screen: "-" where a figure does not apply, "never"
-// where a total never became exact. The JSON (WriteJSON) holds every
+// a table that fits a screen: "-" where a figure does not apply (a row
+// that applies to no mode is left out), "never" where a total never
+// became exact. The JSON (WriteJSON) holds every
 // figure.
 func (r *Load) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%s\n\n", r.Title())
@@ -87,14 +88,20 @@ func (r *Load) WriteTable(w io.Writer) {
 }
 
 // rowsOf prints rows of a table to tw, a column for each of cols: a
-// row's label, then what f makes of each column.
+// row's label, then what f makes of each column. A row whose figure
+// applies to no column ("-" in each) is left out.
 func rowsOf[T any](tw io.Writer, cols []T) func(label string, f func(T) string) {
 	return func(label string, f func(T) string) {
 		cells := []string{label}
+		applies := false
 		for _, c := range cols {
-			cells = append(cells, f(c))
+			cell := f(c)
+			applies = applies || cell != "-"
+			cells = append(cells, cell)
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+		if applies {
+			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+		}
 	}
 }
 
