@@ -95,7 +95,7 @@ func printTakeover(a *admin, r extension.Report, dry bool, took time.Duration) {
 		for d, why := range r.Failed {
 			failed[d] = why.Error()
 		}
-		a.print(map[string]any{"dry_run": dry, "documents": r.Documents, "shards": r.Shards, "partials": r.Partials,
+		a.print(map[string]any{"dry_run": dry, "documents": r.Documents, "counters": r.Counters, "shards": r.Shards, "partials": r.Partials,
 			"totals": totals, "left": left, "gone": r.Gone, "failed": failed, "state": r.State, "seconds": took.Seconds()}, "")
 		return
 	}
@@ -103,7 +103,8 @@ func printTakeover(a *admin, r extension.Report, dry bool, took time.Duration) {
 	if dry {
 		verb, removed = "would move", "would remove"
 	}
-	fmt.Fprintf(a.stdout, "found the extension's shards under %d documents: %d shards and %d partials holding\n", r.Documents, r.Shards, r.Partials)
+	fmt.Fprintf(a.stdout, "found the extension's counters: %d on %d documents, in %d shards and %d partials, holding\n",
+		r.Counters, r.Documents, r.Shards, r.Partials)
 	for _, l := range lines {
 		fmt.Fprintln(a.stdout, l)
 	}

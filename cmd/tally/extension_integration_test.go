@@ -11,9 +11,10 @@ import (
 )
 
 // TestExtensionTakeoverCommand: on a project the extension left shards,
-// a partial and its workers' state in, tally extension takeover
-// --dry-run reports them and writes nothing; takeover moves them and
-// removes the state; a second run finds nothing.
+// a partial and its workers' state in (three counters on two documents),
+// tally extension takeover --dry-run reports the counters and totals it
+// found and writes nothing; takeover moves them and removes the state; a
+// second run finds nothing.
 func TestExtensionTakeoverCommand(t *testing.T) {
 	t.Parallel()
 	host, project := emulatorHost(t)
@@ -33,6 +34,9 @@ func TestExtensionTakeoverCommand(t *testing.T) {
 	if _, err := extworker.Increment(ctx, post.Collection(extension.Collection).Doc("0b7c-a"), "stats.views", 5); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := extworker.Increment(ctx, fs.Doc("pages/home").Collection(extension.Collection).Doc("0b7c-a"), "likes", 1); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.LeaveState(ctx, extension.DefaultStatePath, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +45,10 @@ func TestExtensionTakeoverCommand(t *testing.T) {
 		want []string
 	}{
 		{[]string{"extension", "takeover", "--dry-run"}, []string{
-			"found the extension's shards under 1 documents: 1 shards and 2 partials holding", "  likes 4", "  stats.views 5",
+			"found the extension's counters: 3 on 2 documents, in 2 shards and 2 partials, holding", "  likes 5", "  stats.views 5",
 			"would move them", "would remove the extension's workers' state: _firebase_ext_/sharded_counter, _firebase_ext_/sharded_counter/workers/0000"}},
-		{[]string{"extension", "takeover"}, []string{"1 shards and 2 partials", "moved them", "removed the extension's workers' state"}},
-		{[]string{"extension", "takeover"}, []string{"under 0 documents", "found none of the extension's workers' state"}},
+		{[]string{"extension", "takeover"}, []string{"3 on 2 documents, in 2 shards and 2 partials", "moved them", "removed the extension's workers' state"}},
+		{[]string{"extension", "takeover"}, []string{"0 on 0 documents", "found none of the extension's workers' state"}},
 	}
 	for _, s := range steps {
 		out, code := cliWith(t, env, s.args...)
@@ -60,5 +64,8 @@ func TestExtensionTakeoverCommand(t *testing.T) {
 	}
 	if stats, _ := snap.Data()["stats"].(map[string]any); snap.Data()["likes"] != int64(4) || stats["views"] != int64(5) {
 		t.Errorf("the post: %v; want likes 4, stats.views 5", snap.Data())
+	}
+	if page, err := fs.Doc("pages/home").Get(ctx); err != nil || page.Data()["likes"] != int64(1) {
+		t.Errorf("the page: %v (%v); want likes 1", page.Data(), err)
 	}
 }

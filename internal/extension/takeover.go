@@ -35,6 +35,7 @@ type TakeoverOptions struct {
 // Report is what Takeover found, and moved or removed.
 type Report struct {
 	Documents int // documents with shards or partials
+	Counters  int // counters found: fields of a document its shards or partials hold
 	Shards    int // shards found (moved, but for those in Left)
 	Partials  int // partials found (moved, but for those in Left)
 	// Totals are the amounts the shards and partials held, by field path
@@ -84,6 +85,7 @@ func Takeover(ctx context.Context, client *firestore.Client, layout core.Layout,
 // order.
 func scan(ctx context.Context, client *firestore.Client, r *Report, o TakeoverOptions) ([]string, error) {
 	var docs []string
+	counters := map[[2]string]bool{} // document, field
 	q := client.CollectionGroup(Collection).OrderBy(firestore.DocumentID, firestore.Asc).Limit(scanPage)
 	for page := q; ; {
 		snaps, err := page.Documents(ctx).GetAll()
@@ -98,7 +100,9 @@ func scan(ctx context.Context, client *firestore.Client, r *Report, o TakeoverOp
 			if len(docs) == 0 || docs[len(docs)-1] != doc {
 				docs = append(docs, doc)
 			}
-			tally(r, core.Relative(s.Ref), partial, s.Data())
+			for field := range tally(r, core.Relative(s.Ref), partial, s.Data()) {
+				counters[[2]string{doc, field}] = true
+			}
 		}
 		if len(snaps) < scanPage {
 			break
@@ -106,12 +110,13 @@ func scan(ctx context.Context, client *firestore.Client, r *Report, o TakeoverOp
 		page = q.StartAfter(snaps[len(snaps)-1])
 		progress(o, "found %d shards and partials of %d documents", r.Shards+r.Partials, len(docs))
 	}
-	r.Documents = len(docs)
+	r.Documents, r.Counters = len(docs), len(counters)
 	return docs, nil
 }
 
-// tally counts a shard or partial at path of data in r.
-func tally(r *Report, path string, partial bool, data map[string]any) {
+// tally counts a shard or partial at path of data in r, and answers its
+// amounts (none if it holds what is not a count).
+func tally(r *Report, path string, partial bool, data map[string]any) Amounts {
 	a, err := AmountsOf(lastSegment(path), data)
 	if err == nil {
 		err = r.Totals.Add(a)
@@ -119,11 +124,13 @@ func tally(r *Report, path string, partial bool, data map[string]any) {
 	switch {
 	case err != nil:
 		r.Left[path] = err
+		return nil
 	case partial:
 		r.Partials++
 	default:
 		r.Shards++
 	}
+	return a
 }
 
 func lastSegment(path string) string {
