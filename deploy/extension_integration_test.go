@@ -17,20 +17,18 @@ import (
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
-// TestExtensionRules runs the extension's clients' rules, in tally's
-// rules for counts on documents, in the emulator: a client creates and
-// increments its own shard's counters, nested ones too, and reads it and
-// the partials; it writes no partial, no other field, no string, no NaN,
-// and deletes and lists nothing under _counter_shards_.
+// TestExtensionRules runs the extension's clients' rules in the
+// emulator, in tally's, merged into an app's as 'tally rules
+// --extension-fields likes,stats.views --merge firestore.rules' does: a
+// client creates and increments its own shard's counters, nested ones
+// too, and reads it and the partials; it writes no partial, no other
+// field, no string, no NaN, and deletes and lists nothing under
+// _counter_shards_; the app's own rules hold as they were. (With
+// TALLY_COUNTS, clients/web TestExtensionClients writes through them.)
 func TestExtensionRules(t *testing.T) {
 	t.Parallel()
 	emulatortest.Require(t)
-	l := core.Default()
-	var err error
-	if l.Docs, err = core.ParseCounts("posts:views"); err != nil {
-		t.Fatal(err)
-	}
-	src, err := CountsRules(l, false)
+	src, err := Rules(RulesOptions{Collection: core.Default().Collection})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +39,18 @@ func TestExtensionRules(t *testing.T) {
 	if src, err = WithExtension(src, ext); err != nil {
 		t.Fatal(err)
 	}
-	base := rulesEmulator(t, src)
-	anon := rest{t, base, ""}
+	m, err := MergeRules(appRules, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := rulesEmulator(t, m.Rules)
+	anon, alice := rest{t, base, ""}, rest{t, base, userToken(rulesProject, "alice")}
+	if code := alice.do("PATCH", "profiles/alice", `{"fields":{"name":{"stringValue":"Alice"}}}`); code != http.StatusOK {
+		t.Errorf("alice's write of her profile, by the app's rules: %d, want 200", code)
+	}
+	if code := anon.do("PATCH", "profiles/alice", `{"fields":{"name":{"stringValue":"not hers"}}}`); code != http.StatusForbidden {
+		t.Errorf("an anonymous write of alice's profile: %d, want 403", code)
+	}
 	shard := "pages/home/_counter_shards_/2f0c9a61-client"
 	for _, c := range []struct {
 		what, method, path, body string
