@@ -125,6 +125,10 @@ func (m *Mover) move(tx *firestore.Transaction, doc string, after time.Time) (Ou
 	}
 	exists := snap != nil && snap.Exists()
 	counted := m.layout.OnDocs() && m.layout.Matches(doc)
+	if counted && !exists {
+		out.Gone = true
+		return out, nil // tally never makes a counted document: its shards wait
+	}
 	var data map[string]any
 	if exists {
 		data = snap.Data()
@@ -153,10 +157,6 @@ func (m *Mover) move(tx *firestore.Transaction, doc string, after time.Time) (Ou
 	}
 	if out.More = len(shards) > m.max; out.More {
 		shards = shards[:m.max]
-	}
-	if counted && !exists {
-		out.Gone = true
-		return out, nil
 	}
 	take := m.take(doc, counted, shards, &out)
 	if len(take) == 0 && !out.More {
