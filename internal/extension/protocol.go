@@ -2,6 +2,7 @@ package extension
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -85,9 +86,7 @@ func (a Amounts) Add(b Amounts) error {
 		}
 		next[k] = s
 	}
-	for k, v := range next {
-		a[k] = v
-	}
+	maps.Copy(a, next)
 	return nil
 }
 

@@ -100,7 +100,7 @@ func scan(ctx context.Context, client *firestore.Client, r *Report, o TakeoverOp
 			if len(docs) == 0 || docs[len(docs)-1] != doc {
 				docs = append(docs, doc)
 			}
-			for field := range tally(r, core.Relative(s.Ref), partial, s.Data()) {
+			for field := range tally(r, s, partial) {
 				counters[[2]string{doc, field}] = true
 			}
 		}
@@ -114,16 +114,16 @@ func scan(ctx context.Context, client *firestore.Client, r *Report, o TakeoverOp
 	return docs, nil
 }
 
-// tally counts a shard or partial at path of data in r, and answers its
-// amounts (none if it holds what is not a count).
-func tally(r *Report, path string, partial bool, data map[string]any) Amounts {
-	a, err := AmountsOf(lastSegment(path), data)
+// tally counts the shard or partial of s in r, and answers its amounts
+// (none if it holds what is not a count).
+func tally(r *Report, s *firestore.DocumentSnapshot, partial bool) Amounts {
+	a, err := AmountsOf(s.Ref.ID, s.Data())
 	if err == nil {
 		err = r.Totals.Add(a)
 	}
 	switch {
 	case err != nil:
-		r.Left[path] = err
+		r.Left[core.Relative(s.Ref)] = err
 		return nil
 	case partial:
 		r.Partials++
@@ -131,15 +131,6 @@ func tally(r *Report, path string, partial bool, data map[string]any) Amounts {
 		r.Shards++
 	}
 	return a
-}
-
-func lastSegment(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			return path[i+1:]
-		}
-	}
-	return path
 }
 
 // moveAll moves the shards and partials of docs, o.Parallel at a time.
