@@ -3,7 +3,6 @@ package extension
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,7 +11,6 @@ import (
 
 	"cloud.google.com/go/firestore"
 	"golang.org/x/sync/errgroup"
-	"google.golang.org/api/iterator"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -169,10 +167,14 @@ func moveWhole(ctx context.Context, m *Mover, doc string) (Outcome, error) {
 	for tries, backoff := 0, 50*time.Millisecond; ; backoff *= 2 {
 		out, err := m.Move(ctx, doc, time.Time{}) // whatever moves covered already
 		if err != nil {
-			if tries++; tries == 5 || ctx.Err() != nil {
+			if tries++; tries == 5 {
 				return all, err
 			}
-			time.Sleep(backoff)
+			select {
+			case <-ctx.Done():
+				return all, err
+			case <-time.After(backoff):
+			}
 			continue
 		}
 		all.Shards, all.Partials, all.Gone = all.Shards+out.Shards, all.Partials+out.Partials, out.Gone
@@ -209,17 +211,9 @@ func removeState(ctx context.Context, client *firestore.Client, r *Report, o Tak
 		if ref == nil {
 			return fmt.Errorf("extension: the state path %q is not a document's", p)
 		}
-		var refs []*firestore.DocumentRef
-		it := ref.Collection(workersCollection).DocumentRefs(ctx)
-		for {
-			w, err := it.Next()
-			if errors.Is(err, iterator.Done) {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("extension: list the workers of %s: %w", p, err)
-			}
-			refs = append(refs, w)
+		refs, err := ref.Collection(workersCollection).DocumentRefs(ctx).GetAll()
+		if err != nil {
+			return fmt.Errorf("extension: list the workers of %s: %w", p, err)
 		}
 		if _, err := ref.Get(ctx); err == nil {
 			refs = append(refs, ref)
