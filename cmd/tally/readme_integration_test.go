@@ -56,8 +56,10 @@ func TestReadmeServeAndSessions(t *testing.T) {
 			if strings.Contains(s.command, "updateMask.fieldPaths") {
 				// The step overwrites the total behind the rollup's back,
 				// and the next steps show it: wait until the rollup has
-				// folded the events it still holds (the reshard's moves),
-				// or its fold would overwrite the step's total first.
+				// folded the events it still holds (the increments'), or
+				// its fold would overwrite the step's total first. The
+				// session reshards after it: a reshard's deletes are events
+				// no wait can see the end of.
 				waitFolded(t, emulatorAddr, "likes")
 			}
 			want := normalize(s.output)
