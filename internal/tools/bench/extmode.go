@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 
 	"github.com/tallycounters/tally/internal/core"
@@ -31,7 +32,6 @@ type extClient struct {
 	commits    []time.Time
 	seen       []sight
 	changes    atomic.Int64 // document changes its listener got: a read each
-	ready      chan struct{}
 }
 
 // sight is one consistent snapshot a client's listener raised: the
@@ -62,20 +62,13 @@ func (e *extEnv) runMode(ctx context.Context, m string) (report.ExtensionMode, e
 	}
 	clients := make([]*extClient, e.o.Workers)
 	for i := range clients {
-		clients[i] = &extClient{doc: docs[i%len(docs)], shard: uuid.NewString(), ready: make(chan struct{})}
+		clients[i] = &extClient{doc: docs[i%len(docs)], shard: uuid.NewString()}
 	}
 	lctx, stopListening := context.WithCancel(ctx)
-	var listening sync.WaitGroup
-	for _, c := range clients {
-		listening.Go(func() { e.listen(lctx, c, m) })
-	}
-	for _, c := range clients {
-		select {
-		case <-c.ready:
-		case <-time.After(time.Minute):
-			stopListening()
-			return report.ExtensionMode{}, fmt.Errorf("a client's listener got no snapshot in a minute")
-		}
+	defer stopListening()
+	follow, err := e.listen(lctx, clients, m)
+	if err != nil {
+		return report.ExtensionMode{}, err
 	}
 	e.reset()
 	r := report.ExtensionMode{Mode: m}
@@ -93,7 +86,9 @@ func (e *extEnv) runMode(ctx context.Context, m string) (report.ExtensionMode, e
 	r.LatencyP50, r.LatencyP99 = ms(percentile(latencies, .5)), ms(percentile(latencies, .99))
 	e.settle(ctx, clients, docs, last, &r)
 	stopListening()
-	listening.Wait()
+	if err := follow(); err != nil {
+		return r, fmt.Errorf("a client's listener: %w", err)
+	}
 	if r.Acked == 0 {
 		return r, fmt.Errorf("no increment was acknowledged (%d failed)", r.Errors)
 	}
@@ -179,11 +174,43 @@ func (e *extEnv) increment(ctx context.Context, m string, c *extClient) (time.Ti
 	return answer.Committed, nil
 }
 
-// listen holds c's listener until ctx ends: on its document, and, for
-// the extension's clients, on its shard and the four partials whose ids
-// are prefixes of its shard's, as the extension's clients listen.
-func (e *extEnv) listen(ctx context.Context, c *extClient, m string) {
-	root := "projects/" + e.o.Project + "/databases/(default)/documents/"
+// listen opens every client's listener, as the extension's clients
+// listen: on its document, and, for the extension's clients, on its shard
+// and the four partials whose ids are prefixes of its shard's. It returns
+// once each has its first snapshot (only writes after that are safe from
+// the emulator's listen race: see syncwatch), and follow, which holds the
+// listeners until ctx ends and says the first that failed.
+func (e *extEnv) listen(ctx context.Context, clients []*extClient, m string) (follow func() error, err error) {
+	database := "projects/" + e.o.Project + "/databases/(default)"
+	streams := make([]*syncwatch.Stream, len(clients))
+	var g errgroup.Group
+	for i, c := range clients {
+		g.Go(func() error {
+			names := c.listened(database, m)
+			s, first, err := syncwatch.Open(ctx, e.host, database, names)
+			if err != nil {
+				return err
+			}
+			c.see(first, names)
+			streams[i] = s
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("a client's listener: %w", err)
+	}
+	var following errgroup.Group
+	for i, c := range clients {
+		names := c.listened(database, m)
+		following.Go(func() error { return streams[i].Follow(func(s syncwatch.Snapshot) { c.see(s, names) }) })
+	}
+	return following.Wait, nil
+}
+
+// listened is what c's listener follows, by full name: its document
+// first.
+func (c *extClient) listened(database, m string) []string {
+	root := database + "/documents/"
 	names := []string{root + c.doc}
 	if m != report.ModeTally {
 		shards := root + c.doc + "/" + extension.Collection + "/"
@@ -192,19 +219,20 @@ func (e *extEnv) listen(ctx context.Context, c *extClient, m string) {
 			names = append(names, shards+tabs(n)+c.shard[:5-n])
 		}
 	}
-	var once sync.Once
-	syncwatch.Watch(ctx, e.host, "projects/"+e.o.Project+"/databases/(default)", syncwatch.Targets{Documents: names}, func(s syncwatch.Snapshot) {
-		c.changes.Add(int64(s.Changes))
-		doc := s.Docs[names[0]]
-		seen := sight{at: s.ReadTime, likes: syncwatch.Int(doc, "likes"), asOf: syncwatch.Time(doc, core.FieldBookkeeping, core.FieldAsOf)}
-		for _, n := range names[1:] {
-			seen.mine += syncwatch.Int(s.Docs[n], "likes")
-		}
-		c.mu.Lock()
-		c.seen = append(c.seen, seen)
-		c.mu.Unlock()
-		once.Do(func() { close(c.ready) })
-	})
+	return names
+}
+
+// see records one snapshot of c's listener of names.
+func (c *extClient) see(s syncwatch.Snapshot, names []string) {
+	c.changes.Add(int64(s.Changes))
+	doc := s.Docs[names[0]]
+	seen := sight{at: s.ReadTime, likes: syncwatch.Int(doc, "likes"), asOf: syncwatch.Time(doc, core.FieldBookkeeping, core.FieldAsOf)}
+	for _, n := range names[1:] {
+		seen.mine += syncwatch.Int(s.Docs[n], "likes")
+	}
+	c.mu.Lock()
+	c.seen = append(c.seen, seen)
+	c.mu.Unlock()
 }
 
 func tabs(n int) string { return "\t\t\t\t"[:n] }

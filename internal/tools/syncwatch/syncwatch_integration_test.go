@@ -3,9 +3,7 @@ package syncwatch_test
 import (
 	"context"
 	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/syncwatch"
@@ -16,56 +14,92 @@ func TestMain(m *testing.M) { emulatortest.Main(m) }
 // TestWatchRaisesConsistentSnapshots: a document and its subcollection,
 // changed together in one commit (a count moved from a shard into the
 // document), are never seen half moved: every snapshot holds the count
-// in exactly one of the two.
+// in exactly one of the two, and the last holds all 20 moves.
 func TestWatchRaisesConsistentSnapshots(t *testing.T) {
 	c := emulatortest.Client(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), emulatortest.Liveness)
 	defer cancel()
 	doc := c.Doc("posts/" + emulatortest.ID(t))
 	shard := doc.Collection("parts").Doc("s")
 	if _, err := doc.Set(ctx, map[string]any{"n": int64(0)}); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var sums []int64
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- syncwatch.Watch(wctx, os.Getenv("FIRESTORE_EMULATOR_HOST"), "projects/"+emulatortest.Project+"/databases/(default)",
-			syncwatch.Targets{Documents: []string{doc.Path, shard.Path}},
-			func(s syncwatch.Snapshot) {
-				mu.Lock()
-				defer mu.Unlock()
-				sums = append(sums, syncwatch.Int(s.Docs[doc.Path], "n")+syncwatch.Int(s.Docs[shard.Path], "n"))
-			})
-	}()
-	for i := range 20 {
-		if _, err := shard.Set(ctx, map[string]any{"n": int64(1)}); err != nil {
-			t.Fatal(err)
-		}
-		b := c.Batch()
-		b.Set(doc, map[string]any{"n": int64(i + 1)})
-		b.Delete(shard)
-		if _, err := b.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
+	sum := func(s syncwatch.Snapshot) int64 {
+		return syncwatch.Int(s.Docs[doc.Path], "n") + syncwatch.Int(s.Docs[shard.Path], "n")
 	}
-	time.Sleep(500 * time.Millisecond)
-	stop()
-	if err := <-done; err != nil {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	s, first, err := syncwatch.Open(wctx, os.Getenv("FIRESTORE_EMULATOR_HOST"), "projects/"+emulatortest.Project+"/databases/(default)",
+		[]string{doc.Path, shard.Path})
+	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(sums) < 2 {
-		t.Fatalf("%d snapshots; want many", len(sums))
+	if got := sum(first); got != 0 {
+		t.Fatalf("the first snapshot sums %d; want 0", got)
 	}
-	for i := 1; i < len(sums); i++ {
-		if sums[i] < sums[i-1] || sums[i] > sums[i-1]+1 {
-			t.Errorf("the sum went %d, then %d: a snapshot saw a move half made", sums[i-1], sums[i])
+	sums := make(chan int64)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Follow(func(s syncwatch.Snapshot) {
+			select {
+			case sums <- sum(s):
+			case <-wctx.Done():
+			}
+		})
+		close(sums)
+	}()
+	const moves = 20
+	wrote := make(chan error, 1)
+	go func() {
+		for i := range moves {
+			if _, err := shard.Set(ctx, map[string]any{"n": int64(1)}); err != nil {
+				wrote <- err
+				return
+			}
+			b := c.Batch()
+			b.Set(doc, map[string]any{"n": int64(i + 1)})
+			b.Delete(shard)
+			if _, err := b.Commit(ctx); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}()
+	// The listener stops once every write has been answered and it has
+	// seen every move: the emulator answers a write that changes a
+	// document while a listener of it is being cancelled with an error,
+	// though it applied it (docs/testing.md).
+	check := func(got int64, last *int64) {
+		if got < *last || got > *last+1 {
+			t.Errorf("the sum went %d, then %d: a snapshot saw a move half made", *last, got)
+		}
+		*last = got
+	}
+	last, seen, written := int64(0), 1, false
+	for !written || last != moves {
+		select {
+		case err := <-wrote:
+			if err != nil {
+				t.Fatal(err)
+			}
+			written = true
+		case got, ok := <-sums:
+			if !ok {
+				t.Fatalf("after %d snapshots, summing %d: %v", seen, last, <-done)
+			}
+			seen++
+			check(got, &last)
 		}
 	}
-	if last := sums[len(sums)-1]; last != 20 {
-		t.Errorf("the last snapshot sums %d; want 20", last)
+	stop()
+	for got := range sums {
+		check(got, &last)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("after %d snapshots: %v", seen, err)
+	}
+	if last != moves {
+		t.Errorf("the last snapshot sums %d; want %d", last, moves)
 	}
 }
