@@ -224,11 +224,7 @@ func checkShown(t *testing.T, ctx context.Context, want []int64, last int64) {
 
 // waitAttr waits until the attribute of the element with this id is want.
 func waitAttr(id, attr, want string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		js := fmt.Sprintf(`document.getElementById(%q)?.getAttribute(%q) === %q`, id, attr, strings.ToLower(want))
-		_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
-		return chromedp.Void{}, err
-	}
+	return browsertest.WaitJS(fmt.Sprintf(`document.getElementById(%q)?.getAttribute(%q) === %q`, id, attr, strings.ToLower(want)))
 }
 
 // lifeOf is the life of the post, under which its votes are.
