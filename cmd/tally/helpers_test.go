@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,8 +176,14 @@ func readyOrGone(out *bufio.Scanner) ready {
 // most emulatortest.Liveness (a liveness bound), and answers whether it
 // has.
 func (r ready) printed(sub string) bool {
+	return r.printedLine(func(l string) bool { return strings.Contains(l, sub) })
+}
+
+// printedLine waits, for at most emulatortest.Liveness, until serve has
+// printed a line that match holds for.
+func (r ready) printedLine(match func(line string) bool) bool {
 	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if strings.Contains(r.later.String(), sub) {
+		if slices.ContainsFunc(strings.Split(r.later.String(), "\n"), match) {
 			return true
 		}
 	}
