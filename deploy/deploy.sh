@@ -47,9 +47,11 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
   --time-zone ZONE          the time zone of the buckets of counts by time (per day, over 7
                             days), an IANA name (default UTC); the boundary job runs in it
   --shards-collection NAME  subcollection of shards under each counted document (default shards)
-  --extension-counters      take over the firestore-counter extension's counters: Rollup
-                            moves its clients' shards into their documents, at any depth
-                            (two Eventarc triggers more; docs/extension.md)
+  --extension-counters SPEC take over the firestore-counter extension's counters, such as
+                            'pages:likes,stats.views;users/*/posts:likes': Rollup moves
+                            the shards its clients write under those documents into them,
+                            and the rules let clients write only those (two Eventarc
+                            triggers a declaration; docs/extension.md)
   --window DURATION         each counter's total is written at most once per window (default 1s)
   --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
                             see docs/deploy.md)
@@ -73,7 +75,7 @@ project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
 auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate=""
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100 parts_max=16
-counts="" shards_collection="shards" delete=false time_zone=UTC extension_counters=false
+counts="" shards_collection="shards" delete=false time_zone=UTC extension_counters=""
 
 need() { # need FLAG VALUE: the flag's value must be there
 	if [ -z "${2-}" ]; then
@@ -88,7 +90,7 @@ while [ $# -gt 0 ]; do
 		shift
 		set -- "$flag" "$value" "$@"
 		case "$flag" in
-		--public | --votes-only | --app-check | --signed-in-reads | --reconcile-schedule | --no-monitoring | --delete | --dry-run | --help | --extension-counters)
+		--public | --votes-only | --app-check | --signed-in-reads | --reconcile-schedule | --no-monitoring | --delete | --dry-run | --help)
 			echo "deploy: $flag takes no value" >&2
 			exit 2
 			;;
@@ -115,7 +117,7 @@ while [ $# -gt 0 ]; do
 	--rollup-max-instances) need "$1" "${2-}"; rollup_max=$2; shift 2 ;;
 	--parts-max-instances) need "$1" "${2-}"; parts_max=$2; shift 2 ;;
 	--public) public=true; shift ;;
-	--extension-counters) extension_counters=true; shift ;;
+	--extension-counters) need "$1" "${2-}"; extension_counters=$2; shift 2 ;;
 	--votes-only) votes_only=true; shift ;;
 	--app-check) app_check=true; shift ;;
 	--signed-in-reads) signed_in_reads=true; shift ;;
@@ -286,8 +288,8 @@ fi
 if [ -n "$user_rate" ]; then
 	env_vars="$env_vars~~TALLY_PUBLIC_USER_RATE=$user_rate"
 fi
-if [ "$extension_counters" = true ]; then
-	env_vars="$env_vars~~TALLY_EXTENSION_COUNTERS=true"
+if [ -n "$extension_counters" ]; then
+	env_vars="$env_vars~~TALLY_EXTENSION_COUNTERS=$extension_counters"
 fi
 
 if [ "$delete" = true ]; then
@@ -437,6 +439,9 @@ else
 fi
 if [ "$signed_in_reads" = true ]; then
 	rules+=(--signed-in-reads)
+fi
+if [ -n "$extension_counters" ]; then
+	rules+=(--extension-counters="$extension_counters")
 fi
 run "${rules[@]}"
 

@@ -91,7 +91,7 @@ var variants = map[string][]string{
 	"delete, counts on documents": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
 		"--counts", "posts:likes,views;users/*/posts:likes;polls/*/options:votes", "--reconcile-schedule", "--delete"},
 	"extension counters": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
-		"--counts", "posts:likes", "--extension-counters"},
+		"--counts", "posts:likes", "--extension-counters", "pages:likes,stats.views;posts:likes"},
 	"flags with =": {"--project=demo-proj", "--region=asia-northeast1", "--database-location=asia-northeast1",
 		"--window=500ms", "--rollup-max-instances=20", "--cors-origins=https://a.example"},
 }
@@ -170,24 +170,28 @@ func TestDeployCounts(t *testing.T) {
 }
 
 // TestDeployExtensionCounters: --extension-counters has Rollup take the
-// creation and the update of the extension's shards at any depth, on two
-// Eventarc triggers more, named for their event types, and tells the
-// functions so.
+// creation and the update of the extension's shards under each declared
+// document, on two Eventarc triggers a declaration, named for their
+// event types, tells the functions the declaration, and has the rules
+// printed with the extension clients' part for it.
 func TestDeployExtensionCounters(t *testing.T) {
 	t.Parallel()
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
 	lines := strings.Join(dryRun(t, variants["extension counters"]...), "\n")
 	for _, want := range []string{
 		"gcloud eventarc triggers create tally-rollup-created-2 ", "gcloud eventarc triggers create tally-rollup-updated-3 ",
+		"gcloud eventarc triggers create tally-rollup-created-4 ", "gcloud eventarc triggers create tally-rollup-updated-5 ",
 		"--event-filters=type=google.cloud.firestore.document.v1.updated",
-		"'--event-filters-path-pattern=document={collection}/{document=**}/_counter_shards_/{shard}'",
-		"~~TALLY_EXTENSION_COUNTERS=true",
+		"'--event-filters-path-pattern=document=pages/{doc0}/_counter_shards_/{shard}'",
+		"'--event-filters-path-pattern=document=posts/{doc0}/_counter_shards_/{shard}'",
+		"~~TALLY_EXTENSION_COUNTERS=pages:likes,stats.views;posts:likes",
+		"'--extension-counters=pages:likes,stats.views;posts:likes'",
 	} {
 		if !strings.Contains(lines, want) {
 			t.Errorf("the dry run lacks %s", want)
 		}
 	}
-	if strings.Contains(lines, "tally-rollup-4") || strings.Contains(lines, "document.v1.deleted") {
+	if strings.Contains(lines, "tally-rollup-6") || strings.Contains(lines, "document.v1.deleted") || strings.Contains(lines, "{document=**}") {
 		t.Errorf("a trigger too many:\n%s", lines)
 	}
 }

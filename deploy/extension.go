@@ -9,40 +9,56 @@ import (
 )
 
 // ExtensionRules renders the rules the firestore-counter extension's
-// clients need, for the counters named by fields (dotted paths, as the
-// clients name them: likes, stats.views): anyone (or, with signedInReads,
-// a signed-in user) may read a shard or partial, which the clients sum;
-// a client may create and update a shard, never a partial (an id that
-// begins with a tab), holding finite numbers in those fields and nothing
-// else; nobody lists or deletes one but tally. A shard's id is the
-// client's own secret: rules cannot tell whose it is.
-func ExtensionRules(fields []string, signedInReads bool) (string, error) {
-	if len(fields) == 0 {
-		return "", fmt.Errorf("deploy: name the fields the extension's clients count (--extension-fields likes,stats.views)")
-	}
-	root := &fieldTree{}
-	for _, f := range fields {
-		if err := root.add(f); err != nil {
-			return "", err
-		}
+// clients need, for the counters declared (TALLY_EXTENSION_COUNTERS),
+// one match block a declaration: under a declared document only, anyone
+// (or, with signedInReads, a signed-in user) may read a shard or partial,
+// which the clients sum; a client may create and update a shard, never a
+// partial, holding whole numbers within ±2^53 (what a JavaScript number
+// holds exactly) in the declared fields and nothing else; nobody lists or
+// deletes one but tally. A shard's id is letters, digits, '-' and '_'
+// (extension.ShardID: the extension's web client takes a UUID), which
+// keeps out the partials' tab and any other character a pattern might
+// read otherwise; it is the client's own secret: rules cannot tell whose
+// it is. No other path takes a shard: not a document's below a declared
+// one, not one at the root.
+func ExtensionRules(counters extension.Counters, signedInReads bool) (string, error) {
+	if len(counters) == 0 {
+		return "", fmt.Errorf("deploy: declare the extension's counters (--extension-counters 'pages:likes,stats.views')")
 	}
 	read := "true"
 	if signedInReads {
 		read = "request.auth != null"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "    // The firestore-counter extension's clients (%s): each adds to its\n", strings.Join(fields, ", "))
-	b.WriteString("    // own shard, D/" + extension.Collection + "/{its id}, and reads it, its partials and D;\n")
-	b.WriteString("    // tally's Rollup moves the shards into D. A client creates and updates\n")
-	b.WriteString("    // a shard, never a partial (its id begins with a tab), holding finite\n")
-	b.WriteString("    // numbers in the counters' fields and nothing else.\n")
-	b.WriteString("    match /{path=**}/" + extension.Collection + "/{shard} {\n")
-	fmt.Fprintf(&b, "      allow get: if %s;\n", read)
-	b.WriteString("      allow create, update: if !shard.matches('\\\\t.*')\n")
-	fmt.Fprintf(&b, "        && %s;\n", root.check("request.resource.data"))
-	b.WriteString("    }\n")
+	b.WriteString("    // The firestore-counter extension's clients (" + counters.String() + "): each\n")
+	b.WriteString("    // adds to its own shard, D/" + extension.Collection + "/{its id}, and reads it, its\n")
+	b.WriteString("    // partials and D; tally's Rollup moves the shards into D. A client\n")
+	b.WriteString("    // creates and updates a shard of a declared document, never a partial\n")
+	b.WriteString("    // (its id begins with a tab), holding whole numbers in the declared\n")
+	b.WriteString("    // fields and nothing else.\n")
+	for _, c := range counters {
+		root := &fieldTree{}
+		for _, f := range c.Fields {
+			if err := root.add(f); err != nil {
+				return "", err
+			}
+		}
+		docs := c.Collection // one document
+		if strings.Count(docs, "/")%2 == 0 {
+			docs = matchPath(docs)
+		}
+		fmt.Fprintf(&b, "    match /%s/%s/{shard} {\n", docs, extension.Collection)
+		fmt.Fprintf(&b, "      allow get: if %s;\n", read)
+		fmt.Fprintf(&b, "      allow create, update: if shard.matches('%s')\n", strings.ReplaceAll(extension.ShardID.String(), `\`, `\\`))
+		fmt.Fprintf(&b, "        && %s;\n", root.check("request.resource.data"))
+		b.WriteString("    }\n")
+	}
 	return b.String(), nil
 }
+
+// maxShardValue bounds a count in a client's shard: 2^53 - 1, the largest
+// integer a JavaScript number holds exactly.
+const maxShardValue = 1<<53 - 1
 
 // fieldTree is the counters' fields as maps of maps: a leaf is a count.
 type fieldTree struct {
@@ -76,7 +92,8 @@ func (t *fieldTree) add(field string) error {
 }
 
 // check is the rules' condition that the map at expr holds the tree's
-// fields only, each a finite number, or a map as the tree has it.
+// fields only, each a whole number within ±maxShardValue, or a map as the
+// tree has it.
 func (t *fieldTree) check(expr string) string {
 	names := slices.Clone(t.names)
 	slices.Sort(names)
@@ -89,7 +106,7 @@ func (t *fieldTree) check(expr string) string {
 		v := fmt.Sprintf("%s['%s']", expr, n)
 		sub := t.subs[n]
 		if sub.leaf {
-			conds = append(conds, fmt.Sprintf("(!('%s' in %s) || %s is number && %s * 0 == 0)", n, expr, v, v))
+			conds = append(conds, fmt.Sprintf("(!('%s' in %s) || %s is int && %s <= %d && %s >= -%d)", n, expr, v, v, maxShardValue, v, maxShardValue))
 			continue
 		}
 		conds = append(conds, fmt.Sprintf("(!('%s' in %s) || %s is map && %s)", n, expr, v, sub.check(v)))

@@ -14,17 +14,22 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestExtensionRules runs the extension's clients' rules in the
 // emulator, in tally's, merged into an app's as 'tally rules
-// --extension-fields likes,stats.views --merge firestore.rules' does: a
-// client creates and increments its own shard's counters, nested ones
-// too, and reads it and the partials; it writes no partial, no other
-// field, no string, no NaN, and deletes and lists nothing under
-// _counter_shards_; the app's own rules hold as they were. (With
-// TALLY_COUNTS, clients/web TestExtensionClients writes through them.)
+// --extension-counters pages:likes,stats.views --merge firestore.rules'
+// does: a client creates and increments its own shard's counters, nested
+// ones too, under a declared document, and reads it and the partials; it
+// writes no partial (whatever follows the tab: a newline too), no other
+// field, no string, no fraction, no NaN, no number past 2^53, no shard
+// of a document no declaration holds (another collection's, a document
+// below a declared one, tally's own, one at the root), and deletes and
+// lists nothing under _counter_shards_; the app's own rules hold as they
+// were. (With TALLY_COUNTS, clients/web TestExtensionClients writes
+// through them.)
 func TestExtensionRules(t *testing.T) {
 	t.Parallel()
 	emulatortest.Require(t)
@@ -32,7 +37,11 @@ func TestExtensionRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ext, err := ExtensionRules([]string{"likes", "stats.views"}, false)
+	counters, err := extension.ParseCounters("pages:likes,stats.views;posts:likes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, err := ExtensionRules(counters, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +60,8 @@ func TestExtensionRules(t *testing.T) {
 	if code := anon.do("PATCH", "profiles/alice", `{"fields":{"name":{"stringValue":"not hers"}}}`); code != http.StatusForbidden {
 		t.Errorf("an anonymous write of alice's profile: %d, want 403", code)
 	}
-	shard := "pages/home/_counter_shards_/2f0c9a61-client"
+	shard := "pages/home/_counter_shards_/2f0c9a61-5d4f-4c8e-9a61-2f0c9a61b7c0"
+	one := `{"fields":{"likes":{"integerValue":"1"}}}`
 	for _, c := range []struct {
 		what, method, path, body string
 		want                     int
@@ -59,7 +69,17 @@ func TestExtensionRules(t *testing.T) {
 		{"a new shard", "PATCH", shard, `{"fields":{"likes":{"integerValue":"1"}}}`, http.StatusOK},
 		{"an increment of it", "PATCH", shard, `{"fields":{"likes":{"integerValue":"2"},"stats":{"mapValue":{"fields":{"views":{"integerValue":"1"}}}}}}`, http.StatusOK},
 		{"a read of it", "GET", shard, "", http.StatusOK},
-		{"a shard of a counted post", "PATCH", "posts/p1/_counter_shards_/c2", `{"fields":{"likes":{"doubleValue":1.5}}}`, http.StatusOK},
+		{"a shard of a counted post", "PATCH", "posts/p1/_counter_shards_/c2", one, http.StatusOK},
+		{"a fraction", "PATCH", "posts/p1/_counter_shards_/c2", `{"fields":{"likes":{"doubleValue":1.5}}}`, http.StatusForbidden},
+		{"past 2^53", "PATCH", shard, `{"fields":{"likes":{"integerValue":"9007199254740993"}}}`, http.StatusForbidden},
+		{"a field declared on another collection", "PATCH", "posts/p1/_counter_shards_/c2", `{"fields":{"stats":{"mapValue":{"fields":{"views":{"integerValue":"1"}}}}}}`, http.StatusForbidden},
+		{"a document of no declaration", "PATCH", "admins/mallory/_counter_shards_/c1", one, http.StatusForbidden},
+		{"a document below a declared one", "PATCH", "posts/p1/comments/evil/_counter_shards_/c1", one, http.StatusForbidden},
+		{"a voter record of tally's", "PATCH", "posts/p1/lives/1/voters/likes:u1/_counter_shards_/c1", one, http.StatusForbidden},
+		{"a shard of tally's", "PATCH", "posts/p1/lives/1/shards/0/_counter_shards_/c1", one, http.StatusForbidden},
+		{"a board of tally's", "PATCH", "tally_ranks/b/_counter_shards_/c1", one, http.StatusForbidden},
+		{"a shard at the root", "PATCH", "_counter_shards_/c1", one, http.StatusForbidden},
+		{"a shard id of other characters", "PATCH", "pages/home/_counter_shards_/a.b", one, http.StatusForbidden},
 		{"a field of no counter", "PATCH", shard, `{"fields":{"likes":{"integerValue":"2"},"owner":{"stringValue":"x"}}}`, http.StatusForbidden},
 		{"a string", "PATCH", shard, `{"fields":{"likes":{"stringValue":"9"}}}`, http.StatusForbidden},
 		{"NaN", "PATCH", shard, `{"fields":{"likes":{"doubleValue":"NaN"}}}`, http.StatusForbidden},
@@ -80,7 +100,7 @@ func TestExtensionRules(t *testing.T) {
 	if _, err := partials.Doc("2f0c-client").Set(ctx, map[string]any{"likes": firestore.Increment(1)}, firestore.MergeAll); err != nil {
 		t.Errorf("a client's shard over gRPC: %v", err)
 	}
-	for _, id := range []string{"\t2f0c", "\t\t\t\t2"} {
+	for _, id := range []string{"\t2f0c", "\t\t\t\t2", "\t\n", "\n"} {
 		if _, err := partials.Doc(id).Set(ctx, map[string]any{"likes": firestore.Increment(1)}, firestore.MergeAll); status.Code(err) != codes.PermissionDenied {
 			t.Errorf("a client's write of the partial %q: %v; want PERMISSION_DENIED", id, err)
 		}

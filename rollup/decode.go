@@ -47,10 +47,10 @@ var errNothingToMove = errors.New("an extension's shard deleted: nothing to move
 // decoder turns Firestore document events into hints.
 type decoder struct {
 	Layout    core.Layout
-	Project   string        // events for another project are refused; "" accepts any
-	Database  string        // events for another database are refused; "" means "(default)"
-	MaxSkew   time.Duration // 0 means DefaultMaxSkew
-	Extension bool          // read the firestore-counter extension's shards (package extension)
+	Project   string             // events for another project are refused; "" accepts any
+	Database  string             // events for another database are refused; "" means "(default)"
+	MaxSkew   time.Duration      // 0 means DefaultMaxSkew
+	Extension extension.Counters // the firestore-counter extension's counters whose shards' events it reads (package extension)
 }
 
 // Decode reads a binary-mode CloudEvent carrying a protobuf
@@ -75,7 +75,10 @@ func (d decoder) Decode(e event.Event, received time.Time) (eventHint, error) {
 	if path, err = matchSubject(path, e.Subject()); err != nil {
 		return eventHint{}, err
 	}
-	if doc, _, ok := extension.Owner(path); ok && d.Extension {
+	if doc, _, ok := extension.Owner(path); ok && len(d.Extension) > 0 {
+		if _, declared := d.Extension.Of(doc); !declared {
+			return eventHint{}, fmt.Errorf("%w: %s is a shard of no document TALLY_EXTENSION_COUNTERS declares", ErrForeign, path)
+		}
 		return d.extensionShard(e, doc, after, before, received)
 	}
 	switch e.Type() {
@@ -180,7 +183,7 @@ func (d decoder) extensionShard(e event.Event, doc string, after, before *firest
 	if err := d.notAhead(e, at, received); err != nil {
 		return eventHint{}, err
 	}
-	return eventHint{EventID: e.ID(), Counter: doc, Extension: true, At: at}, nil
+	return eventHint{EventID: e.ID(), Counter: doc, Extension: true, ExtShard: after.GetName()[strings.LastIndex(after.GetName(), "/")+1:], At: at}, nil
 }
 
 // lifeOf is the life of a counted document as an event carries it: the

@@ -1,6 +1,7 @@
 package rollup
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -29,10 +30,16 @@ type Config struct {
 	ConfirmEvery time.Duration
 	Logger       *slog.Logger   // nil discards logs
 	OnFold       func(FoldInfo) // if set, called after each fold this handler makes
-	// ExtensionCounters makes the handler take the events of the
-	// firestore-counter extension's shards and partials, at any depth,
-	// and move their counts into their documents (package extension).
-	ExtensionCounters bool
+	// ExtensionCounters are the firestore-counter extension's counters
+	// whose shards' events the handler takes, moving their counts into
+	// their documents (package extension): the events of any other
+	// document's shards are refused as foreign. None: off.
+	ExtensionCounters ExtensionCounters
+	// ExtensionQuiet is how long after a client's last write of its shard
+	// a move may take it: the client may still be waiting for that
+	// write's answer, and would show it twice; default
+	// DefaultExtensionQuiet.
+	ExtensionQuiet time.Duration
 	// OnMove, if set, is called after each move of the extension's
 	// shards this handler commits.
 	OnMove func(MoveInfo)
@@ -81,12 +88,13 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	b := &boards{client: client}
 	t.moved = b.note
 	return &Handler{
-		decoder: decoder{Layout: layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew, Extension: cfg.ExtensionCounters},
+		decoder: decoder{Layout: layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew, Extension: cfg.ExtensionCounters.counters},
 		tracker: t,
 		boards:  b,
-		moves:   newMoves(extension.NewMover(client, layout, cfg.Spacing), cfg.Spacing, log, cfg.OnMove),
-		hold:    cfg.Hold,
-		log:     log,
+		moves: newMoves(extension.NewMover(client, layout, extension.MoverOptions{Counters: cfg.ExtensionCounters.counters, Spacing: cfg.Spacing,
+			Quiet: cmp.Or(cfg.ExtensionQuiet, DefaultExtensionQuiet)}), cfg.Spacing, log, cfg.OnMove),
+		hold: cfg.Hold,
+		log:  log,
 	}
 }
 

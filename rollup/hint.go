@@ -32,8 +32,10 @@ type eventHint struct {
 	Created bool
 	// Extension is set for a write of a shard or partial of the
 	// firestore-counter extension's: document Counter has counts to move
-	// as of At (package extension).
+	// as of At (package extension), in the shard or partial of id
+	// ExtShard.
 	Extension bool
+	ExtShard  string
 	// Gone is set for the deletion of the ranked document Counter in
 	// Life: its last state, whose bookkeeping records the cells it was
 	// counted in (package rank).

@@ -34,13 +34,15 @@ type moves struct {
 
 	mu   sync.Mutex
 	docs *simplelru.LRU[string, *docMoves]
+	left *simplelru.LRU[string, struct{}] // what was logged as left, so that it is logged once
 }
 
 // docMoves is one document's moves on this instance.
 type docMoves struct {
-	asOf    time.Time     // the latest moved_as_of known
-	running chan struct{} // closed once the move in flight ends; nil if none is
-	wrote   time.Time     // when this instance's last move committed
+	asOf    time.Time            // the latest moved_as_of known
+	held    map[string]time.Time // the client shards the last move held, with their update times
+	running chan struct{}        // closed once the move in flight ends; nil if none is
+	wrote   time.Time            // when this instance's last move committed
 }
 
 // rememberMoved is how many documents' moved_as_of an instance keeps.
@@ -48,12 +50,14 @@ const rememberMoved = 10000
 
 func newMoves(m *extension.Mover, spacing time.Duration, log *slog.Logger, onMove func(MoveInfo)) *moves {
 	docs, _ := simplelru.NewLRU[string, *docMoves](rememberMoved, nil)
-	return &moves{mover: m, spacing: spacing, log: log, onMove: onMove, docs: docs}
+	left, _ := simplelru.NewLRU[string, struct{}](rememberMoved, nil)
+	return &moves{mover: m, spacing: spacing, log: log, onMove: onMove, docs: docs, left: left}
 }
 
-// wait returns once h's document holds every shard write as of h.At; an
-// error, so that the event is delivered again, if no move could be made
-// within ctx.
+// wait returns once h's document holds every shard write as of h.At, or
+// h's shard was written again after h.At and held (a later write's own
+// event answers for it); an error, so that the event is delivered again,
+// if no move could be made within ctx.
 func (m *moves) wait(ctx context.Context, h eventHint) error {
 	for {
 		m.mu.Lock()
@@ -62,7 +66,7 @@ func (m *moves) wait(ctx context.Context, h eventHint) error {
 			d = &docMoves{}
 			m.docs.Add(h.Counter, d)
 		}
-		if !d.asOf.Before(h.At) {
+		if !d.asOf.Before(h.At) || d.held[h.ExtShard].After(h.At) {
 			m.mu.Unlock()
 			return nil
 		}
@@ -78,11 +82,12 @@ func (m *moves) wait(ctx context.Context, h eventHint) error {
 		ch := make(chan struct{})
 		d.running = ch
 		m.mu.Unlock()
-		asOf, err := m.move(ctx, h, d)
+		out, err := m.move(ctx, h, d)
 		m.mu.Lock()
-		if asOf.After(d.asOf) {
-			d.asOf = asOf
+		if out.AsOf.After(d.asOf) {
+			d.asOf = out.AsOf
 		}
+		d.held = out.Held
 		d.running = nil
 		close(ch)
 		m.mu.Unlock()
@@ -93,9 +98,10 @@ func (m *moves) wait(ctx context.Context, h eventHint) error {
 }
 
 // move moves h's document (d, as this instance knows it) until a move
-// covers h, waiting out the spacing and retrying a failed move with a
-// backoff, within ctx; it returns the moved_as_of it reached.
-func (m *moves) move(ctx context.Context, h eventHint, d *docMoves) (time.Time, error) {
+// covers h, or holds h's shard as written again since, waiting out the
+// spacing and the quiet time of the shards held, and retrying a failed
+// move with a backoff, within ctx; it returns the last move's outcome.
+func (m *moves) move(ctx context.Context, h eventHint, d *docMoves) (extension.Outcome, error) {
 	backoff := minBackoff
 	for {
 		cctx, committed := fsrpc.WithCommitTime(ctx)
@@ -117,32 +123,61 @@ func (m *moves) move(ctx context.Context, h eventHint, d *docMoves) (time.Time, 
 		case err != nil:
 			m.log.Warn("rollup: a move failed; trying again", "event_id", h.EventID, "document", h.Counter, "error", err.Error())
 			wait, backoff = backoff, min(2*backoff, maxBackoff)
+		case out.Undeclared:
+			m.leave(h.Counter, "", "rollup: the extension's shards of a document TALLY_EXTENSION_COUNTERS does not declare are left as they are")
+			out.AsOf = h.At // nothing will ever be moved of it
+			return out, nil
 		case out.Gone:
-			m.log.Warn("rollup: the extension's shards of a counted document that does not exist are left as they are",
-				"event_id", h.EventID, "document", h.Counter)
-			return h.At, nil // tally never makes a counted document: nothing will cover it
+			m.leave(h.Counter, "", "rollup: the extension's shards of a counted document that does not exist are left as they are")
+			out.AsOf = h.At // tally never makes a counted document: nothing will cover it
+			return out, nil
 		default:
-			for id, why := range out.Left {
-				m.log.Warn("rollup: a shard of the extension's that holds what is not a count is left as it is",
-					"document", h.Counter, "shard", id, "reason", why.Error())
-			}
-			if wait <= 0 && !out.More && !out.AsOf.Before(h.At) {
-				return out.AsOf, nil
-			}
-			m.mu.Lock()
-			led := !d.wrote.IsZero() && d.wrote.Equal(out.Written)
-			m.mu.Unlock()
-			if wait > 0 && !led {
-				wait += m.spacing / 4 // another instance wrote it last: it moves it first
-			}
-			if wait <= 0 && !out.More {
-				wait = minBackoff // dated after the server's clock read it: a little later
+			var done bool
+			if done, wait = m.next(h, d, out); done {
+				return out, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return out.AsOf, ctx.Err()
+			return out, ctx.Err()
 		case <-time.After(max(wait, 0)):
 		}
+	}
+}
+
+// next says, of a move that found nothing wrong, whether it answers h
+// (covers it, or holds h's shard as written again since), and if not, how
+// long until the next move of h's document: the spacing (a quarter more
+// where another instance wrote it last, so that it moves first), the
+// quiet time left of the shards held, or a little while.
+func (m *moves) next(h eventHint, d *docMoves, out extension.Outcome) (done bool, wait time.Duration) {
+	for id, why := range out.Left {
+		m.leave(h.Counter, id, "rollup: a shard of the extension's is left as it is: "+why.Error())
+	}
+	wait = out.Wait
+	if held := out.Held[h.ExtShard]; held.After(h.At) || wait <= 0 && !out.More && !out.AsOf.Before(h.At) {
+		return true, 0
+	}
+	m.mu.Lock()
+	led := !d.wrote.IsZero() && d.wrote.Equal(out.Written)
+	m.mu.Unlock()
+	if wait > 0 && !led {
+		wait += m.spacing / 4 // another instance wrote it last: it moves it first
+	}
+	if wait <= 0 && !out.More {
+		wait = max(out.Quiet.Sub(out.Read), minBackoff) // held shards not quiet yet, or dated after the server's clock read it
+	}
+	return false, wait
+}
+
+// leave logs, once an instance's memory of it lasts, that a document's
+// shard (or, with no id, all its shards) is left as it is, with why.
+func (m *moves) leave(doc, id, msg string) {
+	m.mu.Lock()
+	logged := m.left.Contains(doc + "/" + id + msg)
+	m.left.Add(doc+"/"+id+msg, struct{}{})
+	m.mu.Unlock()
+	if !logged {
+		m.log.Warn(msg, "document", doc, "shard", id)
 	}
 }

@@ -62,7 +62,8 @@ const (
 	EnvAppCheck      = "TALLY_APP_CHECK"          // verify Firebase App Check tokens; default false
 	EnvPartsTopic    = "TALLY_PARTS_TOPIC"        // Pub/Sub topic the jobs' parts fan out through; default none: they run in-process
 	EnvPartSize      = "TALLY_PART_SIZE"          // documents a part of a job holds at most; default 1000
-	EnvExtension     = "TALLY_EXTENSION_COUNTERS" // move the firestore-counter extension's shards into their documents; default false
+	EnvExtension     = "TALLY_EXTENSION_COUNTERS" // the firestore-counter extension's counters whose shards Rollup moves into their documents (pages:likes,stats.views); default none
+	EnvExtQuiet      = "TALLY_EXTENSION_QUIET"    // how long after a client's last write its shard is left unmoved; default 10s
 )
 
 // Defaults of the public limits, in force when Increment is public and
@@ -103,10 +104,13 @@ type Config struct {
 	VotesOnly      bool             // a public Increment takes votes only
 	AppCheck       bool             // Increment verifies Firebase App Check tokens
 
-	// ExtensionCounters makes Rollup move the counts of the
-	// firestore-counter extension's clients into their documents
-	// (docs/extension.md).
-	ExtensionCounters bool
+	// ExtensionCounters are the firestore-counter extension's counters
+	// Rollup moves into their documents: the documents and fields its
+	// clients count, nothing else (docs/extension.md); none: off.
+	ExtensionCounters rollup.ExtensionCounters
+	// ExtensionQuiet is how long after a client's last write of its
+	// shard a move may take it (rollup.Config.ExtensionQuiet).
+	ExtensionQuiet time.Duration
 
 	PartsTopic string        // Pub/Sub topic of the jobs' parts; "": they run in the invocation that lists them
 	PartSize   int           // documents a part holds at most
@@ -152,8 +156,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err := growFromEnv(env, &cfg); err != nil {
 		return Config{}, err
 	}
-	if cfg.ExtensionCounters, err = strconv.ParseBool(env(EnvExtension, "false")); err != nil {
-		return Config{}, fmt.Errorf("config: %s=%q is not a boolean", EnvExtension, env(EnvExtension, ""))
+	if cfg.ExtensionCounters, err = rollup.ParseExtensionCounters(env(EnvExtension, "")); err != nil {
+		return Config{}, fmt.Errorf("config: %s: %w", EnvExtension, err)
+	}
+	if cfg.ExtensionQuiet, err = time.ParseDuration(env(EnvExtQuiet, rollup.DefaultExtensionQuiet.String())); err != nil || cfg.ExtensionQuiet <= 0 || cfg.ExtensionQuiet > time.Hour {
+		return Config{}, fmt.Errorf("config: %s=%q is not a duration between 1ns and 1h such as 10s", EnvExtQuiet, env(EnvExtQuiet, ""))
 	}
 	cfg.PartsTopic = env(EnvPartsTopic, "")
 	if cfg.PartSize, err = intIn(env(EnvPartSize, strconv.Itoa(counter.DefaultPartSize)), EnvPartSize, 1, MaxPartSize); err != nil {
@@ -359,7 +366,8 @@ func (c Config) Vars() []Var {
 		{EnvAppCheck, strconv.FormatBool(c.AppCheck)},
 		{EnvPartsTopic, c.PartsTopic},
 		{EnvPartSize, strconv.Itoa(c.PartSize)},
-		{EnvExtension, strconv.FormatBool(c.ExtensionCounters)},
+		{EnvExtension, c.ExtensionCounters.String()},
+		{EnvExtQuiet, c.ExtensionQuiet.String()},
 	}
 }
 

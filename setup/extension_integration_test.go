@@ -20,7 +20,7 @@ import (
 func TestReconcileSweepsTheExtensionsShards(t *testing.T) {
 	fs := emulatortest.Client(t)
 	cfg, err := ConfigFromEnv(func(k string) string {
-		return map[string]string{EnvProject: emulatortest.Project, EnvExtension: "true"}[k]
+		return map[string]string{EnvProject: emulatortest.Project, EnvExtension: "pages:visits", EnvExtQuiet: "1ms"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)

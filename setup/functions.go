@@ -102,7 +102,7 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 		}),
 		Rollup: rollup.New(client, rollup.Config{
 			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Spacing: cfg.Spacing, Grow: grow, Logger: logger,
-			ExtensionCounters: cfg.ExtensionCounters,
+			ExtensionCounters: cfg.ExtensionCounters, ExtensionQuiet: cfg.ExtensionQuiet,
 		}),
 		Reconcile: reconcileHandler(&jobs{
 			c: counter.New(client, counter.Options{
@@ -203,11 +203,12 @@ func (f *Set) Declare(ctx context.Context, by string) error {
 // shards, with TALLY_EXTENSION_COUNTERS: nil without. It keeps the
 // extension's state, which an extension that still runs uses.
 func sweepOf(client *firestore.Client, cfg Config) func(context.Context) (extension.Report, error) {
-	if !cfg.ExtensionCounters {
+	if cfg.ExtensionCounters.None() {
 		return nil
 	}
+	ext, _ := extension.ParseCounters(cfg.ExtensionCounters.String()) // read by ConfigFromEnv already
 	l := core.FromPublic(cfg.Layout)
 	return func(ctx context.Context) (extension.Report, error) {
-		return extension.Takeover(ctx, client, l, extension.TakeoverOptions{KeepState: true})
+		return extension.Takeover(ctx, client, l, extension.TakeoverOptions{Counters: ext, Quiet: cfg.ExtensionQuiet, KeepState: true})
 	}
 }

@@ -18,8 +18,8 @@ import (
 // TestExtensionClients: 200 clients of the firestore-counter extension's
 // protocol, the Firebase JS SDK standing in for its clients, each on a
 // shard of its own, add 2 likes and 2 stats.views each to one post at
-// once, against serve's stack with TALLY_EXTENSION_COUNTERS and the rules
-// 'tally rules --extension-fields likes,stats.views' prints. Every
+// once, against serve's stack with TALLY_EXTENSION_COUNTERS set to
+// posts:likes,stats.views and the rules 'tally rules' prints for it. Every
 // client's own view (the post plus its shard and partials, in sync)
 // comes to all 400 of each, and, once the server has confirmed it, is
 // never above what was sent; the post
@@ -28,7 +28,7 @@ import (
 func TestExtensionClients(t *testing.T) {
 	t.Parallel()
 	node := needNode(t)
-	s := startWith(t, stack.Options{ExtensionFields: []string{"likes", "stats.views"}}, setup.EnvExtension, "true",
+	s := startWith(t, stack.Options{}, setup.EnvExtension, "posts:likes,stats.views",
 		setup.EnvCounts, "posts:likes,likes_today=likes per day,hot=trend(likes, 6h),rank(likes)")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()

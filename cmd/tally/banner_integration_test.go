@@ -42,7 +42,7 @@ func TestBannerCommands(t *testing.T) {
 		{"counts by time", ".", []string{"TALLY_COUNTS=posts:likes,views,views_today=views per day,views_7d=views over 7 days", "TALLY_TIME_ZONE=Europe/Paris"},
 			"posts/counts", "", "views_today", nil},
 		// the extension's client writes its own shard, which Rollup moves
-		{"as the extension's clients", ".", nil, "pages/home", "", "", []string{"--extension-counters", "--extension-fields", "stats.views,likes"}},
+		{"as the extension's clients", ".", nil, "pages/home", "", "", []string{"--extension-counters", "pages:stats.views,likes"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

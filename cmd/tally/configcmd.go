@@ -44,7 +44,7 @@ func configCommand() *cobra.Command {
 			return nil
 		}
 		if *triggers {
-			for _, tr := range trigger.Of(layoutOf(cfg), cfg.ExtensionCounters) {
+			for _, tr := range trigger.Of(layoutOf(cfg), extensionOf(cfg)) {
 				switch tr.Type {
 				case trigger.Created:
 					fmt.Fprintln(cmd.OutOrStdout(), tr.Pattern, "created")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tallycounters/tally/internal/extension"
+	"github.com/tallycounters/tally/setup"
 )
 
 // extensionCommand is tally extension: what taking over from Firebase's
@@ -34,9 +35,10 @@ func takeoverCommand() *cobra.Command {
 		Use:   "takeover",
 		Short: "Move every shard and partial of the extension's into its document, and remove the extension's workers' state",
 		Long: "takeover moves the shards and partials the firestore-counter extension's clients and\n" +
-			"workers left under every document (D/_counter_shards_/…, at any depth) into the\n" +
-			"document's fields, one transaction a document, as Rollup does with\n" +
-			"TALLY_EXTENSION_COUNTERS; and removes the extension's workers' state (its\n" +
+			"workers left under every document TALLY_EXTENSION_COUNTERS (or --extension-counters)\n" +
+			"declares (D/_counter_shards_/…) into the document's declared fields, one transaction\n" +
+			"a document, as Rollup does; leaves, and lists, any other, and what a document cannot\n" +
+			"take; and removes the extension's workers' state (its\n" +
 			"INTERNAL_STATE_PATH and the workers under it). Run it once the extension is\n" +
 			"uninstalled; it is safe beside Rollup and beside a running extension, and a second\n" +
 			"run finds nothing more. It reports the documents, shards and totals it found.",
@@ -47,6 +49,7 @@ func takeoverCommand() *cobra.Command {
 	dry := cmd.Flags().Bool("dry-run", false, "report what would be moved and removed; write nothing")
 	state := cmd.Flags().StringSlice("state-path", []string{extension.DefaultStatePath}, "the `DOCUMENT` the extension kept its workers' state in (its INTERNAL_STATE_PATH)")
 	parallel := cmd.Flags().Int("parallel", 16, "documents moved at once")
+	quiet := cmd.Flags().Duration("quiet", extension.DefaultQuiet, "leave a client's shard written within this for a later run, or Rollup (its client may still wait for that write's answer: a move now would show it twice)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
 		if err != nil {
@@ -61,8 +64,11 @@ func takeoverCommand() *cobra.Command {
 		defer fs.Close()
 		a := &admin{cfg: cfg, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 		began := time.Now()
+		if cfg.ExtensionCounters.None() {
+			return usagef("declare the extension's counters to take over: --extension-counters 'pages:likes,stats.views' (%s)", setup.EnvExtension)
+		}
 		r, err := extension.Takeover(ctx, fs, layoutOf(cfg), extension.TakeoverOptions{
-			DryRun: *dry, StatePaths: *state, Parallel: *parallel,
+			Counters: extensionOf(cfg), Quiet: *quiet, DryRun: *dry, StatePaths: *state, Parallel: *parallel,
 			Progress: func(line string) { fmt.Fprintln(a.stderr, "tally extension takeover: "+line) },
 		})
 		if err != nil {
@@ -96,7 +102,7 @@ func printTakeover(a *admin, r extension.Report, dry bool, took time.Duration) {
 			failed[d] = why.Error()
 		}
 		a.print(map[string]any{"dry_run": dry, "documents": r.Documents, "counters": r.Counters, "shards": r.Shards, "partials": r.Partials,
-			"totals": totals, "left": left, "gone": r.Gone, "failed": failed, "state": r.State, "seconds": took.Seconds()}, "")
+			"totals": totals, "left": left, "held": r.Held, "gone": r.Gone, "failed": failed, "state": r.State, "seconds": took.Seconds()}, "")
 		return
 	}
 	verb, removed := "moved", "removed"
@@ -115,10 +121,13 @@ func printTakeover(a *admin, r extension.Report, dry bool, took time.Duration) {
 	}
 	sort.Strings(paths)
 	if len(paths) > 0 {
-		fmt.Fprintf(a.stdout, "left %d as they are, holding what is not a count:\n", len(paths))
+		fmt.Fprintf(a.stdout, "left %d as they are, and why:\n", len(paths))
 	}
 	for _, p := range paths {
 		fmt.Fprintf(a.stdout, "  %q: %s\n", p, left[p])
+	}
+	if r.Held > 0 {
+		fmt.Fprintf(a.stdout, "left %d shards their clients wrote within --quiet for a later run, or Rollup\n", r.Held)
 	}
 	failed := make([]string, 0, len(r.Failed))
 	for d := range r.Failed {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tallycounters/tally/deploy"
+	"github.com/tallycounters/tally/internal/extension"
 )
 
 // rulesCommand prints the security rules, or publishes them.
@@ -22,7 +23,6 @@ func rulesCommand() *cobra.Command {
 	var o deploy.RulesOptions
 	cmd.Flags().BoolVar(&o.SignedInReads, "signed-in-reads", false, "only signed-in users may read counters")
 	publish := cmd.Flags().Bool("publish", false, "publish the rules to --project's --database (application default credentials)")
-	extFields := cmd.Flags().StringSlice("extension-fields", nil, "also the rules the firestore-counter extension's clients need, for the `FIELDS` they count, such as likes,stats.views (docs/extension.md)")
 	merge := cmd.Flags().String("merge", "", "with TALLY_COUNTS, print the app's rules in `FILE` (its firestore.rules) with tally's merged in, and on stderr what its own rules of a counted collection must add")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
@@ -34,14 +34,14 @@ func rulesCommand() *cobra.Command {
 		if layoutOf(cfg).OnDocs() {
 			src, err = deploy.CountsRules(layoutOf(cfg), o.SignedInReads)
 		}
-		if err == nil && len(*extFields) > 0 {
-			src, err = withExtension(src, *extFields, o.SignedInReads)
+		if ext := extensionOf(cfg); err == nil && len(ext) > 0 {
+			src, err = withExtension(src, ext, o.SignedInReads)
 		}
 		if err != nil {
 			return usageError{err}
 		}
 		if *merge != "" {
-			if src, err = mergeInto(cmd, *merge, src, layoutOf(cfg).OnDocs() || len(*extFields) > 0); err != nil {
+			if src, err = mergeInto(cmd, *merge, src, layoutOf(cfg).OnDocs() || !cfg.ExtensionCounters.None()); err != nil {
 				return err
 			}
 		}
@@ -103,9 +103,9 @@ func indexesCommand() *cobra.Command {
 }
 
 // withExtension is tally's rules src with the rules of the extension's
-// clients of fields in.
-func withExtension(src string, fields []string, signedInReads bool) (string, error) {
-	ext, err := deploy.ExtensionRules(fields, signedInReads)
+// clients of the counters declared in.
+func withExtension(src string, counters extension.Counters, signedInReads bool) (string, error) {
+	ext, err := deploy.ExtensionRules(counters, signedInReads)
 	if err != nil {
 		return "", err
 	}
@@ -117,7 +117,7 @@ func withExtension(src string, fields []string, signedInReads bool) (string, err
 // must add.
 func mergeInto(cmd *cobra.Command, file, src string, onDocs bool) (string, error) {
 	if !onDocs {
-		return "", usagef("--merge merges tally's rules for counts on documents, or for the extension's clients, into an app's: set TALLY_COUNTS (or --counts), or give --extension-fields")
+		return "", usagef("--merge merges tally's rules for counts on documents, or for the extension's clients, into an app's: set TALLY_COUNTS (or --counts), or TALLY_EXTENSION_COUNTERS (or --extension-counters)")
 	}
 	app, err := os.ReadFile(file)
 	if err != nil {

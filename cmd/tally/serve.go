@@ -58,7 +58,6 @@ func serveCommand() *cobra.Command {
 	app := f.String("app", "", "serve the web app in `DIR` at / beside the functions (it reads "+stack.LocalConfigPath+" to find the emulators)")
 	fan := f.String("fanout", "", "how the boundary job and Reconcile run their parts: pubsub (through the Pub/Sub emulator, as deployed) or in-process (default: pubsub when windows are declared, in-process when not)")
 	rules := f.String("rules", "", "the app's own rules `FILE` (its firestore.rules), which the emulator enforces with tally's merged in as 'tally rules --merge' prints them, reloaded when the file changes; needs TALLY_COUNTS")
-	extFields := f.StringSlice("extension-fields", nil, "with --extension-counters, the `FIELDS` the firestore-counter extension's clients count, such as likes,stats.views: the emulator's rules let them write their shards ('tally rules --extension-fields' prints them)")
 	hot := f.Float64("contention", 0, "put a stand-in for Firestore's contention between the functions and the emulator: past this many writes a second to one document, their writes wait, then fail ABORTED (0: off)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
@@ -70,10 +69,7 @@ func serveCommand() *cobra.Command {
 			Config: cfg, Host: *host, Port: *port, EmulatorPort: *emuPort, BridgePort: *bridgePort,
 			DataDir: *data, SaveTimeout: *saveTimeout, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
 			AuthHost: os.Getenv(authemu.EnvHost), AuthPort: *authPort, Contention: *hot, AppDir: *app,
-			Fanout: *fan, PubSubHost: os.Getenv(pubsubemu.EnvHost), AppRules: *rules, ExtensionFields: *extFields,
-		}
-		if len(*extFields) > 0 && !cfg.ExtensionCounters {
-			return usagef("--extension-fields names the fields of the extension's clients that --extension-counters takes over: give that too")
+			Fanout: *fan, PubSubHost: os.Getenv(pubsubemu.EnvHost), AppRules: *rules,
 		}
 		if *rules != "" && !layoutOf(cfg).OnDocs() {
 			return usagef("--rules merges the app's rules with tally's for counts on documents: set TALLY_COUNTS (or --counts)")
@@ -181,8 +177,8 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 		case layoutOf(s.Config()).OnDocs():
 			rules = "deploy/counts.rules with example rules for the counted collections ('tally rules' prints them)"
 		}
-		if len(o.ExtensionFields) > 0 {
-			rules += ", and the extension's clients' of " + strings.Join(o.ExtensionFields, ", ")
+		if ext := o.Config.ExtensionCounters; !ext.None() {
+			rules += ", and the extension's clients' of " + ext.String()
 		}
 		fmt.Fprintf(w, "tally: Firestore emulator (pid %d) at %s, delivering events to %s, enforcing %s\n",
 			s.Emulator.PID(), s.EmulatorHost, s.BridgeAddr, rules)
@@ -213,12 +209,9 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 	case o.Fanout != "" || layoutOf(s.Config()).SmallestUnit() != "":
 		fmt.Fprintf(w, "tally: the boundary job and Reconcile run their parts in-process, one after another (--fanout pubsub runs them as deployed)\n")
 	}
-	if s.Config().ExtensionCounters {
-		fmt.Fprintf(w, "tally: taking over the firestore-counter extension's counters: Rollup moves the shards its clients write "+
-			"(D/%s/…, at any depth) into their documents (docs/extension.md)\n", extension.Collection)
-		if len(o.ExtensionFields) == 0 {
-			fmt.Fprintf(w, "tally: the rules in force let no client write those shards: give --extension-fields with the fields they count\n")
-		}
+	if ext := s.Config().ExtensionCounters; !ext.None() {
+		fmt.Fprintf(w, "tally: taking over the firestore-counter extension's counters %s: Rollup moves the shards its clients write "+
+			"(D/%s/…, under those documents only) into their documents (docs/extension.md)\n", ext, extension.Collection)
 	}
 	// the demo's posts exist before any line a user (or a script) acts on
 	if err := s.SeedDemo(ctx); err != nil {
@@ -238,20 +231,20 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 		strings.Join(s.Origins, " and "))
 	fmt.Fprintf(w, "export %s=%s\n", EnvEmulator, s.EmulatorHost)
 	printExample(ctx, w, s)
-	if s.Config().ExtensionCounters && len(o.ExtensionFields) > 0 {
-		printExtensionExample(w, s, o.ExtensionFields[0])
+	if ext := extensionOf(s.Config()); len(ext) > 0 {
+		printExtensionExample(w, s, ext[0])
 	}
 }
 
 // printExtensionExample prints the write an app on the firestore-counter
-// extension's clients makes, an increment of field in its own shard of
-// pages/home (through the rules in force, signed in or not), and the
-// read, a second later, of pages/home, which holds it once Rollup has
-// moved the shard.
-func printExtensionExample(w io.Writer, s *stack.Stack, field string) {
+// extension's clients makes, an increment of the first field c declares
+// in its own shard of a document c holds (through the rules in force,
+// signed in or not), and the read, a second later, of that document,
+// which holds it once Rollup has moved the shard.
+func printExtensionExample(w io.Writer, s *stack.Stack, counter extension.Counter) {
 	c := s.Config()
 	db := fmt.Sprintf("projects/%s/databases/%s", c.Project, c.Database)
-	doc := "pages/home"
+	doc, field := exampleDocument(counter.Collection), counter.Fields[0]
 	commit := fmt.Sprintf(`{"writes":[{"update":{"name":"%s/documents/%s/%s/try-it"},"updateMask":{},`+
 		`"updateTransforms":[{"fieldPath":%q,"increment":{"integerValue":"1"}}]}]}`, db, doc, extension.Collection, field)
 	fmt.Fprintf(w, "# try it as the extension's clients do: add 1 to %s in a shard of %s, then a second later read %s, where Rollup moved it\n", field, doc, doc)
@@ -319,4 +312,13 @@ func envInt(key string, def int) int {
 		return n
 	}
 	return def
+}
+
+// exampleDocument is a document of the declared collection coll (or coll
+// itself, one document): pages/home, users/u1/posts/home.
+func exampleDocument(coll string) string {
+	if strings.Count(coll, "/")%2 == 1 {
+		return coll
+	}
+	return strings.ReplaceAll(coll, "*", "u1") + "/home"
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/stack"
 	"github.com/tallycounters/tally/setup"
@@ -44,7 +45,7 @@ func configFlags(cmd *cobra.Command) *settings {
 	f.StringVar(&s.field, "shard-field", "", "integer field of each shard ("+setup.EnvShardField+"; default count)")
 	f.StringVar(&s.counts, "counts", "", "counts on your documents, such as 'posts:likes,views;users/*/posts:likes' ("+setup.EnvCounts+")")
 	f.StringVar(&s.shards, "shards-collection", "", "subcollection of shards under each counted document ("+setup.EnvShards+"; default shards)")
-	f.Bool("extension-counters", false, "take over the firestore-counter extension's counters: Rollup moves its clients' shards into their documents ("+setup.EnvExtension+"; docs/extension.md)")
+	f.String("extension-counters", "", "the firestore-counter extension's `COUNTERS` to take over, such as 'pages:likes,stats.views': Rollup moves its clients' shards under those documents into them ("+setup.EnvExtension+"; docs/extension.md)")
 	return s
 }
 
@@ -221,3 +222,10 @@ func explain(err error, timeout time.Duration) error {
 
 // layoutOf is c's Layout, as tally's packages take it.
 func layoutOf(c setup.Config) core.Layout { return core.FromPublic(c.Layout) }
+
+// extensionOf is the configuration's firestore-counter extension's
+// counters, as tally's packages take them (read by ConfigFromEnv already).
+func extensionOf(c setup.Config) extension.Counters {
+	ext, _ := extension.ParseCounters(c.ExtensionCounters.String())
+	return ext
+}

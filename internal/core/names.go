@@ -34,6 +34,14 @@ const (
 	DefaultShards     = 1                // shards of a new counter, and of a counted document without num_shards, until the rollup grows it
 )
 
+// CountEdge bounds the counts that tally adds to with no read: while a
+// count is within ±CountEdge (2^62), an increment of at most a plain step
+// is written blind, as increments in flight cannot take it past int64
+// before the cache that said so expires; beyond it, or for a larger
+// step, each increment reads the count in its commit's transaction and
+// is refused if it would pass int64 (package adder).
+const CountEdge int64 = 1 << 62
+
 // Count is one count: the field readers read on the counted document, and
 // the field of each shard that it sums.
 type Count struct {

@@ -19,25 +19,51 @@ import (
 // its shards and partials at or before which is in its fields.
 const FieldMovedAsOf = "moved_as_of"
 
+// FieldMovedAt is, in a document's _tally map, when a move last wrote it:
+// the same server time as _tally.written when the last write was a move.
+const FieldMovedAt = "moved"
+
 // MaxMove is the most shards and partials one move takes: a commit holds
 // 500 writes, two of them the document's and a tally shard's.
 const MaxMove = 490
 
+// DefaultQuiet is how long after a client's last write of its shard a
+// move may take it: the extension's clients show their document plus
+// their own shard, with their writes not yet acknowledged applied on
+// top, so a shard taken while a write of it is still on its way back to
+// its client would show that write twice, once in the document and once
+// as pending. A phone on a slow network waits seconds for an answer.
+const DefaultQuiet = 10 * time.Second
+
+// MoverOptions configure a Mover.
+type MoverOptions struct {
+	// Counters are the documents and fields the extension's clients
+	// count (TALLY_EXTENSION_COUNTERS): a Mover moves nothing else.
+	Counters Counters
+	// Spacing is how often a document may be written at most (0:
+	// whenever asked).
+	Spacing time.Duration
+	// Quiet is how long after a client's last write its shard is held
+	// (0: none; DefaultQuiet for clients that may still be counting).
+	Quiet time.Duration
+	// TakeZeros takes shards that hold only zeros (a takeover's tidying):
+	// otherwise they stay, as nothing of them is to be moved.
+	TakeZeros bool
+}
+
 // A Mover moves the extension's shards and partials into their
 // documents' fields.
 type Mover struct {
-	client  *firestore.Client
-	layout  core.Layout
-	spacing time.Duration
-	max     int
+	client *firestore.Client
+	layout core.Layout
+	o      MoverOptions
+	max    int
 }
 
-// NewMover returns a Mover of client's database that writes each
-// document at most once per spacing (0: whenever asked), and adds the
-// counts of fields that layout declares to the document's tally shard
-// too.
-func NewMover(client *firestore.Client, layout core.Layout, spacing time.Duration) *Mover {
-	return &Mover{client: client, layout: layout, spacing: spacing, max: MaxMove}
+// NewMover returns a Mover of client's database, which adds the counts of
+// fields that layout declares to the document's tally shard too.
+func NewMover(client *firestore.Client, layout core.Layout, o MoverOptions) *Mover {
+	return &Mover{client: client, layout: layout, o: o, max: MaxMove}
 }
 
 // Outcome is what one Move did.
@@ -65,11 +91,21 @@ type Outcome struct {
 	Shards, Partials int
 	Committed        time.Time
 	// Left are the shards and partials left alone, by id, with why: one
-	// holding what is not a count.
+	// holding what is not a declared count, or what the document cannot
+	// take.
 	Left map[string]error
+	// Held are the client shards left for a later move because their
+	// client wrote them within the quiet time, by id, with that time;
+	// Quiet is when the last of them will have been quiet long enough,
+	// on the clock of Read.
+	Held  map[string]time.Time
+	Quiet time.Time
 	// Gone is set for a document of a counted collection (TALLY_COUNTS)
 	// that does not exist: tally never creates one, so nothing is moved.
 	Gone bool
+	// Undeclared is set for a document TALLY_EXTENSION_COUNTERS does not
+	// declare: nothing of it is read, made or moved.
+	Undeclared bool
 }
 
 // Move moves the shards and partials of doc (a path from the database
@@ -83,14 +119,33 @@ type Outcome struct {
 // A count is so always in exactly one place, the document, a shard or a
 // partial, which is what the extension's clients sum; and a move that
 // races another mover (a transaction of the extension's own workers)
-// serializes with it on the documents both read.
+// serializes with it on the documents both read. A document that
+// TALLY_EXTENSION_COUNTERS does not declare is not touched.
 func (m *Mover) Move(ctx context.Context, doc string, after time.Time) (Outcome, error) {
+	return m.run(ctx, doc, after, true)
+}
+
+// Plan is what Move of doc would do now, with nothing written: a dry
+// run's.
+func (m *Mover) Plan(ctx context.Context, doc string) (Outcome, error) {
+	return m.run(ctx, doc, time.Time{}, false)
+}
+
+// run is Move, or with write unset, Plan.
+func (m *Mover) run(ctx context.Context, doc string, after time.Time, write bool) (Outcome, error) {
+	if _, ok := m.o.Counters.Of(doc); !ok {
+		return Outcome{Doc: doc, Undeclared: true}, nil
+	}
 	var out Outcome
+	var opts []firestore.TransactionOption
+	if !write {
+		opts = append(opts, firestore.ReadOnly)
+	}
 	err := m.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		var err error
-		out, err = m.move(tx, doc, after)
+		out, err = m.move(tx, doc, after, write)
 		return err
-	})
+	}, opts...)
 	switch status.Code(err) {
 	case codes.OK:
 		return out, nil
@@ -112,95 +167,97 @@ func (m *Mover) MoveNow(ctx context.Context, doc string) (Outcome, error) {
 	return out, err
 }
 
-// move is one attempt of Move's transaction.
-func (m *Mover) move(tx *firestore.Transaction, doc string, after time.Time) (Outcome, error) {
-	out := Outcome{Doc: doc, Moved: Amounts{}, Left: map[string]error{}}
-	ref := m.client.Doc(doc)
-	if ref == nil {
-		return out, fmt.Errorf("%q is not a document's path", doc)
-	}
-	snap, err := tx.Get(ref)
-	if err != nil && status.Code(err) != codes.NotFound {
+// move is one attempt of run's transaction: with write unset it reads
+// and decides only, whatever the spacing.
+func (m *Mover) move(tx *firestore.Transaction, doc string, after time.Time, write bool) (Outcome, error) {
+	d, out, err := m.readDoc(tx, doc, after, write)
+	if d == nil || err != nil {
 		return out, err
 	}
-	exists := snap != nil && snap.Exists()
-	counted := m.layout.OnDocs() && m.layout.Matches(doc)
-	if counted && !exists {
-		out.Gone = true
-		return out, nil // tally never makes a counted document: its shards wait
-	}
-	var data map[string]any
-	if exists {
-		data = snap.Data()
-	}
-	book, _ := data[core.FieldBookkeeping].(map[string]any)
-	moved, _ := book[FieldMovedAsOf].(time.Time)
-	out.AsOf = moved
-	if !after.IsZero() && !moved.Before(after) {
-		return out, nil // covered: a move as of after or later is there
-	}
-	read := time.Time{}
-	if snap != nil {
-		read = snap.ReadTime
-	}
-	out.Written = written(book, snap)
-	if wait := m.wait(out.Written, read); wait > 0 {
-		out.Wait = wait
-		return out, nil
-	}
-	shards, err := tx.Documents(ref.Collection(Collection).OrderBy(firestore.DocumentID, firestore.Asc).Limit(m.max + 1)).GetAll()
+	shards, err := tx.Documents(d.ref.Collection(Collection).OrderBy(firestore.DocumentID, firestore.Asc).Limit(m.max + 1)).GetAll()
 	if err != nil {
 		return out, err
 	}
+	read := d.read
 	if len(shards) > 0 {
 		read = shards[0].ReadTime // the query's: every write at or before it is among them
 	}
 	if out.More = len(shards) > m.max; out.More {
 		shards = shards[:m.max]
 	}
-	take := m.take(doc, counted, shards, &out)
-	if len(take) == 0 && !out.More {
-		out.AsOf = read // nothing anywhere but the document: it holds every write as of then
+	t := m.taking(doc, d.counted, d.data, read)
+	for _, s := range shards {
+		t.add(s)
+	}
+	out.Moved, out.Shards, out.Partials, out.Left, out.Held, out.Quiet, out.Read = t.moved, t.shards, t.partials, t.left, t.held, t.quietAt, read
+	if asOf := t.asOf(); !out.More && asOf.After(out.AsOf) {
+		out.AsOf = asOf // nothing of then or before is anywhere but in the document
+	}
+	if len(t.take) == 0 || !write {
 		return out, nil
 	}
-	if out.Read = read; !out.More {
-		out.AsOf = read
-	}
-	return out, m.write(tx, ref, snap, data, counted, out, take)
+	return out, m.write(tx, d.ref, d.snap, d.data, d.counted, out, t.take)
 }
 
-// take adds to out what of shards is moved, and says what is left and
-// why: each shard's and partial's amounts, unless one holds what is not
-// a count, or a fraction of a count that TALLY_COUNTS declares. It
-// returns the shards and partials moved.
-func (m *Mover) take(doc string, counted bool, shards []*firestore.DocumentSnapshot, out *Outcome) []*firestore.DocumentRef {
-	var declared []core.Count
+// docRead is the document a move is of, as its transaction read it.
+type docRead struct {
+	ref     *firestore.DocumentRef
+	snap    *firestore.DocumentSnapshot // nil or not existing if there is none
+	data    map[string]any              // nil if there is none
+	counted bool                        // TALLY_COUNTS declares it
+	read    time.Time
+}
+
+// readDoc reads the document of a move, and says whether the move goes
+// on to its shards: nil if it is done (the document counted and gone,
+// the moves as of after there already, or with write, the spacing not
+// over), with the outcome so far.
+func (m *Mover) readDoc(tx *firestore.Transaction, doc string, after time.Time, write bool) (*docRead, Outcome, error) {
+	out := Outcome{Doc: doc, Moved: Amounts{}, Left: map[string]error{}, Held: map[string]time.Time{}}
+	d := &docRead{ref: m.client.Doc(doc), counted: m.layout.OnDocs() && m.layout.Matches(doc)}
+	if d.ref == nil {
+		return nil, out, fmt.Errorf("%q is not a document's path", doc)
+	}
+	var err error
+	if d.snap, err = tx.Get(d.ref); err != nil && status.Code(err) != codes.NotFound {
+		return nil, out, err
+	}
+	exists := d.snap != nil && d.snap.Exists()
+	if d.counted && !exists {
+		out.Gone = true
+		return nil, out, nil // tally never makes a counted document: its shards wait
+	}
+	if exists {
+		d.data = d.snap.Data()
+	}
+	book, _ := d.data[core.FieldBookkeeping].(map[string]any)
+	out.AsOf, _ = book[FieldMovedAsOf].(time.Time)
+	if !after.IsZero() && !out.AsOf.Before(after) {
+		return nil, out, nil // covered: a move as of after or later is there
+	}
+	if d.snap != nil {
+		d.read = d.snap.ReadTime
+	}
+	out.Written = written(book, d.snap)
+	if wait := m.wait(book, out.Written, d.read, d.counted); wait > 0 && write {
+		out.Wait = wait
+		return nil, out, nil
+	}
+	return d, out, nil
+}
+
+// taking starts the decisions of a move of doc (of data, nil if it does
+// not exist; counted if TALLY_COUNTS declares it) read at read.
+func (m *Mover) taking(doc string, counted bool, data map[string]any, read time.Time) *taking {
+	decl, _ := m.o.Counters.Of(doc)
+	t := &taking{decl: decl, counted: map[string]bool{}, doc: data, read: read, quiet: m.o.Quiet, zeros: m.o.TakeZeros,
+		moved: Amounts{}, left: map[string]error{}, held: map[string]time.Time{}}
 	if counted {
-		declared = m.layout.Counts(doc)
-	}
-	var take []*firestore.DocumentRef
-	for _, s := range shards {
-		a, err := AmountsOf(s.Ref.ID, s.Data())
-		for _, c := range declared {
-			if _, frac := a.Of(firestore.FieldPath{c.Field}).(float64); frac && err == nil {
-				err = fmt.Errorf("%s holds a fraction, and tally counts %s in whole numbers", c.Field, c.Field)
-			}
-		}
-		if err == nil {
-			err = out.Moved.Add(a)
-		}
-		if err != nil {
-			out.Left[s.Ref.ID] = err
-			continue
-		}
-		take = append(take, s.Ref)
-		if _, partial, _ := Owner(core.Relative(s.Ref)); partial {
-			out.Partials++
-		} else {
-			out.Shards++
+		for _, c := range m.layout.Counts(doc) {
+			t.counted[c.Field] = true
 		}
 	}
-	return take
+	return t
 }
 
 // moveSlack bounds how long after tally's recorded write (_tally.written)
@@ -228,12 +285,20 @@ func written(book map[string]any, snap *firestore.DocumentSnapshot) time.Time {
 }
 
 // wait is how long, from read, until a document tally last wrote at
-// written may be written again: the spacing from that write.
-func (m *Mover) wait(written, read time.Time) time.Duration {
-	if m.spacing <= 0 || read.IsZero() || written.IsZero() {
+// written (bookkeeping book) may be written again: the spacing from that
+// write; twice the spacing on a document tally also folds (counted) when
+// that write was a move, so that moves, however many shards clients
+// write, leave every other turn to the fold.
+func (m *Mover) wait(book map[string]any, written, read time.Time, counted bool) time.Duration {
+	if m.o.Spacing <= 0 || read.IsZero() || written.IsZero() {
 		return 0
 	}
-	return written.Add(m.spacing).Sub(read)
+	spacing := m.o.Spacing
+	at, _ := book[FieldMovedAt].(time.Time)
+	if w, _ := book[core.FieldWritten].(time.Time); counted && !at.IsZero() && at.Equal(w) {
+		spacing *= 2
+	}
+	return written.Add(spacing).Sub(read)
 }
 
 // write puts out's move in tx: the document's fields and bookkeeping, the
@@ -246,7 +311,8 @@ func (m *Mover) write(tx *firestore.Transaction, ref *firestore.DocumentRef, sna
 	if !out.More {
 		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{core.FieldBookkeeping, FieldMovedAsOf}, Value: out.AsOf})
 	}
-	updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{core.FieldBookkeeping, core.FieldWritten}, Value: firestore.ServerTimestamp})
+	updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{core.FieldBookkeeping, core.FieldWritten}, Value: firestore.ServerTimestamp},
+		firestore.Update{FieldPath: firestore.FieldPath{core.FieldBookkeeping, FieldMovedAt}, Value: firestore.ServerTimestamp})
 	if counted {
 		updates = append(updates, m.trends(core.Relative(ref), snap, out)...)
 	}

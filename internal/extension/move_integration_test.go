@@ -2,6 +2,7 @@ package extension_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,8 +57,9 @@ func TestMoveTakesShardsAndPartials(t *testing.T) {
 		map[string]any{"_id_": "b", "_data_": map[string]any{"likes": int64(-1)}},
 	}})
 	put(t, c, doc+"/_counter_shards_/9999-odd", map[string]any{"likes": int64(1), "who": "bo"})
+	put(t, c, doc+"/_counter_shards_/4444-zero", map[string]any{"likes": int64(0)})
 
-	m := extension.NewMover(c, core.Default(), time.Hour)
+	m := extension.NewMover(c, core.Default(), extension.MoverOptions{Counters: declare(t, "posts:likes,stats.views"), Spacing: time.Hour})
 	out, err := m.MoveNow(ctx, doc)
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +81,8 @@ func TestMoveTakesShardsAndPartials(t *testing.T) {
 	if asOf.IsZero() || !asOf.Equal(out.AsOf) || out.Committed.Before(asOf) {
 		t.Errorf("moved_as_of %v, outcome %v, committed %v; want the move's read time, before its commit", asOf, out.AsOf, out.Committed)
 	}
-	if left := shardsOf(t, c, doc); len(left) != 1 || left[0] != "9999-odd" {
-		t.Errorf("left %q; want the odd shard alone", left)
+	if left := shardsOf(t, c, doc); !slices.Equal(left, []string{"4444-zero", "9999-odd"}) {
+		t.Errorf("left %q; want the odd shard, and the one of zeros, which has nothing to move", left)
 	}
 
 	again, err := m.Move(ctx, doc, asOf)
@@ -107,7 +109,8 @@ func TestMoveCreatesADocumentOfNoCollectionCounted(t *testing.T) {
 	page := "pages/" + emulatortest.ID(t)
 	put(t, c, page+"/_counter_shards_/c1", map[string]any{"visits": int64(3)})
 	l := postsLayout(t)
-	if _, err := extension.NewMover(c, l, 0).MoveNow(ctx, page); err != nil {
+	m := extension.NewMover(c, l, extension.MoverOptions{Counters: declare(t, "pages:visits;posts:likes")})
+	if _, err := m.MoveNow(ctx, page); err != nil {
 		t.Fatal(err)
 	}
 	if snap, err := c.Doc(page).Get(ctx); err != nil || snap.Data()["visits"] != int64(3) {
@@ -116,7 +119,7 @@ func TestMoveCreatesADocumentOfNoCollectionCounted(t *testing.T) {
 
 	post := "posts/" + emulatortest.ID(t)
 	put(t, c, post+"/_counter_shards_/c1", map[string]any{"likes": int64(3)})
-	out, err := extension.NewMover(c, l, 0).MoveNow(ctx, post)
+	out, err := m.MoveNow(ctx, post)
 	if err != nil || !out.Gone {
 		t.Errorf("a move into a counted post that is not there: %+v, %v; want Gone", out, err)
 	}
@@ -149,7 +152,7 @@ func TestMoveIntoACountedField(t *testing.T) {
 	}
 	put(t, c, post+"/_counter_shards_/c1", map[string]any{"likes": int64(3), "claps": int64(2)})
 	put(t, c, post+"/_counter_shards_/c2", map[string]any{"likes": 0.5})
-	out, err := extension.NewMover(c, l, 0).MoveNow(ctx, post)
+	out, err := extension.NewMover(c, l, extension.MoverOptions{Counters: declare(t, "posts:likes,claps")}).MoveNow(ctx, post)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +169,16 @@ func TestMoveIntoACountedField(t *testing.T) {
 	if d := snap.Data(); d["likes"] != int64(7) || d["claps"] != int64(2) {
 		t.Errorf("the post after a move and a fold: likes %v, claps %v; want 4 of tally's and 3 of the clients', and their 2 claps", d["likes"], d["claps"])
 	}
+}
+
+// declare parses TALLY_EXTENSION_COUNTERS.
+func declare(t *testing.T, s string) extension.Counters {
+	t.Helper()
+	cs, err := extension.ParseCounters(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }
 
 // postsLayout counts likes on posts.

@@ -31,11 +31,6 @@ const (
 	workersCollection = "workers"
 )
 
-// TriggerPattern is the path pattern, in Eventarc's syntax, of every
-// shard and partial of the extension at any depth: the pattern the
-// extension's own trigger has.
-const TriggerPattern = "{collection}/{document=**}/" + Collection + "/{shard}"
-
 // Owner is, for the path of a document relative to the database root,
 // the path of the document whose shard or partial it is, and whether it
 // is a partial; ok is false if it is neither.

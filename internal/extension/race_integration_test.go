@@ -74,7 +74,7 @@ func TestMovesBesideTheExtensionsWorkers(t *testing.T) {
 			}
 		})
 	}
-	m := extension.NewMover(c, core.Default(), 0)
+	m := extension.NewMover(c, core.Default(), extension.MoverOptions{Counters: declare(t, "posts:likes")})
 	for range 2 {
 		movers.Go(func() {
 			for ctx.Err() == nil {
@@ -127,7 +127,7 @@ func TestMovesKeepToTheSpacing(t *testing.T) {
 	var writes []time.Time
 	var movers sync.WaitGroup
 	for range 4 {
-		m := extension.NewMover(c, core.Default(), spacing)
+		m := extension.NewMover(c, core.Default(), extension.MoverOptions{Counters: declare(t, "posts:likes"), Spacing: spacing})
 		movers.Go(func() {
 			for ctx.Err() == nil {
 				cctx, committed := fsrpc.WithCommitTime(ctx)
@@ -157,7 +157,7 @@ func TestMovesKeepToTheSpacing(t *testing.T) {
 	if len(writes) < 2 {
 		t.Errorf("%d moves wrote the post; want several", len(writes))
 	}
-	if _, err := extension.NewMover(c, core.Default(), 0).MoveNow(context.Background(), doc); err != nil {
+	if _, err := extension.NewMover(c, core.Default(), extension.MoverOptions{Counters: declare(t, "posts:likes")}).MoveNow(context.Background(), doc); err != nil {
 		t.Fatal(err)
 	}
 	if snap, err := c.Doc(doc).Get(context.Background()); err != nil || snap.Data()["likes"] != int64(40) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,13 @@ import (
 
 // TakeoverOptions configure Takeover. Zero fields take the defaults.
 type TakeoverOptions struct {
+	// Counters are the documents and fields the extension's clients count
+	// (TALLY_EXTENSION_COUNTERS): the shards of any other document are
+	// left, and reported.
+	Counters Counters
+	// Quiet holds the shards a client wrote within it (MoverOptions):
+	// DefaultQuiet beside clients that still count; 0 for none.
+	Quiet  time.Duration
 	DryRun bool // report what would be moved and removed; write nothing
 	// StatePaths are the documents the extension kept its workers' state
 	// in (its INTERNAL_STATE_PATH); default DefaultStatePath.
@@ -39,8 +47,14 @@ type Report struct {
 	// Totals are the amounts the shards and partials held, by field path
 	// (dotted), that Takeover moved (or, with DryRun, would move).
 	Totals Amounts
-	// Left are the shards and partials left alone, by path, with why.
+	// Left are the shards and partials left alone, by path, with why:
+	// under a document no declaration holds, holding what is not a
+	// declared count, or what their document cannot take.
 	Left map[string]error
+	// Held are the client shards left for later because their client
+	// wrote them within the quiet time: a run again, or Rollup, moves
+	// them.
+	Held int
 	// Gone are the documents of counted collections whose shards were
 	// left because the document does not exist (tally never creates one).
 	Gone []string
@@ -55,23 +69,26 @@ type Report struct {
 // scanPage is how many shards one page of Takeover's scan reads.
 const scanPage = 1000
 
-// Takeover moves the shards and partials of every document in client's
-// database into the document's fields, as Rollup's moves do (Move,
-// whatever the spacing), and removes the extension's workers' state: for
-// an app that uninstalled the extension, whose shards no worker moves any
-// more. It may run beside Rollup and a running extension: every move is
-// a transaction. A second run finds nothing more to move.
+// Takeover moves the shards and partials of every declared document in
+// client's database into the document's fields, as Rollup's moves do
+// (Move, whatever the spacing), and removes the extension's workers'
+// state: for an app that uninstalled the extension, whose shards no
+// worker moves any more. It may run beside Rollup and a running
+// extension: every move is a transaction. A second run finds nothing
+// more to move. A dry run reports what each move would take and leave
+// (Plan), and writes nothing.
 func Takeover(ctx context.Context, client *firestore.Client, layout core.Layout, o TakeoverOptions) (Report, error) {
 	r := Report{Totals: Amounts{}, Left: map[string]error{}, Failed: map[string]error{}}
+	if len(o.Counters) == 0 {
+		return r, fmt.Errorf("extension: takeover: declare the extension's counters (TALLY_EXTENSION_COUNTERS, such as pages:likes,stats.views)")
+	}
 	docs, err := scan(ctx, client, &r, o)
 	if err != nil {
 		return r, err
 	}
-	if !o.DryRun {
-		r.Shards, r.Partials, r.Totals = 0, 0, Amounts{}
-		if err := moveAll(ctx, NewMover(client, layout, 0), docs, &r, o); err != nil {
-			return r, err
-		}
+	m := NewMover(client, layout, MoverOptions{Counters: o.Counters, Quiet: o.Quiet, TakeZeros: true})
+	if err := moveAll(ctx, m, docs, &r, o); err != nil {
+		return r, err
 	}
 	if o.KeepState {
 		return r, nil
@@ -79,11 +96,11 @@ func Takeover(ctx context.Context, client *firestore.Client, layout core.Layout,
 	return r, removeState(ctx, client, &r, o)
 }
 
-// scan reads every shard and partial, and the documents they are of, in
-// order.
+// scan reads every shard and partial, and lists the documents they are
+// of, in order: those the declarations hold; the others' shards are
+// left, and reported.
 func scan(ctx context.Context, client *firestore.Client, r *Report, o TakeoverOptions) ([]string, error) {
 	var docs []string
-	counters := map[[2]string]bool{} // document, field
 	q := client.CollectionGroup(Collection).OrderBy(firestore.DocumentID, firestore.Asc).Limit(scanPage)
 	for page := q; ; {
 		snaps, err := page.Documents(ctx).GetAll()
@@ -91,57 +108,41 @@ func scan(ctx context.Context, client *firestore.Client, r *Report, o TakeoverOp
 			return docs, fmt.Errorf("extension: scan the shards: %w", err)
 		}
 		for _, s := range snaps {
-			doc, partial, ok := Owner(core.Relative(s.Ref))
+			doc, _, ok := Owner(core.Relative(s.Ref))
 			if !ok {
 				continue // a subcollection of that name in another shape
 			}
+			if _, declared := o.Counters.Of(doc); !declared {
+				r.Left[core.Relative(s.Ref)] = fmt.Errorf("%s is no document TALLY_EXTENSION_COUNTERS declares (%s)", doc, o.Counters)
+				continue
+			}
 			if len(docs) == 0 || docs[len(docs)-1] != doc {
 				docs = append(docs, doc)
-			}
-			for field := range tally(r, s, partial) {
-				counters[[2]string{doc, field}] = true
 			}
 		}
 		if len(snaps) < scanPage {
 			break
 		}
 		page = q.StartAfter(snaps[len(snaps)-1])
-		progress(o, "found %d shards and partials of %d documents", r.Shards+r.Partials, len(docs))
+		progress(o, "found the shards and partials of %d documents", len(docs))
 	}
-	r.Documents, r.Counters = len(docs), len(counters)
+	r.Documents = len(docs)
 	return docs, nil
 }
 
-// tally counts the shard or partial of s in r, and answers its amounts
-// (none if it holds what is not a count).
-func tally(r *Report, s *firestore.DocumentSnapshot, partial bool) Amounts {
-	a, err := AmountsOf(s.Ref.ID, s.Data())
-	if err == nil {
-		err = r.Totals.Add(a)
-	}
-	switch {
-	case err != nil:
-		r.Left[core.Relative(s.Ref)] = err
-		return nil
-	case partial:
-		r.Partials++
-	default:
-		r.Shards++
-	}
-	return a
-}
-
-// moveAll moves the shards and partials of docs, o.Parallel at a time.
-// A document whose move keeps failing (contention, or an error of
-// Firestore's) is reported in r.Failed, and the others are moved.
+// moveAll moves the shards and partials of docs (with DryRun, plans
+// their moves), o.Parallel at a time. A document whose move keeps failing
+// (contention, or an error of Firestore's) is reported in r.Failed, and
+// the others are moved.
 func moveAll(ctx context.Context, m *Mover, docs []string, r *Report, o TakeoverOptions) error {
 	var g errgroup.Group
 	g.SetLimit(cmp.Or(max(o.Parallel, 0), 16))
 	var mu sync.Mutex
 	done := 0
+	counters := map[[2]string]bool{} // document, field
 	for _, doc := range docs {
 		g.Go(func() error {
-			out, err := moveWhole(ctx, m, doc)
+			out, err := moveWhole(ctx, m, doc, o.DryRun)
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
@@ -150,6 +151,9 @@ func moveAll(ctx context.Context, m *Mover, docs []string, r *Report, o Takeover
 			if err != nil {
 				r.Failed[doc] = err
 			}
+			for _, p := range out.Moved.Paths() {
+				counters[[2]string{doc, strings.Join(p, ".")}] = true
+			}
 			if done++; done%1000 == 0 {
 				progress(o, "moved the shards of %d of %d documents", done, len(docs))
 			}
@@ -157,13 +161,18 @@ func moveAll(ctx context.Context, m *Mover, docs []string, r *Report, o Takeover
 		})
 	}
 	g.Wait()
+	r.Counters = len(counters)
 	return ctx.Err()
 }
 
 // moveWhole moves every shard and partial of doc, one move after another
-// while more are left, trying a move that failed again a few times.
-func moveWhole(ctx context.Context, m *Mover, doc string) (Outcome, error) {
-	all := Outcome{Doc: doc, Moved: Amounts{}, Left: map[string]error{}}
+// while more are left, trying a move that failed again a few times; with
+// dry, it plans the first move only.
+func moveWhole(ctx context.Context, m *Mover, doc string, dry bool) (Outcome, error) {
+	if dry {
+		return m.Plan(ctx, doc)
+	}
+	all := Outcome{Doc: doc, Moved: Amounts{}, Left: map[string]error{}, Held: map[string]time.Time{}}
 	for tries, backoff := 0, 50*time.Millisecond; ; backoff *= 2 {
 		out, err := m.Move(ctx, doc, time.Time{}) // whatever moves covered already
 		if err != nil {
@@ -179,6 +188,7 @@ func moveWhole(ctx context.Context, m *Mover, doc string) (Outcome, error) {
 		}
 		all.Shards, all.Partials, all.Gone = all.Shards+out.Shards, all.Partials+out.Partials, out.Gone
 		maps.Copy(all.Left, out.Left)
+		maps.Copy(all.Held, out.Held)
 		if err := all.Moved.Add(out.Moved); err != nil || !out.More {
 			return all, err
 		}
@@ -193,6 +203,7 @@ func merge(r *Report, doc string, out Outcome) error {
 	}
 	r.Shards += out.Shards
 	r.Partials += out.Partials
+	r.Held += len(out.Held)
 	for id, why := range out.Left {
 		r.Left[doc+"/"+Collection+"/"+id] = why
 	}

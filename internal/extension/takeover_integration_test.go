@@ -26,6 +26,7 @@ func TestTakeover(t *testing.T) {
 	c := emulatortest.Client(t)
 	ctx := context.Background()
 	root := emulatortest.ID(t)
+	ext := declare(t, root+":likes,stats.views;users/*/posts:likes,stats.views")
 	w := extworker.Worker{Client: c}
 	var docs []string
 	for i := range 12 {
@@ -69,7 +70,7 @@ func TestTakeover(t *testing.T) {
 		}
 		return likes, views
 	}
-	dry, err := extension.Takeover(ctx, c, core.Default(), extension.TakeoverOptions{DryRun: true, StatePaths: []string{state}})
+	dry, err := extension.Takeover(ctx, c, core.Default(), extension.TakeoverOptions{Counters: ext, DryRun: true, StatePaths: []string{state}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestTakeover(t *testing.T) {
 		t.Errorf("the dry run removed the state: %v", err)
 	}
 
-	r, err := extension.Takeover(ctx, c, core.Default(), extension.TakeoverOptions{StatePaths: []string{state}})
+	r, err := extension.Takeover(ctx, c, core.Default(), extension.TakeoverOptions{Counters: ext, StatePaths: []string{state}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestTakeover(t *testing.T) {
 	if refs, err := c.Doc(state).Collection("workers").DocumentRefs(ctx).GetAll(); err != nil || len(refs) != 0 {
 		t.Errorf("workers left: %v, %v", refs, err)
 	}
-	again, err := extension.Takeover(ctx, c, core.Default(), extension.TakeoverOptions{StatePaths: []string{state}})
+	again, err := extension.Takeover(ctx, c, core.Default(), extension.TakeoverOptions{Counters: ext, StatePaths: []string{state}})
 	if err != nil {
 		t.Fatal(err)
 	}

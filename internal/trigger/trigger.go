@@ -3,7 +3,7 @@
 // aggregated collection, and, on documents, the creation of a counted
 // document and the deletion of a ranked one; and, with the
 // firestore-counter extension's counters taken over, the creation and
-// update of any of its shards. deploy.sh, the local stack and the tally
+// update of the shards under the documents declared. deploy.sh, the local stack and the tally
 // command make them from here; Rollup tells a creation from a write by
 // its type.
 package trigger
@@ -36,10 +36,10 @@ type Trigger struct {
 // to a shard of each collection with counts, to a child of each
 // aggregated collection (WrittenPatterns), and, on documents, the
 // creation of a counted document (CreatedPatterns), whose counts tally
-// then gives it at once; with ext, the creation and the update of a
-// shard or partial of the firestore-counter extension's, at any depth
-// (not their deletion: a move's own, it has nothing to move).
-func Of(l core.Layout, ext bool) []Trigger {
+// then gives it at once; and the creation and the update of a shard or
+// partial of the firestore-counter extension's under each document ext
+// declares (not their deletion: a move's own, it has nothing to move).
+func Of(l core.Layout, ext extension.Counters) []Trigger {
 	var out []Trigger
 	for _, p := range WrittenPatterns(l) {
 		out = append(out, Trigger{Type: Written, Pattern: p})
@@ -50,8 +50,19 @@ func Of(l core.Layout, ext bool) []Trigger {
 	for _, p := range DeletedPatterns(l) {
 		out = append(out, Trigger{Type: Deleted, Pattern: p})
 	}
-	if ext {
-		out = append(out, Trigger{Type: Created, Pattern: extension.TriggerPattern}, Trigger{Type: Updated, Pattern: extension.TriggerPattern})
+	for _, p := range ExtensionPatterns(ext) {
+		out = append(out, Trigger{Type: Created, Pattern: p}, Trigger{Type: Updated, Pattern: p})
+	}
+	return out
+}
+
+// ExtensionPatterns are the path patterns of the firestore-counter
+// extension's shards and partials under the documents ext declares: no
+// other document's shards reach Rollup.
+func ExtensionPatterns(ext extension.Counters) []string {
+	var out []string
+	for _, d := range ext.Documents() {
+		out = append(out, pattern(d)+"/"+extension.Collection+"/{shard}")
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 )
 
 func TestPatterns(t *testing.T) {
@@ -34,7 +35,7 @@ func TestPatterns(t *testing.T) {
 			if got := CreatedPatterns(c.layout); !slices.Equal(got, c.created) {
 				t.Errorf("CreatedPatterns = %q, want %q", got, c.created)
 			}
-			all := Of(c.layout, false)
+			all := Of(c.layout, nil)
 			if len(all) != len(c.written)+len(c.created) {
 				t.Fatalf("Of = %+v", all)
 			}
@@ -64,18 +65,27 @@ func TestDeletedPatterns(t *testing.T) {
 	if got := DeletedPatterns(l); !slices.Equal(got, []string{"posts/{doc0}"}) {
 		t.Errorf("DeletedPatterns = %q", got)
 	}
-	if all := Of(l, false); all[len(all)-1] != (Trigger{Deleted, "posts/{doc0}"}) {
+	if all := Of(l, nil); all[len(all)-1] != (Trigger{Deleted, "posts/{doc0}"}) {
 		t.Errorf("Of = %+v, want the deletion of posts last", all)
 	}
 }
 
 // TestExtensionTriggers: with the extension's counters taken over, the
-// creation and update of its shards at any depth are Rollup's too, last,
-// and their deletion is not.
+// creation and update of the shards under each declared document are
+// Rollup's too, last, and their deletion is not; no other document's
+// shards trigger it.
 func TestExtensionTriggers(t *testing.T) {
-	all := Of(core.Default(), true)
-	want := []Trigger{{Created, "{collection}/{document=**}/_counter_shards_/{shard}"}, {Updated, "{collection}/{document=**}/_counter_shards_/{shard}"}}
-	if len(all) != 3 || !slices.Equal(all[1:], want) {
+	ext, err := extension.ParseCounters("pages:likes,stats.views;users/*/posts:likes;stats/site:visits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := Of(core.Default(), ext)
+	want := []Trigger{
+		{Created, "pages/{doc0}/_counter_shards_/{shard}"}, {Updated, "pages/{doc0}/_counter_shards_/{shard}"},
+		{Created, "users/{doc0}/posts/{doc1}/_counter_shards_/{shard}"}, {Updated, "users/{doc0}/posts/{doc1}/_counter_shards_/{shard}"},
+		{Created, "stats/site/_counter_shards_/{shard}"}, {Updated, "stats/site/_counter_shards_/{shard}"},
+	}
+	if len(all) != 7 || !slices.Equal(all[1:], want) {
 		t.Errorf("Of = %+v; want the guide's shards, then %+v", all, want)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/bridge"
 	"github.com/tallycounters/tally/internal/tools/emulator"
@@ -31,7 +32,8 @@ var ExtensionModes = []string{report.ModeTally, report.ModeExtension, report.Mod
 // documents (each client counts on one), at Rate over all of them.
 type ExtensionOptions struct {
 	Setup
-	Documents int // default 1
+	Documents int           // default 1
+	Quiet     time.Duration // how long after a client's write its shard is held; default extension.DefaultQuiet
 }
 
 // The extension bench's collections: tally's own clients count on
@@ -41,6 +43,9 @@ const (
 	collCounted   = "bench_counted"
 	collExtension = "bench_ext"
 )
+
+// extCounters declares the extension's clients' counters of the bench.
+const extCounters = collExtension + ":likes"
 
 // extEnv is the running extension bench: an emulator, the bridge that
 // carries its events to Rollup handlers of this process (each its own
@@ -108,6 +113,9 @@ func extDefaults(o ExtensionOptions) ExtensionOptions {
 	if o.Settle <= 0 {
 		o.Settle = DefaultSettle
 	}
+	if o.Quiet <= 0 {
+		o.Quiet = extension.DefaultQuiet
+	}
 	return o
 }
 
@@ -146,7 +154,11 @@ func startExtension(ctx context.Context, o ExtensionOptions) (_ *extEnv, err err
 	if err != nil {
 		return nil, err
 	}
-	for i, tr := range trigger.Of(core.FromPublic(layout), true) {
+	ext, err := extension.ParseCounters(extCounters)
+	if err != nil {
+		return nil, err
+	}
+	for i, tr := range trigger.Of(core.FromPublic(layout), ext) {
 		key := bridge.TriggerKey(fmt.Sprintf("extension-%d", i), e.bridge.Secret())
 		if err := emulator.RegisterTrigger(ctx, e.host, o.Project, key, emulator.Trigger{EventType: tr.Type, Pattern: tr.Pattern}); err != nil {
 			return nil, err
@@ -161,6 +173,10 @@ func startExtension(ctx context.Context, o ExtensionOptions) (_ *extEnv, err err
 // functions starts the Rollup instances and Increment, and the clients
 // the load and the workers' stand-in write with.
 func (e *extEnv) functions(ctx context.Context, layout counter.Layout) error {
+	ext, err := rollup.ParseExtensionCounters(extCounters)
+	if err != nil {
+		return err
+	}
 	var urls []string
 	for range e.o.Instances {
 		fs, err := opcount.Client(ctx, e.host, e.o.Project, &e.ops.rollup)
@@ -168,7 +184,8 @@ func (e *extEnv) functions(ctx context.Context, layout counter.Layout) error {
 			return err
 		}
 		m := &meter{}
-		h := rollup.New(fs, rollup.Config{Layout: layout, Project: e.o.Project, Spacing: e.o.Spacing, Logger: e.o.Logger, ExtensionCounters: true,
+		h := rollup.New(fs, rollup.Config{Layout: layout, Project: e.o.Project, Spacing: e.o.Spacing, Logger: e.o.Logger,
+			ExtensionCounters: ext, ExtensionQuiet: e.o.Quiet,
 			OnFold: func(f rollup.FoldInfo) {
 				if f.Wrote {
 					e.wrote(f.Counter, f.Updated, false)
@@ -184,7 +201,7 @@ func (e *extEnv) functions(ctx context.Context, layout counter.Layout) error {
 		urls = append(urls, "http://"+addr+"/")
 	}
 	e.bridge.SetTargets(urls)
-	var err error
+
 	if e.load, err = opcount.Client(ctx, e.host, e.o.Project, &e.ops.load); err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestExtensionCountersOnTheStack(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	s, _ := startConfig(t, paths, envConfig(t, map[string]string{
 		"TALLY_DATABASE":           "counted",
-		"TALLY_EXTENSION_COUNTERS": "true",
+		"TALLY_EXTENSION_COUNTERS": "posts:likes,stats.views;users/*/posts:likes;pages:visits",
 		"TALLY_COUNTS":             "posts:likes,likes_today=likes per day",
 		"TALLY_ROLLUP_WINDOW":      docsWindow.String(),
 	}))

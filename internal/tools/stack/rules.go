@@ -38,17 +38,18 @@ func (s *Stack) rulesSource() (string, error) {
 }
 
 // tallyRules are tally's rules for the stack's layout, with the
-// extension's clients' (Options.ExtensionFields) if any.
+// extension's clients' for the counters declared (TALLY_EXTENSION_COUNTERS),
+// if any.
 func (s *Stack) tallyRules() (string, error) {
 	l := s.o.layout()
 	src, err := deploy.Rules(deploy.RulesOptions{Collection: l.Collection})
 	if l.OnDocs() {
 		src, err = deploy.CountsRules(l, false)
 	}
-	if err != nil || len(s.o.ExtensionFields) == 0 {
+	if err != nil || len(s.o.extension()) == 0 {
 		return src, err
 	}
-	ext, err := deploy.ExtensionRules(s.o.ExtensionFields, false)
+	ext, err := deploy.ExtensionRules(s.o.extension(), false)
 	if err != nil {
 		return "", err
 	}

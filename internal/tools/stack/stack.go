@@ -24,6 +24,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/bridge"
@@ -87,10 +88,6 @@ type Options struct {
 	// which the emulator enforces with tally's merged in, as 'tally rules
 	// --merge' prints them, and again each time the file changes.
 	AppRules string
-	// ExtensionFields, if set, are the fields the firestore-counter
-	// extension's clients count (likes, stats.views): the rules let them
-	// write their shards (deploy.ExtensionRules).
-	ExtensionFields []string
 	// ManualJobs: the stack neither folds every counter as it starts and
 	// stops (settle) nor runs the boundary job at each start of a bucket:
 	// the jobs run only when asked (StartJob), as a bench of them wants.
@@ -99,6 +96,13 @@ type Options struct {
 
 // layout is the configuration's Layout, as tally's packages take it.
 func (o Options) layout() core.Layout { return core.FromPublic(o.Config.Layout) }
+
+// extension is the configuration's firestore-counter extension's
+// counters, as tally's packages take them.
+func (o Options) extension() extension.Counters {
+	ext, _ := extension.ParseCounters(o.Config.ExtensionCounters.String())
+	return ext
+}
 
 // Stack is a running local tally.
 type Stack struct {
@@ -370,7 +374,7 @@ func (s *Stack) newFunctions(ctx context.Context) (*setup.Set, error) {
 func (s *Stack) register(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, emulator.DefaultStartTimeout)
 	defer cancel()
-	for i, tr := range trigger.Of(s.o.layout(), s.o.Config.ExtensionCounters) {
+	for i, tr := range trigger.Of(s.o.layout(), s.o.extension()) {
 		t := emulator.Trigger{EventType: tr.Type, Database: s.o.Config.Database, Pattern: tr.Pattern}
 		key := TriggerKey
 		if i > 0 {
