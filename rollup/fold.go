@@ -52,17 +52,12 @@ func (t *tracker) fold(ctx context.Context, c *tracked, p core.Parent, at time.T
 	if err == nil {
 		err = t.store.Gather(ctx, c.id, st.p, &st.s, st.children, st.partsAt, t.now())
 	}
-	if errors.Is(err, fold.ErrSumNotInteger) {
-		t.log.Error("rollup: cannot fold: the sum of the shards is not an int64; nothing written",
-			"counter", c.id, "error", err.Error())
-		t.mu.Lock()
-		c.pause = t.now().Add(t.spacing)
-		t.answer(c, st.at, nil)
-		t.mu.Unlock()
-		return nil
-	}
 	if err != nil {
 		return err
+	}
+	for shard, why := range st.s.Skipped {
+		t.log.Warn("rollup: a shard's count cannot be added: the fold skips it, and counts the others",
+			"counter", c.id, "shard", shard, "reason", why)
 	}
 	st.s.Weigh = t.weighAt(c, st.s.At)
 	return t.write(ctx, c, st)

@@ -156,26 +156,49 @@ func TestFoldRepairsWrongTypes(t *testing.T) {
 	h.checkExact()
 }
 
-// TestFoldSumPastInt64: when the shards sum past int64, sum() is a double;
-// the fold logs an error naming the counter, writes nothing, and the event
-// is acknowledged.
-func TestFoldSumPastInt64(t *testing.T) {
+// TestFoldSkipsWhatItCannotAdd: when the shards sum past int64, or one
+// holds a fraction, sum() is a double; the fold adds the shards one by
+// one at its read time, in the order of their counts, skips the one it
+// cannot add, logs it by name, and writes the sum of the others: the
+// count never stops.
+func TestFoldSkipsWhatItCannotAdd(t *testing.T) {
 	t.Parallel()
-	h := newHistory(t)
-	ctx := context.Background()
-	if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{core.FieldNumShards: 2, core.FieldTotal: 7}); err != nil {
-		t.Fatal(err)
-	}
-	before := h.parent()
-	h.set(0, 1<<63-1)
-	h.set(1, 5)
-	h.deliver(h.handler(Config{}), h.events...)
-	if after := h.parent(); !after.UpdateTime.Equal(before.UpdateTime) {
-		t.Errorf("the parent was written: %v", after.Data())
-	}
-	logs := h.logs.String()
-	if !strings.Contains(logs, `"counter":"`+h.id+`"`) || !strings.Contains(logs, "not an int64") {
-		t.Errorf("no error names the counter:\n%s", logs)
+	for _, c := range []struct {
+		name   string
+		shards [3]any
+		total  int64
+		bad    string
+	}{
+		{"past int64", [3]any{int64(1<<63 - 1), int64(5), int64(-2)}, 3, "/shards/0"}, // added in the order of their counts
+		{"a fraction", [3]any{int64(4), 0.5, int64(3)}, 7, "/shards/1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHistory(t)
+			ctx := context.Background()
+			if _, err := h.layout.Counter(h.client, h.id).Set(ctx, map[string]any{core.FieldNumShards: 3, core.FieldTotal: 7}); err != nil {
+				t.Fatal(err)
+			}
+			for n, v := range c.shards {
+				ref := h.layout.Shard(h.client, h.id, "", n)
+				if _, err := ref.Set(ctx, map[string]any{h.layout.ShardField: v}); err != nil {
+					t.Fatal(err)
+				}
+				snap, err := ref.Get(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.record(n, eventarc.Snapshot(snap))
+			}
+			h.deliver(h.handler(Config{}), h.events...)
+			if got, _ := h.parent().Data()[core.FieldTotal].(int64); got != c.total {
+				t.Errorf("total %d; want %d, the sum of the shards it can add", got, c.total)
+			}
+			logs := h.logs.String()
+			if !strings.Contains(logs, `"counter":"`+h.id+`"`) || !strings.Contains(logs, h.id+c.bad) || !strings.Contains(logs, "skips it") {
+				t.Errorf("no warning names the shard skipped:\n%s", logs)
+			}
+		})
 	}
 }
 

@@ -15,8 +15,9 @@ import (
 )
 
 // ErrSumNotInteger means sum() over a counter's shards came back as a
-// double: the sum is past int64, or a shard holds a non-integer count. No
-// fold can succeed until the shards are repaired, so nothing is written.
+// double: the sum is past int64, or a shard holds a non-integer count.
+// A fold then sums the shards one by one at the same read time, and skips
+// those it cannot add (Sum.Skipped): it never stops the count.
 var ErrSumNotInteger = errors.New("the shards' sum is not an int64")
 
 // Folder folds counters: it sums each count of a counted document over
@@ -81,6 +82,10 @@ type Sum struct {
 	// the mean commit time of the increments it holds, as their events
 	// said; zero: At.
 	Weigh time.Time
+	// Skipped are the shards whose count could not be added, by path,
+	// with why: one that is no integer, or would take the sum past
+	// int64. The counts are exact over the others.
+	Skipped map[string]string
 }
 
 // Outcome says what one fold did.

@@ -2,6 +2,7 @@ package fold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -100,7 +101,10 @@ func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Tim
 		return f.SumAt(ctx, id, life, notBefore)
 	}
 	s := newSum(at, life, len(counts))
-	if err := sumOf(res, &s, 0); err != nil {
+	if err := sumOf(res, &s, 0); errors.Is(err, ErrSumNotInteger) {
+		err = f.sumShards(ctx, id, life, &s, 0)
+	}
+	if err != nil {
 		return Sum{}, fmt.Errorf("fold: sum of %s: %w", id, err)
 	}
 	if err := f.sumRest(ctx, id, life, &s, 1); err != nil { // the other counts at the same read time
@@ -117,10 +121,16 @@ func (f *Folder) SumCount(ctx context.Context, id, life string, c core.Count) (i
 		return 0, err
 	}
 	s := Sum{Values: make([]int64, 1), Shards: make([]int64, 1)}
-	if err := sumOf(res, &s, 0); err != nil {
+	if err := sumOf(res, &s, 0); !errors.Is(err, ErrSumNotInteger) {
+		return s.Values[0], err
+	}
+	counts := f.layout.Counts(id)
+	full := Sum{Values: make([]int64, len(counts)), Shards: make([]int64, len(counts))} // as of now: no read time
+	i := slices.IndexFunc(counts, func(x core.Count) bool { return x == c })
+	if err := f.sumShards(ctx, id, life, &full, i); err != nil {
 		return 0, err
 	}
-	return s.Values[0], nil
+	return full.Values[i], nil
 }
 
 // SumAt sums every count of the shards of id's life at the read time at.
@@ -140,22 +150,72 @@ func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int)
 	if from >= len(counts) {
 		return nil
 	}
+	var redo []int
 	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		redo = redo[:0]
 		for i := from; i < len(counts); i++ {
 			res, err := f.aggregation(id, life, counts[i]).Transaction(tx).Get(ctx)
 			if err != nil {
 				return err
 			}
-			if err := sumOf(res, s, i); err != nil {
+			if err := sumOf(res, s, i); errors.Is(err, ErrSumNotInteger) {
+				redo = append(redo, i)
+			} else if err != nil {
 				return err
 			}
 		}
 		return nil
 	}, firestore.TransactionReadTime(s.At))
+	for _, i := range redo {
+		if err == nil {
+			err = f.sumShards(ctx, id, life, s, i)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("fold: sum of %s at %s: %w", id, s.At.Format(time.RFC3339Nano), err)
 	}
 	return nil
+}
+
+// sumShards is count i of id's shards of life at s.At, added shard by
+// shard, for when sum() is no integer: a shard that holds no integer, or
+// whose count would take the sum past int64, is skipped and recorded in
+// s.Skipped; the sum is exact over the others. The shards are added in
+// the order of their counts (the query's own, which needs no index of
+// its own), so which is skipped does not vary. One read a shard that
+// holds the count, in one read-only transaction at s.At (now, if zero).
+func (f *Folder) sumShards(ctx context.Context, id, life string, s *Sum, i int) error {
+	c := f.layout.Counts(id)[i]
+	q := f.layout.Shards(f.client, id, life).Where(c.Shard, "!=", nil)
+	opts := []firestore.TransactionOption{firestore.ReadOnly}
+	if !s.At.IsZero() {
+		opts = append(opts, firestore.TransactionReadTime(s.At))
+	}
+	return f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		s.Values[i], s.Shards[i] = 0, 0
+		return fsrpc.Each(tx.Documents(q), func(snap *firestore.DocumentSnapshot) (bool, error) {
+			v, _ := snap.DataAt(c.Shard)
+			n, ok := v.(int64)
+			switch {
+			case !ok:
+				s.skip(snap, fmt.Sprintf("%s holds %v, no integer count", c.Shard, v))
+			case n > 0 && s.Values[i] > math.MaxInt64-n || n < 0 && s.Values[i] < math.MinInt64-n:
+				s.skip(snap, fmt.Sprintf("%s holds %d, which would take the sum past int64", c.Shard, n))
+			default:
+				s.Values[i] += n
+				s.Shards[i]++
+			}
+			return true, nil
+		})
+	}, opts...)
+}
+
+// skip records a shard a sum could not add.
+func (s *Sum) skip(snap *firestore.DocumentSnapshot, why string) {
+	if s.Skipped == nil {
+		s.Skipped = map[string]string{}
+	}
+	s.Skipped[core.Relative(snap.Ref)] = why
 }
 
 // countsAt sums each count of name's shards of life that a window of w
@@ -164,7 +224,9 @@ func (f *Folder) sumRest(ctx context.Context, id, life string, s *Sum, from int)
 func (f *Folder) countsAt(ctx context.Context, name, life string, at time.Time, w bytime.Fold) ([]int64, error) {
 	counts := f.layout.Counts(name)
 	vals := make([]int64, len(counts))
+	var redo []int
 	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		redo = redo[:0]
 		for i, c := range counts {
 			if !w.Windowed(i) {
 				continue
@@ -174,12 +236,20 @@ func (f *Folder) countsAt(ctx context.Context, name, life string, at time.Time, 
 				return err
 			}
 			s := Sum{Values: vals, Shards: make([]int64, len(counts))}
-			if err := sumOf(res, &s, i); err != nil {
+			if err := sumOf(res, &s, i); errors.Is(err, ErrSumNotInteger) {
+				redo = append(redo, i)
+			} else if err != nil {
 				return err
 			}
 		}
 		return nil
 	}, firestore.ReadOnly, firestore.TransactionReadTime(core.Precise(at)))
+	for _, i := range redo {
+		if err == nil {
+			s := Sum{At: core.Precise(at), Values: vals, Shards: make([]int64, len(counts))}
+			err = f.sumShards(ctx, name, life, &s, i)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fold: counts of %s at %s: %w", name, at.Format(time.RFC3339Nano), err)
 	}

@@ -126,7 +126,7 @@ func (f *Folder) check(ctx context.Context, id string, p core.Parent, s Sum, w w
 		return true, p, nil // a later fold is there already
 	case s.At.Before(p.Written.Add(f.spacing)) && p.Now(time.Now()).Before(p.Written.Add(f.spacing)):
 		return true, p, fmt.Errorf("fold: fold %s at %s: %w at %s", id, s.At, ErrTooSoon, p.Written)
-	case !f.layout.OnDocs() && s.Shards[0] == 0 && (p.Seen || p.Totals[0] != 0):
+	case !f.layout.OnDocs() && s.Shards[0] == 0 && len(s.Skipped) == 0 && (p.Seen || p.Totals[0] != 0):
 		return f.checkShardField(ctx, id, p)
 	}
 	return false, p, nil
