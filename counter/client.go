@@ -36,7 +36,7 @@ import (
 // plain increment that failed unavailable is not sent again blind, as it
 // may have been applied (its error then wraps ErrOutcomeUnknown).
 func NewFirestoreClient(ctx context.Context, project, database string, opts ...option.ClientOption) (*firestore.Client, error) {
-	return fsrpc.NewClient(ctx, project, database, opts...)
+	return fsrpc.NewClient(ctx, project, database, nil, opts...)
 }
 
 // Errors a caller may test for with errors.Is.

@@ -36,7 +36,7 @@ else
 		run gcloud alpha monitoring policies delete "$policy" --project="$project" --quiet
 	done
 fi
-for metric in tally_fold_lag tally_fold_failures; do
+for metric in tally_fold_lag tally_fold_failures tally_verify_refused; do
 	if [ "$dry_run" = true ] || exists gcloud logging metrics describe "$metric" --project="$project"; then
 		run gcloud logging metrics delete "$metric" --project="$project" --quiet
 	fi

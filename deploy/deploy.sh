@@ -459,15 +459,19 @@ if [ "$monitoring" = true ]; then
 	else
 		run gcloud logging metrics create tally_fold_lag --config-from-file="$lag_config" --project="$project"
 	fi
-	failed_filter='resource.type="cloud_run_revision" AND resource.labels.service_name="tally-rollup"'
-	failed_filter+=' AND severity>=WARNING AND jsonPayload.message=~"^rollup: (fold failed|cannot fold|will retry)"'
-	if exists gcloud logging metrics describe tally_fold_failures --project="$project"; then
-		run gcloud logging metrics update tally_fold_failures --log-filter="$failed_filter" --project="$project"
-	else
-		run gcloud logging metrics create tally_fold_failures --project="$project" \
-			--description="tally: folds that failed or could not be made, and events sent back for a retry" \
-			--log-filter="$failed_filter"
-	fi
+	# log_counter NAME DESCRIPTION FILTER makes, or brings up to date, the
+	# log-based metric NAME that counts the log lines FILTER finds.
+	log_counter() {
+		if exists gcloud logging metrics describe "$1" --project="$project"; then
+			run gcloud logging metrics update "$1" --log-filter="$3" --project="$project"
+		else
+			run gcloud logging metrics create "$1" --project="$project" --description="$2" --log-filter="$3"
+		fi
+	}
+	log_counter tally_fold_failures "tally: folds that failed or could not be made, and events sent back for a retry" \
+		'resource.type="cloud_run_revision" AND resource.labels.service_name="tally-rollup" AND severity>=WARNING AND jsonPayload.message=~"^rollup: (fold failed|cannot fold|will retry)"'
+	log_counter tally_verify_refused "tally: clients that stopped verifying the counted document in their commits, as Firestore refused it" \
+		'resource.type="cloud_run_revision" AND resource.labels.service_name=("tally-increment" OR "tally-rollup") AND severity>=ERROR AND jsonPayload.message=~"^fsrpc: Firestore refused a commit.s verify"'
 	alert="tally: fold lag over 30 s"
 	if [ "$dry_run" = false ] && [ -n "$(gcloud alpha monitoring policies list --project="$project" \
 		--filter="displayName=\"$alert\"" --format='value(name)' 2>/dev/null)" ]; then

@@ -33,7 +33,7 @@ func slowAggregations(t *testing.T, d time.Duration) *firestore.Client {
 		return streamer(ctx, desc, cc, method, opts...)
 	}
 	c, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), emulatortest.Project, firestore.DefaultDatabaseID,
-		[]grpc.DialOption{grpc.WithChainStreamInterceptor(slow)})
+		[]grpc.DialOption{grpc.WithChainStreamInterceptor(slow)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 	if cfg.Database == "" {
 		cfg.Database = DefaultDatabase // a Config built in code, as ConfigFromEnv's default
 	}
-	client, err := fsrpc.NewClient(ctx, cfg.Project, cfg.Database)
+	client, err := fsrpc.NewClient(ctx, cfg.Project, cfg.Database, logger)
 	if err != nil {
 		return nil, fmt.Errorf("functions: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
 	}

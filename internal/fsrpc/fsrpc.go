@@ -15,6 +15,7 @@ package fsrpc
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"slices"
@@ -36,18 +37,24 @@ const (
 	methodCommit    = "/google.firestore.v1.Firestore/Commit"
 )
 
-// DialOptions are the interceptors, for a connection dialled by hand.
-func DialOptions() []grpc.DialOption {
+// DialOptions are the interceptors of one client, for a connection
+// dialled by hand; what they have to say goes to log (nil: slog's
+// default).
+func DialOptions(log *slog.Logger) []grpc.DialOption {
+	if log == nil {
+		log = slog.Default()
+	}
+	v := &verifier{log: log}
 	return []grpc.DialOption{
 		grpc.WithChainStreamInterceptor(readTimeInterceptor),
-		grpc.WithChainUnaryInterceptor(verifyInterceptor, noBlindRetry, commitTimeInterceptor),
+		grpc.WithChainUnaryInterceptor(v.intercept, noBlindRetry, commitTimeInterceptor),
 	}
 }
 
 // clientOptions are the interceptors, for firestore.NewClient.
-func clientOptions() []option.ClientOption {
+func clientOptions(log *slog.Logger) []option.ClientOption {
 	var out []option.ClientOption
-	for _, d := range DialOptions() {
+	for _, d := range DialOptions(log) {
 		out = append(out, option.WithGRPCDialOption(d))
 	}
 	return out
@@ -60,24 +67,24 @@ func clientOptions() []option.ClientOption {
 // no message size limits) with the interceptors added, and hands that
 // connection over; so tally's clients behave the same locally and in the
 // cloud.
-func NewClient(ctx context.Context, project, database string, opts ...option.ClientOption) (*firestore.Client, error) {
+func NewClient(ctx context.Context, project, database string, log *slog.Logger, opts ...option.ClientOption) (*firestore.Client, error) {
 	host := os.Getenv("FIRESTORE_EMULATOR_HOST")
 	if host == "" {
-		return firestore.NewClientWithDatabase(ctx, project, database, append(clientOptions(), opts...)...)
+		return firestore.NewClientWithDatabase(ctx, project, database, append(clientOptions(log), opts...)...)
 	}
-	return EmulatorClient(ctx, host, project, database, nil, opts...)
+	return EmulatorClient(ctx, host, project, database, nil, log, opts...)
 }
 
 // EmulatorClient returns a client of the emulator at host, dialled as
 // firestore dials it (plain text, as the owner, no message size limits),
-// with dial's options, then the interceptors.
-func EmulatorClient(ctx context.Context, host, project, database string, dial []grpc.DialOption, opts ...option.ClientOption) (*firestore.Client, error) {
+// with dial's options, then the interceptors, which log to log.
+func EmulatorClient(ctx context.Context, host, project, database string, dial []grpc.DialOption, log *slog.Logger, opts ...option.ClientOption) (*firestore.Client, error) {
 	base := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithPerRPCCredentials(Owner{}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
 	}
-	conn, err := grpc.NewClient(host, slices.Concat(base, dial, DialOptions())...)
+	conn, err := grpc.NewClient(host, slices.Concat(base, dial, DialOptions(log))...)
 	if err != nil {
 		return nil, fmt.Errorf("fsrpc: dial the emulator at %s: %w", host, err)
 	}

@@ -3,6 +3,7 @@ package fsrpc
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
@@ -48,23 +49,34 @@ func Verified(ctx context.Context) string {
 	return doc
 }
 
-// verifyRefused is set once Firestore refuses a verify as an invalid
-// argument: from then on this process sends none (see verifyInterceptor).
-var verifyRefused atomic.Bool
+// MessageVerifyRefused is the log line, at ERROR, of a client that stops
+// verifying: deploy.sh counts it as the metric tally_verify_refused.
+const MessageVerifyRefused = "fsrpc: Firestore refused a commit's verify of a document: this client verifies none from now on"
 
-// verifyInterceptor adds the verify of WithVerify's document to a commit,
-// to a copy of the request, so that a retry by the Firestore client
-// carries one verify, not two. Should Firestore refuse the field (an
-// invalid argument, which applies nothing), a commit of plain writes is
-// sent again without it, and if that succeeds the process sends no
-// verify again and says so in its log: increments keep working, and a
-// deleted document's window is open again, as it was before verifies. A
-// transaction's commit cannot be sent again; it fails ABORTED, which the
-// Firestore client retries with a new transaction, without the verify.
-func verifyInterceptor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+// verifier adds WithVerify's document to the commits of one client, until
+// Firestore is seen to refuse the verify field: then that client sends
+// none, and says so once, in its logger.
+type verifier struct {
+	log     *slog.Logger
+	refused atomic.Bool
+}
+
+// intercept adds the verify of WithVerify's document to a commit, to a
+// copy of the request, so that a retry by the Firestore client carries
+// one verify, not two. A commit of plain writes that Firestore refuses
+// as an invalid argument is sent again without it; if that succeeds, the
+// verify field was what Firestore refused, and this client sends no
+// verify again (increments keep working, and a deleted document's window
+// is open again, as it was before verifies), and says so. A transaction's
+// commit, which cannot be sent again, is answered with its own error
+// unless that error names the verify: then it fails ABORTED, which the
+// Firestore client retries with a new transaction, without the verify. An
+// invalid argument of a transaction's own (one expired, say) changes
+// nothing.
+func (v *verifier) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	c, ok := req.(*firestorepb.CommitRequest)
 	doc := Verified(ctx)
-	if !ok || method != methodCommit || doc == "" || verifyRefused.Load() {
+	if !ok || method != methodCommit || doc == "" || v.refused.Load() {
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
 	with := proto.Clone(c).(*firestorepb.CommitRequest)
@@ -74,20 +86,25 @@ func verifyInterceptor(ctx context.Context, method string, req, reply any, cc *g
 		return err
 	}
 	if len(c.GetTransaction()) > 0 {
-		if verifyRefused.CompareAndSwap(false, true) {
-			slog.Error("fsrpc: Firestore refused a commit that verifies a document: no commit verifies one from now on, "+
-				"so an increment of a document deleted within the shard cache's age is answered 200 and counted nowhere", "err", err)
+		if !strings.Contains(strings.ToLower(status.Convert(err).Message()), "verify") {
+			return err
 		}
+		v.refuse(err)
 		return status.Errorf(codes.Aborted, "fsrpc: sent again without a verify: %v", status.Convert(err).Message())
 	}
 	if again := invoker(ctx, method, req, reply, cc, opts...); again != nil {
 		return again // refused for a reason of its own
 	}
-	if verifyRefused.CompareAndSwap(false, true) {
-		slog.Error("fsrpc: Firestore refused a commit that verifies a document, and took it without: no commit verifies one from now on, "+
-			"so an increment of a document deleted within the shard cache's age is answered 200 and counted nowhere", "err", err)
-	}
+	v.refuse(err)
 	return nil
+}
+
+// refuse stops v's verifies, and says so once.
+func (v *verifier) refuse(err error) {
+	if v.refused.CompareAndSwap(false, true) {
+		v.log.Error(MessageVerifyRefused+", so an increment of a document deleted within the shard cache's age is answered 200 and counted nowhere",
+			"error", err.Error())
+	}
 }
 
 // verifyWrite is a Write that verifies that doc exists.

@@ -1,7 +1,10 @@
 package fsrpc
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
@@ -28,9 +31,13 @@ func verifiedOf(w *firestorepb.Write) string {
 
 // TestVerifyInterceptor: a commit sent with WithVerify carries one verify
 // of the document, on a copy of the request (a retry adds none); one
-// without, or another method, goes as it is; a refused verify is dropped,
-// for the process, after a plain commit went through without it, and a
-// transaction's commit is answered ABORTED for its retry.
+// without, or another method, goes as it is. A refused verify is dropped,
+// for that client only, after a plain commit went through without it, or
+// when a transaction's commit is refused naming the verify (answered
+// ABORTED for its retry); a transaction refused for a reason of its own
+// (an invalid argument that names no verify: one expired) is answered as
+// it was, and changes nothing. The client that stops says so once, in its
+// own logger.
 func TestVerifyInterceptor(t *testing.T) {
 	const doc = "projects/p/databases/(default)/documents/posts/p1"
 	shard := &firestorepb.Write{Operation: &firestorepb.Write_Update{Update: &firestorepb.Document{Name: doc + "/shards/0"}}}
@@ -48,11 +55,13 @@ func TestVerifyInterceptor(t *testing.T) {
 			return plain
 		}
 	}
+	var logs bytes.Buffer
+	client := func() *verifier { return &verifier{log: slog.New(slog.NewJSONHandler(&logs, nil))} }
+	v := client()
 	run := func(ctx context.Context, req *firestorepb.CommitRequest, invoke grpc.UnaryInvoker) error {
 		sent = nil
-		return verifyInterceptor(ctx, methodCommit, req, &firestorepb.CommitResponse{}, nil, invoke)
+		return v.intercept(ctx, methodCommit, req, &firestorepb.CommitResponse{}, nil, invoke)
 	}
-	t.Cleanup(func() { verifyRefused.Store(false) })
 
 	req := plain()
 	if err := run(WithVerify(context.Background(), doc), req, answer(nil, nil)); err != nil {
@@ -75,22 +84,35 @@ func TestVerifyInterceptor(t *testing.T) {
 
 	tx := plain()
 	tx.Transaction = []byte("t1")
-	bad := status.Error(codes.InvalidArgument, "unknown field")
+	expired := status.Error(codes.InvalidArgument, "transaction has expired")
+	if err := run(WithVerify(context.Background(), doc), tx, answer(expired, nil)); status.Code(err) != codes.InvalidArgument || v.refused.Load() {
+		t.Errorf("a transaction refused for its own reason: %v, verifies dropped %t; want its refusal, verifies kept", err, v.refused.Load())
+	}
+	bad := status.Error(codes.InvalidArgument, "unknown field verify in Write")
 	if err := run(WithVerify(context.Background(), doc), tx, answer(bad, nil)); status.Code(err) != codes.Aborted || len(sent) != 1 {
 		t.Errorf("a transaction's refused verify: %v after %d sends; want ABORTED, sent once", err, len(sent))
 	}
-	if !verifyRefused.Load() {
+	if !v.refused.Load() {
 		t.Error("a refused verify is still sent")
 	}
-	verifyRefused.Store(false)
+	if n := strings.Count(logs.String(), MessageVerifyRefused); n != 1 {
+		t.Errorf("the client's logger says it stops %d times; want once:\n%s", n, logs.String())
+	}
+
+	v = client()
 	if err := run(WithVerify(context.Background(), doc), plain(), answer(bad, nil)); err != nil || len(sent) != 2 || len(sent[1].Writes) != 1 {
 		t.Errorf("a plain commit's refused verify: %v, sent %v; want it sent again without, and taken", err, sent)
 	}
 	if err := run(WithVerify(context.Background(), doc), plain(), answer(bad, nil)); err != nil || len(sent) != 1 || len(sent[0].Writes) != 1 {
 		t.Errorf("once refused: %v, sent %v; want no verify", err, sent)
 	}
-	verifyRefused.Store(false)
-	if err := run(WithVerify(context.Background(), doc), plain(), answer(bad, bad)); status.Code(err) != codes.InvalidArgument || verifyRefused.Load() {
-		t.Errorf("a commit refused with and without a verify: %v, verifies dropped %t; want its refusal, verifies kept", err, verifyRefused.Load())
+	other := client()
+	sent = nil
+	if err := other.intercept(WithVerify(context.Background(), doc), methodCommit, plain(), &firestorepb.CommitResponse{}, nil, answer(nil, nil)); err != nil || len(sent[0].Writes) != 2 {
+		t.Errorf("another client: %v, sent %v; want it still verifying", err, sent)
+	}
+	v = client()
+	if err := run(WithVerify(context.Background(), doc), plain(), answer(bad, bad)); status.Code(err) != codes.InvalidArgument || v.refused.Load() {
+		t.Errorf("a commit refused with and without a verify: %v, verifies dropped %t; want its refusal, verifies kept", err, v.refused.Load())
 	}
 }

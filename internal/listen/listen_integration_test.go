@@ -103,7 +103,7 @@ func setup(t *testing.T) (*ending, *firestore.DocumentRef) {
 	emulatortest.Require(t)
 	e := &ending{}
 	fs, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), emulatortest.Project, firestore.DefaultDatabaseID,
-		[]grpc.DialOption{grpc.WithChainStreamInterceptor(e.intercept)})
+		[]grpc.DialOption{grpc.WithChainStreamInterceptor(e.intercept)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

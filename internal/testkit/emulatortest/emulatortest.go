@@ -130,7 +130,7 @@ func ClientAt(t testing.TB, host, project string) *firestore.Client {
 	if c, ok := clients.Load(k); ok {
 		return c.(*firestore.Client)
 	}
-	c, err := fsrpc.EmulatorClient(context.Background(), host, project, firestore.DefaultDatabaseID, nil)
+	c, err := fsrpc.EmulatorClient(context.Background(), host, project, firestore.DefaultDatabaseID, nil, nil)
 	if err != nil {
 		t.Fatalf("emulatortest: client: %v", err)
 	}

@@ -34,7 +34,7 @@ func Refusing(t testing.TB, refuse func(*firestorepb.StructuredQuery) error) *fi
 // dialled with opts (its interceptors), closed when the test ends.
 func intercepted(t testing.TB, opts ...grpc.DialOption) *firestore.Client {
 	t.Helper()
-	c, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, firestore.DefaultDatabaseID, opts)
+	c, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, firestore.DefaultDatabaseID, opts, nil)
 	if err != nil {
 		t.Fatalf("emulatortest: client: %v", err)
 	}

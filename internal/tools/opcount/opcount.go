@@ -54,7 +54,7 @@ func Client(ctx context.Context, host, project string, ops *Ops) (*firestore.Cli
 	return fsrpc.EmulatorClient(ctx, host, project, firestore.DefaultDatabaseID, []grpc.DialOption{
 		grpc.WithChainUnaryInterceptor(ops.unary),
 		grpc.WithChainStreamInterceptor(ops.stream),
-	})
+	}, nil)
 }
 
 func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
