@@ -99,15 +99,22 @@ type BatchWrite func(ctx context.Context, items []any, by map[string]int64) (sha
 // first, writes the batch, within that first's deadline even if its
 // caller goes away; each increment is answered with the batch's shard,
 // commit time and error. One whose amount would take the batch's past
-// int64 is written alone.
+// int64 is written alone. A caller whose context ends while its batch is
+// still being written is answered at once with an error that wraps
+// ErrOutcomeUnknown: its increment is in that write, which may yet
+// commit.
 func (a *Adder) Batched(ctx context.Context, key, field string, by int64, item any, write BatchWrite) (shard int, committed time.Time, err error) {
 	b, first := a.groups.join(key, field, by, item)
 	switch {
 	case b == nil: // too much to join the waiting batch: on its own
 		return write(ctx, []any{item}, map[string]int64{field: by})
 	case !first: // the batch's first writes it, whatever becomes of this request
-		<-b.done
-		return b.shard, b.committed, b.err
+		select {
+		case <-b.done:
+			return b.shard, b.committed, b.err
+		case <-ctx.Done():
+			return 0, time.Time{}, core.Unconfirmed(fmt.Errorf("adder: an increment of %s waited for its batch's write until %w", key, ctx.Err()))
+		}
 	}
 	a.groups.wait(key, b)
 	wctx := context.WithoutCancel(ctx)
@@ -117,9 +124,17 @@ func (a *Adder) Batched(ctx context.Context, key, field string, by int64, item a
 		defer cancel()
 	}
 	began := time.Now()
+	defer func() {
+		// whatever write does, a panic too, the batch's waiters are
+		// answered and the counter's next batch takes its turn
+		if r := recover(); r != nil {
+			b.err = core.Unconfirmed(fmt.Errorf("adder: the write of %s's batch panicked: %v", key, r))
+			defer panic(r)
+		}
+		close(b.done)
+		a.groups.release(key, time.Since(began))
+	}()
 	b.shard, b.committed, b.err = write(wctx, b.items, b.by)
-	close(b.done)
-	a.groups.release(key, time.Since(began))
 	return b.shard, b.committed, b.err
 }
 

@@ -1,9 +1,15 @@
 package adder
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
 
 // TestGroupsBatchWhatComesInFlight: an increment of a counter with no
@@ -106,5 +112,111 @@ func closed(c chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// TestBatchedWaitersKeepTheirOwnTime: an increment waiting in a batch
+// that another's request writes is answered when its own context ends,
+// with an outcome unknown (the write may yet commit), and the write goes
+// on for the others.
+func TestBatchedWaitersKeepTheirOwnTime(t *testing.T) {
+	a := &Adder{}
+	a.groups.typical = time.Hour // writes usually slow: the batch waits for the held write, never goes beside it
+	hold := make(chan struct{})
+	slow := func(context.Context, []any, map[string]int64) (int, time.Time, error) {
+		<-hold
+		return 0, time.Now(), nil
+	}
+	first := make(chan error, 1)
+	go func() { _, _, err := a.Batched(context.Background(), "likes", "count", 1, nil, slow); first <- err }()
+	waitFlying(t, &a.groups, "likes")
+	second := make(chan error, 1)
+	go func() { _, _, err := a.Batched(context.Background(), "likes", "count", 1, nil, slow); second <- err }()
+	waitNext(t, &a.groups, "likes")
+	ctx, cancel := context.WithCancel(context.Background())
+	third := make(chan error, 1)
+	go func() { _, _, err := a.Batched(ctx, "likes", "count", 1, nil, slow); third <- err }()
+	waitJoined(t, &a.groups, "likes", 2)
+	cancel()
+	if err := <-third; !errors.Is(err, core.ErrOutcomeUnknown) {
+		t.Errorf("a waiter whose context ended: %v; want its outcome unknown", err)
+	}
+	close(hold)
+	if err := <-first; err != nil {
+		t.Errorf("the first write: %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Errorf("the batch's write, after a waiter left: %v", err)
+	}
+}
+
+// TestBatchedReleasesOnPanic: a write that panics still answers its
+// batch's waiters (outcome unknown) and lets the counter's next batch
+// take its turn; the panic goes on up its own caller.
+func TestBatchedReleasesOnPanic(t *testing.T) {
+	a := &Adder{}
+	a.groups.typical = time.Hour // the next batch waits for the panicking write, never goes beside it
+	hold := make(chan struct{})
+	boom := func(context.Context, []any, map[string]int64) (int, time.Time, error) {
+		<-hold
+		panic("boom")
+	}
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		a.Batched(context.Background(), "likes", "count", 1, nil, boom)
+	}()
+	waitFlying(t, &a.groups, "likes")
+	next := make(chan error, 1)
+	go func() {
+		_, _, err := a.Batched(context.Background(), "likes", "count", 1, nil, func(context.Context, []any, map[string]int64) (int, time.Time, error) {
+			return 0, time.Now(), nil
+		})
+		next <- err
+	}()
+	waitNext(t, &a.groups, "likes")
+	close(hold)
+	if r := <-panicked; r != "boom" {
+		t.Errorf("the panic reached its caller as %v", r)
+	}
+	if err := <-next; err != nil {
+		t.Errorf("the next batch after a panic: %v; want it written", err)
+	}
+}
+
+// waitFlying waits until counter id has a write in flight.
+func waitFlying(t *testing.T, gs *groups, id string) {
+	t.Helper()
+	waitGroup(t, gs, id, func(g *group) bool { return g.flying > 0 })
+}
+
+// waitNext waits until a batch of counter id waits for the write in flight.
+func waitNext(t *testing.T, gs *groups, id string) {
+	t.Helper()
+	waitGroup(t, gs, id, func(g *group) bool { return g.next != nil })
+}
+
+// waitJoined waits until counter id's waiting batch holds n increments.
+func waitJoined(t *testing.T, gs *groups, id string, n int) {
+	t.Helper()
+	waitGroup(t, gs, id, func(g *group) bool { return g.next != nil && g.next.n == n })
+}
+
+// waitGroup waits until ok holds of counter id's group, for at most
+// emulatortest.Liveness (a liveness bound: a state that never comes fails
+// the test, and says what the group was).
+func waitGroup(t *testing.T, gs *groups, id string, ok func(*group) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(emulatortest.Liveness); ; time.Sleep(time.Millisecond) {
+		gs.mu.Lock()
+		g := gs.m[id]
+		done, state := g != nil && ok(g), fmt.Sprintf("%+v", g)
+		gs.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counter %s's group never came to the state waited for: %s", id, state)
+		}
 	}
 }
