@@ -41,8 +41,9 @@ func NewFirestoreClient(ctx context.Context, project, database string, opts ...o
 
 // Errors a caller may test for with errors.Is.
 var (
-	ErrNotFound = core.ErrNoCounter // the same value the functions' packages return
-	ErrExists   = errors.New("counter already exists")
+	ErrNotFound  = core.ErrNoCounter // the same value the functions' packages return
+	ErrExists    = errors.New("counter already exists")
+	ErrPastLimit = core.ErrPastLimit // a step that would take a count past ±2^62: nothing was written
 )
 
 // Options configures a Client. Zero fields take the defaults.

@@ -72,16 +72,22 @@ var errConflict = errors.New("increment: a precondition failed")
 // count did not change or the client cannot tell (one built without
 // fsrpc's options).
 func (w *shardWriter) Commit(ctx context.Context, op commitOp, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
-	if batchable(op) {
+	blind, err := w.shards.Blind(ctx, op.Counter, map[string]int64{op.Count.Shard: op.By})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if batchable(op) && blind {
 		if body, committed, err, done := w.commitGrouped(ctx, op, respond); done {
 			return body, committed, err
 		}
 	}
-	return w.commitAlone(ctx, op, respond)
+	return w.commitAlone(ctx, op, blind, respond)
 }
 
-// commitAlone is Commit of op in a commit of its own.
-func (w *shardWriter) commitAlone(ctx context.Context, op commitOp, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
+// commitAlone is Commit of op in a commit of its own; unless blind, one
+// that reads the counter's shards first, and refuses a step past the
+// count's edge (adder.Adder.Within).
+func (w *shardWriter) commitAlone(ctx context.Context, op commitOp, blind bool, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
 	n, life, fields, err := w.shards.Fields(ctx, op.Counter, op.Count, op.By)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -102,8 +108,18 @@ func (w *shardWriter) commitAlone(ctx context.Context, op commitOp, respond func
 		body := respond(c.shard, true)
 		tctx, commitTime := fsrpc.WithCommitTime(w.shards.Verify(ctx, op.Counter))
 		err := w.client.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
+			if !blind {
+				k, err := w.shards.Within(tx, op.Counter, life, n, c.shard, map[string]int64{op.Count.Shard: op.By})
+				if err != nil {
+					return err
+				}
+				c.shard, body = k, respond(k, true)
+			}
 			return w.stage(tx, c, body)
 		})
+		if errors.Is(err, core.ErrPastLimit) {
+			return nil, time.Time{}, err
+		}
 		switch status.Code(err) {
 		case codes.OK:
 			return body, commitTime(), nil

@@ -89,7 +89,7 @@ func (w *shardWriter) commitBatch(ctx context.Context, id string, items []any, b
 	}
 	if len(in) == 1 { // alone, as the batch's write: what comes meanwhile waits for it
 		g := in[0]
-		g.body, g.committed, g.err = w.commitAlone(ctx, g.op, g.respond)
+		g.body, g.committed, g.err = w.commitAlone(ctx, g.op, true, g.respond) // blind: only such are batched
 		g.done = true
 		return 0, g.committed, nil
 	}

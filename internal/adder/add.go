@@ -84,6 +84,9 @@ func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (sha
 	if err := EnoughTime(ctx); err != nil {
 		return 0, time.Time{}, err
 	}
+	if amounts := map[string]int64{c.Shard: by}; !p.blind(amounts) {
+		return a.writeChecked(ctx, id, p, amounts) // near the edge (edge.go): alone, and read
+	}
 	return a.Batched(ctx, id, c.Shard, by, nil, func(ctx context.Context, _ []any, by map[string]int64) (int, time.Time, error) {
 		return a.write(ctx, id, p, by)
 	})

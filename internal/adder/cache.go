@@ -73,6 +73,9 @@ type parent struct {
 	// ranked is the cells the document recorded at seen, by field (package
 	// rank), if it is ranked.
 	ranked map[string]any
+	// counts are the counted document's counts as read, by shard field:
+	// how near they are to the edge (edge.go).
+	counts map[string]int64
 }
 
 // get returns counter id's shard count, reading the parent (and creating it,
@@ -144,7 +147,10 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			if n == 0 {
 				n = s.defaults // a parent the rollup made before anyone set it
 			}
-			p := parent{n: n, life: s.layout.LifeIn(data, snap.CreateTime)}
+			p := parent{n: n, life: s.layout.LifeIn(data, snap.CreateTime), counts: map[string]int64{}}
+			for _, c := range s.layout.Counts(id) {
+				p.counts[c.Shard], _ = data[c.Field].(int64)
+			}
 			if s.layout.OneShard(data, s.defaults) {
 				p.seen = snap.UpdateTime
 				book, _ := data[core.FieldBookkeeping].(map[string]any)

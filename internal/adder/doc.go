@@ -6,6 +6,8 @@
 // whether it exists with it), reads a busy counter's again sooner so that
 // growth shows at once, and on a counter on one shard carries the counted
 // document's update time as read to the fold (the increment's side of
-// core's one-shard protocol). It writes shards only: folds are package
-// fold's.
+// core's one-shard protocol). A count is kept within ±2^62: a step that
+// could take it near there reads the shards in its transaction first,
+// and is refused if it would pass (edge.go). It writes shards only:
+// folds are package fold's.
 package adder

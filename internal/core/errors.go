@@ -25,6 +25,7 @@ const (
 	TooMany                     // past a limit; nothing was written
 	Unavailable                 // nothing was written; a retry may succeed
 	OutcomeUnknown              // sent and not confirmed: it may have been applied
+	OutOfRange                  // it would take a count past what it holds (CountEdge); nothing was written
 )
 
 // Error is a failure whose Message may be shown to a caller, as it is. Its
@@ -57,6 +58,16 @@ func (e *Error) Is(target error) bool { return target == ErrOutcomeUnknown && e.
 // packages that report it all return this one value, so errors.Is works
 // whichever of them a caller used.
 var ErrNoCounter = errors.New("counter does not exist")
+
+// ErrPastLimit is wrapped by the error of a step that would take a count,
+// or the shard it would be written to, past ±CountEdge: nothing was
+// written.
+var ErrPastLimit = errors.New("core: past the most a count holds")
+
+// WithinEdge reports whether c + by stays within ±CountEdge.
+func WithinEdge(c, by int64) bool {
+	return by >= 0 && c <= CountEdge-by || by < 0 && c >= -CountEdge-by
+}
 
 // ErrNoTime refuses, before anything is written, an increment whose
 // context leaves less than MinCommitTime for its commit.

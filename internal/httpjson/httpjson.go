@@ -58,6 +58,7 @@ var statuses = map[core.Code]int{
 	core.TooMany:         http.StatusTooManyRequests,
 	core.Unavailable:     http.StatusServiceUnavailable,
 	core.OutcomeUnknown:  http.StatusGatewayTimeout,
+	core.OutOfRange:      http.StatusUnprocessableEntity,
 }
 
 // Refusal is a request refused for its shape as HTTP, before anything of

@@ -20,7 +20,7 @@ import (
 func TestEveryCodeHasItsStatus(t *testing.T) {
 	want := map[core.Code]int{
 		core.Internal: 500, core.Invalid: 400, core.Unauthenticated: 401, core.Forbidden: 403,
-		core.NotFound: 404, core.Conflict: 422, core.TooMany: 429, core.Unavailable: 503, core.OutcomeUnknown: 504,
+		core.NotFound: 404, core.Conflict: 422, core.TooMany: 429, core.Unavailable: 503, core.OutcomeUnknown: 504, core.OutOfRange: 422,
 	}
 	for code := core.Internal; code <= core.OutcomeUnknown; code++ {
 		if got, _, _ := Answer(core.Errorf(code, "x")); got != want[code] || got == 0 {
