@@ -88,11 +88,20 @@ func (w *shardWriter) Commit(ctx context.Context, op commitOp, respond func(shar
 // that reads the counter's shards first, and refuses a step past the
 // count's edge (adder.Adder.Within).
 func (w *shardWriter) commitAlone(ctx context.Context, op commitOp, blind bool, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
-	n, life, fields, err := w.shards.Fields(ctx, op.Counter, op.Count, op.By)
+	return w.commitRead(ctx, op, blind, respond, readsPerVote)
+}
+
+// readsPerVote bounds how often a vote reads its document again because
+// it changed between the vote's read and its commit: a fold's write, at
+// most once a second, makes that rare; an app that writes the document
+// all the time may exhaust it, and the vote is answered 503 (Firestore's
+// ABORTED: nothing was written).
+const readsPerVote = 5
+
+// commitRead is commitAlone, with reads left of the document for a vote.
+func (w *shardWriter) commitRead(ctx context.Context, op commitOp, blind bool, respond func(shard int, changed bool) []byte, reads int) (body []byte, committed time.Time, err error) {
+	read, n, c, err := w.prepare(ctx, op)
 	if err != nil {
-		return nil, time.Time{}, err
-	}
-	if err := adder.EnoughTime(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
 	if op.Once != "" {
@@ -103,26 +112,19 @@ func (w *shardWriter) commitAlone(ctx context.Context, op commitOp, blind bool, 
 		ctx, cancel = context.WithTimeout(ctx, onceSpan)
 		defer cancel()
 	}
-	c := commit{op: op, life: life, shard: rand.IntN(n), fields: fields, onceAt: time.Now()}
 	for attempt := 0; attempt < 3; attempt++ {
-		body := respond(c.shard, true)
-		tctx, commitTime := fsrpc.WithCommitTime(w.shards.Verify(ctx, op.Counter))
-		err := w.client.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
-			if !blind {
-				k, err := w.shards.Within(tx, op.Counter, life, n, c.shard, map[string]int64{op.Count.Shard: op.By})
-				if err != nil {
-					return err
-				}
-				c.shard, body = k, respond(k, true)
-			}
-			return w.stage(tx, c, body)
-		})
+		body, committed, err := w.try(ctx, &c, n, blind, read, respond)
 		if errors.Is(err, core.ErrPastLimit) {
 			return nil, time.Time{}, err
 		}
+		if !read.IsZero() && status.Code(err) != codes.OK {
+			if changed, cerr := w.shards.Changed(ctx, op.Counter, read); cerr != nil || changed {
+				return w.commitAgain(ctx, op, blind, respond, reads-1, cerr) // the document changed under the vote: read it again
+			}
+		}
 		switch status.Code(err) {
 		case codes.OK:
-			return body, commitTime(), nil
+			return body, committed, nil
 		case codes.NotFound:
 			if err := w.shards.Gone(ctx, op.Counter); err != nil {
 				return nil, time.Time{}, err // the counted document is gone: nothing was written
@@ -132,7 +134,7 @@ func (w *shardWriter) commitAlone(ctx context.Context, op commitOp, blind bool, 
 			return w.refused(ctx, c, err)
 		}
 		if op.Key != "" {
-			kept, at, expired, err := w.keptAnswer(ctx, op, life)
+			kept, at, expired, err := w.keptAnswer(ctx, op, c.life)
 			switch {
 			case err != nil:
 				return nil, time.Time{}, err
@@ -151,6 +153,60 @@ func (w *shardWriter) commitAlone(ctx context.Context, op commitOp, blind bool, 
 		return w.unchanged(ctx, c, respond(-1, false))
 	}
 	return nil, time.Time{}, fmt.Errorf("increment: commit to %s: %w", op.Counter, errConflict)
+}
+
+// prepare is what a commit of op starts from: for a vote on documents,
+// when the document was last updated, read now (its record is of the
+// document's life: it is made in the life the document has now, not in
+// one cached, as the document may have been deleted and created again
+// since, and on the condition that it is still as read); the counter's
+// shards; and the commit, to a random one of them.
+func (w *shardWriter) prepare(ctx context.Context, op commitOp) (read time.Time, n int, c commit, err error) {
+	if op.Vote != nil && w.layout.OnDocs() {
+		if read, err = w.shards.Fresh(ctx, op.Counter); err != nil {
+			return read, 0, c, err
+		}
+	}
+	n, life, fields, err := w.shards.Fields(ctx, op.Counter, op.Count, op.By)
+	if err == nil {
+		err = adder.EnoughTime(ctx)
+	}
+	return read, n, commit{op: op, life: life, shard: rand.IntN(max(n, 1)), fields: fields, onceAt: time.Now()}, err
+}
+
+// try is one transaction of c (of a counter on n shards), answering
+// respond's body, on the condition that the document is as read (if
+// read is set); unless blind, one that reads the shards and picks one
+// that takes the step within the count's edge first (c.shard is then
+// that one).
+func (w *shardWriter) try(ctx context.Context, c *commit, n int, blind bool, read time.Time, respond func(int, bool) []byte) ([]byte, time.Time, error) {
+	body := respond(c.shard, true)
+	tctx, commitTime := fsrpc.WithCommitTime(w.shards.VerifyAt(ctx, c.op.Counter, read))
+	err := w.client.RunTransaction(tctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		if !blind {
+			k, err := w.shards.Within(tx, c.op.Counter, c.life, n, c.shard, map[string]int64{c.op.Count.Shard: c.op.By})
+			if err != nil {
+				return err
+			}
+			c.shard, body = k, respond(k, true)
+		}
+		return w.stage(tx, *c, body)
+	})
+	return body, commitTime(), err
+}
+
+// commitAgain is commitAlone once more, for a vote whose document changed
+// between its read and its commit (a fold wrote it, or it was deleted
+// and created again): err, if set, is why the document could not be read.
+func (w *shardWriter) commitAgain(ctx context.Context, op commitOp, blind bool, respond func(int, bool) []byte, reads int, err error) ([]byte, time.Time, error) {
+	switch {
+	case err != nil:
+		return nil, time.Time{}, err
+	case reads == 0:
+		return nil, time.Time{}, commitError(opVote, fmt.Errorf("increment: vote on %s: %w", op.Counter,
+			status.Error(codes.Aborted, "the document changed between each read of it and the vote's commit")))
+	}
+	return w.commitRead(ctx, op, blind, respond, reads)
 }
 
 // commit is one Commit of op: to shard of the counted document's life,

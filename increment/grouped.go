@@ -93,6 +93,13 @@ func (w *shardWriter) commitBatch(ctx context.Context, id string, items []any, b
 		g.done = true
 		return 0, g.committed, nil
 	}
+	var read time.Time // votes are made in the life the document has now (see commitAlone)
+	if w.layout.OnDocs() && slices.ContainsFunc(in, func(g *grouped) bool { return g.op.Vote != nil }) {
+		var err error
+		if read, err = w.shards.Fresh(ctx, id); err != nil {
+			return 0, time.Time{}, err
+		}
+	}
 	n, life, fields, err := w.shards.FieldsOf(ctx, id, by)
 	if err != nil {
 		return 0, time.Time{}, err
@@ -101,7 +108,7 @@ func (w *shardWriter) commitBatch(ctx context.Context, id string, items []any, b
 	for _, g := range in {
 		g.body = g.respond(shard, true)
 	}
-	cctx, commitTime := fsrpc.WithCommitTime(w.shards.Verify(ctx, id))
+	cctx, commitTime := fsrpc.WithCommitTime(w.shards.VerifyAt(ctx, id, read))
 	err = w.client.RunTransaction(cctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		for _, g := range in {
 			if err := w.records(tx, commit{op: g.op, life: life}, g.body); err != nil {

@@ -191,3 +191,58 @@ func TestDeletedDocumentWritesNothing(t *testing.T) {
 		t.Errorf("the post created again holds %v likes in its shards; want 1", got["likes"])
 	}
 }
+
+// TestVotesAcrossLives: an instance that holds a post in its cache for an
+// hour counts alice's and bob's likes; the app deletes the post and
+// creates it again. Within the cache's age, alice taking her like back
+// changes nothing (she has not liked the post as it is now: never a
+// negative count), and bob's like counts as his first (never "already
+// counted" for a like of the earlier post); alone and in one group commit
+// alike. The post created again holds bob's like alone.
+func TestVotesAcrossLives(t *testing.T) {
+	l := postsLayout(t)
+	stale, c, _, host := signedIn(t, Config{Layout: layouttest.Public(l), CacheTTL: time.Hour})
+	ctx := context.Background()
+	for _, together := range []bool{false, true} {
+		alice, bob := user(t, host), user(t, host)
+		name := "posts/" + emulatortest.ID(t)
+		vote := func(v bool) string { return fmt.Sprintf(`{"counter":%q,"field":"likes","vote":%t}`, name, v) }
+		answer := func(token, body string) Response {
+			t.Helper()
+			code, r, raw := call(stale, token, body)
+			if code != 200 {
+				t.Fatalf("%s: %d %s", body, code, raw)
+			}
+			return r
+		}
+		if _, err := c.Doc(name).Create(ctx, map[string]any{"title": "first"}); err != nil {
+			t.Fatal(err)
+		}
+		answer(alice.IDToken, vote(true))
+		answer(bob.IDToken, vote(true))
+		if _, err := c.Doc(name).Delete(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Doc(name).Create(ctx, map[string]any{"title": "again", "likes": 0}); err != nil {
+			t.Fatal(err)
+		}
+		var unlike, like Response
+		if together {
+			var wg sync.WaitGroup
+			wg.Go(func() { unlike = answer(alice.IDToken, vote(false)) })
+			wg.Go(func() { like = answer(bob.IDToken, vote(true)) })
+			wg.Wait()
+		} else {
+			unlike, like = answer(alice.IDToken, vote(false)), answer(bob.IDToken, vote(true))
+		}
+		if unlike.Changed {
+			t.Errorf("together %t: alice took back a like of the earlier post: %+v; want nothing changed", together, unlike)
+		}
+		if !like.Changed {
+			t.Errorf("together %t: bob's like of the post created again: %+v; want it counted, his first", together, like)
+		}
+		if got := fieldSums(t, c, l, name); got["likes"] != 1 {
+			t.Errorf("together %t: the post created again holds %v likes in its shards; want bob's 1", together, got["likes"])
+		}
+	}
+}

@@ -177,6 +177,37 @@ func (a *Adder) Verify(ctx context.Context, id string) context.Context {
 	return fsrpc.WithVerify(ctx, a.layout.Counter(a.client, id).Path)
 }
 
+// Fresh reads counter id's document now, into the cache that Fields
+// reads, and says when it was last updated: a vote's commit, whose
+// record is of the document's life, is made in the life the document has
+// (a document deleted and created again within the cache's age has
+// another), on the condition that it is still as read (VerifyAt).
+func (a *Adder) Fresh(ctx context.Context, id string) (updated time.Time, err error) {
+	a.counts.forget(id)
+	p, err := a.counts.get(ctx, id)
+	return p.updated, err
+}
+
+// VerifyAt is Verify, on the condition that counter id's document was
+// last updated at at (Fresh): else the commit fails FAILED_PRECONDITION,
+// or NOT_FOUND, writing nothing.
+func (a *Adder) VerifyAt(ctx context.Context, id string, at time.Time) context.Context {
+	if !a.layout.OnDocs() || at.IsZero() {
+		return a.Verify(ctx, id)
+	}
+	return fsrpc.WithVerifyAt(ctx, a.layout.Counter(a.client, id).Path, at)
+}
+
+// Changed reports whether counter id's document is no longer as last
+// updated at at: deleted, written or created again since. It reads it.
+func (a *Adder) Changed(ctx context.Context, id string, at time.Time) (bool, error) {
+	updated, err := a.Fresh(ctx, id)
+	if errors.Is(err, core.ErrNoCounter) {
+		return true, nil
+	}
+	return !updated.Equal(at), err
+}
+
 // Gone is, after a commit sent with Verify failed NOT_FOUND, ErrNoCounter
 // if counter id's document does not exist now (a verify's failure), or
 // nil if it does (the failure was a precondition of another write of the

@@ -76,6 +76,8 @@ type parent struct {
 	// counts are the counted document's counts as read, by shard field:
 	// how near they are to the edge (edge.go).
 	counts map[string]int64
+	// updated is the counted document's update time as read.
+	updated time.Time
 }
 
 // get returns counter id's shard count, reading the parent (and creating it,
@@ -147,7 +149,7 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			if n == 0 {
 				n = s.defaults // a parent the rollup made before anyone set it
 			}
-			p := parent{n: n, life: s.layout.LifeIn(data, snap.CreateTime), counts: map[string]int64{}}
+			p := parent{n: n, life: s.layout.LifeIn(data, snap.CreateTime), counts: map[string]int64{}, updated: snap.UpdateTime}
 			for _, c := range s.layout.Counts(id) {
 				p.counts[c.Shard], _ = data[c.Field].(int64)
 			}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // A commit can be made to depend on a document it does not write: a
@@ -34,19 +36,33 @@ const fieldVerify = 5
 
 type verifyKey struct{}
 
+// verified is what commits verify: that doc exists, or, with at set, that
+// it was last updated at at.
+type verified struct {
+	doc string
+	at  time.Time
+}
+
 // WithVerify returns a context whose commits, on a client built with
 // these options, apply only if the document named doc (a full resource
 // name, as DocumentRef.Path gives it) exists: else they fail NOT_FOUND
 // and write nothing. A client without the options sends the commits as
 // they are.
 func WithVerify(ctx context.Context, doc string) context.Context {
-	return context.WithValue(ctx, verifyKey{}, doc)
+	return context.WithValue(ctx, verifyKey{}, verified{doc: doc})
+}
+
+// WithVerifyAt is WithVerify, on the condition that doc is still as it
+// was when last updated at at: else the commits fail, FAILED_PRECONDITION
+// (NOT_FOUND if doc is gone), and write nothing.
+func WithVerifyAt(ctx context.Context, doc string, at time.Time) context.Context {
+	return context.WithValue(ctx, verifyKey{}, verified{doc: doc, at: at})
 }
 
 // Verified is the document that commits sent with ctx verify, if any.
 func Verified(ctx context.Context) string {
-	doc, _ := ctx.Value(verifyKey{}).(string)
-	return doc
+	v, _ := ctx.Value(verifyKey{}).(verified)
+	return v.doc
 }
 
 // MessageVerifyRefused is the log line, at ERROR, of a client that stops
@@ -75,12 +91,12 @@ type verifier struct {
 // nothing.
 func (v *verifier) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	c, ok := req.(*firestorepb.CommitRequest)
-	doc := Verified(ctx)
-	if !ok || method != methodCommit || doc == "" || v.refused.Load() {
+	what, _ := ctx.Value(verifyKey{}).(verified)
+	if !ok || method != methodCommit || what.doc == "" || v.refused.Load() {
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
 	with := proto.Clone(c).(*firestorepb.CommitRequest)
-	with.Writes = append(with.Writes, verifyWrite(doc))
+	with.Writes = append(with.Writes, verifyWrite(what))
 	err := invoker(ctx, method, with, reply, cc, opts...)
 	if status.Code(err) != codes.InvalidArgument {
 		return err
@@ -107,13 +123,17 @@ func (v *verifier) refuse(err error) {
 	}
 }
 
-// verifyWrite is a Write that verifies that doc exists.
-func verifyWrite(doc string) *firestorepb.Write {
+// verifyWrite is a Write that verifies v: that its document exists, or
+// was last updated at its time.
+func verifyWrite(v verified) *firestorepb.Write {
 	w := &firestorepb.Write{CurrentDocument: &firestorepb.Precondition{
 		ConditionType: &firestorepb.Precondition_Exists{Exists: true}}}
+	if !v.at.IsZero() {
+		w.CurrentDocument.ConditionType = &firestorepb.Precondition_UpdateTime{UpdateTime: timestamppb.New(v.at)}
+	}
 	var b []byte
 	b = protowire.AppendTag(b, fieldVerify, protowire.BytesType)
-	b = protowire.AppendString(b, doc)
+	b = protowire.AppendString(b, v.doc)
 	w.ProtoReflect().SetUnknown(b)
 	return w
 }
