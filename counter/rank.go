@@ -25,7 +25,10 @@ type Place struct {
 	Of    int64     `json:"of"`
 	AsOf  time.Time `json:"as_of"`
 	Value float64   `json:"value"`
-	Reads int       `json:"reads"`
+	// Int is the value as stored, where it is an integer: exact past
+	// 2^53, where Value no longer tells neighbouring integers apart.
+	Int   *int64 `json:"-"`
+	Reads int    `json:"reads"`
 }
 
 // Top is the share of the board at or above the place, in percent: 3 for
@@ -52,7 +55,7 @@ func (c *Client) RankAfter(ctx context.Context, doc, field string, after time.Ti
 	ctx, cancel := c.bound(ctx, 3)
 	defer cancel()
 	p, err := rank.ReadAfter(ctx, c.fs, b, doc, after)
-	return Place{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf, Value: p.Value, Reads: p.Reads}, err
+	return Place{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf, Value: p.Value, Int: p.Int, Reads: p.Reads}, err
 }
 
 // BoardSize is how many documents of collection are ranked by field, and

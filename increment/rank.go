@@ -20,7 +20,7 @@ type RankResponse struct {
 	Rank  int64  `json:"rank"`
 	Of    int64  `json:"of"`
 	AsOf  string `json:"as_of"`
-	Value Number `json:"value"` // "NaN", "Infinity" or "-Infinity" where not finite
+	Value Ranked `json:"value"` // an integer exactly, past 2^53 too; "NaN", "Infinity" or "-Infinity" where not finite
 	Reads int    `json:"reads"`
 }
 
@@ -54,7 +54,7 @@ func (h *Handler) rankOf(w http.ResponseWriter, r *http.Request) {
 	} else if err == nil {
 		var p rank.Place
 		p, err = h.place(ctx, r)
-		answer = RankResponse{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf.UTC().Format(time.RFC3339Nano), Value: Number(p.Value), Reads: p.Reads}
+		answer = RankResponse{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf.UTC().Format(time.RFC3339Nano), Value: Ranked{Float: p.Value, Int: p.Int}, Reads: p.Reads}
 	}
 	if err != nil {
 		h.fail(w, r, err)

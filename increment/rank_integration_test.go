@@ -63,13 +63,15 @@ func TestRankAnswers(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != http.StatusOK || err != nil {
 		t.Fatalf("GET rank: %d %s", w.Code, w.Body)
 	}
-	if got.Rank != 2 || got.Of != 3 || got.Value != 2 || got.Reads != 2 || got.AsOf == "" {
+	if got.Rank != 2 || got.Of != 3 || got.Value.Int == nil || *got.Value.Int != 2 || got.Reads != 2 || got.AsOf == "" {
 		t.Errorf("GET rank = %+v, want #2 of 3 (a tie), value 2, in 2 reads", got)
 	}
 	if r := ops.Reads(); r > 3 {
 		t.Errorf("the rank cost %d reads on the wire", r)
 	}
-	for value, want := range map[string][2]int64{"4": {1, 1}, "3": {2, 2}, "2": {2, 2}, "0": {4, 4}, "1e9": {1, 1}, "Infinity": {1, 1}, "-Infinity": {4, 4}} {
+	// below every document's value: last, with the last, never past Of;
+	// -0 stands where 0 does
+	for value, want := range map[string][2]int64{"4": {1, 1}, "3": {2, 2}, "2": {2, 2}, "0": {3, 3}, "-0": {3, 3}, "1e9": {1, 1}, "Infinity": {1, 1}, "-Infinity": {3, 3}} {
 		ops.Reset()
 		w := serve(h, http.MethodGet, "/?rank="+coll+"&field=likes&value="+value, "", nil)
 		var got StandingResponse
@@ -154,5 +156,42 @@ func TestRankOfInfinities(t *testing.T) {
 			!strings.Contains(w.Body.String(), want.value) {
 			t.Errorf("GET rank of %s = %d %s (%v); want #%d of 3 and %s", p, w.Code, w.Body, err, want.rank, want.value)
 		}
+	}
+}
+
+// TestRankValueIsExact: a document whose likes are past 2^53 is answered
+// with its value exactly, as an integer in the JSON, where a float64 would
+// give a neighbour's.
+func TestRankValueIsExact(t *testing.T) {
+	t.Parallel()
+	coll := "x" + emulatortest.ID(t)
+	l := core.Default()
+	var err error
+	if l.Docs, err = core.ParseCounts(coll + ":likes,rank(likes)"); err != nil {
+		t.Fatal(err)
+	}
+	c := emulatortest.Client(t)
+	h := New(c, Config{Layout: layouttest.Public(l)})
+	ctx := context.Background()
+	name := coll + "/big"
+	if _, err := c.Doc(name).Create(ctx, map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	const big = 1<<61 + 1 // past 2^53: float64(big) is 1<<61
+	life := emulatortest.Life(t, l, c, name)
+	if _, err := l.Shard(c, name, life, 0).Set(ctx, map[string]any{"likes": int64(big)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := fold.NewFolder(c, l, fold.DefaultSpacing).Fold(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := l.Board(coll, "likes")
+	if _, err := rank.Settle(ctx, c, b, out.Updated); err != nil {
+		t.Fatal(err)
+	}
+	w := serve(h, http.MethodGet, "/?rank="+name+"&field=likes", "", nil)
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"value":2305843009213693953`) {
+		t.Errorf("GET rank: %d %s; want the value 2305843009213693953 exactly", w.Code, w.Body)
 	}
 }

@@ -45,8 +45,12 @@ func rankCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a.print(map[string]any{"rank": p.Rank, "of": p.Of, "as_of": p.AsOf.UTC().Format(time.RFC3339Nano), "reads": p.Reads},
-				"%s #%d of %d by %s (%v; top %.3g%%) as of %s, %d reads", id, p.Rank, p.Of, a.field, p.Value, p.Top(),
+			var value any = p.Value
+			if p.Int != nil {
+				value = *p.Int // exact past 2^53
+			}
+			a.print(map[string]any{"rank": p.Rank, "of": p.Of, "as_of": p.AsOf.UTC().Format(time.RFC3339Nano), "value": value, "reads": p.Reads},
+				"%s #%d of %d by %s (%v; top %.3g%%) as of %s, %d reads", id, p.Rank, p.Of, a.field, value, p.Top(),
 				p.AsOf.UTC().Format(time.RFC3339), p.Reads)
 			return nil
 		}

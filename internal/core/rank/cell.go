@@ -31,6 +31,9 @@ const (
 
 // Cell is the cell v falls in. Cells are ordered as the values in them.
 func (g Grid) Cell(v float64) int64 {
+	if v == 0 {
+		v = 0 // -0 is 0: its sign bit is no place of its own
+	}
 	switch {
 	case math.IsNaN(v):
 		return nanCell

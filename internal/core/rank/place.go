@@ -26,6 +26,9 @@ type Place struct {
 	Of    int64
 	AsOf  time.Time
 	Value float64
+	// Int is the value as stored, where it is an integer: exact past
+	// 2^53, where Value no longer tells neighbouring integers apart.
+	Int   *int64
 	Reads int
 }
 
@@ -144,6 +147,9 @@ func (p *Place) within(ctx context.Context, c *firestore.Client, tx *firestore.T
 		return fmt.Errorf("%w: %s held no ranked %s at %s", ErrNotRanked, p.Doc, b.Field, s.AsOf.Format(time.RFC3339Nano))
 	}
 	p.Value, p.Rank = v, 1+s.Above(cell)
+	if n, ok := stored.(int64); ok {
+		p.Int = &n
+	}
 	if b.Grid.Single(cell, b.Integers) {
 		return nil
 	}

@@ -15,7 +15,8 @@ import (
 // holds more than one value, anywhere from Best to Worst, Best + the
 // documents in its cell (the document itself may be one of them). Best
 // and Worst are the same where the cell holds one value, as each integer
-// from -255 to 255 does on a board of integers.
+// from -255 to 255 does on a board of integers. A value below every
+// document's stands last, with the last: Best and Worst are at most Of.
 type Standing struct {
 	Value       float64
 	Best, Worst int64
@@ -32,15 +33,20 @@ func (s Standing) Top() float64 { return Place{Rank: s.Worst, Of: s.Of}.Top() }
 
 // StandingOf is where v stands on b by the summary s.
 func (s Summary) StandingOf(b Board, v float64) Standing {
+	if v == 0 {
+		v = 0 // -0 is 0
+	}
 	c := b.Grid.Cell(v)
 	st := Standing{Value: v, Best: 1 + s.Above(c), Of: s.Of, AsOf: s.AsOf}
 	st.Worst = st.Best
-	if b.Grid.Single(c, b.Integers) {
-		return st
+	if !b.Grid.Single(c, b.Integers) {
+		above, in := s.Crowds[c].counts(v, s.Cells[c])
+		st.Best += above
+		st.Worst = st.Best + in
 	}
-	above, in := s.Crowds[c].counts(v, s.Cells[c])
-	st.Best += above
-	st.Worst = st.Best + in
+	if s.Of > 0 {
+		st.Best, st.Worst = min(st.Best, s.Of), min(st.Worst, s.Of)
+	}
 	return st
 }
 

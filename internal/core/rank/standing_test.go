@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -56,5 +57,23 @@ func TestStandingHoldsTheTruePlace(t *testing.T) {
 			}
 			t.Logf("%d of 500 standings exact", exact)
 		})
+	}
+}
+
+// A value below every document's stands last, with the last (never past
+// Of); -0 stands where 0 does, in the same cell.
+func TestStandingAtTheEdges(t *testing.T) {
+	b := NewBoard("posts", "likes", firestore.FieldPath{"_tally"}, false, true)
+	s := Summary{Cells: map[int64]int64{}, Of: 5}
+	for _, v := range []float64{9, 7, 5, 3, 3} {
+		s.Cells[b.Grid.Cell(v)]++
+	}
+	for v, want := range map[float64]int64{10: 1, 3: 4, 0: 5, -4: 5, math.Inf(-1): 5, math.Copysign(0, -1): 5} {
+		if st := s.StandingOf(b, v); st.Best != want || st.Worst != want || st.Of != 5 {
+			t.Errorf("standing of %v: #%d to #%d of %d; want #%d of 5", v, st.Best, st.Worst, st.Of, want)
+		}
+	}
+	if b.Grid.Cell(math.Copysign(0, -1)) != b.Grid.Cell(0) {
+		t.Error("-0 and 0 are in different cells")
 	}
 }
