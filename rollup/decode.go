@@ -41,8 +41,11 @@ var ErrUnchanged = errors.New("an edit of a child that changes nothing its aggre
 const DefaultMaxSkew = 5 * time.Second
 
 // errNothingToMove is the deletion of a shard or partial of the
-// firestore-counter extension (a move's own): acknowledged, with no move.
-var errNothingToMove = errors.New("an extension's shard deleted: nothing to move")
+// firestore-counter extension (a move's own), or a write of a client's
+// shard that holds only zeros: acknowledged, with no move. A flood of
+// writes that add nothing costs no move, no read and no lock of their
+// document.
+var errNothingToMove = errors.New("an extension's shard deleted, or holding nothing: nothing to move")
 
 // decoder turns Firestore document events into hints.
 type decoder struct {
@@ -173,7 +176,7 @@ func (d decoder) deleted(e event.Event, path string, before *firestoredata.Docum
 // extensionShard reads a write of a shard or partial of the extension's:
 // a hint that the document doc has counts to move, as of the write.
 func (d decoder) extensionShard(e event.Event, doc string, after, before *firestoredata.Document, received time.Time) (eventHint, error) {
-	if after == nil {
+	if after == nil || zeros(after.GetFields()) && !strings.Contains(after.GetName(), "/"+extension.Collection+"/\t") {
 		return eventHint{}, errNothingToMove
 	}
 	at, err := changedAt(e, after, before, received)
@@ -336,6 +339,26 @@ func unchanged(l core.Layout, path string, before, after *firestoredata.Document
 		b, inBefore := before.GetFields()[f]
 		a, inAfter := after.GetFields()[f]
 		if inBefore != inAfter || !proto.Equal(b, a) {
+			return false
+		}
+	}
+	return true
+}
+
+// zeros reports whether fields hold integer zeros only, at any depth of
+// maps: a client's shard that adds nothing.
+func zeros(fields map[string]*firestoredata.Value) bool {
+	for _, v := range fields {
+		switch x := v.GetValueType().(type) {
+		case *firestoredata.Value_IntegerValue:
+			if x.IntegerValue != 0 {
+				return false
+			}
+		case *firestoredata.Value_MapValue:
+			if !zeros(x.MapValue.GetFields()) {
+				return false
+			}
+		default:
 			return false
 		}
 	}

@@ -161,8 +161,8 @@ func (m *moves) next(h eventHint, d *docMoves, out extension.Outcome) (done bool
 	m.mu.Lock()
 	led := !d.wrote.IsZero() && d.wrote.Equal(out.Written)
 	m.mu.Unlock()
-	if wait > 0 && !led {
-		wait += m.spacing / 4 // another instance wrote it last: it moves it first
+	if wait > 0 && out.MovedLast && !led {
+		wait += m.spacing / 4 // another instance moved it last: it moves it first
 	}
 	if wait <= 0 && !out.More {
 		wait = max(out.Quiet.Sub(out.Read), minBackoff) // held shards not quiet yet, or dated after the server's clock read it

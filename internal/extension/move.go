@@ -77,8 +77,10 @@ type Outcome struct {
 	// it was written within the spacing, and nothing was moved.
 	Wait time.Duration
 	// Written is when tally last wrote the document, as the move read it
-	// (zero if never): the spacing runs from it.
-	Written time.Time
+	// (zero if never): the spacing runs from it. MovedLast says whether
+	// that write was a move's (or else a fold's).
+	Written   time.Time
+	MovedLast bool
 	// More is set when more shards were there than one move takes: move
 	// again.
 	More bool
@@ -239,6 +241,9 @@ func (m *Mover) readDoc(tx *firestore.Transaction, doc string, after time.Time, 
 		d.read = d.snap.ReadTime
 	}
 	out.Written = written(book, d.snap)
+	movedAt, _ := book[FieldMovedAt].(time.Time)
+	w, _ := book[core.FieldWritten].(time.Time)
+	out.MovedLast = !movedAt.IsZero() && movedAt.Equal(w)
 	if wait := m.wait(book, out.Written, d.read, d.counted); wait > 0 && write {
 		out.Wait = wait
 		return nil, out, nil
@@ -296,7 +301,7 @@ func (m *Mover) wait(book map[string]any, written, read time.Time, counted bool)
 	spacing := m.o.Spacing
 	at, _ := book[FieldMovedAt].(time.Time)
 	if w, _ := book[core.FieldWritten].(time.Time); counted && !at.IsZero() && at.Equal(w) {
-		spacing *= 2
+		spacing *= 2 // moved last: the fold's turn first
 	}
 	return written.Add(spacing).Sub(read)
 }

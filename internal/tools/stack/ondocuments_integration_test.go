@@ -42,7 +42,7 @@ func startDocs(t *testing.T) (*Stack, *firestore.Client) {
 // envConfig is the configuration serve reads from an environment that
 // holds vars and nothing else of tally's: each test's own, so that tests
 // run in parallel.
-func envConfig(t *testing.T, vars map[string]string) setup.Config {
+func envConfig(t testing.TB, vars map[string]string) setup.Config {
 	t.Helper()
 	cfg, err := setup.ConfigFromEnv(func(k string) string { return vars[k] })
 	if err != nil {
@@ -53,7 +53,7 @@ func envConfig(t *testing.T, vars map[string]string) setup.Config {
 
 // startConfig starts the stack with cfg, for the test's project, to be
 // stopped when the test ends, and a client of its emulator.
-func startConfig(t *testing.T, paths emulator.Paths, cfg setup.Config) (*Stack, *firestore.Client) {
+func startConfig(t testing.TB, paths emulator.Paths, cfg setup.Config) (*Stack, *firestore.Client) {
 	t.Helper()
 	cfg.Project = emulatortest.Project
 	return startOptions(t, Options{Config: cfg, Emulator: paths, Logs: os.Stderr})
@@ -61,7 +61,7 @@ func startConfig(t *testing.T, paths emulator.Paths, cfg setup.Config) (*Stack, 
 
 // startOptions starts the stack with o, to be stopped when the test ends,
 // and a client of its emulator.
-func startOptions(t *testing.T, o Options) (*Stack, *firestore.Client) {
+func startOptions(t testing.TB, o Options) (*Stack, *firestore.Client) {
 	t.Helper()
 	s, err := Start(context.Background(), o)
 	if err != nil {
@@ -78,7 +78,7 @@ func startOptions(t *testing.T, o Options) (*Stack, *firestore.Client) {
 }
 
 // post is one Increment request's answer.
-func post(t *testing.T, s *Stack, body string) (int, string) {
+func post(t testing.TB, s *Stack, body string) (int, string) {
 	t.Helper()
 	resp, err := http.Post(s.FunctionsURL+"/Increment", "application/json", strings.NewReader(body))
 	if err != nil {
