@@ -13,8 +13,9 @@
 // the SDK still shows as pending, though the server already moved it into
 // the document: a moment's double, until the SDK hears the press
 // answered), and the snapshots seen.
-import { initializeApp } from "firebase/app";
-import { connectFirestoreEmulator, doc, getFirestore, increment, onSnapshot, onSnapshotsInSync, setDoc, terminate } from "firebase/firestore";
+import { doc, increment, onSnapshot, onSnapshotsInSync, setDoc, terminate } from "firebase/firestore";
+
+import { emulatorClient, listened } from "./extension-client.mjs";
 
 const cfg = JSON.parse(process.env.EXTENSION_CONFIG);
 
@@ -35,14 +36,9 @@ let aboveShown = 0; // of every view
 let snapshots = 0;
 
 async function client(i) {
-  const app = initializeApp({ projectId: cfg.project, apiKey: "demo-api-key" }, `client-${i}`);
-  const db = getFirestore(app);
-  const [host, port] = cfg.firestore.split(":");
-  connectFirestoreEmulator(db, host, Number(port));
+  const db = emulatorClient(cfg, `client-${i}`);
   const id = crypto.randomUUID();
-  const shards = `${cfg.doc}/_counter_shards_`;
-  const paths = [cfg.doc, `${shards}/${id}`];
-  for (let n = 1; n <= 4; n++) paths.push(`${shards}/${"\t".repeat(n)}${id.slice(0, 5 - n)}`);
+  const paths = listened(cfg.doc, id);
   const held = new Map(paths.map((p) => [p, {}]));
   const pending = new Map(paths.map((p) => [p, false]));
   const view = {};
@@ -64,7 +60,7 @@ async function client(i) {
   for (let k = 0; k < cfg.each; k++) {
     sent++; // sent before its write: the SDK shows a write at once
     for (const f of cfg.fields) {
-      await setDoc(doc(db, `${shards}/${id}`), nested(f, increment(1)), { merge: true });
+      await setDoc(doc(db, paths[1]), nested(f, increment(1)), { merge: true });
     }
   }
   return { db, unsubs, view };
