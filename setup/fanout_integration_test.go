@@ -329,3 +329,37 @@ func TestBoundaryJobInProcess(t *testing.T) {
 		t.Errorf("%d documents due after the job, want 0", n)
 	}
 }
+
+// TestPartFailingForGoodIsNotDeliveredAgain: a part of Reconcile with a
+// counter no fold can write (its shards hold no shard field: its total
+// stays) and one it can is answered 200, the first logged as failed for
+// good: Pub/Sub does not deliver it again, forever.
+func TestPartFailingForGoodIsNotDeliveredAgain(t *testing.T) {
+	fs := emulatortest.Client(t)
+	ctx := context.Background()
+	layout := core.Default()
+	layout.Collection = "g" + emulatortest.ID(t)[len(t.Name())+1:]
+	for id, shard := range map[string]map[string]any{"bad": {"Count": int64(3)}, "good": {core.DefaultShardField: int64(3)}} {
+		if _, err := layout.Counter(fs, id).Set(ctx, map[string]any{core.FieldNumShards: 1, core.FieldTotal: int64(5)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := layout.Shard(fs, id, "", 0).Set(ctx, shard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := New(ctx, Config{Project: emulatortest.Project, Database: "(default)", Layout: layouttest.Public(layout), DefaultShards: 1,
+		Spacing: time.Millisecond, CacheTTL: time.Second, PartSize: 10}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	body := pushBody(t, `{"job":"reconcile","at":"`+time.Now().UTC().Format(time.RFC3339Nano)+`","seq":1,"names":["bad","good"]}`)
+	rec := httptest.NewRecorder()
+	set.Reconcile.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/Reconcile?part", bytes.NewBufferString(body)))
+	if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(`"failed":1`)) {
+		t.Errorf("a part with a counter that fails for good: %d %s; want 200, one failed", rec.Code, rec.Body)
+	}
+	if snap, err := layout.Counter(fs, "good").Get(ctx); err != nil || snap.Data()[core.FieldTotal] != int64(3) {
+		t.Errorf("the counter it can fold: %v, %v; want its total 3", snap.Data(), err)
+	}
+}

@@ -1,19 +1,25 @@
 package setup
 
 import (
+	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/fanout"
+	"github.com/tallycounters/tally/internal/fold"
+	"github.com/tallycounters/tally/internal/fsrpc"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
 // part runs the part a push subscription delivered: its documents, or
 // the rest of its job's listing. It answers 200, which acknowledges the
-// message, once every document of the part is done, or for a message that
-// is no part (logged, and dropped: sent again it would fail again); and
-// 500 if a document failed, for Pub/Sub to deliver the part again, alone.
+// message, once every document of the part is done, or failed for good (a
+// failure no delivery again cures: logged, as is each document's), or
+// for a message that is no part (logged, and dropped: sent again it would
+// fail again); and 500 if a document failed for a reason a retry may
+// cure, for Pub/Sub to deliver the part again, alone.
 func (j *jobs) part(w http.ResponseWriter, r *http.Request) {
 	p, id, err := fanout.Decode(r.Body)
 	if err == nil {
@@ -28,11 +34,20 @@ func (j *jobs) part(w http.ResponseWriter, r *http.Request) {
 		j.goOn(w, r, p)
 		return
 	}
-	rep, err := j.c.RunPart(r.Context(), p, j.failed(p))
+	var retry atomic.Int64 // documents whose failure a delivery again may cure
+	rep, err := j.c.RunPart(r.Context(), p, func(name string, err error) {
+		j.failed(p)(name, err)
+		if !forGood(err) {
+			retry.Add(1)
+		}
+	})
 	code := http.StatusOK
-	if err != nil || rep.Failed > 0 {
+	switch {
+	case err != nil || retry.Load() > 0:
 		code = http.StatusInternalServerError
 		j.log.Error("reconcile: a part failed, to be delivered again", "job", p.ID(), "seq", p.Seq, "failed", rep.Failed, "error", errText(err))
+	case rep.Failed > 0:
+		j.log.Error("reconcile: a part's documents failed for good: it is not delivered again", "job", p.ID(), "seq", p.Seq, "failed", rep.Failed)
 	}
 	for _, d := range rep.Repaired {
 		j.log.Warn("reconcile repaired a drifted total", "counter", d.Counter, "total", d.Total, "sum", d.Sum, "drift", d.Drift)
@@ -61,4 +76,11 @@ func (j *jobs) goOn(w http.ResponseWriter, r *http.Request, p counter.Part) {
 		"took_ms", time.Since(began).Milliseconds())
 	httpjson.Write(w, code, JobReport{Job: p.Job, At: p.At, Fanout: FanoutPubSub, Due: split.Due, Parts: split.Parts,
 		More: split.More, TookMS: time.Since(began).Milliseconds()})
+}
+
+// forGood reports whether a document's failure in a part is one no
+// delivery again cures: Firestore's refusal of the request itself, or a
+// counter whose shards hold no shard field.
+func forGood(err error) bool {
+	return fsrpc.Permanent(err) || errors.Is(err, fold.ErrNoShardField)
 }
