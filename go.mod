@@ -19,6 +19,7 @@ require (
 	github.com/googleapis/gax-go/v2 v2.27.0
 	github.com/googleapis/google-cloudevents-go v0.9.0
 	github.com/hashicorp/golang-lru/v2 v2.0.7
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	github.com/vbauerster/mpb/v8 v8.9.3

@@ -52,6 +52,9 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
                             the shards its clients write under those documents into them,
                             and the rules let clients write only those (two Eventarc
                             triggers a declaration; docs/extension.md)
+  --rules FILE              merge tally's rules into your rules file, and publish that,
+                            rather than into the rules in force (every rule of yours stays
+                            either way; --dry-run prints what the merge changes)
   --window DURATION         each counter's total is written at most once per window (default 1s)
   --rollup-max-instances N  most Rollup instances (default 100: about 70,000 events/s;
                             see docs/deploy.md)
@@ -75,7 +78,7 @@ project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
 auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate=""
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100 parts_max=16
-counts="" shards_collection="shards" delete=false time_zone=UTC extension_counters=""
+counts="" shards_collection="shards" delete=false time_zone=UTC extension_counters="" rules_file=""
 
 need() { # need FLAG VALUE: the flag's value must be there
 	if [ -z "${2-}" ]; then
@@ -118,6 +121,7 @@ while [ $# -gt 0 ]; do
 	--parts-max-instances) need "$1" "${2-}"; parts_max=$2; shift 2 ;;
 	--public) public=true; shift ;;
 	--extension-counters) need "$1" "${2-}"; extension_counters=$2; shift 2 ;;
+	--rules) need "$1" "${2-}"; rules_file=$2; shift 2 ;;
 	--votes-only) votes_only=true; shift ;;
 	--app-check) app_check=true; shift ;;
 	--signed-in-reads) signed_in_reads=true; shift ;;
@@ -426,16 +430,12 @@ if [ "$public" = true ] && [ "$auth" = firebase ]; then
 		--database="$database" --project="$project" --async
 fi
 
-echo "# Security rules"
-rules=(go run ./cmd/tally rules --project="$project" --database="$database" --collection="$collection")
+# The app's rules are its own: tally's part is merged into the rules in
+# force (or into --rules FILE), between two marker comments, and every
+# rule of the app's stays; a merge that cannot be made stops the deploy.
+rules=(rules --project="$project" --database="$database" --collection="$collection")
 if [ -n "$counts" ]; then
-	# The counted collections are the app's: its rules are its own. They are
-	# not replaced; what they must keep of tally's is printed instead.
-	echo "# Counts on your documents: keep tally's part of these rules in your own"
-	echo "# (the functions, and the matches of its subcollections), then publish them."
 	rules+=(--counts="$counts" --shards-collection="$shards_collection")
-else
-	rules+=(--publish)
 fi
 if [ "$signed_in_reads" = true ]; then
 	rules+=(--signed-in-reads)
@@ -443,7 +443,20 @@ fi
 if [ -n "$extension_counters" ]; then
 	rules+=(--extension-counters="$extension_counters")
 fi
-run "${rules[@]}"
+if [ -n "$rules_file" ]; then
+	echo "# Security rules: tally's part merged into $rules_file, every rule of yours kept"
+	rules+=(--merge="$rules_file")
+else
+	echo "# Security rules: tally's part merged into the rules in force, every rule of yours kept"
+	rules+=(--live)
+fi
+if [ "$dry_run" = true ]; then
+	echo "# what it changes of them (read now; a dry run publishes nothing):"
+	if ! "$tally_bin" "${rules[@]}" --diff; then
+		echo "deploy: could not read the rules in force to show what the merge changes (above): the deploy reads them as this did, with your application default credentials, and stops if it cannot" >&2
+	fi
+fi
+run go run ./cmd/tally "${rules[@]}" --publish
 
 if [ "$monitoring" = true ]; then
 	if [ "$dry_run" = false ] && ! gcloud alpha --help >/dev/null 2>&1; then

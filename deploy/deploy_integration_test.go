@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
+	"github.com/tallycounters/tally/internal/testkit/rulesapi"
 )
 
 // tool finds a program the tests need, or fails saying how to install it.
@@ -252,19 +253,19 @@ func TestParseCatchesBrokenFlag(t *testing.T) {
 	}
 }
 
-// TestDryRunRulesCommand runs the printed rules command without --publish:
-// its flags parse and it renders the rules.
+// TestDryRunRulesCommand runs the printed rules command without --publish,
+// on a project with no rules in force (a stand-in of the Rules API): its
+// flags parse and it renders the rules.
 func TestDryRunRulesCommand(t *testing.T) {
 	t.Parallel()
 	emulatortest.Long(t, "runs deploy.sh, which builds the tally command")
+	api := rulesapi.New(t)
 	for name, args := range variants {
 		for _, line := range dryRun(t, args...) {
 			if !strings.HasPrefix(line, "go run ./cmd/tally rules") {
 				continue
 			}
-			cmd := exec.Command("bash", "-c", strings.Replace(line, " --publish", "", 1))
-			cmd.Dir = ".."
-			out, err := cmd.CombinedOutput()
+			out, err := runWith(api.URL, strings.Replace(line, " --publish", "", 1))
 			if err != nil || !strings.Contains(string(out), "service cloud.firestore") {
 				t.Errorf("%s: %s: %v\n%s", name, line, err, out)
 			}

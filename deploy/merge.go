@@ -24,15 +24,35 @@ type Merge struct {
 	Notes []string
 }
 
-// MergeRules merges tally's rules, as CountsRules renders them, into the
-// app's: tally's functions and matches at the head of the app's block of
-// documents, and the example's match of each counted collection the app
-// does not match itself. Where the app matches one, Notes says which
-// conditions its create and update must add.
+// The markers of tally's part in an app's merged rules: a merge again
+// (a deploy of another version) replaces what is between them.
+const (
+	mergeBegin = "    // tally: from 'tally rules --merge'."
+	mergeEnd   = "    // tally: end of tally's part."
+)
+
+// MergeRules merges tally's rules (CountsRules', Rules', with the
+// extension clients' or not) into the app's: tally's functions and
+// matches at the head of the app's block of documents, between markers,
+// and the example's match of each counted collection the app does not
+// match itself; tally's part of an earlier merge is replaced. Every rule
+// of the app's stays as it is: where the app matches a counted collection
+// itself, Notes says which conditions its create and update must add. A
+// merge that cannot be made (no block of documents; an earlier part of
+// tally's with no end marker; rules of version 1 where tally's need 2)
+// is an error that says why.
 func MergeRules(app, tally string) (Merge, error) {
+	app, err := withoutTallys(app)
+	if err != nil {
+		return Merge{}, err
+	}
 	at := documentsMatch.FindStringIndex(app)
 	if at == nil {
 		return Merge{}, fmt.Errorf("deploy: the app's rules have no match /databases/{database}/documents block to merge into")
+	}
+	if strings.Contains(tally, "rules_version = '2'") && !version2.MatchString(app) {
+		return Merge{}, fmt.Errorf("deploy: tally's rules need rules_version = '2' (their {path=**} wildcards), and the app's rules are of version 1: " +
+			"add rules_version = '2'; at their head, after checking what it changes of their own {name=**} wildcards, and merge again")
 	}
 	body, err := documentsBody(tally)
 	if err != nil {
@@ -48,12 +68,39 @@ func MergeRules(app, tally string) (Merge, error) {
 		}
 		add = append(add, block)
 	}
-	inserted := "\n    // tally: from 'tally rules --merge'.\n" + strings.TrimRight(own, " \n") + "\n"
+	inserted := "\n" + mergeBegin + "\n" + strings.TrimRight(strings.TrimLeft(own, "\n"), " \n") + "\n"
 	for _, b := range add {
 		inserted += "\n" + b + "\n"
 	}
+	inserted += mergeEnd + "\n"
 	m.Rules = app[:at[1]] + inserted + app[at[1]:]
 	return m, nil
+}
+
+// version2 finds the declaration of rules version 2.
+var version2 = regexp.MustCompile(`(?m)^\s*rules_version\s*=\s*['"]2['"]`)
+
+// withoutTallys is rules without tally's part of an earlier merge, the
+// lines between its markers.
+func withoutTallys(rules string) (string, error) {
+	begin := strings.Index(rules, mergeBegin)
+	if begin < 0 {
+		return rules, nil
+	}
+	end := strings.Index(rules[begin:], mergeEnd)
+	if end < 0 {
+		return "", fmt.Errorf("deploy: the app's rules hold tally's part of an earlier merge (from the line %q on), with no end marker: "+
+			"remove that part, tally's functions and matches, and merge again", strings.TrimSpace(mergeBegin))
+	}
+	end += begin + len(mergeEnd)
+	if end < len(rules) && rules[end] == '\n' {
+		end++
+	}
+	start := strings.LastIndex(rules[:begin], "\n") // the blank line before the part
+	if start < 0 || strings.TrimSpace(rules[start:begin]) != "" {
+		start = begin
+	}
+	return rules[:start] + rules[end:], nil
 }
 
 // documentsBody is what the block of documents of rules holds.

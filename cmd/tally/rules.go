@@ -6,53 +6,75 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 
 	"github.com/tallycounters/tally/deploy"
 	"github.com/tallycounters/tally/internal/extension"
+	"github.com/tallycounters/tally/setup"
 )
 
-// rulesCommand prints the security rules, or publishes them.
+// EnvRulesAPI, if set, is a server of the Firebase Rules API that the
+// tally command reads and publishes rules through instead of Google's,
+// with no credentials: a stand-in, for tests.
+const EnvRulesAPI = "TALLY_RULES_API"
+
+// rulesCommand prints the security rules, merged into an app's or not,
+// or what a merge changes, or publishes them.
 func rulesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rules",
-		Short: "Print the Firestore security rules, or publish them (--publish); with TALLY_COUNTS, tally's part of the app's rules and an example",
-		Args:  exactArgs(0, "no arguments"),
+		Short: "Print tally's Firestore security rules, merged into your app's (--merge FILE, --live), or publish them (--publish)",
+		Long: "rules prints tally's security rules for the configuration: the guide's counters, counts on\n" +
+			"documents (TALLY_COUNTS, with an example of the app's own rules), the firestore-counter\n" +
+			"extension's clients' (TALLY_EXTENSION_COUNTERS). --merge FILE merges them into your app's\n" +
+			"rules file, --live into the rules in force for --project's --database: tally's part goes\n" +
+			"between two marker comments at the head of the block of documents (a merge again replaces\n" +
+			"it), and every rule of yours stays. --diff prints what the merge changes, --publish\n" +
+			"publishes it. tally publishes no ruleset that drops a rule it did not write: --publish\n" +
+			"alone refuses when rules of yours are in force.",
+		Args: exactArgs(0, "no arguments"),
 	}
 	s := configFlags(cmd)
 	var o deploy.RulesOptions
 	cmd.Flags().BoolVar(&o.SignedInReads, "signed-in-reads", false, "only signed-in users may read counters")
-	publish := cmd.Flags().Bool("publish", false, "publish the rules to --project's --database (application default credentials)")
-	merge := cmd.Flags().String("merge", "", "with TALLY_COUNTS, print the app's rules in `FILE` (its firestore.rules) with tally's merged in, and on stderr what its own rules of a counted collection must add")
+	publish := cmd.Flags().Bool("publish", false, "publish the rules to --project's --database (application default credentials): merged with --merge or --live; alone, only where no rules but tally's are in force")
+	merge := cmd.Flags().String("merge", "", "merge tally's rules into the app's rules in `FILE` (its firestore.rules), and say on stderr what its own rules of a counted collection must add")
+	live := cmd.Flags().Bool("live", false, "merge tally's rules into the rules in force for --project's --database")
+	diff := cmd.Flags().Bool("diff", false, "with --merge or --live, print what the merge changes of the rules it merges into (a unified diff), not the rules")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
 		if err != nil {
 			return err
 		}
-		o.Collection = layoutOf(cfg).Collection
-		src, err := deploy.Rules(o)
-		if layoutOf(cfg).OnDocs() {
-			src, err = deploy.CountsRules(layoutOf(cfg), o.SignedInReads)
-		}
-		if ext := extensionOf(cfg); err == nil && len(ext) > 0 {
-			src, err = withExtension(src, ext, o.SignedInReads)
-		}
+		src, err := tallyRules(cfg, o)
 		if err != nil {
 			return usageError{err}
 		}
-		if *merge != "" {
-			if src, err = mergeInto(cmd, *merge, src, layoutOf(cfg).OnDocs() || !cfg.ExtensionCounters.None()); err != nil {
+		rel := deploy.Release{Project: cfg.Project, Database: cfg.Database, Endpoint: os.Getenv(EnvRulesAPI)}
+		base, from, err := rulesBase(cmd.Context(), rel, *merge, *live, *publish || *diff)
+		if err != nil {
+			return err
+		}
+		out := src
+		if !deploy.Replaceable(base) {
+			if out, err = mergeInto(cmd, base, from, src); err != nil {
 				return err
 			}
+		} else if *merge == "" && !*live && *publish && base != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tally rules: the rules in force are tally's alone: replacing them\n")
 		}
-		if !*publish {
-			fmt.Fprint(cmd.OutOrStdout(), src)
+		switch {
+		case *diff:
+			return printDiff(cmd, base, out, from)
+		case !*publish:
+			fmt.Fprint(cmd.OutOrStdout(), out)
 			return nil
+		case *merge == "" && !*live && !deploy.Replaceable(base):
+			return usagef("the rules in force for %s are not tally's alone, and --publish alone would drop them: merge into them (--live) "+
+				"or into your rules file (--merge FILE); tally publishes no ruleset that drops a rule of yours", deploy.ReleaseName(cfg.Project, cfg.Database))
 		}
-		if cfg.Project == "" {
-			return usagef("--publish needs --project")
-		}
-		changed, err := deploy.Publish(context.Background(), cfg.Project, cfg.Database, src)
+		changed, err := rel.Publish(cmd.Context(), out)
 		if err != nil {
 			return err
 		}
@@ -64,6 +86,58 @@ func rulesCommand() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// tallyRules are tally's rules for cfg: the guide's, or for counts on
+// documents, with the extension clients' if any.
+func tallyRules(cfg setup.Config, o deploy.RulesOptions) (string, error) {
+	o.Collection = layoutOf(cfg).Collection
+	src, err := deploy.Rules(o)
+	if layoutOf(cfg).OnDocs() {
+		src, err = deploy.CountsRules(layoutOf(cfg), o.SignedInReads)
+	}
+	if ext := extensionOf(cfg); err == nil && len(ext) > 0 {
+		src, err = withExtension(src, ext, o.SignedInReads)
+	}
+	return src, err
+}
+
+// rulesBase is what tally's rules are merged into, and its name: the
+// app's rules file, or the rules in force; with neither asked for, the
+// rules in force where needed (to publish, or diff) and nothing else.
+func rulesBase(ctx context.Context, rel deploy.Release, file string, live, needLive bool) (base, from string, err error) {
+	switch {
+	case file != "" && live:
+		return "", "", usagef("--merge FILE and --live each name what to merge into: give one")
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", usageError{fmt.Errorf("--merge: %w", err)}
+		}
+		return string(b), file, nil
+	case !live && !needLive:
+		return "", "", nil
+	case rel.Project == "":
+		return "", "", usagef("--live, --publish and --diff read the rules in force: give --project")
+	}
+	base, err = rel.Live(ctx)
+	return base, deploy.ReleaseName(rel.Project, rel.Database), err
+}
+
+// printDiff prints what turning base (named from) into merged changes, as
+// a unified diff.
+func printDiff(cmd *cobra.Command, base, merged, from string) error {
+	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(base), B: difflib.SplitLines(merged),
+		FromFile: from, ToFile: from + ", with tally's rules", Context: 3})
+	if err != nil {
+		return err
+	}
+	if d == "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s holds tally's rules as they are: nothing to change\n", from)
+		return nil
+	}
+	fmt.Fprint(cmd.OutOrStdout(), d)
+	return nil
 }
 
 // indexesCommand prints the indexes the declared counts need.
@@ -112,20 +186,13 @@ func withExtension(src string, counters extension.Counters, signedInReads bool) 
 	return deploy.WithExtension(src, ext)
 }
 
-// mergeInto is the app's rules in file with tally's rules src merged in;
-// it says on stderr what the app's own matches of counted collections
-// must add.
-func mergeInto(cmd *cobra.Command, file, src string, onDocs bool) (string, error) {
-	if !onDocs {
-		return "", usagef("--merge merges tally's rules for counts on documents, or for the extension's clients, into an app's: set TALLY_COUNTS (or --counts), or TALLY_EXTENSION_COUNTERS (or --extension-counters)")
-	}
-	app, err := os.ReadFile(file)
+// mergeInto is the app's rules, base (from file or release from), with
+// tally's rules src merged in; it says on stderr what the app's own
+// matches of counted collections must add.
+func mergeInto(cmd *cobra.Command, base, from, src string) (string, error) {
+	m, err := deploy.MergeRules(base, src)
 	if err != nil {
-		return "", usageError{fmt.Errorf("--merge: %w", err)}
-	}
-	m, err := deploy.MergeRules(string(app), src)
-	if err != nil {
-		return "", usageError{fmt.Errorf("--merge %s: %w", file, err)}
+		return "", usageError{fmt.Errorf("merge into %s: %w", from, err)}
 	}
 	for _, n := range m.Notes {
 		fmt.Fprintf(cmd.ErrOrStderr(), "tally rules: %s\n", n)

@@ -57,7 +57,7 @@ func serveCommand() *cobra.Command {
 	verbose := f.BoolP("verbose", "v", false, "show the emulator's own output")
 	app := f.String("app", "", "serve the web app in `DIR` at / beside the functions (it reads "+stack.LocalConfigPath+" to find the emulators)")
 	fan := f.String("fanout", "", "how the boundary job and Reconcile run their parts: pubsub (through the Pub/Sub emulator, as deployed) or in-process (default: pubsub when windows are declared, in-process when not)")
-	rules := f.String("rules", "", "the app's own rules `FILE` (its firestore.rules), which the emulator enforces with tally's merged in as 'tally rules --merge' prints them, reloaded when the file changes; needs TALLY_COUNTS")
+	rules := f.String("rules", "", "the app's own rules `FILE` (its firestore.rules), which the emulator enforces with tally's merged in as 'tally rules --merge' prints them, reloaded when the file changes")
 	hot := f.Float64("contention", 0, "put a stand-in for Firestore's contention between the functions and the emulator: past this many writes a second to one document, their writes wait, then fail ABORTED (0: off)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg, err := s.config()
@@ -70,9 +70,6 @@ func serveCommand() *cobra.Command {
 			DataDir: *data, SaveTimeout: *saveTimeout, ExternalHost: os.Getenv(EnvEmulator), Logs: stdout, Logger: cloudlog.New(stdout, slog.LevelInfo),
 			AuthHost: os.Getenv(authemu.EnvHost), AuthPort: *authPort, Contention: *hot, AppDir: *app,
 			Fanout: *fan, PubSubHost: os.Getenv(pubsubemu.EnvHost), AppRules: *rules,
-		}
-		if *rules != "" && !layoutOf(cfg).OnDocs() {
-			return usagef("--rules merges the app's rules with tally's for counts on documents: set TALLY_COUNTS (or --counts)")
 		}
 		if *rules != "" && o.ExternalHost != "" {
 			return usagef("--rules loads rules into the emulator serve starts; unset %s", EnvEmulator)

@@ -15,10 +15,6 @@ import (
 // layout, with the app's own (Options.AppRules) merged in, as 'tally
 // rules --merge' prints them; what the app's rules must add is logged.
 func (s *Stack) rulesSource() (string, error) {
-	l := s.o.layout()
-	if !l.OnDocs() && s.o.AppRules != "" {
-		return "", fmt.Errorf("stack: an app's rules (%s) merge with tally's for counts on documents: declare TALLY_COUNTS", s.o.AppRules)
-	}
 	src, err := s.tallyRules()
 	if err != nil || s.o.AppRules == "" {
 		return src, err

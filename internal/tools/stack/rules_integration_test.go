@@ -77,3 +77,43 @@ func TestAppRulesMergedAndReloaded(t *testing.T) {
 		t.Errorf("a file that does not merge replaced the rules in force:\n%s", enforced())
 	}
 }
+
+// TestAppRulesOnEveryLayout: serve --rules merges the app's rules with
+// tally's whatever the layout: the guide's counters, counts on documents,
+// the extension's counters, and the last two together; the rules enforced
+// hold the app's own match and tally's part, once.
+func TestAppRulesOnEveryLayout(t *testing.T) {
+	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "app.rules")
+	if err := os.WriteFile(file, []byte(appRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		env  map[string]string
+		want string // a line of tally's part
+	}{
+		"the guide's counters":     {nil, "match /counters/{counterId} {"},
+		"counts on documents":      {map[string]string{"TALLY_COUNTS": "posts:views"}, "function tallyCreate(zeros)"},
+		"the extension's counters": {map[string]string{"TALLY_EXTENSION_COUNTERS": "pages:likes"}, "match /pages/{doc0}/_counter_shards_/{shard}"},
+		"both": {map[string]string{"TALLY_COUNTS": "posts:views", "TALLY_EXTENSION_COUNTERS": "pages:likes"},
+			"match /pages/{doc0}/_counter_shards_/{shard}"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg := envConfig(t, c.env)
+			cfg.Project = emulatortest.Project
+			s, _ := startOptions(t, Options{Config: cfg, Emulator: paths, AppRules: file, Logger: cloudlog.New(&testio.Buffer{}, slog.LevelInfo)})
+			b, err := os.ReadFile(s.Rules)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules := string(b)
+			for _, want := range []string{"match /posts/{post}/likes/{uid} {", c.want, "tally rules --merge"} {
+				if strings.Count(rules, want) != 1 {
+					t.Errorf("the rules enforced hold %q %d times; want once:\n%s", want, strings.Count(rules, want), rules)
+				}
+			}
+		})
+	}
+}
