@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -220,12 +221,19 @@ func printReady(ctx context.Context, w io.Writer, s *stack.Stack, o stack.Option
 	}
 	fmt.Fprintf(w, "tally: functions at %s/Increment, %s/Rollup and %s/Reconcile; Ctrl-C stops everything\n",
 		s.FunctionsURL, s.FunctionsURL, s.FunctionsURL)
-	fmt.Fprintf(w, "tally: a like button at %s/demo\n", s.FunctionsURL)
+	if layoutOf(s.Config()).OnDocs() {
+		fmt.Fprintf(w, "tally: a feed of posts to like and comment on at %s/demo\n", s.FunctionsURL)
+	} else {
+		fmt.Fprintf(w, "tally: a like button at %s/demo\n", s.FunctionsURL)
+	}
 	if o.AppDir != "" {
 		fmt.Fprintf(w, "tally: your app, from %s, at %s/\n", o.AppDir, s.FunctionsURL)
 	}
-	fmt.Fprintf(w, "tally: pages of %s may call the functions; any other page gets 403 (TALLY_CORS_ORIGINS allows more)\n",
-		strings.Join(s.Origins, " and "))
+	if origins := s.Config().CORSOrigins; slices.Contains(origins, "*") {
+		fmt.Fprintf(w, "tally: pages of any origin may call the functions (TALLY_CORS_ORIGINS=*)\n")
+	} else {
+		fmt.Fprintf(w, "tally: pages of %s may call the functions; any other page gets 403 (TALLY_CORS_ORIGINS allows more)\n", listed(origins))
+	}
 	fmt.Fprintf(w, "export %s=%s\n", EnvEmulator, s.EmulatorHost)
 	printExample(ctx, w, s)
 	if ext := extensionOf(s.Config()); len(ext) > 0 {
@@ -318,4 +326,12 @@ func exampleDocument(coll string) string {
 		return coll
 	}
 	return strings.ReplaceAll(coll, "*", "u1") + "/home"
+}
+
+// listed is items as a sentence lists them: "a", "a and b", "a, b and c".
+func listed(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

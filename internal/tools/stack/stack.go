@@ -191,7 +191,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	// Pages served here (the demo) call the functions; pages of other
 	// origins may not, unless TALLY_CORS_ORIGINS names them.
 	s.Origins = ownOrigins(fl.Addr().(*net.TCPAddr))
-	o.Config.CORSOrigins = append(slices.Clone(o.Config.CORSOrigins), s.Origins...)
+	o.Config.CORSOrigins = withTwins(append(slices.Clone(o.Config.CORSOrigins), s.Origins...))
 	s.o = o
 	bl, err := net.Listen("tcp", net.JoinHostPort(o.Host, fmt.Sprint(o.BridgePort)))
 	if err != nil {
@@ -284,6 +284,23 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		go s.moveWindows(unit, s.moving, s.moved)
 	}
 	return s, nil
+}
+
+// withTwins is origins with, for each of a page on this machine, its
+// twin: http://localhost:5173 for http://127.0.0.1:5173, and the other
+// way. A dev server prints one (Vite prints localhost) and a browser may
+// be pointed at either; locally they are one page. serve's only: a
+// deployed Increment takes the origins it is given, exactly.
+func withTwins(origins []string) []string {
+	out := slices.Clone(origins)
+	for _, o := range origins {
+		for a, b := range map[string]string{"://127.0.0.1:": "://localhost:", "://localhost:": "://127.0.0.1:"} {
+			if twin := strings.Replace(o, a, b, 1); twin != o && !slices.Contains(out, twin) {
+				out = append(out, twin)
+			}
+		}
+	}
+	return out
 }
 
 // ownOrigins are the origins of pages the functions' server serves: its
