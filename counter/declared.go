@@ -22,10 +22,15 @@ const DeclaredPath = "tally_config/functions"
 // EnvWindow is the rollup's fold spacing, recorded beside the Layout.
 const EnvWindow = "TALLY_ROLLUP_WINDOW"
 
+// EnvExtension is the variable of the firestore-counter extension's
+// counters that Rollup takes over (setup.EnvExtension): recorded too, so
+// that the tally command reads their documents' counts.
+const EnvExtension = "TALLY_EXTENSION_COUNTERS"
+
 // DeclaredVars are the settings the functions record: those LayoutFromEnv
-// reads, and the fold spacing.
+// reads, the fold spacing, and the extension's counters taken over.
 var DeclaredVars = []string{core.EnvCollection, core.EnvShardField, core.EnvCounts, core.EnvTimeZone,
-	core.EnvShards, core.EnvVoters, core.EnvKeys, EnvWindow}
+	core.EnvShards, core.EnvVoters, core.EnvKeys, EnvWindow, EnvExtension}
 
 // ErrNotDeclared means the database records no functions' settings: no
 // function (or tally serve) of this version has started on it.

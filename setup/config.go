@@ -49,21 +49,21 @@ const (
 	EnvGrowPerShard  = "TALLY_GROW_PER_SHARD" // writes/s a shard should take; default 1
 	EnvGrowMax       = "TALLY_GROW_MAX_SHARDS"
 	EnvGrowPeriod    = "TALLY_GROW_PERIOD"
-	EnvShrinkAfter   = "TALLY_SHRINK_AFTER"       // default 10m; 0: never
-	EnvAuth          = "TALLY_AUTH"               // none (default) or firebase
-	EnvPublic        = "TALLY_PUBLIC"             // default false: anyone may call Increment
-	EnvCounterPat    = "TALLY_COUNTER_PATTERN"    // ids a public Increment may create
-	EnvPublicMaxStep = "TALLY_PUBLIC_MAX_STEP"    // default 1
-	EnvIdemTTL       = "TALLY_IDEMPOTENCY_TTL"    // default 24h
-	EnvMaxInFlight   = "TALLY_MAX_IN_FLIGHT"      // increments one instance works on at once; default 100
-	EnvPublicRate    = "TALLY_PUBLIC_RATE"        // plain steps one user may make on one counter; default 10/m when public and signed in
-	EnvUserRate      = "TALLY_PUBLIC_USER_RATE"   // plain steps one user may make over all counters; default 100/m when public and signed in
-	EnvVotesOnly     = "TALLY_PUBLIC_VOTES_ONLY"  // a public Increment takes votes only; default false
-	EnvAppCheck      = "TALLY_APP_CHECK"          // verify Firebase App Check tokens; default false
-	EnvPartsTopic    = "TALLY_PARTS_TOPIC"        // Pub/Sub topic the jobs' parts fan out through; default none: they run in-process
-	EnvPartSize      = "TALLY_PART_SIZE"          // documents a part of a job holds at most; default 1000
-	EnvExtension     = "TALLY_EXTENSION_COUNTERS" // the firestore-counter extension's counters whose shards Rollup moves into their documents (pages:likes,stats.views); default none
-	EnvExtQuiet      = "TALLY_EXTENSION_QUIET"    // how long after a client's last write its shard is left unmoved; default 10s
+	EnvShrinkAfter   = "TALLY_SHRINK_AFTER"      // default 10m; 0: never
+	EnvAuth          = "TALLY_AUTH"              // none (default) or firebase
+	EnvPublic        = "TALLY_PUBLIC"            // default false: anyone may call Increment
+	EnvCounterPat    = "TALLY_COUNTER_PATTERN"   // ids a public Increment may create
+	EnvPublicMaxStep = "TALLY_PUBLIC_MAX_STEP"   // default 1
+	EnvIdemTTL       = "TALLY_IDEMPOTENCY_TTL"   // default 24h
+	EnvMaxInFlight   = "TALLY_MAX_IN_FLIGHT"     // increments one instance works on at once; default 100
+	EnvPublicRate    = "TALLY_PUBLIC_RATE"       // plain steps one user may make on one counter; default 10/m when public and signed in
+	EnvUserRate      = "TALLY_PUBLIC_USER_RATE"  // plain steps one user may make over all counters; default 100/m when public and signed in
+	EnvVotesOnly     = "TALLY_PUBLIC_VOTES_ONLY" // a public Increment takes votes only; default false
+	EnvAppCheck      = "TALLY_APP_CHECK"         // verify Firebase App Check tokens; default false
+	EnvPartsTopic    = "TALLY_PARTS_TOPIC"       // Pub/Sub topic the jobs' parts fan out through; default none: they run in-process
+	EnvPartSize      = "TALLY_PART_SIZE"         // documents a part of a job holds at most; default 1000
+	EnvExtension     = counter.EnvExtension      // the firestore-counter extension's counters whose shards Rollup moves into their documents (pages:likes,stats.views); default none
+	EnvExtQuiet      = "TALLY_EXTENSION_QUIET"   // how long after a client's last write its shard is left unmoved; default 10s
 )
 
 // Defaults of the public limits, in force when Increment is public and

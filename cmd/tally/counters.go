@@ -12,17 +12,22 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"cloud.google.com/go/firestore"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/httpjson"
 	"github.com/tallycounters/tally/setup"
 )
 
 // admin is what a counter command works with.
 type admin struct {
+	fs     *firestore.Client
 	cfg    setup.Config
 	field  string // the count a command on one count names: its second argument
 	json   bool
@@ -47,6 +52,11 @@ type action = func(ctx context.Context, a *admin, c *counter.Client, id string) 
 // given itself (tally rank takes a collection's, with --value).
 const ownNames = "own names"
 
+// extensionNames, as a command's annotation, says that it takes the
+// documents of the firestore-counter extension's counters too
+// (TALLY_EXTENSION_COUNTERS), which no TALLY_COUNTS may declare.
+const extensionNames = "extension names"
+
 // counterCommand builds a command on one counter (or, with args allowing
 // none, on all): its own flags, the configuration's, and an action.
 func counterCommand(use, short string, args cobra.PositionalArgs, build func(*cobra.Command) action) *cobra.Command {
@@ -67,6 +77,9 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 			field = args[1]
 		}
 		checkName := func(recorded bool) error {
+			if _, ext := extensionOf(cfg).Of(id); ext && cmd.Annotations[extensionNames] != "" {
+				return nil // a document of the extension's counters
+			}
 			if err := layoutOf(cfg).CheckName(id); err != nil && id != "" && cmd.Annotations[ownNames] == "" {
 				return usageError{notDeclared(err, id, recorded)}
 			}
@@ -95,7 +108,7 @@ func counterCommand(use, short string, args cobra.PositionalArgs, build func(*co
 		c := counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards,
 			ShardCacheTTL: cfg.CacheTTL, Spacing: cfg.Spacing, Timeout: s.timeout, RefuseMissing: true,
 			Progress: func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), line) }})
-		a := &admin{cfg: cfg, field: field, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+		a := &admin{fs: fs, cfg: cfg, field: field, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 		err = act(ctx, a, c, id)
 		switch {
 		case err == nil || errors.Is(err, context.Canceled):
@@ -184,9 +197,13 @@ func incrCommand(args cobra.PositionalArgs) *cobra.Command {
 
 // getCommand is tally get: a total, count, aggregate, window or trend, in one read.
 func getCommand(args cobra.PositionalArgs) *cobra.Command {
-	return counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count, aggregate, window or trend (its score now), "+
+	cmd := counterCommand("get ID [FIELD]", "Read a counter's total, or a document's count, aggregate, window or trend (its score now), "+
+		"or a counter of the firestore-counter extension's that tally moves into its document (TALLY_EXTENSION_COUNTERS), "+
 		"or with no FIELD every field tally keeps on the document: one document read", args, func(*cobra.Command) action {
 		return func(ctx context.Context, a *admin, c *counter.Client, id string) error {
+			if ext, ok := extensionOf(a.cfg).Of(id); ok && !layoutOf(a.cfg).Matches(id) {
+				return a.getExtension(ctx, ext, id)
+			}
 			if a.field == "" && layoutOf(a.cfg).OnDocs() {
 				return a.getAll(ctx, c, id)
 			}
@@ -201,6 +218,37 @@ func getCommand(args cobra.PositionalArgs) *cobra.Command {
 			return nil
 		}
 	})
+	cmd.Annotations = map[string]string{extensionNames: "the extension's documents too"}
+	return cmd
+}
+
+// getExtension prints a counter of the firestore-counter extension's that
+// tally moves into its document d (or each that ext declares there): the
+// document's field, which holds every shard write up to its moved_as_of.
+func (a *admin) getExtension(ctx context.Context, ext extension.Counter, d string) error {
+	fields := ext.Fields
+	if a.field != "" {
+		if !ext.Counts(strings.Split(a.field, ".")) {
+			return usagef("%s counts %s (TALLY_EXTENSION_COUNTERS), not %s", d, strings.Join(ext.Fields, ", "), a.field)
+		}
+		fields = []string{a.field}
+	}
+	snap, err := a.fs.Doc(d).Get(ctx)
+	if status.Code(err) == codes.NotFound {
+		return fmt.Errorf("%s does not exist yet: a first move of its clients' shards makes it", d)
+	}
+	if err != nil {
+		return err
+	}
+	book, _ := snap.Data()[core.FieldBookkeeping].(map[string]any)
+	asOf, _ := book[extension.FieldMovedAsOf].(time.Time)
+	for _, f := range fields {
+		v, _ := snap.DataAtPath(strings.Split(f, "."))
+		n, _ := v.(int64)
+		a.print(map[string]any{"counter": d, "field": f, "total": n, "as_of": asOf.UTC().Format(time.RFC3339Nano)},
+			"%s %s %d (the extension's clients', moved as of %s)", d, f, n, asOf.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // seriesCommand is tally series: a window's buckets and their counts.

@@ -84,4 +84,12 @@ func TestExtensionTakeoverCommand(t *testing.T) {
 	if _, err := fs.Doc("admins/mallory").Get(ctx); status.Code(err) != codes.NotFound {
 		t.Errorf("admins/mallory was made: %v", err)
 	}
+	// The counts moved read as tally's do.
+	for args, want := range map[string]string{"pages/home likes": "pages/home likes 1 (the extension's clients', moved as of",
+		"posts/p1 stats.views": "posts/p1 stats.views 5", "pages/home views": "counts likes (TALLY_EXTENSION_COUNTERS), not views"} {
+		out, _ := cliWith(t, env, append([]string{"get"}, strings.Fields(args)...)...)
+		if !strings.Contains(out, want) {
+			t.Errorf("tally get %s: %q; want %q", args, out, want)
+		}
+	}
 }
