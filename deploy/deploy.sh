@@ -433,16 +433,19 @@ fi
 # The app's rules are its own: tally's part is merged into the rules in
 # force (or into --rules FILE), between two marker comments, and every
 # rule of the app's stays; a merge that cannot be made stops the deploy.
-rules=(rules --project="$project" --database="$database" --collection="$collection")
+# settings are the flags of tally's own commands that say this deploy's
+# configuration: tally rules here, and tally doctor after it.
+settings=(--project="$project" --database="$database" --collection="$collection")
 if [ -n "$counts" ]; then
-	rules+=(--counts="$counts" --shards-collection="$shards_collection")
+	settings+=(--counts="$counts" --shards-collection="$shards_collection")
 fi
 if [ "$signed_in_reads" = true ]; then
-	rules+=(--signed-in-reads)
+	settings+=(--signed-in-reads)
 fi
 if [ -n "$extension_counters" ]; then
-	rules+=(--extension-counters="$extension_counters")
+	settings+=(--extension-counters="$extension_counters")
 fi
+rules=(rules "${settings[@]}")
 if [ -n "$rules_file" ]; then
 	echo "# Security rules: tally's part merged into $rules_file, every rule of yours kept"
 	rules+=(--merge="$rules_file")
@@ -640,10 +643,22 @@ TRY
 	echo "curl -s -X POST $url${bearer:+ -H $bearer} -H 'Content-Type: application/json' -d '$body'"
 }
 
+# check_it prints the tally doctor command for this deploy's settings.
+check_it() {
+	echo "# Then check, on the project, what tally relies on there (a line a check; it writes only documents of its own, and removes them):"
+	local arg line="go run ./cmd/tally doctor"
+	for arg in "${settings[@]}" --region="$region"; do
+		line+=" $(quote "$arg")"
+	done
+	echo "$line"
+}
+
 if [ "$dry_run" = false ]; then
 	echo "# Done. Try it:"
 	try_it
+	check_it
 elif [ "$delete" = false ]; then
 	echo "# Once deployed (the commands above, or this command without --dry-run), try it:"
 	try_it
+	check_it
 fi

@@ -212,3 +212,22 @@ func note(block, mine string) string {
 	return fmt.Sprintf("your rules match %s already, so tally's example for it is left out: %s; or a client may write "+
 		"the counts there (a rule that allows a write allows it whatever the others say)", path, strings.Join(says, ", and "))
 }
+
+// AppPart is merged rules without tally's part: the app's own.
+func AppPart(rules string) string {
+	app, err := withoutTallys(rules)
+	if err != nil {
+		return rules
+	}
+	return app
+}
+
+// HasMatch reports whether rules match any path in their block of
+// documents.
+func HasMatch(rules string) bool {
+	body, err := documentsBody(rules)
+	return err == nil && anyMatch.MatchString(body)
+}
+
+// anyMatch finds a match statement.
+var anyMatch = regexp.MustCompile(`\bmatch\s+/`)

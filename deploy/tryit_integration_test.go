@@ -14,6 +14,7 @@ import (
 // they sign a user in for an ID token first (run here, as printed, against
 // the Auth emulator in place of identitytoolkit.googleapis.com) and send
 // it; for a private one, a gcloud identity token; for an open one, none.
+// tally doctor follows them, to check the project.
 func TestTryItTakesTheDeploy(t *testing.T) {
 	t.Parallel()
 	try := func(args ...string) []string {
@@ -26,6 +27,15 @@ func TestTryItTakesTheDeploy(t *testing.T) {
 		_, after, found := strings.Cut(string(b), "# Once deployed")
 		if !found {
 			t.Fatalf("deploy.sh --dry-run %s prints no try-it lines:\n%s", strings.Join(args, " "), b)
+		}
+		after, check, found := strings.Cut(after, "# Then check")
+		if !found || !strings.Contains(check, "\ngo run ./cmd/tally doctor --project=") {
+			t.Fatalf("deploy.sh --dry-run %s prints no tally doctor line after its try-it lines:\n%s", strings.Join(args, " "), b)
+		}
+		for i, a := range args { // the doctor checks the configuration deployed
+			if (a == "--counts" || a == "--extension-counters") && !strings.Contains(check, a+"=") {
+				t.Errorf("deploy.sh --dry-run %s prints a tally doctor line without its %s %s:\n%s", strings.Join(args, " "), a, args[i+1], check)
+			}
 		}
 		for _, line := range strings.Split(after, "\n")[1:] {
 			if line != "" && !strings.HasPrefix(line, "#") {

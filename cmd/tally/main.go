@@ -77,7 +77,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		c.GroupID = "counters"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{serveCommand(), tokenCommand(), benchCommand(), configCommand(), rulesCommand(), indexesCommand(), extensionCommand()} {
+	for _, c := range []*cobra.Command{serveCommand(), tokenCommand(), benchCommand(), configCommand(), rulesCommand(), indexesCommand(), extensionCommand(), doctorCommand()} {
 		c.GroupID = "local"
 		root.AddCommand(c)
 	}

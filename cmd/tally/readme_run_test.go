@@ -45,6 +45,7 @@ var readmeRuns = map[string]readmeRun{
 	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5 --extension-counters 'pages:likes,stats.views'": {elsewhere: "deploy TestDeployExtensionCounters dry-runs it, and TestDryRunParsesWithGcloud parses each of its commands with gcloud"},
 	"go run ./cmd/tally extension takeover --project PROJECT --extension-counters 'pages:likes,stats.views' --dry-run":                {elsewhere: "cmd/tally TestExtensionTakeoverCommand runs it on the emulator"},
 	"go run ./cmd/tally extension takeover --project PROJECT --extension-counters 'pages:likes,stats.views'":                          {elsewhere: "cmd/tally TestExtensionTakeoverCommand runs it on the emulator, twice"},
+	"go run ./cmd/tally doctor --project PROJECT --region us-central1":                                                                {elsewhere: "internal/tools/doctor TestDoctorOnTheLocalStack runs its checks on the stack and TestDoctorSaysWhatFails breaks each; no test reaches a Google Cloud project"},
 	"go test -short ./...":                                       {elsewhere: ".ci/run runs it, with no Java, browser, Node.js, npm or gcloud to call"},
 	"go test -race -timeout 30m ./...":                           {elsewhere: "the test command itself: .ci/run runs it"},
 	"go test -race -count=20 ./internal/tools/syncwatch":         {elsewhere: "the suite runs this package's test, and .ci/flakes runs it five times over when a change touches it"},
