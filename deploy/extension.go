@@ -114,6 +114,31 @@ func (t *fieldTree) check(expr string) string {
 	return strings.Join(conds, "\n          && ")
 }
 
+// ExtensionReads renders a stand-in for the app's own rules of the
+// documents the extension's counters are on, which its clients listen to:
+// anyone (or, with signedInReads, a signed-in user) may read one, and no
+// client writes one. tally serve enforces it when it is given no rules of
+// the app's (serve --rules): a deploy never adds it, for reads of the
+// app's documents are the app's rules' to grant.
+func ExtensionReads(counters extension.Counters, signedInReads bool) string {
+	read := "true"
+	if signedInReads {
+		read = "request.auth != null"
+	}
+	var b strings.Builder
+	b.WriteString("    // In place of the app's own rules (serve --rules): the declared\n")
+	b.WriteString("    // documents, which the extension's clients listen to, are read by\n")
+	b.WriteString("    // anyone, and written by no client.\n")
+	for _, c := range counters {
+		docs := c.Collection // one document
+		if strings.Count(docs, "/")%2 == 0 {
+			docs = matchPath(docs)
+		}
+		fmt.Fprintf(&b, "    match /%s {\n      allow read: if %s;\n      allow write: if false;\n    }\n", docs, read)
+	}
+	return b.String()
+}
+
 // WithExtension is tally's rules src with the extension's rules ext in
 // its block of documents, before the example of the app's own rules, so
 // that tally rules --merge merges them too.

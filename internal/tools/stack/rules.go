@@ -35,7 +35,8 @@ func (s *Stack) rulesSource() (string, error) {
 
 // tallyRules are tally's rules for the stack's layout, with the
 // extension's clients' for the counters declared (TALLY_EXTENSION_COUNTERS),
-// if any.
+// if any, and, with no rules of the app's, reads of the documents they
+// are on, which those clients listen to.
 func (s *Stack) tallyRules() (string, error) {
 	l := s.o.layout()
 	src, err := deploy.Rules(deploy.RulesOptions{Collection: l.Collection})
@@ -48,6 +49,9 @@ func (s *Stack) tallyRules() (string, error) {
 	ext, err := deploy.ExtensionRules(s.o.extension(), false)
 	if err != nil {
 		return "", err
+	}
+	if s.o.AppRules == "" {
+		ext += deploy.ExtensionReads(s.o.extension(), false)
 	}
 	return deploy.WithExtension(src, ext)
 }

@@ -1,12 +1,20 @@
 package stack
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
@@ -25,6 +33,16 @@ service cloud.firestore {
 }
 `
 
+// appRulesFile writes rules to an app's rules file, and gives its path.
+func appRulesFile(t *testing.T, rules string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "app.rules")
+	if err := os.WriteFile(file, []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // TestAppRulesMergedAndReloaded: an app's rules file (serve --rules) is
 // enforced with tally's merged in, its own match in place of the
 // example's; a change to the file is loaded into the running emulator;
@@ -32,10 +50,7 @@ service cloud.firestore {
 func TestAppRulesMergedAndReloaded(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
-	file := filepath.Join(t.TempDir(), "app.rules")
-	if err := os.WriteFile(file, []byte(strings.Replace(appRules, "VERSION", "v1", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := appRulesFile(t, strings.Replace(appRules, "VERSION", "v1", 1))
 	logs := &testio.Buffer{}
 	cfg := envConfig(t, map[string]string{"TALLY_COUNTS": "posts:views,likes=count(likes),comments=count(comments)"})
 	cfg.Project = emulatortest.Project
@@ -85,10 +100,7 @@ func TestAppRulesMergedAndReloaded(t *testing.T) {
 func TestAppRulesOnEveryLayout(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
-	file := filepath.Join(t.TempDir(), "app.rules")
-	if err := os.WriteFile(file, []byte(appRules), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := appRulesFile(t, appRules)
 	for name, c := range map[string]struct {
 		env  map[string]string
 		want string // a line of tally's part
@@ -116,4 +128,63 @@ func TestAppRulesOnEveryLayout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExtensionDocumentsReadWithoutAppRules: serve --extension-counters,
+// given no rules of the app's, lets the extension's clients read the
+// declared documents they listen to, and write none; given the app's
+// rules, it adds no read of its own: the app's rules (here, none of
+// pages) say who reads them.
+func TestExtensionDocumentsReadWithoutAppRules(t *testing.T) {
+	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
+	file := appRulesFile(t, appRules)
+	for name, c := range map[string]struct {
+		rules string
+		read  codes.Code
+	}{
+		"no rules of the app's": {"", codes.OK},
+		"the app's rules":       {file, codes.PermissionDenied},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg := envConfig(t, map[string]string{"TALLY_EXTENSION_COUNTERS": "pages:likes;stats/site:visits"})
+			cfg.Project = emulatortest.Project
+			s, admin := startOptions(t, Options{Config: cfg, Emulator: paths, AppRules: c.rules, Logger: cloudlog.New(&testio.Buffer{}, slog.LevelInfo)})
+			ctx := context.Background()
+			for _, path := range []string{"pages/home", "stats/site", "secrets/s1"} {
+				if _, err := admin.Doc(path).Set(ctx, map[string]any{"likes": 3}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			client := anonymous(t, s.EmulatorHost)
+			for _, path := range []string{"pages/home", "stats/site"} {
+				if _, err := client.Doc(path).Get(ctx); status.Code(err) != c.read {
+					t.Errorf("a signed-out client's read of %s: %v; want %v", path, err, c.read)
+				}
+				if _, err := client.Doc(path).Update(ctx, []firestore.Update{{Path: "likes", Value: 1000}}); status.Code(err) != codes.PermissionDenied {
+					t.Errorf("a signed-out client's write of %s: %v; want it refused", path, err)
+				}
+			}
+			if _, err := client.Doc("secrets/s1").Get(ctx); status.Code(err) != codes.PermissionDenied {
+				t.Errorf("a signed-out client's read of a document nothing declares: %v; want it refused", err)
+			}
+		})
+	}
+}
+
+// anonymous is a client of the emulator at host with no credentials: the
+// rules in force say what it may do.
+func anonymous(t *testing.T, host string) *firestore.Client {
+	t.Helper()
+	conn, err := grpc.NewClient(host, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := firestore.NewClient(context.Background(), emulatortest.Project, option.WithGRPCConn(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
