@@ -350,3 +350,34 @@ func serveRequest(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
 	h.ServeHTTP(w, r)
 	return w
 }
+
+// TestAnonymousUsers: with sign-in on, a signed-out request gets 401, and
+// a user signed in anonymously (Firebase's signInAnonymously, no account
+// to make) is a signed-in user: its view counts, and its vote counts once
+// whatever it sends again. Anyone can make such a user, so what guards
+// votes is App Check, not sign-in (docs/http-api.md).
+func TestAnonymousUsers(t *testing.T) {
+	h, c, _, host := signedIn(t, Config{AutoCreate: true})
+	id := emulatortest.ID(t)
+	if code, _, raw := call(h, "", `{"counter":"`+id+`"}`); code != http.StatusUnauthorized {
+		t.Fatalf("a signed-out view: %d %s; want 401", code, raw)
+	}
+	if exists(t, c, id) {
+		t.Fatal("a signed-out view wrote the counter")
+	}
+	u, err := authemu.SignInAnonymously(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, r, raw := call(h, u.IDToken, `{"counter":"`+id+`"}`); code != http.StatusOK || !r.Changed {
+		t.Errorf("an anonymous user's view: %d %s; want it counted", code, raw)
+	}
+	for i, want := range []bool{true, false} {
+		if code, r, raw := call(h, u.IDToken, `{"counter":"`+id+`-likes","vote":true}`); code != http.StatusOK || r.Changed != want {
+			t.Errorf("an anonymous user's vote, sent %d times: %d %s; want changed %v", i+1, code, raw, want)
+		}
+	}
+	if got := sum(shards(t, c, id)) + sum(shards(t, c, id+"-likes")); got != 2 {
+		t.Errorf("the view and the vote left %d in the shards; want 2", got)
+	}
+}

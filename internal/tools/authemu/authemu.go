@@ -299,12 +299,23 @@ func SignIn(host, email, password string) (User, error) {
 	return u, err
 }
 
+// SignInAnonymously signs a new anonymous user in on the emulator at
+// host, as Firebase's signInAnonymously does, and returns its ID token.
+func SignInAnonymously(host string) (User, error) {
+	return account(host, "signUp", "", "")
+}
+
 var errEmailExists = errors.New("EMAIL_EXISTS")
 
 // account calls the Identity Toolkit method (signUp, signInWithPassword)
-// of the emulator at host for email and password.
+// of the emulator at host for email and password; signUp with neither
+// makes an anonymous user.
 func account(host, method, email, password string) (User, error) {
-	body, _ := json.Marshal(map[string]any{"email": email, "password": password, "returnSecureToken": true})
+	req := map[string]any{"returnSecureToken": true}
+	if email != "" {
+		req["email"], req["password"] = email, password
+	}
+	body, _ := json.Marshal(req)
 	resp, err := http.Post("http://"+host+"/identitytoolkit.googleapis.com/v1/accounts:"+method+"?key=fake-api-key",
 		"application/json", bytes.NewReader(body))
 	if err != nil {
