@@ -41,11 +41,14 @@ var readmeRuns = map[string]readmeRun{
 	"apt-get install -y nodejs":                                               {elsewhere: nodeSource},
 	"go run ./cmd/tally serve":                                                {elsewhere: "TestReadmeServeAndSessions runs serve, on a free port, and the README's sessions against it"},
 	"go run ./cmd/tally serve --extension-counters 'pages:likes,stats.views'": {elsewhere: "internal/tools/stack TestExtensionCountersOnTheStack and clients/web TestExtensionClients start the stack with these settings, the emulator's own delivery bringing the moves"},
-	"go run ./cmd/tally rules --extension-counters 'pages:likes,stats.views' --merge firestore.rules > firestore.merged.rules":        {elsewhere: "deploy TestExtensionRules merges tally's rules with the extension's clients' into an app's, as this command does, loads them into the emulator and writes as a client and the app would"},
-	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5 --extension-counters 'pages:likes,stats.views'": {elsewhere: "deploy TestDeployExtensionCounters dry-runs it, and TestDryRunParsesWithGcloud parses each of its commands with gcloud"},
-	"go run ./cmd/tally extension takeover --project PROJECT --extension-counters 'pages:likes,stats.views' --dry-run":                {elsewhere: "cmd/tally TestExtensionTakeoverCommand runs it on the emulator"},
-	"go run ./cmd/tally extension takeover --project PROJECT --extension-counters 'pages:likes,stats.views'":                          {elsewhere: "cmd/tally TestExtensionTakeoverCommand runs it on the emulator, twice"},
-	"go run ./cmd/tally doctor --project PROJECT --region us-central1":                                                                {elsewhere: "internal/tools/doctor TestDoctorOnTheLocalStack runs its checks on the stack and TestDoctorSaysWhatFails breaks each; no test reaches a Google Cloud project"},
+	"go run ./cmd/tally rules --extension-counters 'pages:likes,stats.views' --merge firestore.rules > firestore.merged.rules":                {elsewhere: "deploy TestExtensionRules merges tally's rules with the extension's clients' into an app's, as this command does, loads them into the emulator and writes as a client and the app would"},
+	"deploy/deploy.sh --project PROJECT --region us-central1 --database-location nam5 --extension-counters 'pages:likes,stats.views'":         {elsewhere: "deploy TestDeployExtensionCounters dry-runs it, and TestDryRunParsesWithGcloud parses each of its commands with gcloud"},
+	"go run ./cmd/tally extension takeover --project PROJECT --extension-counters 'pages:likes,stats.views' --dry-run":                        {elsewhere: "cmd/tally TestExtensionTakeoverCommand runs it on the emulator"},
+	"go run ./cmd/tally extension takeover --project PROJECT --extension-counters 'pages:likes,stats.views'":                                  {elsewhere: "cmd/tally TestExtensionTakeoverCommand runs it on the emulator, twice"},
+	"TALLY_AUTH=firebase TALLY_CORS_ORIGINS=http://localhost:5173 go run ./cmd/tally serve --port 8180 --emulator-port 8080 --auth-port 9099": {elsewhere: "cmd/tally TestServeOnGivenPorts runs serve on given ports, the Auth emulator's too, and internal/tools/stack TestOriginsHaveTheirLoopbackTwins allows a localhost origin as 127.0.0.1"},
+	"firebase emulators:start --only auth,hosting": {elsewhere: "internal/tools/authemu starts the Firebase CLI's Auth emulator as this does, for cmd/tally TestBesideTheAppsFirebaseEmulators"},
+	"FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:9099 TALLY_AUTH=firebase TALLY_CORS_ORIGINS=http://localhost:5000 go run ./cmd/tally serve --rules firestore.rules --port 8180 --emulator-port 8080": {elsewhere: "cmd/tally TestBesideTheAppsFirebaseEmulators runs it beside the Firebase CLI's Auth emulator, its ports free ones"},
+	"go run ./cmd/tally doctor --project PROJECT --region us-central1": {elsewhere: "internal/tools/doctor TestDoctorOnTheLocalStack runs its checks on the stack and TestDoctorSaysWhatFails breaks each; no test reaches a Google Cloud project"},
 	"go test -short ./...":                                       {elsewhere: ".ci/run runs it, with no Java, browser, Node.js, npm or gcloud to call"},
 	"go test -race -timeout 30m ./...":                           {elsewhere: "the test command itself: .ci/run runs it"},
 	"go test -race -count=20 ./internal/tools/syncwatch":         {elsewhere: "the suite runs this package's test, and .ci/flakes runs it five times over when a change touches it"},
@@ -121,7 +124,7 @@ var readmeRuns = map[string]readmeRun{
 
 // commandPrefixes start the README's command lines; other lines of its
 // code blocks are output, code or queries.
-var commandPrefixes = []string{"go ", "tally ", "apt-get ", "command ", "deploy/", "curl ", "URL=", "TALLY_", "npm ", "gcloud ", "firebase ", "cd "}
+var commandPrefixes = []string{"go ", "tally ", "apt-get ", "command ", "deploy/", "curl ", "URL=", "TALLY_", "npm ", "gcloud ", "firebase ", "cd ", "FIREBASE_"}
 
 // outputMarkers precede the README's blocks of output, and of sessions
 // that other tests run line by line.
