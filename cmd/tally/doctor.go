@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"cloud.google.com/go/firestore"
 	"github.com/spf13/cobra"
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/deploy"
 	"github.com/tallycounters/tally/internal/tools/doctor"
+	"github.com/tallycounters/tally/setup"
 )
 
 // doctorCommand is tally doctor: on a project, or the local stack, each
@@ -41,32 +41,23 @@ func doctorCommand() *cobra.Command {
 	var ro deploy.RulesOptions
 	cmd.Flags().BoolVar(&ro.SignedInReads, "signed-in-reads", false, "the rules were deployed with --signed-in-reads")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		cfg, err := s.config()
-		if err != nil {
-			return err
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		fs, cfg, _, err := s.open(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer fs.Close()
-		tally, err := tallyRules(cfg, ro)
-		if err != nil {
-			return usageError{err}
-		}
-		rs := doctor.Run(ctx, doctor.Options{
-			Client: fs, Admin: counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, Spacing: cfg.Spacing}),
-			Layout: layoutOf(cfg), Project: cfg.Project, Database: cfg.Database, Local: os.Getenv(EnvEmulator) != "",
-			IncrementURL: *url, Region: *region, FoldWithin: *within, TallyRules: tally,
-			Release: deploy.Release{Project: cfg.Project, Database: cfg.Database, Endpoint: os.Getenv(EnvRulesAPI)},
-			Out:     cmd.OutOrStdout(),
+		return s.connected(func(ctx context.Context, fs *firestore.Client, cfg setup.Config) error {
+			tally, err := tallyRules(cfg, ro)
+			if err != nil {
+				return usageError{err}
+			}
+			rs := doctor.Run(ctx, doctor.Options{
+				Client: fs, Admin: counter.New(fs, counter.Options{Layout: cfg.Layout, DefaultShards: cfg.DefaultShards, Spacing: cfg.Spacing}),
+				Layout: layoutOf(cfg), Project: cfg.Project, Database: cfg.Database, Local: os.Getenv(EnvEmulator) != "",
+				IncrementURL: *url, Region: *region, FoldWithin: *within, TallyRules: tally,
+				Release: deploy.Release{Project: cfg.Project, Database: cfg.Database, Endpoint: os.Getenv(EnvRulesAPI)},
+				Out:     cmd.OutOrStdout(),
+			})
+			if doctor.Failed(rs) {
+				return fmt.Errorf("a check failed: see its line above")
+			}
+			return nil
 		})
-		if doctor.Failed(rs) {
-			return fmt.Errorf("a check failed: see its line above")
-		}
-		return nil
 	}
 	return cmd
 }

@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
+	"cloud.google.com/go/firestore"
 	"github.com/spf13/cobra"
 
 	"github.com/tallycounters/tally/internal/extension"
@@ -51,36 +49,31 @@ func takeoverCommand() *cobra.Command {
 	parallel := cmd.Flags().Int("parallel", 16, "documents moved at once")
 	quiet := cmd.Flags().Duration("quiet", extension.DefaultQuiet, "leave a client's shard written within this for a later run, or Rollup (its client may still wait for that write's answer: a move now would show it twice)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		cfg, err := s.config()
-		if err != nil {
-			return err
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		fs, cfg, _, err := s.open(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer fs.Close()
-		a := &admin{cfg: cfg, json: s.json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
-		began := time.Now()
-		if cfg.ExtensionCounters.None() {
-			return usagef("declare the extension's counters to take over: --extension-counters 'pages:likes,stats.views' (%s)", setup.EnvExtension)
-		}
-		r, err := extension.Takeover(ctx, fs, layoutOf(cfg), extension.TakeoverOptions{
-			Counters: extensionOf(cfg), Quiet: *quiet, DryRun: *dry, StatePaths: *state, Parallel: *parallel,
-			Progress: func(line string) { fmt.Fprintln(a.stderr, "tally extension takeover: "+line) },
+		return s.connected(func(ctx context.Context, fs *firestore.Client, cfg setup.Config) error {
+			return takeover(ctx, cmd, fs, cfg, s.json, extension.TakeoverOptions{Quiet: *quiet, DryRun: *dry, StatePaths: *state, Parallel: *parallel})
 		})
-		if err != nil {
-			return err
-		}
-		printTakeover(a, r, *dry, time.Since(began))
-		if len(r.Failed) > 0 {
-			return fmt.Errorf("%d documents were not moved into: run takeover again", len(r.Failed))
-		}
-		return nil
 	}
 	return cmd
+}
+
+// takeover runs tally extension takeover with o, and reports it.
+func takeover(ctx context.Context, cmd *cobra.Command, fs *firestore.Client, cfg setup.Config, json bool, o extension.TakeoverOptions) error {
+	a := &admin{cfg: cfg, json: json, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+	began := time.Now()
+	if cfg.ExtensionCounters.None() {
+		return usagef("declare the extension's counters to take over: --extension-counters 'pages:likes,stats.views' (%s)", setup.EnvExtension)
+	}
+	o.Counters = extensionOf(cfg)
+	o.Progress = func(line string) { fmt.Fprintln(a.stderr, "tally extension takeover: "+line) }
+	r, err := extension.Takeover(ctx, fs, layoutOf(cfg), o)
+	if err != nil {
+		return err
+	}
+	printTakeover(a, r, o.DryRun, time.Since(began))
+	if len(r.Failed) > 0 {
+		return fmt.Errorf("%d documents were not moved into: run takeover again", len(r.Failed))
+	}
+	return nil
 }
 
 // printTakeover says what a takeover found and did.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -179,6 +181,24 @@ func (s *settings) open(ctx context.Context, cfg setup.Config) (*firestore.Clien
 		return nil, cfg, false, err
 	}
 	return fs, cfg, recorded, nil
+}
+
+// connected runs a command's work on the database its settings name: with
+// a context that ends on Ctrl-C or SIGTERM, the client (closed when run
+// returns), and the configuration in force (open's).
+func (s *settings) connected(run func(ctx context.Context, fs *firestore.Client, cfg setup.Config) error) error {
+	cfg, err := s.config()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fs, cfg, _, err := s.open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	return run(ctx, fs, cfg)
 }
 
 // connect checks the emulator, if one is set, and opens a client for cfg.
