@@ -34,10 +34,7 @@ func CountsRules(l core.Layout, signedInReads bool) (string, error) {
 		"/{path=**}/voters/", "/{path=**}/"+voters+"/",
 		"/{path=**}/keys/", "/{path=**}/"+keys+"/",
 	).Replace(countsSource)
-	read := "true"
-	if signedInReads {
-		read = "request.auth != null"
-	}
+	read := whoReads(signedInReads)
 	var b strings.Builder
 	b.WriteString("rules_version = '2';\n\n")
 	b.WriteString("service cloud.firestore {\n  match /databases/{database}/documents {\n")
@@ -171,4 +168,13 @@ func summed(aggs []aggregate.Aggregate, child string) []string {
 		}
 	}
 	return out
+}
+
+// whoReads is the rules' condition on a read of what tally keeps for
+// clients to read: anyone's, or with signedInReads a signed-in user's.
+func whoReads(signedInReads bool) string {
+	if signedInReads {
+		return "request.auth != null"
+	}
+	return "true"
 }

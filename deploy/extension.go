@@ -25,10 +25,7 @@ func ExtensionRules(counters extension.Counters, signedInReads bool) (string, er
 	if len(counters) == 0 {
 		return "", fmt.Errorf("deploy: declare the extension's counters (--extension-counters 'pages:likes,stats.views')")
 	}
-	read := "true"
-	if signedInReads {
-		read = "request.auth != null"
-	}
+	read := whoReads(signedInReads)
 	var b strings.Builder
 	b.WriteString("    // The firestore-counter extension's clients (" + counters.String() + "): each\n")
 	b.WriteString("    // adds to its own shard, D/" + extension.Collection + "/{its id}, and reads it, its\n")
@@ -121,10 +118,7 @@ func (t *fieldTree) check(expr string) string {
 // the app's (serve --rules): a deploy never adds it, for reads of the
 // app's documents are the app's rules' to grant.
 func ExtensionReads(counters extension.Counters, signedInReads bool) string {
-	read := "true"
-	if signedInReads {
-		read = "request.auth != null"
-	}
+	read := whoReads(signedInReads)
 	var b strings.Builder
 	b.WriteString("    // In place of the app's own rules (serve --rules): the declared\n")
 	b.WriteString("    // documents, which the extension's clients listen to, are read by\n")
