@@ -16,3 +16,11 @@ import type * as rankDeclared from "@tallycounters/web/rank";
 rankSources satisfies typeof rankDeclared;
 type RankUndeclared = Exclude<keyof typeof rankSources, keyof typeof rankDeclared>;
 export const noRankUndeclared: [RankUndeclared] extends [never] ? true : RankUndeclared = true;
+
+// The same of the likes entry, @tallycounters/web/likes.
+import * as likesSources from "./src/likes.js";
+import type * as likesDeclared from "@tallycounters/web/likes";
+
+likesSources satisfies typeof likesDeclared;
+type LikesUndeclared = Exclude<keyof typeof likesSources, keyof typeof likesDeclared>;
+export const noLikesUndeclared: [LikesUndeclared] extends [never] ? true : LikesUndeclared = true;

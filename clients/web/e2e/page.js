@@ -1,5 +1,6 @@
 // The browser tests' page: one count and a button that adds to it with the
-// client (or, with config.vote, likes and unlikes), signed in when the
+// client (or, with config.vote, votes and takes the vote back; with
+// config.like, likes as a document and unlikes), signed in when the
 // config names a user, with App Check when it gives a token; and what the
 // page showed when, for the test to read.
 import { initializeApp } from "firebase/app";
@@ -8,6 +9,7 @@ import { connectAuthEmulator, getAuth, signInWithEmailAndPassword } from "fireba
 import { collection, connectFirestoreEmulator, doc, getFirestore, onSnapshot } from "firebase/firestore";
 
 import { addChild, addTo, closeTally, countRef, getTally, onCount, onVote, removeChild, vote } from "../src/index.js";
+import { like, onLike } from "../src/likes.js";
 
 const cfg = JSON.parse(document.getElementById("config").textContent);
 const app = initializeApp({ projectId: cfg.project, apiKey: "demo-api-key", appId: "1:123456789:web:0a1b2c" });
@@ -55,10 +57,18 @@ if (cfg.vote) {
     $("like").setAttribute("aria-pressed", String(v));
   });
 }
+if (cfg.like) {
+  onLike(ref, (v) => {
+    liked = v;
+    window.liked = v;
+    $("like").setAttribute("aria-pressed", String(v));
+  }, (e) => window.failures.push(String(e)));
+  window.likeAgain = () => like(ref, true); // a like as asked already, when liked
+}
 $("like").addEventListener("click", () => {
   window.presses.push(performance.now());
   $("message").textContent = "";
-  (cfg.vote ? vote(ref, !liked) : addTo(ref, 1)).catch((e) => {
+  (cfg.like ? like(ref, !liked) : cfg.vote ? vote(ref, !liked) : addTo(ref, 1)).catch((e) => {
     window.failures.push(String(e));
     $("message").textContent = e.message;
   });

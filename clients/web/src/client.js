@@ -31,6 +31,7 @@ import { micros } from "./times.js";
  * @property {Set<() => void>} stops the unsubscribes of every listener, for closeClient
  * @property {Set<string>} sending keys of the actions this page is sending
  * @property {Map<string, boolean>} voted the user's stored vote on each count an onVote listens to
+ * @property {Map<string, boolean>} liked whether the user's like document is there, on each count an onLike listens to, by count and user
  * @property {Map<string, Base>} bases the snapshot each count is shown on
  * @property {Set<string>} settled keys of the actions this page's counts hold
  * @property {AbortController} life aborted when the client is closed
@@ -59,6 +60,7 @@ export function openClient(app, options) {
     stops: new Set(),
     sending: new Set(),
     voted: new Map(),
+    liked: new Map(),
     bases: new Map(),
     settled: new Set(),
     life: new AbortController(),
@@ -307,4 +309,18 @@ function sleep(ms, signal) {
     const id = setTimeout(r, ms);
     signal.addEventListener("abort", () => (clearTimeout(id), r()), { once: true });
   });
+}
+
+/**
+ * Registers stop with t, so that closing t stops it, and returns the
+ * unsubscribe function that stops it once.
+ * @param {Client} t
+ * @param {() => void} stop
+ */
+export function stopping(t, stop) {
+  const once = () => {
+    if (t.stops.delete(once)) stop();
+  };
+  t.stops.add(once);
+  return once;
 }

@@ -2,10 +2,10 @@
 // exactly, online or offline, on the modular Firebase JS SDK.
 //
 //   const tally = getTally(app, { url: "https://REGION-PROJECT.cloudfunctions.net/tally-increment" });
-//   const likes = countRef(tally, "posts/p1", "likes");
+//   const likes = countRef(tally, "posts/p1", "likes"); // likes=count(likes)
 //   onCount(likes, (n) => (likesEl.textContent = n));
-//   onVote(likes, (liked) => (button.ariaPressed = liked));
-//   button.onclick = () => vote(likes, button.ariaPressed !== "true");
+//   onLike(likes, (liked) => (button.ariaPressed = liked)); // @tallycounters/web/likes
+//   button.onclick = () => like(likes, button.ariaPressed !== "true");
 //
 // Its names are not those of firebase/firestore (count, increment,
 // terminate), so an app imports both as they are.
@@ -14,7 +14,7 @@ import { getFirestore, doc, onSnapshot } from "firebase/firestore";
 import { getAuth, onAuthStateChanged } from "firebase/auth";
 
 import { agree, holds, pressedOn, shown, votedShown } from "./pending.js";
-import { act, closeClient, closed, keyOf, mine, openClient, settle } from "./client.js";
+import { act, closeClient, closed, keyOf, mine, openClient, settle, stopping } from "./client.js";
 import { create, remove, sourceOf, writeChild } from "./children.js";
 import { userKey } from "./keys.js";
 import { bookOf, windowOf, windowShown } from "./windows.js";
@@ -300,18 +300,4 @@ function windowsIn(data, book) {
     if (w) out[f] = { value: Number(data[f] ?? 0), w };
   }
   return out;
-}
-
-/**
- * Registers stop with t, so that closing t stops it, and returns the
- * unsubscribe function that stops it once.
- * @param {Client} t
- * @param {() => void} stop
- */
-function stopping(t, stop) {
-  const once = () => {
-    if (t.stops.delete(once)) stop();
-  };
-  t.stops.add(once);
-  return once;
 }
