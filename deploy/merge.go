@@ -16,9 +16,10 @@ var documentsMatch = regexp.MustCompile(`match\s+/databases/\{[^}]+\}/documents\
 const exampleMarker = "    // Example: the app's own rules"
 
 // A Merge is an app's rules with tally's merged in (Rules), and, for each
-// counted collection the app's rules match already, what its rules must
-// add (Notes): rules that allow a write allow it whatever other rules say,
-// so the app's own must keep the counts as the example does.
+// counted collection the app's rules match already and write without
+// tally's conditions, what its rules must add (Notes): rules that allow a
+// write allow it whatever other rules say, so the app's own must keep the
+// counts as the example does.
 type Merge struct {
 	Rules string
 	Notes []string
@@ -63,7 +64,9 @@ func MergeRules(app, tally string) (Merge, error) {
 	var add []string
 	for _, block := range matchBlocks(example) {
 		if re := matchOf(block); re != nil && re.MatchString(app) {
-			m.Notes = append(m.Notes, note(block, strings.TrimSuffix(strings.TrimSpace(re.FindString(app)), "{")))
+			if n := note(block, appBlock(app, re)); n != "" {
+				m.Notes = append(m.Notes, n)
+			}
 			continue
 		}
 		add = append(add, block)
@@ -189,16 +192,44 @@ func matchOf(block string) *regexp.Regexp {
 	return regexp.MustCompile(`match\s+` + strings.Join(parts, "/") + `\s*\{`)
 }
 
-// note says what the app's own match of block's path (its line, mine)
-// must add: the example's conditions on tally's fields, for its create
-// and its update.
+// allowRule finds an allow statement: its methods, and its condition.
+var allowRule = regexp.MustCompile(`(?s)allow ([a-z, ]+): if (.*?)(?:;|\n\s*allow|\n\s*\})`)
+
+// appBlock is the app's own match that re finds in app, whole: its line
+// and what its braces hold.
+func appBlock(app string, re *regexp.Regexp) string {
+	loc := re.FindStringIndex(app)
+	if end := closing(app, loc[1]-1); end >= 0 {
+		return app[loc[0] : end+1]
+	}
+	return app[loc[0]:loc[1]]
+}
+
+// note says what the app's own match of block's path (mine, whole) must
+// add: the example's conditions on tally's fields, for each create and
+// update mine allows, that it does not hold already; "" if none.
 func note(block, mine string) string {
-	path := strings.TrimSpace(strings.TrimPrefix(mine, "match"))
+	path := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.SplitN(mine, "\n", 2)[0], "match"), "{"))
+	held := map[string]string{} // what mine's allows of each method hold
+	for _, allow := range allowRule.FindAllStringSubmatch(mine, -1) {
+		for _, method := range strings.Split(allow[1], ",") {
+			switch method = strings.TrimSpace(method); method {
+			case "write":
+				held["create"] += allow[2] + "\n"
+				held["update"] += allow[2] + "\n"
+			default:
+				held[method] += allow[2] + "\n"
+			}
+		}
+	}
 	var says []string
-	for _, allow := range regexp.MustCompile(`(?s)allow (create|update): if (.*?)(?:;|\n\s*allow|\n\s*\})`).FindAllStringSubmatch(block, -1) {
+	for _, allow := range allowRule.FindAllStringSubmatch(block, -1) {
+		if _, granted := held[allow[1]]; !granted {
+			continue // mine allows no such write: nothing to keep it to
+		}
 		var conds []string
 		for _, c := range regexp.MustCompile(`tally[A-Za-z]+\([^)]*\)`).FindAllString(allow[2], -1) {
-			if !slices.Contains(conds, c) {
+			if !slices.Contains(conds, c) && !strings.Contains(held[allow[1]], c) {
 				conds = append(conds, c)
 			}
 		}
@@ -207,7 +238,7 @@ func note(block, mine string) string {
 		}
 	}
 	if len(says) == 0 {
-		return fmt.Sprintf("your rules match %s already, as the example does; keep them", path)
+		return ""
 	}
 	return fmt.Sprintf("your rules match %s already, so tally's example for it is left out: %s; or a client may write "+
 		"the counts there (a rule that allows a write allows it whatever the others say)", path, strings.Join(says, ", and "))
