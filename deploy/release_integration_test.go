@@ -13,8 +13,9 @@ import (
 
 // TestEveryDeployPathKeepsTheAppsRules: an app has its own rules in
 // force (its profiles and posts); deploy.sh's dry run, on every path (the
-// guide's counters, the public like button, counts on the app's posts,
-// the extension's counters, and merging into the app's rules file),
+// guide's counters, the public like button, likes as votes, counts on the
+// app's posts, the extension's counters, and merging into the app's rules
+// file),
 // prints what the merge changes of them, adding and removing nothing of
 // the app's; the command it prints to publish the rules keeps every rule
 // of the app's and adds tally's part, once, however often it runs; and
@@ -29,7 +30,8 @@ func TestEveryDeployPathKeepsTheAppsRules(t *testing.T) {
 	}
 	for name, args := range map[string][]string{
 		"the guide's counters": nil,
-		"a public like button": {"--public", "--auth", "firebase", "--votes-only", "--signed-in-reads"},
+		"a public like button": {"--counts", "posts:likes=count(likes)", "--rules", file},
+		"likes as votes":       {"--public", "--auth", "firebase", "--votes-only", "--app-check", "--counts", "posts:likes", "--signed-in-reads"},
 		"counts on posts":      {"--counts", "posts:likes,views,comments=count(comments)"},
 		"the extension's":      {"--counts", "posts:likes", "--extension-counters", "pages:likes,stats.views"},
 		"the app's rules file": {"--counts", "posts:likes", "--rules", file},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -32,7 +33,7 @@ func TestStarterApp(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &pkg) != nil {
 		t.Fatalf("the starter's package.json: %v", err)
 	}
-	const serveArgs = "TALLY_AUTH=firebase go run ../../cmd/tally serve --app public"
+	const serveArgs = "TALLY_AUTH=firebase TALLY_COUNTS='posts:likes=count(likes)' go run ../../cmd/tally serve --app public --rules firestore.rules"
 	if want := "npm run build && " + serveArgs; pkg.Scripts["start"] != want {
 		t.Fatalf("npm start runs %q; this test runs %q", pkg.Scripts["start"], want)
 	}
@@ -44,13 +45,14 @@ func TestStarterApp(t *testing.T) {
 			t.Fatalf("npm %s in %s: %v\n%s", strings.Join(step, " "), starterDir, err, out)
 		}
 	}
-	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase"}, "serve", "--port", "0", "--app", filepath.Join(starterDir, "public"))
+	cmd, out, stderr := start(t, []string{"TALLY_AUTH=firebase", "TALLY_COUNTS=posts:likes=count(likes)"},
+		"serve", "--port", "0", "--app", filepath.Join(starterDir, "public"), "--rules", filepath.Join(starterDir, "firestore.rules"))
 	r := waitReady(t, out, stderr)
 	if !strings.Contains(strings.Join(r.lines, "\n"), "tally: your app, from ") {
 		t.Errorf("serve does not say where the app is:\n%s", strings.Join(r.lines, "\n"))
 	}
 	ctx := browsertest.New(t, 3*time.Minute)
-	const counter = "post-1-likes" // examples/like-button/src/config.js
+	const post = "posts/hello" // examples/like-button/src/config.js
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(r.functions+"/"),
 		browsertest.WaitJS(`document.getElementById("like").disabled && document.getElementById("like").textContent === "Sign in to like"`),
@@ -69,12 +71,19 @@ func TestStarterApp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sign in and like: %v\n%s", err, stderr)
 	}
-	waitShards(t, r.emulator, counter, 1)
+	// The like is the user's own document, which the post's likes count.
+	waitField(t, r.emulator, post, "likes", 1)
+	if likes := likeDocs(t, r.emulator, post); len(likes) != 1 {
+		t.Errorf("the post has like documents %v; want the user's one", likes)
+	}
 	err = chromedp.Do(ctx, chromedp.Click(chromedp.ID("like")), browsertest.WaitText("count", "0"), browsertest.WaitText("like", "Like"))
 	if err != nil {
 		t.Fatalf("press again: %v", err)
 	}
-	waitShards(t, r.emulator, counter, 0)
+	waitField(t, r.emulator, post, "likes", 0)
+	if likes := likeDocs(t, r.emulator, post); len(likes) != 0 {
+		t.Errorf("the post has like documents %v after the like was taken back; want none", likes)
+	}
 	// A wrong password is answered as one, and the right one signs in.
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.ID("signout")),
@@ -102,15 +111,16 @@ func TestStarterApp(t *testing.T) {
 	}
 }
 
-// waitShards waits until the counter's shards hold want: at most emulatortest.Liveness,
-// a liveness bound.
-func waitShards(t *testing.T, emulator, counter string, want int64) {
+// likeDocs lists the like documents of the post at path.
+func likeDocs(t *testing.T, emulator, path string) []string {
 	t.Helper()
-	var got int64
-	for deadline := time.Now().Add(emulatortest.Liveness); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if got = shardSum(t, emulator, counter); got == want {
-			return
-		}
+	refs, err := serveClient(t, emulator).Doc(path).Collection("likes").DocumentRefs(context.Background()).GetAll()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("the shards of %s hold %d, want %d", counter, got, want)
+	var ids []string
+	for _, r := range refs {
+		ids = append(ids, r.ID)
+	}
+	return ids
 }

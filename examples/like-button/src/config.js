@@ -11,5 +11,6 @@ export const production = {
   url: "https://us-central1-PROJECT.cloudfunctions.net/tally-increment",
 };
 
-// The counter the button counts: one per thing liked, such as a post.
-export const counter = "post-1-likes";
+// The post the button likes: a document of your app's, whose likes tally
+// keeps as likes=count(likes), the number of its likes/{uid} documents.
+export const post = "posts/hello";
