@@ -55,7 +55,7 @@ func TestMobileRecipeOnServe(t *testing.T) {
 	}
 	for i := 1; i < len(args); i++ {
 		if strings.HasSuffix(args[i-1], "-port") {
-			args[i] = strconv.Itoa(lowFreePort(t)) // the page's, moved off ports other tests may hold
+			args[i] = strconv.Itoa(freePort(t)) // the page's, moved to one free now
 		}
 	}
 	cmd, out, stderr := startIn(t, dir, env, args...)

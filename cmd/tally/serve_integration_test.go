@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -347,17 +346,16 @@ func TestServeOnGivenPorts(t *testing.T) {
 	if out, code := cliWith(t, nil, "serve", "--auth-port", "9099"); code != 2 || !strings.Contains(out, "only with TALLY_AUTH=firebase") {
 		t.Errorf("--auth-port without sign-in: exit %d\n%s\nwant 2, and why", code, out)
 	}
-	// The ports are below the kernel's range of ports it picks itself
-	// (32768 and up), where the other tests' free ports come from, so
-	// that serve takes none of theirs. One found free may still be taken
-	// before serve binds it: then serve says so and exits, and another
+	// The ports are found free (below the kernel's range of ports it
+	// picks itself) but may still be taken by another test's process
+	// before serve binds them: then serve says so and exits, and another
 	// try takes other ports.
 	var ports [3]string
 	var cmd *exec.Cmd
 	var r ready
 	for attempt := 1; ; attempt++ {
 		for i := range ports {
-			ports[i] = strconv.Itoa(lowFreePort(t))
+			ports[i] = strconv.Itoa(freePort(t))
 		}
 		var out *bufio.Scanner
 		var stderr *testio.Buffer
@@ -384,17 +382,12 @@ func TestServeOnGivenPorts(t *testing.T) {
 	waitExit(t, cmd)
 }
 
-// lowFreePort is a loopback port from 20000 to 29999 that nothing listens
-// on now: outside the range the kernel picks ports from.
-func lowFreePort(t *testing.T) int {
+// freePort is a loopback port that nothing listens on now.
+func freePort(t *testing.T) int {
 	t.Helper()
-	for range 100 {
-		p := 20000 + rand.IntN(10000)
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
-			l.Close()
-			return p
-		}
+	p, err := emulator.FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port from 20000 to 29999")
-	return 0
+	return p
 }

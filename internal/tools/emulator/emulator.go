@@ -268,16 +268,6 @@ func (e *Emulator) Stop() error {
 	return e.stopErr
 }
 
-// FreePort asks the kernel for a port on host that is free now.
-func FreePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("emulator: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // Tail keeps the last 2 KB written to it: what a process said last, to
 // say why it exited. With a Marker, it also notes whether the process
 // ever said that: a server's line that it is up, which tells its answers
