@@ -16,8 +16,9 @@ import (
 // document: the current value first, then each change. A missing counter
 // reads as 0, or, in the guide layout, as its shards' sum where it has
 // shards and no parent yet. It ends when ctx does (without an error) or
-// when the listener fails for good; a stream the server ends is opened
-// again. With a Timeout, it also ends when the first value takes longer
+// when the listener fails for good; a stream the server ends, or that
+// stalls, is opened again (a minute of silence costs one read, to tell a
+// stall from a counter that did not change). With a Timeout, it also ends when the first value takes longer
 // than that.
 //
 //	for total, err := range c.Watch(ctx, "likes", "") { ... }

@@ -1,14 +1,17 @@
 // Package listen follows a Firestore document with a realtime listener
 // that outlives the stream it runs on. The Firestore client opens a
 // listen stream again after most failures, but not after the server
-// cancels it, which the emulator does now and then under load; a listener
-// that a user holds for as long as a page is open must go on regardless.
+// cancels it, which the emulator does now and then under load, nor after
+// a stream stalls (open, and silent while its document changes), which the
+// emulator was seen to do for minutes; a listener that a user holds for
+// as long as a page is open must go on regardless.
 package listen
 
 import (
 	"context"
 	"errors"
 	"iter"
+	"sync"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -21,23 +24,38 @@ import (
 // Snapshots yields each snapshot of ref, as ref.Snapshots does: the
 // current one first, then one for each change. It ends without an error
 // when ctx ends, and with the error when the listener fails for good. A
-// stream the server cancels is opened again after a backoff; the snapshot
-// it opens with is yielded only if the document changed in between, so
-// the caller sees the gap as one change at most.
+// stream the server cancels, or one that stalls, is opened again after a
+// backoff; the snapshot it opens with is yielded only if the document
+// changed in between, so the caller sees the gap as one change at most.
 func Snapshots(ctx context.Context, ref *firestore.DocumentRef) iter.Seq2[*firestore.DocumentSnapshot, error] {
 	return func(yield func(*firestore.DocumentSnapshot, error) bool) {
-		var last *firestore.DocumentSnapshot
+		var (
+			mu   sync.Mutex
+			last *firestore.DocumentSnapshot
+		)
+		seen := func() *firestore.DocumentSnapshot { mu.Lock(); defer mu.Unlock(); return last }
 		err := reopening(ctx, func(answered func()) error {
-			it := ref.Snapshots(ctx)
+			sctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			d := newWatchdog(ref, seen, cancel)
+			go d.run(sctx)
+			it := ref.Snapshots(sctx)
 			defer it.Stop()
-			return each(it.Next, func(snap *firestore.DocumentSnapshot) bool {
+			err := each(it.Next, func(snap *firestore.DocumentSnapshot) bool {
 				answered()
-				if last != nil && same(last, snap) {
+				d.answered()
+				if prev := seen(); prev != nil && same(prev, snap) {
 					return true
 				}
+				mu.Lock()
 				last = snap
+				mu.Unlock()
 				return yield(snap, nil)
 			})
+			if d.stalled.Load() {
+				return errStalled
+			}
+			return err
 		})
 		if err != nil {
 			yield(nil, err)

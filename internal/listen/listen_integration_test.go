@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,11 +21,23 @@ import (
 func TestMain(m *testing.M) { emulatortest.Main(m) }
 
 // ending ends the client's listen streams on demand with the error the
-// server would have sent, as a connection to the emulator sees it.
+// server would have sent, as a connection to the emulator sees it; or
+// stalls them: they stay open, and hand on nothing.
 type ending struct {
-	mu      sync.Mutex
-	err     error
-	cancels []context.CancelFunc
+	mu        sync.Mutex
+	err       error
+	cancels   []context.CancelFunc
+	open      []*endable
+	stallNext bool // the next stream opened stalls from its start
+}
+
+// stall stalls each open listen stream.
+func (e *ending) stall() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range e.open {
+		s.stalled.Store(true)
+	}
 }
 
 // end ends each open listen stream with err.
@@ -48,20 +61,28 @@ func (e *ending) intercept(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.
 		cancel()
 		return nil, err
 	}
+	st := &endable{ClientStream: s, e: e}
 	e.mu.Lock()
 	e.err = nil
 	e.cancels = append(e.cancels, cancel)
+	e.open = append(e.open, st)
+	st.stalled.Store(e.stallNext)
+	e.stallNext = false
 	e.mu.Unlock()
-	return &endable{ClientStream: s, e: e}, nil
+	return st, nil
 }
 
 type endable struct {
 	grpc.ClientStream
-	e *ending
+	e       *ending
+	stalled atomic.Bool
 }
 
 func (s *endable) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
+	for err == nil && s.stalled.Load() {
+		err = s.ClientStream.RecvMsg(m) // what a stalled stream receives goes nowhere
+	}
 	s.e.mu.Lock()
 	defer s.e.mu.Unlock()
 	if err != nil && s.e.err != nil {
@@ -139,6 +160,40 @@ func TestResumesAfterTheServerCancels(t *testing.T) {
 	cancel()
 	if err := <-ended; err != nil {
 		t.Errorf("ended with %v once the caller's context ended, want no error", err)
+	}
+}
+
+// TestResumesAfterTheStreamStalls: a stream that stays open and silent
+// while its document changes (as the emulator's were seen to, for minutes,
+// under load), or that never hands on its first snapshot, is found by the
+// watchdog and opened again, and the change comes; a stream of a document
+// that does not change is left open.
+func TestResumesAfterTheStreamStalls(t *testing.T) {
+	defer listen.SetStallCheck(100 * time.Millisecond)()
+	e, doc := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	titles, _ := follow(ctx, doc)
+	if got := next(t, titles); got != "v1" {
+		t.Fatalf("first snapshot %q, want v1", got)
+	}
+	before := listen.Stalls()
+	time.Sleep(time.Second) // ten checks of an unchanged document
+	if n := listen.Stalls() - before; n != 0 {
+		t.Errorf("%d streams of a document that did not change were taken as stalled, want none", n)
+	}
+	e.stall()
+	retitle(t, ctx, doc, "v2")
+	if got := next(t, titles); got != "v2" {
+		t.Fatalf("after the stream stalled: %q, want v2", got)
+	}
+	e.mu.Lock()
+	e.stallNext = true
+	e.mu.Unlock()
+	e.end(status.Error(codes.Canceled, "stream terminated by RST_STREAM with error code: CANCEL"))
+	retitle(t, ctx, doc, "v3")
+	if got := next(t, titles); got != "v3" {
+		t.Fatalf("after a stream that never answered: %q, want v3", got)
 	}
 }
 
