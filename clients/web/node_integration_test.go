@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/npmci"
@@ -35,7 +34,7 @@ func needNode(t *testing.T) string {
 func runE2E(t *testing.T, node, script, env string, cfg any) []byte {
 	t.Helper()
 	b, _ := json.Marshal(cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a bound for a machine many times slower
+	ctx, cancel := context.WithTimeout(context.Background(), emulatortest.Liveness) // a liveness bound
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("e2e", script))
 	cmd.Env = append(os.Environ(), env+"="+string(b))
