@@ -60,3 +60,28 @@ func TestRankAfter(t *testing.T) {
 		t.Errorf("asked again: #%d as of %v in %d reads (%v); want #2 as of %v, with no fold", again.Rank, again.AsOf, again.Reads, err, p.AsOf)
 	}
 }
+
+// TestRankFindsAnotherReadersFold: a reader whose summary another reader
+// folded after it read it (its fold then finds the summary changed) reads
+// the other's fold and ranks by it, as two ranks asked for at once on an
+// idle board do; it does not answer that the summary changed.
+func TestRankFindsAnotherReadersFold(t *testing.T) {
+	t.Parallel()
+	c := emulatortest.Client(t)
+	ctx := context.Background()
+	b := rank.NewBoard("o"+emulatortest.ID(t), "likes", firestore.FieldPath{"_tally"}, false, true)
+	seed(t, c, b, map[string]any{"a": int64(7), "b": int64(3)}, time.Now().Add(-2*time.Hour))
+	time.Sleep(rank.Spacing) // the seed's write of the summary a spacing old: it may be folded
+	mine, err := rank.ReadSummary(ctx, c, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := rank.Fold(ctx, c, b, mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := rank.Refresh(ctx, c, b, mine, time.Time{})
+	if err != nil || !s.AsOf.Equal(theirs.AsOf) || s.Of != 2 {
+		t.Errorf("refreshed a summary folded by another: %+v, %v; want theirs, as of %v", s, err, theirs.AsOf)
+	}
+}

@@ -105,11 +105,14 @@ func refresh(ctx context.Context, c *firestore.Client, b Board, s Summary, after
 		}
 		next, err := Fold(ctx, c, b, s)
 		reads++ // the moves, none on a board that has been idle
-		if errors.Is(err, ErrTooSoon) {
+		switch {
+		case errors.Is(err, ErrTooSoon):
 			// written within the spacing, though as of long ago (a
 			// summary seeded so): the next fold may write it
 			err = sleep(ctx, s.Written.Add(Spacing).Sub(s.Read))
-		} else if !errors.Is(err, errStale) {
+		case errors.Is(err, errStale):
+			err = nil // another reader folded it since: read theirs
+		default:
 			return next, reads, err
 		}
 		if err != nil {
