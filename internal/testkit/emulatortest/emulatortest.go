@@ -48,10 +48,13 @@ func Main(m *testing.M, after ...func()) {
 	os.Exit(code)
 }
 
+// shared is the package's emulator, as Main found or started it.
+var shared string
+
 func run(m *testing.M) int {
 	flag.Parse()
 	ManyAtOnce()
-	if os.Getenv("FIRESTORE_EMULATOR_HOST") != "" || testing.Short() {
+	if shared = os.Getenv("FIRESTORE_EMULATOR_HOST"); shared != "" || testing.Short() {
 		return m.Run() // -short: the tests that need the emulator skip, saying so
 	}
 	e, err := Start(emulator.Options{})
@@ -60,8 +63,21 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer e.Stop()
-	os.Setenv("FIRESTORE_EMULATOR_HOST", e.Host())
+	shared = e.Host()
+	os.Setenv("FIRESTORE_EMULATOR_HOST", shared)
 	return m.Run()
+}
+
+// Host is the package's emulator: the one Main started, or found in
+// FIRESTORE_EMULATOR_HOST. Client follows the variable (a test may point
+// it at a proxy); a test beside stacks uses Host, as a stack started in
+// the process points the variable at its own emulator, which stops with
+// the stack.
+func Host() string {
+	if shared != "" {
+		return shared
+	}
+	return os.Getenv("FIRESTORE_EMULATOR_HOST")
 }
 
 // Paths finds Java and the emulator as the tests' users set them up.

@@ -2,7 +2,6 @@ package emulatortest
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"cloud.google.com/go/firestore"
@@ -34,7 +33,7 @@ func Refusing(t testing.TB, refuse func(*firestorepb.StructuredQuery) error) *fi
 // dialled with opts (its interceptors), closed when the test ends.
 func intercepted(t testing.TB, opts ...grpc.DialOption) *firestore.Client {
 	t.Helper()
-	c, err := fsrpc.EmulatorClient(context.Background(), os.Getenv("FIRESTORE_EMULATOR_HOST"), Project, firestore.DefaultDatabaseID, opts, nil)
+	c, err := fsrpc.EmulatorClient(context.Background(), Host(), Project, firestore.DefaultDatabaseID, opts, nil)
 	if err != nil {
 		t.Fatalf("emulatortest: client: %v", err)
 	}

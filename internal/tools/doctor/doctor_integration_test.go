@@ -80,9 +80,10 @@ func TestDoctorOnTheLocalStack(t *testing.T) {
 // in force without tally's part; a role of tally's service accounts
 // beyond deploy.sh's. And each passes where it holds.
 func TestDoctorSaysWhatFails(t *testing.T) {
+	emulatortest.Require(t)
 	t.Parallel()
 	ctx := context.Background()
-	fs := emulatortest.Client(t)
+	fs := emulatortest.ClientAt(t, emulatortest.Host(), emulatortest.Project) // not the variable: the stacks beside move it
 	l := core.Default()
 	o := Options{Client: fs, Admin: counter.New(fs, counter.Options{Layout: layouttest.Public(l)}), Layout: l,
 		Project: "demo-proj", Database: "(default)", Gcloud: "gcloud", FoldWithin: time.Second}
@@ -93,7 +94,7 @@ func TestDoctorSaysWhatFails(t *testing.T) {
 	bad.IncrementURL = "http://" + dead.Addr().String() + "/Increment"
 	wantFail(t, "functions", bad, functions, "does not answer")
 
-	refusing, err := fsrpc.EmulatorClient(ctx, os.Getenv("FIRESTORE_EMULATOR_HOST"), emulatortest.Project, firestore.DefaultDatabaseID,
+	refusing, err := fsrpc.EmulatorClient(ctx, emulatortest.Host(), emulatortest.Project, firestore.DefaultDatabaseID,
 		[]grpc.DialOption{grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 			if fsrpc.Verified(ctx) != "" {
 				return status.Error(codes.InvalidArgument, "a verify is no write this database takes")
