@@ -21,8 +21,10 @@ import (
 // that failed (a compare-and-set whose precondition failed, among others),
 // which Firestore's pricing pages do not say whether it bills. OnCommit, if
 // set, sees each successful commit; Verifies counts the commits that
-// verified a document they do not write (fsrpc.WithVerify), which
-// Firestore's price list names no price for; OnRead, if set, sees the name of each
+// verified a document they do not write (fsrpc.WithVerify), each also a
+// read, as Firestore bills it ("Writes that only verify the existence or
+// non-existence of a document contribute to billed read operations", its
+// billing report's documentation); OnRead, if set, sees the name of each
 // document a batch get asks for, and of each collection a query (an
 // aggregation among them) reads, as {parent}/{collection id}.
 type Ops struct {
@@ -68,6 +70,7 @@ func (o *Ops) unary(ctx context.Context, method string, req, reply any, cc *grpc
 	if c, ok := req.(*firestorepb.CommitRequest); ok {
 		if fsrpc.Verified(ctx) != "" {
 			o.verifies.Add(1) // added below this interceptor, to the request fsrpc sends
+			o.reads.Add(1)
 		}
 		if err != nil {
 			o.failed.Add(int64(len(c.GetWrites())))

@@ -57,8 +57,8 @@ type Mode struct {
 	// tally and naive, Increment's (a plain increment needs none).
 	IncrementTxPerIncr *float64 `json:"increment_transactions_per_increment"`
 	// VerifiesPerIncr is the commits per increment that verified the
-	// counted document (on documents: fsrpc.WithVerify), unpriced: the
-	// price list names none.
+	// counted document (on documents: fsrpc.WithVerify); each is in
+	// ReadsPerIncr too, priced as a read, as Firestore bills it.
 	VerifiesPerIncr *float64 `json:"verifies_per_increment,omitempty"`
 	ReadsPerFold    *float64 `json:"rollup_reads_per_parent_write,omitempty"` // every Rollup instance's reads over the parent writes
 	WritesPerFold   *float64 `json:"rollup_writes_per_parent_write,omitempty"`

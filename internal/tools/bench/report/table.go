@@ -152,7 +152,7 @@ func parentRows(row rowFunc) {
 func costRows(row rowFunc) {
 	row("Firestore reads/increment", func(m Mode) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
 	row("Firestore writes/increment", func(m Mode) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
-	row("Firestore verifies/increment", func(m Mode) string { return Maybe("%.3f", m.VerifiesPerIncr) })
+	row("  of which verifies", func(m Mode) string { return Maybe("%.3f", m.VerifiesPerIncr) })
 	row("function requests/increment", func(m Mode) string {
 		return fmt.Sprintf("%.2f + %.2f", m.Bill.IncrementRequests, m.Bill.RollupRequests)
 	})
