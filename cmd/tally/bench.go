@@ -25,11 +25,11 @@ import (
 func benchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure tally against a single-document counter and the per-event rollup",
+		Short: "Measure tally against the app's own increments and the per-event rollup",
 		Long: "bench starts its own emulator and runs each mode in turn on fresh counters, at the same\n" +
-			"load: raw client writes (the ceiling), tally, the guides' per-event rollup, and a\n" +
-			"single-document counter. It prints a table, and with --json and --chart, every figure\n" +
-			"and a chart of them.\n\n" +
+			"load: raw client writes (the ceiling), tally, the guides' per-event rollup, and the\n" +
+			"app's own increment of the counted field on its document (plain). It prints a table,\n" +
+			"and with --json and --chart, every figure and a chart of them.\n\n" +
 			"With --aggregate it measures instead three ways of keeping each post's count of its\n" +
 			"comments (comments=count(comments)): tally's Rollup, a per-event trigger that adds +1\n" +
 			"or -1 to the post, and a count() query on every read. Comments are created, edited\n" +

@@ -266,7 +266,7 @@ func TestReadmeBenchTable(t *testing.T) {
 	tally := report.Mode{Mode: report.ModeTally, RatioToRaw: &one, ParentPerS: &one, ParentPeak: &peak, LagP50: &one, LagP99: &one,
 		HasRollup: true, Events: &events, Duplicated: &events, Delayed: &events}
 	tally.Bill.RollupCPUSeconds = &one
-	rep.Modes = []report.Mode{{Mode: report.ModeRaw, IncrPerSec: 500}, tally, {Mode: report.ModeNaive}, {Mode: report.ModeSingle}}
+	rep.Modes = []report.Mode{{Mode: report.ModeRaw, IncrPerSec: 500}, tally, {Mode: report.ModeNaive}, {Mode: report.ModePlain, HotDocPerS: 428}}
 	block, lines := readmeOutput(t, "bench table", rep.WriteTable)
 	if block[0] != lines[0] {
 		t.Errorf("the README's first line:\n%s\nthe bench's, with the defaults:\n%s", block[0], lines[0])

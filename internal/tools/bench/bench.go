@@ -1,9 +1,10 @@
 // Package bench measures tally against the two baselines of the
-// distributed-counter guides, side by side on one Firestore emulator: a
-// single-document counter, and sharded counters with the per-event rollup
-// (total += after - before). The trigger events come from the emulator
-// itself, or, past what its serial delivery keeps up with, straight from
-// the load generator's commits. Its reports, and their tables, JSON and
+// distributed-counter guides, side by side on one Firestore emulator: the
+// app's own increment of the counted field on its document (plain), and
+// sharded counters with the per-event rollup (total += after - before).
+// The trigger events come from the emulator itself, or, past what its
+// serial delivery keeps up with, straight from the load generator's
+// commits. Its reports, and their tables, JSON and
 // charts, are package report's.
 package bench
 
@@ -28,14 +29,14 @@ import (
 )
 
 // AllModes lists every mode, in the order they run.
-var AllModes = []string{report.ModeRaw, report.ModeTally, report.ModeNaive, report.ModeSingle}
+var AllModes = []string{report.ModeRaw, report.ModeTally, report.ModeNaive, report.ModePlain}
 
 // Collections keep the modes' data apart.
 const (
-	collTally  = core.DefaultCollection
-	collNaive  = "bench_naive"
-	collRaw    = "bench_raw"
-	collSingle = "bench_single"
+	collTally = core.DefaultCollection
+	collNaive = "bench_naive"
+	collRaw   = "bench_raw"
+	collPlain = "bench_plain"
 )
 
 // settings is every runner's options in one, as the environment and the

@@ -24,7 +24,7 @@ func (e *env) meter(name string) *meter {
 // time, measured where it serves (this process); Rollup's, measured by
 // tally's instances (with the CPU time their processes used) or, for the
 // naive rollup, here; and Firestore's operations, priced before. The raw
-// and single modes run no function: their bill is Firestore's.
+// and plain modes run no function: their bill is Firestore's.
 func (e *env) billFigures(r *report.Mode, m string) error {
 	b := &r.Bill
 	per := func(n float64) float64 { return n / float64(r.Acked) }

@@ -132,7 +132,7 @@ func writeTimes(ws []write) []time.Time {
 // none), or what the mode writes to.
 func (e *env) shardsAtEnd(ctx context.Context, m, coll string, ids []string) *int {
 	switch m {
-	case report.ModeSingle:
+	case report.ModePlain:
 		return nil
 	case report.ModeRaw:
 		return ptr(e.rawShards())

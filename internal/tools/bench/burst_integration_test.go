@@ -29,7 +29,7 @@ func TestViralCounterUnderContention(t *testing.T) {
 		Setup: Setup{
 			Settle:  emulatortest.Liveness, // the wait for exact totals ends when they are: a bound for a slow machine, not a verdict
 			Workers: 32, Rate: 200, Duration: 4 * time.Second, Spacing: window, DuplicateRate: 0.1,
-			DelayRate: 0.1, MaxDelay: 500 * time.Millisecond, Modes: []string{report.ModeTally, report.ModeSingle},
+			DelayRate: 0.1, MaxDelay: 500 * time.Millisecond, Modes: []string{report.ModeTally, report.ModePlain},
 			Project: emulatortest.Project, Emulator: paths,
 		},
 	})

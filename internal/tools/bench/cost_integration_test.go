@@ -31,13 +31,13 @@ func TestQuietCost(t *testing.T) {
 			Counters: 400, Popularity: PopularityTurns, Fields: fields, Shards: 1, Warmup: time.Second,
 			Setup: Setup{
 				Workers: 4, Rate: 40, Duration: 3 * time.Second, ShardCacheTTL: time.Nanosecond,
-				Modes: []string{report.ModeTally, report.ModeNaive}, Project: emulatortest.Project, Emulator: paths,
+				Modes: []string{report.ModeTally, report.ModeNaive, report.ModePlain}, Project: emulatortest.Project, Emulator: paths,
 			},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tally, naive := rep.Modes[0], rep.Modes[1]
+		tally, naive, plain := rep.Modes[0], rep.Modes[1], rep.Modes[2]
 		t.Logf("--fields %d: reads/increment tally %.3f, naive %.3f; writes/increment %.3f, %.3f; failed writes %.3f; $ per million %.2f, %.2f",
 			fields, tally.ReadsPerIncr, naive.ReadsPerIncr, tally.WritesPerIncr, naive.WritesPerIncr, tally.FailedPerIncr, tally.PerMillion, naive.PerMillion)
 		if tally.Acked == 0 || tally.Drift != 0 || tally.ShardSum != tally.Acked {
@@ -54,10 +54,39 @@ func TestQuietCost(t *testing.T) {
 		for _, m := range []report.Mode{tally, naive} {
 			checkBill(t, fields, m)
 		}
-		if tally.ReadsPerIncr > naive.ReadsPerIncr+0.05 || tally.WritesPerIncr > 2.01 || tally.FailedPerIncr > 0.01 {
-			t.Errorf("--fields %d: per increment tally read %.3f and wrote %.3f (%.3f failed), the per-event rollup read %.3f: want no more",
-				fields, tally.ReadsPerIncr, tally.WritesPerIncr, tally.FailedPerIncr, naive.ReadsPerIncr)
+		// The per-event rollup runs the guide's layout, with no document to
+		// verify.
+		verifies := 0.0
+		if tally.VerifiesPerIncr != nil {
+			verifies = *tally.VerifiesPerIncr
 		}
+		if tally.ReadsPerIncr-verifies > naive.ReadsPerIncr+0.05 || tally.WritesPerIncr > 2.01 || tally.FailedPerIncr > 0.01 {
+			t.Errorf("--fields %d: per increment tally read %.3f (%.3f verifies) and wrote %.3f (%.3f failed), the per-event rollup read %.3f: want no more but the verifies",
+				fields, tally.ReadsPerIncr, verifies, tally.WritesPerIncr, tally.FailedPerIncr, naive.ReadsPerIncr)
+		}
+		checkPlain(t, fields, plain)
+		// On documents every commit of Increment verifies the post: each a
+		// read on the bill.
+		if fields > 0 && (tally.VerifiesPerIncr == nil || *tally.VerifiesPerIncr < 0.99 || tally.ReadsPerIncr < *tally.VerifiesPerIncr) {
+			t.Errorf("--fields %d: tally verified %s per increment and read %.3f; want a verify each, priced among the reads",
+				fields, report.Maybe("%.3f", tally.VerifiesPerIncr), tally.ReadsPerIncr)
+		}
+	}
+}
+
+// checkPlain: the app's own increments are exact, each one write and
+// nothing else, and billed as Firestore's write alone.
+func checkPlain(t *testing.T, fields int, m report.Mode) {
+	t.Helper()
+	if m.Acked == 0 || m.Drift != 0 || m.ReadsPerIncr != 0 || m.WritesPerIncr != 1 || m.VerifiesPerIncr != nil {
+		t.Errorf("--fields %d, plain: %d acknowledged, total - acknowledged %+d, %.3f reads, %.3f writes, %s verifies an increment; want exact, 0, 1, none",
+			fields, m.Acked, m.Drift, m.ReadsPerIncr, m.WritesPerIncr, report.Maybe("%.3f", m.VerifiesPerIncr))
+	}
+	if m.ParentPerI == nil || *m.ParentPerI != 1 {
+		t.Errorf("--fields %d, plain: %s document writes an increment; want each increment's write counted once", fields, report.Maybe("%.3f", m.ParentPerI))
+	}
+	if b := m.Bill; b.Total != b.Firestore || math.Abs(b.Firestore-10*report.StandardPrices.Write) > 1e-9 {
+		t.Errorf("--fields %d, plain: bill %+v; want a write's price a million, and nothing else", fields, b)
 	}
 }
 

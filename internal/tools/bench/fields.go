@@ -43,8 +43,8 @@ func fieldNames(n int) []string {
 }
 
 // counterIDs names a run's counters: one per document, or, with
-// settings.Fields in tally's mode, one per count, "{doc}.f{k}", the counts
-// of a document next to each other.
+// settings.Fields in tally's and plain's modes, one per count,
+// "{doc}.f{k}", the counts of a document next to each other.
 func (e *env) counterIDs(m, run string) []string {
 	n := e.fieldsOf(m)
 	docs := e.o.Counters
@@ -62,9 +62,9 @@ func (e *env) counterIDs(m, run string) []string {
 }
 
 // fieldsOf is how many counts each document of mode m holds: 0 for a
-// counter of its own.
+// counter of its own. tally's and plain's follow settings.Fields.
 func (e *env) fieldsOf(m string) int {
-	if m == report.ModeTally {
+	if m == report.ModeTally || m == report.ModePlain {
 		return e.o.Fields
 	}
 	return 0

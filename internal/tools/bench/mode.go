@@ -22,14 +22,14 @@ import (
 )
 
 var descriptions = map[string]string{
-	report.ModeRaw:    "client increments to random shards, no HTTP, no rollup (ceiling)",
-	report.ModeTally:  "Increment + tally Rollup (snapshot folds)",
-	report.ModeNaive:  "Increment + per-event rollup of the guides (total += after - before)",
-	report.ModeSingle: "client increments to one document per counter, no shards",
+	report.ModeRaw:   "client increments to random shards, no HTTP, no rollup (ceiling)",
+	report.ModeTally: "Increment + tally Rollup (snapshot folds)",
+	report.ModeNaive: "Increment + per-event rollup of the guides (total += after - before)",
+	report.ModePlain: "the app's own increment of the counted field on its document: no shard, no function",
 }
 
 // collections of the modes.
-var collections = map[string]string{report.ModeRaw: collRaw, report.ModeTally: collTally, report.ModeNaive: collNaive, report.ModeSingle: collSingle}
+var collections = map[string]string{report.ModeRaw: collRaw, report.ModeTally: collTally, report.ModeNaive: collNaive, report.ModePlain: collPlain}
 
 // runMode prepares fresh counters for mode m, drives the load, waits for the
 // rollup to settle and measures.
@@ -174,7 +174,7 @@ func (e *env) loadFigures(m string, res loadResult) (report.Mode, error) {
 	r.IncrPerSec = float64(r.Acked) / r.Seconds
 	slices.Sort(res.Latencies)
 	r.LatencyP50, r.LatencyP99 = ms(percentile(res.Latencies, .5)), ms(percentile(res.Latencies, .99))
-	r.HotDocPerS = float64(hottest(res.Acks, m == report.ModeSingle, func(i int) int { return e.docOf(m, i) })) / r.Seconds
+	r.HotDocPerS = float64(hottest(res.Acks, m == report.ModePlain, func(i int) int { return e.docOf(m, i) })) / r.Seconds
 	r.IncrSeries = perSecond(ackTimes(res.Acks), res.Start, int(res.End.Sub(res.Start)/time.Second)+1)
 	return r, nil
 }
@@ -229,16 +229,16 @@ func (e *env) createCounters(ctx context.Context, m, coll string, ids []string) 
 			for i := w * n; i < len(ids); i += writers * n {
 				doc := map[string]any{core.FieldNumShards: e.o.Shards, core.FieldTotal: 0}
 				switch {
-				case m == report.ModeSingle:
-					doc = map[string]any{core.FieldTotal: 0}
 				case e.fieldsOf(m) > 0:
 					doc = map[string]any{"title": "a post"}
-					if e.o.Shards > 0 {
+					if e.o.Shards > 0 && m == report.ModeTally {
 						doc[core.FieldBookkeeping] = map[string]any{core.FieldNumShards: e.o.Shards}
 					}
 					for _, f := range fieldNames(n) {
 						doc[f] = 0
 					}
+				case m == report.ModePlain:
+					doc = map[string]any{core.FieldTotal: 0}
 				}
 				path, _ := target(coll, ids[i])
 				j, err := bw.Create(e.reader.Doc(path), doc)
@@ -301,11 +301,19 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 				Set(ctx, map[string]any{core.DefaultShardField: firestore.Increment(by)}, firestore.MergeAll)
 			return clientAnswer(n, wr, err)
 		}
-	case report.ModeSingle:
+	case report.ModePlain:
 		return func(ctx context.Context, id string, by int64) (answer, error) {
-			wr, err := c.Collection(coll).Doc(id).Set(ctx, map[string]any{core.FieldTotal: firestore.Increment(by)}, firestore.MergeAll)
+			path, field := target(coll, id)
+			ref := c.Doc(path)
+			var wr *firestore.WriteResult
+			var err error
+			if e.fieldsOf(m) > 0 { // the app's post: updateDoc(post, {likes: increment(1)})
+				wr, err = ref.Update(ctx, []firestore.Update{{Path: field, Value: firestore.Increment(by)}})
+			} else { // a counter made by its first increment, as tally's are
+				wr, err = ref.Set(ctx, map[string]any{field: firestore.Increment(by)}, firestore.MergeAll)
+			}
 			if err == nil {
-				e.obs.added(coll+"/"+id, wr.UpdateTime, by)
+				e.obs.added(observed(coll, id), wr.UpdateTime, by)
 			}
 			return clientAnswer(-1, wr, err)
 		}
@@ -378,7 +386,7 @@ func httpIncrement(url string, workers int, coll string) incrementFunc {
 }
 
 // hottest is the most writes any one document took: a shard, or with
-// single, the counter's one document. docOf says which document a
+// single (plain's), the counted document itself. docOf says which document a
 // counter's shards are under.
 func hottest(acks []ack, single bool, docOf func(int) int) int {
 	type doc struct{ counter, shard int }

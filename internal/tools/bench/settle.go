@@ -26,7 +26,7 @@ const DefaultSettle = 30 * time.Second
 // acknowledged after their write. It returns when it stopped and whether
 // the bound stopped it.
 func (e *env) settle(ctx context.Context, m, coll string, ids []string, res loadResult) (time.Time, bool) {
-	if m == report.ModeRaw || m == report.ModeSingle {
+	if m == report.ModeRaw || m == report.ModePlain {
 		return res.End, false
 	}
 	bound := settleBound(e.o)
@@ -156,7 +156,7 @@ func (e *env) finalTotals(ctx context.Context, r *report.Mode, m, coll string, i
 		acked[a.Counter]++
 	}
 	sums := totals
-	if m != report.ModeSingle {
+	if m != report.ModePlain {
 		var err error
 		if sums, err = e.shardSums(ctx, coll, ids); err != nil {
 			return err
@@ -223,9 +223,17 @@ func (e *env) measureParents(r *report.Mode, coll string, ids []string, res load
 	for i, id := range ids {
 		writes := e.obs.of(observed(coll, id), res.Start)
 		slices.SortFunc(ackTimes[i], time.Time.Compare)
-		// The counts of a document are written together: count its writes
-		// once, with its first count.
-		f.add(r, writes, ackTimes[i], i%fields == 0, res.End)
+		var doc []write // the document's writes, taken with its first count
+		if i%fields == 0 {
+			doc = writes
+			if r.Mode == report.ModePlain { // each write is of one count
+				for _, other := range ids[i+1 : i+fields] {
+					doc = append(slices.Clone(doc), e.obs.of(observed(coll, other), res.Start)...)
+				}
+				slices.SortFunc(doc, func(a, b write) int { return a.At.Compare(b.At) })
+			}
+		}
+		f.add(r, writes, doc, ackTimes[i], res.End)
 	}
 	f.set(r, res.End)
 }
@@ -240,31 +248,27 @@ type parentFigures struct {
 }
 
 // add takes one counter's writes and its acknowledged increments' times
-// (sorted); first: it is the first count of its document, whose writes
-// are counted once for all of its counts.
-func (f *parentFigures) add(r *report.Mode, writes []write, acks []time.Time, first bool, end time.Time) {
+// (sorted), and, with the first count of its document, the document's
+// writes (doc, in order; nil with any other count), so that each is
+// counted once: a fold writes all of a document's counts at once, a plain
+// increment one of them.
+func (f *parentFigures) add(r *report.Mode, writes, doc []write, acks []time.Time, end time.Time) {
 	var times []time.Time
-	for _, w := range writes {
+	for _, w := range doc {
 		times = append(times, w.At)
-	}
-	if first {
-		for _, w := range writes {
-			if !w.At.After(end) {
-				f.during++
-			}
-		}
-		f.total += len(writes)
-		for s, n := range perSecond(times, f.start, f.seconds) {
-			r.ParentSeries[s] += n
+		if !w.At.After(end) {
+			f.during++
 		}
 	}
-	for k := 1; k < len(writes); k++ {
-		if d := writes[k].At.Sub(writes[k-1].At); f.gap < 0 || d < f.gap {
+	f.total += len(doc)
+	for s, n := range perSecond(times, f.start, f.seconds) {
+		r.ParentSeries[s] += n
+		f.peak = max(f.peak, n)
+	}
+	for k := 1; k < len(doc); k++ {
+		if d := doc[k].At.Sub(doc[k-1].At); f.gap < 0 || d < f.gap {
 			f.gap = d
 		}
-	}
-	for _, n := range perSecond(times, f.start, f.seconds) {
-		f.peak = max(f.peak, n)
 	}
 	l, u := lags(acks, writes)
 	f.lags = append(f.lags, l...)

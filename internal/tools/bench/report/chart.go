@@ -19,10 +19,10 @@ import (
 
 // modeColors tells the modes apart in every panel.
 var modeColors = map[string]color.Color{
-	ModeRaw:    color.RGBA{0x5f, 0x63, 0x68, 0xff},
-	ModeTally:  color.RGBA{0x1a, 0x73, 0xe8, 0xff},
-	ModeNaive:  color.RGBA{0xd9, 0x30, 0x25, 0xff},
-	ModeSingle: color.RGBA{0xf2, 0x99, 0x00, 0xff},
+	ModeRaw:   color.RGBA{0x5f, 0x63, 0x68, 0xff},
+	ModeTally: color.RGBA{0x1a, 0x73, 0xe8, 0xff},
+	ModeNaive: color.RGBA{0xd9, 0x30, 0x25, 0xff},
+	ModePlain: color.RGBA{0xf2, 0x99, 0x00, 0xff},
 }
 
 // WriteChart draws the run to path, an .svg or a .png, in five panels over
@@ -124,8 +124,12 @@ func (r *Load) hotPanel() *plot.Plot {
 	longest := 0
 	for _, m := range r.Modes {
 		longest = max(longest, len(m.HotShardSeries))
-		addLine(p, m.Mode+": a shard", perSecondPoints(m.HotShardSeries), plotter.PostStep)
-		if m.HotParentSeries != nil && m.Mode != ModeSingle {
+		what := ": a shard"
+		if m.Mode == ModePlain {
+			what = ": a counted document"
+		}
+		addLine(p, m.Mode+what, perSecondPoints(m.HotShardSeries), plotter.PostStep)
+		if m.HotParentSeries != nil && m.Mode != ModePlain {
 			addLine(p, m.Mode+": a parent", perSecondPoints(m.HotParentSeries), plotter.PostStep)
 		}
 	}

@@ -2,10 +2,10 @@ package report
 
 // The modes, in the order they run.
 const (
-	ModeRaw    = "raw"    // client writes to random shards: the ceiling
-	ModeTally  = "tally"  // Increment + tally's Rollup
-	ModeNaive  = "naive"  // Increment + the guides' per-event rollup
-	ModeSingle = "single" // client writes to one document per counter
+	ModeRaw   = "raw"   // client writes to random shards: the ceiling
+	ModeTally = "tally" // Increment + tally's Rollup
+	ModeNaive = "naive" // Increment + the guides' per-event rollup
+	ModePlain = "plain" // the app's own increment of the counted field on its document: no shard, no function
 )
 
 // How shard events reach the rollups.
