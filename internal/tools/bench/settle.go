@@ -227,8 +227,9 @@ func (e *env) measureParents(r *report.Mode, coll string, ids []string, res load
 		if i%fields == 0 {
 			doc = writes
 			if r.Mode == report.ModePlain { // each write is of one count
+				doc = slices.Clone(writes)
 				for _, other := range ids[i+1 : i+fields] {
-					doc = append(slices.Clone(doc), e.obs.of(observed(coll, other), res.Start)...)
+					doc = append(doc, e.obs.of(observed(coll, other), res.Start)...)
 				}
 				slices.SortFunc(doc, func(a, b write) int { return a.At.Compare(b.At) })
 			}
