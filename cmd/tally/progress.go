@@ -32,10 +32,18 @@ type progress struct {
 
 func newProgress(w io.Writer) *progress {
 	g := &progress{out: w, ended: map[string]bool{}}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	// A terminal of no width (a pseudo-terminal nobody sized) shows no
+	// bar: it gets the lines.
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && hasWidth(f) {
 		g.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(30), mpb.WithRefreshRate(200*time.Millisecond))
 	}
 	return g
+}
+
+// hasWidth reports whether terminal f says how wide it is.
+func hasWidth(f *os.File) bool {
+	w, _, err := term.GetSize(int(f.Fd()))
+	return err == nil && w > 0
 }
 
 // phase hears how a phase goes.
