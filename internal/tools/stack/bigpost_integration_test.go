@@ -61,7 +61,7 @@ func TestAggregatesPastAPart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if code, body := post(t, s, fmt.Sprintf(`{"counter":%q,"field":"likes"}`, "posts/"+doc.ID)); code != 200 {
+	if code, body := increment(t, s, fmt.Sprintf(`{"counter":%q,"field":"likes"}`, "posts/"+doc.ID)); code != 200 {
 		t.Fatalf("like: %d %s", code, body)
 	}
 	settled(t, doc, map[string]any{"likes": int64(1), "comments": int64(1001)})

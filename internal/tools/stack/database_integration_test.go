@@ -49,7 +49,7 @@ func TestNamedDatabase(t *testing.T) {
 	if _, err := doc.Create(ctx, map[string]any{"title": "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	if code, body := post(t, s, `{"counter":"`+name+`","field":"likes","by":2}`); code != http.StatusOK {
+	if code, body := increment(t, s, `{"counter":"`+name+`","field":"likes","by":2}`); code != http.StatusOK {
 		t.Fatalf("increment: %d %s", code, body)
 	}
 	for range 3 {

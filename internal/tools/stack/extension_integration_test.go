@@ -58,7 +58,7 @@ func TestExtensionCountersOnTheStack(t *testing.T) {
 		})
 	}
 	for range 3 {
-		if code, body := post(t, s, `{"counter":"posts/`+liked.ID+`","field":"likes"}`); code != http.StatusOK {
+		if code, body := increment(t, s, `{"counter":"posts/`+liked.ID+`","field":"likes"}`); code != http.StatusOK {
 			t.Fatalf("increment: %d %s", code, body)
 		}
 	}

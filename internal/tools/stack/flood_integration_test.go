@@ -92,7 +92,7 @@ func likeVisible(t testing.TB, s *Stack, doc *firestore.DocumentRef) time.Durati
 		t.Fatal(err)
 	}
 	had, _ := before.Data()["likes"].(int64)
-	if code, body := post(t, s, `{"counter":"posts/`+doc.ID+`","field":"likes"}`); code != http.StatusOK {
+	if code, body := increment(t, s, `{"counter":"posts/`+doc.ID+`","field":"likes"}`); code != http.StatusOK {
 		t.Fatalf("a like: %d %s", code, body)
 	}
 	answered := time.Now()

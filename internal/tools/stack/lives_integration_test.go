@@ -30,7 +30,7 @@ func TestCreatedAgainCountsWhatCameAfter(t *testing.T) {
 			doc := fs.Doc("posts/again")
 			like := func() {
 				t.Helper()
-				if code, body := post(t, s, `{"counter":"posts/again","field":"likes"}`); code != http.StatusOK {
+				if code, body := increment(t, s, `{"counter":"posts/again","field":"likes"}`); code != http.StatusOK {
 					t.Fatalf("like: %d %s", code, body)
 				}
 			}

@@ -64,7 +64,7 @@ func TestRankIsExact(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { sampled.Store(int64(sampleRanks(t, fs, c, n, stop))) })
 	like := func(i, by int) {
-		if code, body := post(t, s, fmt.Sprintf(`{"counter":"posts/p%02d","field":"likes","by":%d}`, i, by)); code != http.StatusOK {
+		if code, body := increment(t, s, fmt.Sprintf(`{"counter":"posts/p%02d","field":"likes","by":%d}`, i, by)); code != http.StatusOK {
 			t.Errorf("like p%02d: %d %s", i, code, body)
 		}
 	}

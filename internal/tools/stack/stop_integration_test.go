@@ -41,7 +41,7 @@ func TestStopSavesWhateverEventsDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := emulatortest.ID(t)
-	if code, body := post(t, s, `{"counter":"`+id+`","by":3}`); code != http.StatusOK {
+	if code, body := increment(t, s, `{"counter":"`+id+`","by":3}`); code != http.StatusOK {
 		t.Fatalf("increment: %d %s", code, body)
 	}
 	for s.Bridge.Stats().Received == 0 { // a liveness wait on the emulator's delivery, bounded by the test's own timeout

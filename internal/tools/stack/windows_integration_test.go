@@ -57,7 +57,7 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 	b := calendar.Hour.Start(time.Now(), zone)
 	end := calendar.Hour.Next(calendar.Hour.Next(calendar.Hour.Next(b, zone), zone), zone).Add(time.Second)
 	for ; time.Now().Before(end); time.Sleep(150 * time.Millisecond) {
-		code, body := post(t, s, fmt.Sprintf(`{"counter":%q,"field":"views"}`, "posts/"+doc.ID))
+		code, body := increment(t, s, fmt.Sprintf(`{"counter":%q,"field":"views"}`, "posts/"+doc.ID))
 		if code != 200 {
 			t.Fatalf("view: %d %s", code, body)
 		}
