@@ -61,22 +61,29 @@ func (c *Client) exists(ctx context.Context, id string) error {
 // guide layout a counter exists if its parent does, or only its shards
 // (as Google's samples make them).
 func (c *Client) life(ctx context.Context, id string) (string, error) {
+	life, _, err := c.readLife(ctx, id)
+	return life, err
+}
+
+// readLife is the life of the counted document id, as life says, and the
+// document as read (nil where there is none, in the guide layout).
+func (c *Client) readLife(ctx context.Context, id string) (string, *firestore.DocumentSnapshot, error) {
 	ctx, cancel := c.bound(ctx, 1)
 	defer cancel()
 	snap, err := c.layout.Counter(c.fs, id).Get(ctx)
 	if status.Code(err) == codes.NotFound {
 		if c.layout.OnDocs() {
-			return "", ErrNotFound
+			return "", nil, ErrNotFound
 		}
 		if some, err := c.layout.AnyShard(ctx, c.fs, id, ""); err != nil || !some {
-			return "", cmpOr(err, ErrNotFound)
+			return "", nil, cmpOr(err, ErrNotFound)
 		}
-		return "", nil
+		return "", nil, nil
 	}
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return c.layout.LifeIn(snap.Data(), snap.CreateTime), nil
+	return c.layout.LifeIn(snap.Data(), snap.CreateTime), snap, nil
 }
 
 // cmpOr is err, or def if err is nil.

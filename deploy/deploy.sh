@@ -34,6 +34,9 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
                             default 100/m with --public --auth firebase
   --app-check               Increment takes only requests with a valid Firebase App Check
                             token (X-Firebase-AppCheck): from your app, not a script
+  --quiet-in-document       an increment of a quiet document (no write for the window, no
+                            window, trend or rank) is written into it: one write, no shard,
+                            no event (TALLY_QUIET_IN_DOCUMENT)
   --cors-origins LIST       origins browsers may call Increment from, comma-separated
   --signed-in-reads         only signed-in users may read counters (default: anyone)
   --reconcile-schedule      also deploy Reconcile and an hourly Cloud Scheduler job for it
@@ -76,7 +79,7 @@ EOF
 
 project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
-auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate=""
+auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate="" in_document=false
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100 parts_max=16
 counts="" shards_collection="shards" delete=false time_zone=UTC extension_counters="" rules_file=""
 
@@ -93,7 +96,7 @@ while [ $# -gt 0 ]; do
 		shift
 		set -- "$flag" "$value" "$@"
 		case "$flag" in
-		--public | --votes-only | --app-check | --signed-in-reads | --reconcile-schedule | --no-monitoring | --delete | --dry-run | --help)
+		--public | --votes-only | --app-check | --quiet-in-document | --signed-in-reads | --reconcile-schedule | --no-monitoring | --delete | --dry-run | --help)
 			echo "deploy: $flag takes no value" >&2
 			exit 2
 			;;
@@ -124,6 +127,7 @@ while [ $# -gt 0 ]; do
 	--rules) need "$1" "${2-}"; rules_file=$2; shift 2 ;;
 	--votes-only) votes_only=true; shift ;;
 	--app-check) app_check=true; shift ;;
+	--quiet-in-document) in_document=true; shift ;;
 	--signed-in-reads) signed_in_reads=true; shift ;;
 	--reconcile-schedule) reconcile=true; shift ;;
 	--no-monitoring) monitoring=false; shift ;;
@@ -183,7 +187,7 @@ check_config() {
 	if ! "${tally_env[@]}" \
 		TALLY_CORS_ORIGINS="$cors" TALLY_AUTH="$auth" TALLY_PUBLIC="$public" \
 		TALLY_COUNTER_PATTERN="$counter_pattern" TALLY_PUBLIC_MAX_STEP="$public_max_step" \
-		TALLY_PUBLIC_VOTES_ONLY="$votes_only" TALLY_APP_CHECK="$app_check" \
+		TALLY_PUBLIC_VOTES_ONLY="$votes_only" TALLY_APP_CHECK="$app_check" TALLY_QUIET_IN_DOCUMENT="$in_document" \
 		TALLY_PUBLIC_RATE="$public_rate" TALLY_PUBLIC_USER_RATE="$user_rate" \
 		FIRESTORE_EMULATOR_HOST= "$tally_bin" config --check; then
 		echo "deploy: fix the value above; nothing was deployed" >&2
@@ -285,6 +289,9 @@ if [ "$votes_only" = true ]; then
 fi
 if [ "$app_check" = true ]; then
 	env_vars="$env_vars~~TALLY_APP_CHECK=true"
+fi
+if [ "$in_document" = true ]; then
+	env_vars="$env_vars~~TALLY_QUIET_IN_DOCUMENT=true"
 fi
 if [ -n "$public_rate" ]; then
 	env_vars="$env_vars~~TALLY_PUBLIC_RATE=$public_rate"

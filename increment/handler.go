@@ -8,6 +8,7 @@
 package increment
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/calendar"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/httpjson"
 )
 
@@ -67,6 +69,13 @@ type Config struct {
 	AppCheck AppCheckVerifier
 	// Now is the clock the cache of counters expires by; nil: time.Now.
 	Now func() time.Time
+	// InDocument writes a plain step of a quiet counted document into the
+	// document itself, in one write, where the document had no write for
+	// Spacing (the folds'; default fold.DefaultSpacing) and has no window,
+	// trend or rank: no shard, no event, no fold (core/own.go). Its
+	// answer's shard is adder.InItself.
+	InDocument bool
+	Spacing    time.Duration
 }
 
 // AppCheckVerifier checks a Firebase App Check token: the Firebase Admin
@@ -119,6 +128,11 @@ type Response struct {
 	// Committed is when the change committed (RFC 3339, UTC): a count whose
 	// as_of is at or past it holds it, one whose as_of is before does not.
 	Committed string `json:"committed,omitempty"`
+	// InDocument says the increment was written into the counted document
+	// itself (Config.InDocument; Shard is -1): the document holds it from
+	// Committed on, whatever its as_of, so a read of it after the answer
+	// sees it.
+	InDocument bool `json:"in_document,omitempty"`
 }
 
 // New returns the Increment handler for counters in client's database.
@@ -151,6 +165,7 @@ func New(client *firestore.Client, cfg Config) *Handler {
 		writer: newShardWriter(client, adder.Config{
 			Layout: layout, DefaultShards: cfg.DefaultShards, CacheTTL: cfg.CacheTTL,
 			AutoCreate: cfg.AutoCreate, CreatePattern: cfg.CounterPattern, Now: cfg.Now,
+			InItself: inItself(cfg),
 		}),
 		cfg:     cfg,
 		maxStep: maxStep,
@@ -159,6 +174,14 @@ func New(client *firestore.Client, cfg Config) *Handler {
 		turns:   make(chan struct{}, cfg.MaxInFlight),
 		users:   newUsers(),
 	}
+}
+
+// inItself is adder.Config.InItself for cfg.
+func inItself(cfg Config) time.Duration {
+	if !cfg.InDocument {
+		return 0
+	}
+	return cmp.Or(cfg.Spacing, fold.DefaultSpacing)
 }
 
 // ServeHTTP answers POST with one increment, GET ?rank= with a document's
@@ -213,7 +236,7 @@ func (h *Handler) increment(ctx context.Context, w http.ResponseWriter, r *http.
 			return nil, plainError(err)
 		}
 		return encode(Response{Counter: a.req.Counter, Field: a.req.Field, Shard: shard, By: a.req.By, Changed: true,
-			Committed: timestamp(committed)}), nil
+			Committed: timestamp(committed), InDocument: shard == adder.InItself}), nil
 	}
 	return h.commit(ctx, a)
 }

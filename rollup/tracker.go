@@ -66,7 +66,8 @@ type FoldInfo struct {
 	Wrote   bool      // false: the document held this fold or a later one already
 	Updated time.Time // the write's commit time
 	// AsOf is the read time of the counts the fold summed, Totals each
-	// count's sum then (in the order TALLY_COUNTS declares them) and
+	// count then (its shards' sum, and what the document keeps of it
+	// itself: core/own.go; in the order TALLY_COUNTS declares them) and
 	// Shards the shard documents summed for each; Totals is nil if the
 	// fold did not sum the counts.
 	AsOf      time.Time
@@ -89,7 +90,7 @@ type FoldInfo struct {
 // infoOf is what the fold out did, having answered covered events.
 func infoOf(out fold.Outcome, covered int) FoldInfo {
 	info := FoldInfo{Counter: out.Counter, Wrote: out.Wrote, Updated: out.Updated, AsOf: out.Sum.At,
-		Totals: out.Sum.Values, Shards: out.Sum.Shards, NumShards: out.NumShards, Grew: out.Grew, Shrank: out.Shrank,
+		Totals: core.WithOwn(out.Sum.Values, out.Own), Shards: out.Sum.Shards, NumShards: out.NumShards, Grew: out.Grew, Shrank: out.Shrank,
 		Parts: out.Parts, Aggregates: out.Aggregates, Moves: len(out.Moves), Covered: covered}
 	for _, p := range out.Sum.Parts {
 		info.Ranges = append(info.Ranges, [2]string{p.Lo, p.Hi})

@@ -60,6 +60,7 @@ const (
 	EnvUserRate      = "TALLY_PUBLIC_USER_RATE"  // plain steps one user may make over all counters; default 100/m when public and signed in
 	EnvVotesOnly     = "TALLY_PUBLIC_VOTES_ONLY" // a public Increment takes votes only; default false
 	EnvAppCheck      = "TALLY_APP_CHECK"         // verify Firebase App Check tokens; default false
+	EnvInDocument    = "TALLY_QUIET_IN_DOCUMENT" // an increment of a quiet document is written into it, not to a shard; default false
 	EnvPartsTopic    = "TALLY_PARTS_TOPIC"       // Pub/Sub topic the jobs' parts fan out through; default none: they run in-process
 	EnvPartSize      = "TALLY_PART_SIZE"         // documents a part of a job holds at most; default 1000
 	EnvExtension     = counter.EnvExtension      // the firestore-counter extension's counters whose shards Rollup moves into their documents (pages:likes,stats.views); default none
@@ -102,6 +103,7 @@ type Config struct {
 	MaxInFlight    int              // increments one Increment instance works on at once
 	Limits         increment.Limits // how often one signed-in user may make a plain step
 	VotesOnly      bool             // a public Increment takes votes only
+	InDocument     bool             // an increment of a quiet document is written into it (core/own.go)
 	AppCheck       bool             // Increment verifies Firebase App Check tokens
 
 	// ExtensionCounters are the firestore-counter extension's counters
@@ -174,7 +176,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // incrementFromEnv reads what only Increment uses: whether it creates
 // counters, the largest step, the cache of num_shards, the origins
-// answered, and how many requests an instance takes at once.
+// answered, how many requests an instance takes at once, and whether a
+// quiet document's increments are written into it.
 func incrementFromEnv(env func(key, def string) string, cfg *Config) error {
 	var err error
 	// A public Increment creates no counter unless told to.
@@ -196,6 +199,9 @@ func incrementFromEnv(env func(key, def string) string, cfg *Config) error {
 	}
 	if cfg.MaxInFlight, err = intIn(env(EnvMaxInFlight, strconv.Itoa(increment.DefaultMaxInFlight)), EnvMaxInFlight, 1, 100000); err != nil {
 		return err
+	}
+	if cfg.InDocument, err = strconv.ParseBool(env(EnvInDocument, "false")); err != nil {
+		return fmt.Errorf("config: %s=%q is not a boolean", EnvInDocument, env(EnvInDocument, ""))
 	}
 	return nil
 }
@@ -364,6 +370,7 @@ func (c Config) Vars() []Var {
 		{EnvUserRate, c.Limits.User.String()},
 		{EnvVotesOnly, strconv.FormatBool(c.VotesOnly)},
 		{EnvAppCheck, strconv.FormatBool(c.AppCheck)},
+		{EnvInDocument, strconv.FormatBool(c.InDocument)},
 		{EnvPartsTopic, c.PartsTopic},
 		{EnvPartSize, strconv.Itoa(c.PartSize)},
 		{EnvExtension, c.ExtensionCounters.String()},

@@ -99,6 +99,7 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 			Auth: verifier, Public: cfg.Public, PublicMaxStep: cfg.PublicMaxStep, CounterPattern: cfg.CounterPattern,
 			IdempotencyTTL: cfg.IdempotencyTTL, MaxInFlight: cfg.MaxInFlight,
 			Limits: cfg.Limits, VotesOnly: cfg.VotesOnly, AppCheck: appCheck,
+			InDocument: cfg.InDocument, Spacing: cfg.Spacing,
 		}),
 		Rollup: rollup.New(client, rollup.Config{
 			Layout: cfg.Layout, Project: cfg.Project, Database: cfg.Database, Spacing: cfg.Spacing, Grow: grow, Logger: logger,

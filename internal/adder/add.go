@@ -34,6 +34,11 @@ type Config struct {
 	CreatePattern *regexp.Regexp   // else create those whose whole id matches
 	CacheTTL      time.Duration    // how long num_shards is cached; default 10s
 	Now           func() time.Time // the clock the cache expires by; nil: time.Now
+	// InItself, if not 0, is the fold spacing: an increment of a counted
+	// document that had no write for that long, with no window, trend or
+	// rank, is written into the document itself (own.go). 0: every
+	// increment goes to a shard.
+	InItself time.Duration
 }
 
 // Adder adds to counters.
@@ -42,6 +47,8 @@ type Adder struct {
 	layout core.Layout
 	counts *shardCounts
 	groups groups // each counter's writes in flight, and what waits for them
+	// spacing: Config.InItself
+	spacing time.Duration
 }
 
 // New returns an Adder for counters in client's database.
@@ -53,8 +60,9 @@ func New(client *firestore.Client, cfg Config) *Adder {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	a := &Adder{
-		client: client,
-		layout: cfg.Layout,
+		client:  client,
+		layout:  cfg.Layout,
+		spacing: cfg.InItself,
 		counts: newShardCounts(client, cfg.Layout, cfg.CacheTTL, cfg.DefaultShards, func(id string) bool {
 			if cfg.Layout.OnDocs() {
 				return false // the app creates its documents; tally never does
@@ -69,17 +77,33 @@ func New(client *firestore.Client, cfg Config) *Adder {
 }
 
 // Add adds by to count c of counter id (c as Layout.Check resolved
-// it) on a random shard in [0, num_shards), and says which shard took it:
+// it) on a random shard in [0, num_shards), and says which shard took it
+// (InItself: the document itself, if Config.InItself allows it, own.go):
 // one write, with no transaction, that holds every increment of the
 // counter that reached this Adder while its last write was in flight
 // (group.go). An error that wraps ErrOutcomeUnknown means the write was
 // sent and not confirmed: it may have been applied. Any other error means
 // nothing was written. committed is the write's commit time: a fold whose
-// as_of is at or past it counts it.
+// as_of is at or past it counts it (one written into the document itself
+// the document holds from then on, whatever its as_of).
 func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (shard int, committed time.Time, err error) {
+	if err := EnoughTime(ctx); err != nil {
+		return 0, time.Time{}, err
+	}
+	itself := a.spacing > 0 && a.layout.CountedInItself(id)
+	if itself { // on what is cached, however old: the write's precondition is that it is still so
+		if committed, ok, err := a.addOwn(ctx, id, c, by); ok || err != nil {
+			return InItself, committed, err
+		}
+	}
 	p, err := a.counts.get(ctx, id)
 	if err != nil {
 		return 0, time.Time{}, err
+	}
+	if itself { // as just read
+		if committed, ok, err := a.addOwn(ctx, id, c, by); ok || err != nil {
+			return InItself, committed, err
+		}
 	}
 	if err := EnoughTime(ctx); err != nil {
 		return 0, time.Time{}, err

@@ -61,6 +61,7 @@ type cached struct {
 	expires time.Time
 	carried bool // a write has carried seen already
 	writes  int  // writes since it was read
+	owning  bool // an increment is being written into the document itself (own.go)
 }
 
 // parent is what an increment needs of a counted document: its shard count
@@ -76,8 +77,12 @@ type parent struct {
 	// counts are the counted document's counts as read, by shard field:
 	// how near they are to the edge (edge.go).
 	counts map[string]int64
-	// updated is the counted document's update time as read.
-	updated time.Time
+	// updated is the counted document's update time as read, or as this
+	// instance last wrote it itself; learned is the local time it was
+	// known by, and quietFor how long the document had had no write then.
+	updated  time.Time
+	learned  time.Time
+	quietFor time.Duration
 }
 
 // get returns counter id's shard count, reading the parent (and creating it,
@@ -149,11 +154,15 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			if n == 0 {
 				n = s.defaults // a parent the rollup made before anyone set it
 			}
-			p := parent{n: n, life: s.layout.LifeIn(data, snap.CreateTime), counts: map[string]int64{}, updated: snap.UpdateTime}
-			for _, c := range s.layout.Counts(id) {
+			p := parent{n: n, life: s.layout.LifeIn(data, snap.CreateTime), counts: map[string]int64{},
+				updated: snap.UpdateTime, learned: time.Now(), quietFor: snap.ReadTime.Sub(snap.UpdateTime)}
+			counts := s.layout.Counts(id)
+			for _, c := range counts {
 				p.counts[c.Shard], _ = data[c.Field].(int64)
 			}
-			if s.layout.OneShard(data, s.defaults) {
+			// With an own part (own.go), shard 0 is not the whole count: a
+			// fold reads the document.
+			if s.layout.OneShard(data, s.defaults) && s.layout.OwnValues(data, counts) == nil {
 				p.seen = snap.UpdateTime
 				book, _ := data[core.FieldBookkeeping].(map[string]any)
 				p.ranked, _ = book[rank.FieldRank].(map[string]any)

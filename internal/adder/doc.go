@@ -8,6 +8,9 @@
 // document's update time as read to the fold (the increment's side of
 // core's one-shard protocol). A count is kept within ±2^62: a step that
 // could take it near there reads the shards in its transaction first,
-// and is refused if it would pass (edge.go). It writes shards only:
-// folds are package fold's.
+// and is refused if it would pass (edge.go). Where its Config allows it,
+// an increment of a quiet document is written into the document itself
+// instead, in one write on the condition that the document is as last
+// known (own.go, core's own part). It never folds: folds are package
+// fold's.
 package adder

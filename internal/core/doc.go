@@ -36,6 +36,14 @@
 // says when shard 0 holds a document's whole counts (Layout.OneShard,
 // Parent.Whole). Package fold's guide says how a fold uses them.
 //
+// # A document's own part
+//
+// A quiet document's increments may be written into the document itself,
+// with the same amounts in _tally.own (own.go): a count is its shards'
+// sum plus that own part, which every fold adds (Parent.Own, WithOwn). A
+// document with an own part is not on the one-shard protocol's no-read
+// fold: shard 0 is not its whole count.
+//
 // # Errors
 //
 // Failures a caller should tell apart carry a Code (errors.go): the

@@ -21,6 +21,7 @@ type Parent struct {
 	AsOf       time.Time // the snapshot the counts sum; zero if absent or not a timestamp
 	Totals     []int64   // each count's value, in Counts order; 0 if absent or not an integer
 	Present    []bool    // whether the document holds each count's field at all
+	Own        []int64   // each count's own part (see own.go): written to the document itself, in no shard; nil if none
 	NumShards  int       // 0 if absent or unreadable
 	Legacy     bool      // holds the bookkeeping of tally before snapshot folds
 	Resharding bool      // shrinking to one shard: shard 0 is not yet the whole count
@@ -77,6 +78,7 @@ func ParentFrom(l Layout, id string, snap *firestore.DocumentSnapshot, returned 
 	p.Written = l.Written(data, snap.UpdateTime)
 	p.AsOf = l.AsOf(data)
 	p.Totals = l.CountValues(data, l.Counts(id))
+	p.Own = l.OwnValues(data, l.Counts(id))
 	for _, c := range l.Counts(id) {
 		_, ok := data[c.Field]
 		p.Present = append(p.Present, ok)

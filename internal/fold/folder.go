@@ -93,6 +93,7 @@ type Outcome struct {
 	Counter   string    `json:"counter"`
 	Before    []int64   `json:"totals_before"` // the counts when read, in Counts order
 	Sum       Sum       `json:"-"`
+	Own       []int64   `json:"-"`       // each count's part kept in the document itself, which the counts hold beside Sum's (core/own.go)
 	Wrote     bool      `json:"wrote"`   // false: the parent already held this or a later snapshot, or there is nothing to hold
 	Updated   time.Time `json:"updated"` // the write's commit time
 	NumShards int       `json:"num_shards"`
@@ -150,9 +151,10 @@ func (f *Folder) totals(id string, p core.Parent, s Sum) []int64 {
 	if totals == nil {
 		totals = make([]int64, len(counts))
 	}
+	values := core.WithOwn(s.Values, p.Own)
 	for i := range counts {
 		if !f.layout.OnDocs() || s.Shards[i] > 0 || !p.Holds(i) {
-			totals[i] = s.Values[i]
+			totals[i] = values[i]
 		}
 	}
 	return totals

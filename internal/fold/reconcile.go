@@ -3,6 +3,8 @@ package fold
 import (
 	"context"
 	"fmt"
+
+	"github.com/tallycounters/tally/internal/core"
 )
 
 // Drift is what a reconcile found and repaired, for one count.
@@ -10,7 +12,7 @@ type Drift struct {
 	Counter string `json:"counter"`
 	Field   string `json:"field,omitempty"` // the count, on documents
 	Total   int64  `json:"total"`           // the count before
-	Sum     int64  `json:"sum"`             // the shards' sum, now also the count
+	Sum     int64  `json:"sum"`             // the shards' sum and the document's own part (core/own.go), now also the count
 	Drift   int64  `json:"drift"`           // Total - Sum
 	Shards  int    `json:"shards"`          // shard documents summed
 
@@ -33,9 +35,10 @@ func (f *Folder) ReconcileKnown(ctx context.Context, id string, k *Known) ([]Dri
 		return nil, fmt.Errorf("fold: reconcile %s: %w", id, err)
 	}
 	counts := f.layout.Counts(id)
+	sums := core.WithOwn(fold.Sum.Values, fold.Own)
 	out := make([]Drift, len(counts))
 	for i, c := range counts {
-		d := Drift{Counter: id, Sum: fold.Sum.Values[i], Shards: int(fold.Sum.Shards[i]), NumShards: fold.NumShards}
+		d := Drift{Counter: id, Sum: sums[i], Shards: int(fold.Sum.Shards[i]), NumShards: fold.NumShards}
 		if i < len(fold.Before) {
 			d.Total = fold.Before[i]
 		}

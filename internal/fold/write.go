@@ -41,7 +41,7 @@ var ErrTooSoon = errors.New("within the fold spacing of the parent's last write"
 // creates a missing parent only in the guide layout, and only for shards
 // that hold something: an app's document that is gone stays gone.
 func (f *Folder) Write(ctx context.Context, id string, p core.Parent, s Sum, shards int) (Outcome, core.Parent, error) {
-	fold := Outcome{Counter: id, Before: p.Totals, Sum: s, NumShards: p.NumShards, AggregatesBefore: p.Aggregates}
+	fold := Outcome{Counter: id, Before: p.Totals, Sum: s, Own: p.Own, NumShards: p.NumShards, AggregatesBefore: p.Aggregates}
 	for _, pf := range s.Parts {
 		fold.Failed = append(fold.Failed, pf.Failed...)
 	}
@@ -190,12 +190,13 @@ func (f *Folder) countUpdates(id string, p core.Parent, s Sum, counts bool) []fi
 		return nil
 	}
 	docs := f.layout.OnDocs()
+	values := core.WithOwn(s.Values, p.Own) // the shards' and the document's own: p is what the write compares and sets on
 	var updates []firestore.Update
 	for i, c := range f.layout.Counts(id) {
 		if docs && s.Shards[i] == 0 && p.Holds(i) {
-			continue // no shard holds it: the app's value stays (0 is written where there is none)
+			continue // no shard holds it: the app's value stays, its own part in it (0 is written where there is none)
 		}
-		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{c.Field}, Value: s.Values[i]})
+		updates = append(updates, firestore.Update{FieldPath: firestore.FieldPath{c.Field}, Value: values[i]})
 	}
 	updates = append(updates, firestore.Update{FieldPath: f.layout.AsOfPath(), Value: s.At})
 	if p.Legacy {

@@ -1,0 +1,97 @@
+package adder
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fsrpc"
+)
+
+// InItself is the shard Add answers for an increment written into the
+// counted document itself (core/own.go): no shard holds it.
+const InItself = -1
+
+// addOwn writes by to count c into the counted document id itself, if
+// this Adder knows the document had no write for the spacing (a.spacing)
+// and is writing no other increment of it so: one write, on the
+// condition that the document is still as last known. ok is false if it
+// did not, for any reason that leaves nothing written (the document was
+// written or deleted since: it is read again): the increment is then for
+// a shard. An error is the increment's: the write's outcome is unknown.
+func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64) (committed time.Time, ok bool, err error) {
+	p, claimed := a.counts.claimOwn(id, a.spacing)
+	if !claimed {
+		return time.Time{}, false, nil
+	}
+	if !p.blind(map[string]int64{c.Shard: by}) {
+		a.counts.ownDone(id, c, 0, time.Time{}) // near the edge: a shard write reads the count
+		return time.Time{}, false, nil
+	}
+	cctx, commitTime := fsrpc.WithCommitTime(ctx)
+	wr, err := a.layout.Counter(a.client, id).Update(cctx, []firestore.Update{
+		{FieldPath: firestore.FieldPath{c.Field}, Value: firestore.Increment(by)},
+		{FieldPath: a.layout.OwnPath(c), Value: firestore.Increment(by)},
+		{FieldPath: a.layout.WrittenPath(), Value: firestore.ServerTimestamp},
+	}, firestore.LastUpdateTime(p.updated))
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.FailedPrecondition, codes.NotFound:
+		a.counts.forget(id)
+		return time.Time{}, false, nil
+	default:
+		a.counts.forget(id)
+		return time.Time{}, false, core.Unconfirmed(fmt.Errorf("core: write %s itself: %w", id, err))
+	}
+	at := commitTime()
+	if at.IsZero() {
+		at = wr.UpdateTime
+	}
+	a.counts.ownDone(id, c, by, wr.UpdateTime)
+	return at, true, nil
+}
+
+// claimOwn is what is cached of counter id, if an increment of it may be
+// written into the document itself: the document's update time is
+// known, and it had no write for at least spacing since, as far as this
+// instance knows, and no other such write of this instance is in flight.
+// The claim holds until ownDone.
+func (s *shardCounts) claimOwn(id string, spacing time.Duration) (parent, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries.Peek(id)
+	if !ok || e.owning || e.updated.IsZero() || e.quietFor+time.Since(e.learned) < spacing {
+		return parent{}, false
+	}
+	e.owning = true
+	s.entries.Add(id, e)
+	return e.parent, true
+}
+
+// ownDone ends a claim of counter id: if updated is not zero, by was
+// written to count c in the document itself, which was last updated then.
+func (s *shardCounts) ownDone(id string, c core.Count, by int64, updated time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries.Peek(id)
+	if !ok {
+		return
+	}
+	e.owning = false
+	if !updated.IsZero() {
+		e.updated, e.learned, e.quietFor = updated, time.Now(), 0
+		e.seen = time.Time{}            // the document holds an own part: a fold reads it
+		e.counts = maps.Clone(e.counts) // read with no lock by those that got the entry before
+		if e.counts == nil {
+			e.counts = map[string]int64{}
+		}
+		e.counts[c.Shard] += by
+	}
+	s.entries.Add(id, e)
+}
