@@ -115,6 +115,7 @@ func (b *benchFlags) runners(f *pflag.FlagSet) {
 func (b *benchFlags) rollups(f *pflag.FlagSet) {
 	f.DurationVar(&b.o.Spacing, "window", fold.DefaultSpacing, "the fold spacing (TALLY_ROLLUP_WINDOW): each parent is written at most once per this")
 	f.IntVar(&b.o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
+	f.BoolVar(&b.o.InDocument, "in-document", false, "in tally's mode, write an increment of a quiet document into the document itself, as TALLY_QUIET_IN_DOCUMENT=true does")
 	f.BoolVar(&b.o.ClientWrites, "client-writes", false, "in tally's mode, write the shards from the client, with no Increment, as clients that rules let write shards do; tally's Rollup folds them")
 	f.IntVar(&b.o.IncrementInstances, "increment-instances", 1, "Increment instances of each mode, each with its own cache and group commit; each request goes to a random one")
 	f.StringVar(&b.o.Delivery, "delivery", report.DeliveryEmulator, "how shard events reach the rollups: emulator (its triggers, one at a time) or direct (posted by the bench from each commit, concurrently, as Eventarc does)")

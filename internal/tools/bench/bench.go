@@ -49,7 +49,7 @@ type settings struct {
 	Duration, Window, MaxDelay          time.Duration
 	Modes                               []string
 	Instances, IncrementInstances       int
-	ClientWrites                        bool
+	ClientWrites, InDocument            bool
 	Delivery                            string
 	DuplicateRate, DelayRate            float64
 	ShardCacheTTL, Settle, Rest, Warmup time.Duration

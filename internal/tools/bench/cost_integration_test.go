@@ -143,3 +143,38 @@ func TestClientWrites(t *testing.T) {
 		t.Errorf("the bill with client writes: %+v; want no Increment, and Rollup requests", b)
 	}
 }
+
+// TestQuietCostInDocument runs tally with --in-document beside plain, over
+// documents with two counts, each count taken in turn: tally stays exact,
+// no document takes two of tally's writes within the window (its own
+// increments and its folds alike), and it writes at most what the shard
+// path would. How many increments find their document quiet depends on
+// the machine's pace, so it is logged, not checked.
+func TestQuietCostInDocument(t *testing.T) {
+	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
+	const window = 300 * time.Millisecond
+	rep, err := Run(context.Background(), Options{
+		Counters: 200, Popularity: PopularityTurns, Fields: 2,
+		Setup: Setup{
+			Workers: 4, Rate: 40, Duration: 3 * time.Second, Spacing: window, InDocument: true,
+			Modes: []string{report.ModeTally, report.ModePlain}, Project: emulatortest.Project, Emulator: paths,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally, plain := rep.Modes[0], rep.Modes[1]
+	t.Logf("tally: %d acknowledged; %.3f reads, %.3f writes, %.2f + %.2f requests an increment; $%.2f a million (plain $%.2f)",
+		tally.Acked, tally.ReadsPerIncr, tally.WritesPerIncr, tally.Bill.IncrementRequests, tally.Bill.RollupRequests, tally.PerMillion, plain.PerMillion)
+	if tally.Acked == 0 || tally.Drift != 0 {
+		t.Errorf("tally: %d acknowledged, total - acknowledged %+d; want exact", tally.Acked, tally.Drift)
+	}
+	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
+		t.Errorf("tally: two writes of one document %.1f ms apart, within the %v window", *tally.ParentGap, window)
+	}
+	if tally.WritesPerIncr > 2.01 {
+		t.Errorf("tally wrote %.3f an increment; the shard path writes at most 2", tally.WritesPerIncr)
+	}
+	checkPlain(t, 2, plain)
+}

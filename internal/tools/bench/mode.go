@@ -123,6 +123,11 @@ func (e *env) prepareMode(ctx context.Context, m string) (modeStart, error) {
 		if err := e.createCounters(ctx, m, st.coll, st.ids); err != nil {
 			return st, err
 		}
+		if m == report.ModeTally && o.InDocument {
+			// An app's posts are made before their likes: none is written
+			// within the spacing of its making.
+			time.Sleep(o.Window)
+		}
 	}
 	st.inc = e.incrementer(m, st.coll, e.clients[m])
 	if o.Burst {
@@ -325,7 +330,9 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 	if m == report.ModeTally && e.o.URL != "" {
 		url = e.o.URL
 	}
-	return httpIncrement(url, e.o.Workers, coll)
+	return httpIncrement(url, e.o.Workers, coll, func(id string, at time.Time, by int64) {
+		e.obs.added(observed(coll, id), at, by) // no fold reports it
+	})
 }
 
 // clientAnswer is how a client's own write to shard (-1: the counter's one
@@ -353,8 +360,10 @@ func (e *env) rawShards() int {
 }
 
 // httpIncrement adds through the Increment function at url, over up to
-// workers connections kept open, to counters of coll.
-func httpIncrement(url string, workers int, coll string) incrementFunc {
+// workers connections kept open, to counters of coll; inDocument hears
+// each increment written into the counted document itself, with its
+// commit time.
+func httpIncrement(url string, workers int, coll string, inDocument func(id string, at time.Time, by int64)) incrementFunc {
 	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
 	return func(ctx context.Context, id string, by int64) (answer, error) {
 		want := map[string]any{"counter": id, "by": by}
@@ -374,13 +383,17 @@ func httpIncrement(url string, workers int, coll string) incrementFunc {
 			a.RetryAfter = time.Duration(s) * time.Second
 		}
 		var out struct {
-			Shard     int
-			Committed time.Time
+			Shard      int
+			Committed  time.Time
+			InDocument bool `json:"in_document"`
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil && resp.StatusCode == http.StatusOK {
 			return answer{}, fmt.Errorf("increment: a 200 without its body: %w", err)
 		}
 		a.Shard, a.Committed = out.Shard, out.Committed
+		if out.InDocument && resp.StatusCode == http.StatusOK {
+			inDocument(id, out.Committed, by)
+		}
 		return a, nil
 	}
 }

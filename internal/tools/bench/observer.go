@@ -24,13 +24,11 @@ type observer struct {
 	mu     sync.Mutex
 	writes map[string][]write // by document path
 	deltas map[string][]write // by document path; Total holds the write's increment
-	now    map[string]int64   // by document path: the total after its latest write seen
-	last   map[string]time.Time
-	delays []time.Duration // commit to delivery, of shard events
+	delays []time.Duration    // commit to delivery, of shard events
 }
 
 func newObserver() *observer {
-	return &observer{writes: map[string][]write{}, deltas: map[string][]write{}, now: map[string]int64{}, last: map[string]time.Time{}}
+	return &observer{writes: map[string][]write{}, deltas: map[string][]write{}}
 }
 
 // delivered records how long after its commit a shard event reached the
@@ -59,9 +57,6 @@ func (o *observer) wrote(path string, at time.Time, total int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.writes[path] = append(o.writes[path], write{At: at, Total: total})
-	if at.After(o.last[path]) {
-		o.now[path], o.last[path] = total, at
-	}
 }
 
 // added records a server-side increment of path by delta, committed at at,
@@ -69,34 +64,49 @@ func (o *observer) wrote(path string, at time.Time, total int64) {
 func (o *observer) added(path string, at time.Time, delta int64) {
 	o.mu.Lock()
 	o.deltas[path] = append(o.deltas[path], write{At: at, Total: delta})
-	o.now[path] += delta
 	o.mu.Unlock()
 }
 
 // total is path's total after the latest write seen to it; 0 before any.
 func (o *observer) total(path string) int64 {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.now[path]
+	all := o.of(path, time.Time{})
+	if len(all) == 0 {
+		return 0
+	}
+	return all[len(all)-1].Total
 }
 
-// of returns the writes to path at or after since, in commit order.
+// of returns the writes to path at or after since, in commit order, each
+// with the total after it: a fold's, which holds every increment written
+// to the document before it; an increment's (a baseline's, or one tally
+// wrote into the document itself), the total before it and its amount.
 func (o *observer) of(path string, since time.Time) []write {
 	o.mu.Lock()
-	all := append([]write(nil), o.writes[path]...)
+	folds := append([]write(nil), o.writes[path]...)
 	deltas := append([]write(nil), o.deltas[path]...)
 	o.mu.Unlock()
-	sort.Slice(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
-	if len(deltas) > 0 {
-		// Increments commit one after another: each total is the sum so far.
-		sort.Slice(deltas, func(i, j int) bool { return deltas[i].At.Before(deltas[j].At) })
-		var sum int64
-		for i := range deltas {
-			sum += deltas[i].Total
-			deltas[i].Total = sum
-		}
-		all = deltas
+	type event struct {
+		write
+		delta bool
 	}
-	i := sort.Search(len(all), func(i int) bool { return !all[i].At.Before(since) })
-	return all[i:]
+	all := make([]event, 0, len(folds)+len(deltas))
+	for _, w := range folds {
+		all = append(all, event{write: w})
+	}
+	for _, w := range deltas {
+		all = append(all, event{write: w, delta: true})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
+	out := make([]write, len(all))
+	var total int64
+	for i, e := range all {
+		if e.delta {
+			total += e.Total
+		} else {
+			total = e.Total
+		}
+		out[i] = write{At: e.At, Total: total}
+	}
+	i := sort.Search(len(out), func(i int) bool { return !out[i].At.Before(since) })
+	return out[i:]
 }

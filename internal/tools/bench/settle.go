@@ -225,14 +225,15 @@ func (e *env) measureParents(r *report.Mode, coll string, ids []string, res load
 		slices.SortFunc(ackTimes[i], time.Time.Compare)
 		var doc []write // the document's writes, taken with its first count
 		if i%fields == 0 {
-			doc = writes
-			if r.Mode == report.ModePlain { // each write is of one count
-				doc = slices.Clone(writes)
-				for _, other := range ids[i+1 : i+fields] {
-					doc = append(doc, e.obs.of(observed(coll, other), res.Start)...)
-				}
-				slices.SortFunc(doc, func(a, b write) int { return a.At.Compare(b.At) })
+			// A fold writes every count of the document at once, seen once
+			// for each; an increment (plain's, or one tally wrote into the
+			// document itself) one of them.
+			doc = slices.Clone(writes)
+			for _, other := range ids[i+1 : i+fields] {
+				doc = append(doc, e.obs.of(observed(coll, other), res.Start)...)
 			}
+			slices.SortFunc(doc, func(a, b write) int { return a.At.Compare(b.At) })
+			doc = slices.CompactFunc(doc, func(a, b write) bool { return a.At.Equal(b.At) })
 		}
 		f.add(r, writes, doc, ackTimes[i], res.End)
 	}
