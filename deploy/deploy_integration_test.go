@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -93,6 +94,8 @@ var variants = map[string][]string{
 		"--counts", "posts:likes,views;users/*/posts:likes;polls/*/options:votes", "--reconcile-schedule", "--delete"},
 	"extension counters": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
 		"--counts", "posts:likes", "--extension-counters", "pages:likes,stats.views;posts:likes"},
+	"quiet documents, Increment billed by instance": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
+		"--counts", "posts:likes,views", "--quiet-in-document", "--increment-billing", "instance"},
 	"flags with =": {"--project=demo-proj", "--region=asia-northeast1", "--database-location=asia-northeast1",
 		"--window=500ms", "--rollup-max-instances=20", "--cors-origins=https://a.example"},
 }
@@ -352,4 +355,30 @@ func TestShellcheck(t *testing.T) {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestDeployQuietPath: --quiet-in-document sets TALLY_QUIET_IN_DOCUMENT on
+// the functions, and --increment-billing instance has Increment's service
+// billed by instance after its deploy; by default neither is there.
+func TestDeployQuietPath(t *testing.T) {
+	t.Parallel()
+	base := []string{"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5", "--counts", "posts:likes,views"}
+	for _, c := range []struct {
+		args   []string
+		quiet  bool
+		always bool
+	}{
+		{nil, false, false},
+		{[]string{"--quiet-in-document", "--increment-billing", "instance"}, true, true},
+		{[]string{"--increment-billing=request"}, false, false},
+	} {
+		out := strings.Join(dryRun(t, append(slices.Clone(base), c.args...)...), "\n")
+		if quiet := strings.Contains(out, "TALLY_QUIET_IN_DOCUMENT=true"); quiet != c.quiet {
+			t.Errorf("%v: TALLY_QUIET_IN_DOCUMENT=true set: %v, want %v", c.args, quiet, c.quiet)
+		}
+		always := strings.Contains(out, "gcloud run services update tally-increment") && strings.Contains(out, "--no-cpu-throttling")
+		if always != c.always {
+			t.Errorf("%v: Increment billed by instance: %v, want %v", c.args, always, c.always)
+		}
+	}
 }

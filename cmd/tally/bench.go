@@ -115,6 +115,7 @@ func (b *benchFlags) runners(f *pflag.FlagSet) {
 func (b *benchFlags) rollups(f *pflag.FlagSet) {
 	f.DurationVar(&b.o.Spacing, "window", fold.DefaultSpacing, "the fold spacing (TALLY_ROLLUP_WINDOW): each parent is written at most once per this")
 	f.IntVar(&b.o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
+	f.StringVar(&b.o.IncrementBilling, "increment-billing", "request", "how Increment's instances are priced: request (while each holds a request, in 100 ms steps, and a fee a request) or instance (each instance's whole life during the load, at Cloud Run's instance-based rate, no fee a request)")
 	f.BoolVar(&b.o.InDocument, "in-document", false, "in tally's mode, write an increment of a quiet document into the document itself, as TALLY_QUIET_IN_DOCUMENT=true does")
 	f.BoolVar(&b.o.ClientWrites, "client-writes", false, "in tally's mode, write the shards from the client, with no Increment, as clients that rules let write shards do; tally's Rollup folds them")
 	f.IntVar(&b.o.IncrementInstances, "increment-instances", 1, "Increment instances of each mode, each with its own cache and group commit; each request goes to a random one")
@@ -137,6 +138,8 @@ func (b *benchFlags) output(f *pflag.FlagSet) {
 	f.Float64Var(&b.o.Functions.Request, "price-request", p.Request, "US dollars per million function requests (Cloud Run, request-based billing)")
 	f.Float64Var(&b.o.Functions.VCPUSecond, "price-vcpu-second", p.VCPUSecond, "US dollars per vCPU-second of billable instance time (Cloud Run, Tier 1)")
 	f.Float64Var(&b.o.Functions.GiBSecond, "price-gib-second", p.GiBSecond, "US dollars per GiB-second of billable instance time (Cloud Run, Tier 1)")
+	f.Float64Var(&b.o.Functions.InstanceVCPUSecond, "price-instance-vcpu-second", p.InstanceVCPUSecond, "US dollars per vCPU-second of an instance's life, with --increment-billing instance (Cloud Run, Tier 1)")
+	f.Float64Var(&b.o.Functions.InstanceGiBSecond, "price-instance-gib-second", p.InstanceGiBSecond, "US dollars per GiB-second of an instance's life, with --increment-billing instance (Cloud Run, Tier 1)")
 	f.Float64Var(&b.o.Functions.PubSubTiB, "price-pubsub-tib", p.PubSubTiB, "US dollars per TiB of events published and pushed (Pub/Sub, Eventarc's transport)")
 	f.StringVar(&b.jsonPath, "json", "", "write every figure to `FILE`")
 	f.StringVar(&b.chartPath, "chart", "", "draw the run to `FILE` (.svg or .png)")

@@ -50,6 +50,7 @@ type settings struct {
 	Modes                               []string
 	Instances, IncrementInstances       int
 	ClientWrites, InDocument            bool
+	IncrementBilling                    string
 	Delivery                            string
 	DuplicateRate, DelayRate            float64
 	ShardCacheTTL, Settle, Rest, Warmup time.Duration
@@ -172,7 +173,7 @@ func checkOptions(o settings) (settings, error) {
 	if o.Functions == (report.FunctionPrices{}) {
 		o.Functions = report.CloudRunPrices
 	}
-	if f := o.Functions; f.Request < 0 || f.VCPUSecond < 0 || f.GiBSecond < 0 || f.PubSubTiB < 0 {
+	if f := o.Functions; f.Request < 0 || f.VCPUSecond < 0 || f.GiBSecond < 0 || f.PubSubTiB < 0 || f.InstanceVCPUSecond < 0 || f.InstanceGiBSecond < 0 {
 		return o, fmt.Errorf("bench: prices must not be negative: %+v", f)
 	}
 	if o.Prices.Read < 0 || o.Prices.Write < 0 || o.Prices.Delete < 0 {
@@ -192,6 +193,13 @@ func checkOptions(o settings) (settings, error) {
 	}
 	if o.Shards < 0 || o.Shards > core.MaxShards || o.Contention < 0 {
 		return o, fmt.Errorf("bench: --shards %d: want 0 (new counters, which grow) to %d; --contention %g: want 0 (off) or more", o.Shards, core.MaxShards, o.Contention)
+	}
+	switch o.IncrementBilling {
+	case "":
+		o.IncrementBilling = report.BillingRequest
+	case report.BillingRequest, report.BillingInstance:
+	default:
+		return o, fmt.Errorf("bench: --increment-billing %q: want %s or %s", o.IncrementBilling, report.BillingRequest, report.BillingInstance)
 	}
 	switch o.Delivery {
 	case "":
@@ -216,7 +224,7 @@ func optionsJSON(o settings) report.Options {
 		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
 		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
-		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,
+		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,
 		Aggregate: o.Aggregate, Existing: o.Existing, Windows: o.Windows,
 	}
 }

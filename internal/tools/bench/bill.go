@@ -35,6 +35,11 @@ func (e *env) billFigures(r *report.Mode, m string) error {
 			b.IncrementRequests += per(float64(inc.Requests))
 			b.IncrementSeconds += 1000 * per(inc.BilledSeconds)
 		}
+		if e.o.IncrementBilling == report.BillingInstance {
+			// Every instance lives the whole load, billed all along.
+			b.IncrementBilling = report.BillingInstance
+			b.IncrementSeconds = 1000 * per(r.Seconds*float64(e.o.IncrementInstances))
+		}
 	}
 	switch m {
 	case report.ModeTally:

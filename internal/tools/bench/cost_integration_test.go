@@ -148,8 +148,9 @@ func TestClientWrites(t *testing.T) {
 // documents with two counts, each count taken in turn: tally stays exact,
 // no document takes two of tally's writes within the window (its own
 // increments and its folds alike), and it writes at most what the shard
-// path would. How many increments find their document quiet depends on
-// the machine's pace, so it is logged, not checked.
+// path would; priced by instance, Increment pays its instance's life and
+// no fee a request. How many increments find their document quiet
+// depends on the machine's pace, so it is logged, not checked.
 func TestQuietCostInDocument(t *testing.T) {
 	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
@@ -157,7 +158,7 @@ func TestQuietCostInDocument(t *testing.T) {
 	rep, err := Run(context.Background(), Options{
 		Counters: 200, Popularity: PopularityTurns, Fields: 2,
 		Setup: Setup{
-			Workers: 4, Rate: 40, Duration: 3 * time.Second, Spacing: window, InDocument: true,
+			Workers: 4, Rate: 40, Duration: 3 * time.Second, Spacing: window, InDocument: true, IncrementBilling: report.BillingInstance,
 			Modes: []string{report.ModeTally, report.ModePlain}, Project: emulatortest.Project, Emulator: paths,
 		},
 	})
@@ -175,6 +176,13 @@ func TestQuietCostInDocument(t *testing.T) {
 	}
 	if tally.WritesPerIncr > 2.01 {
 		t.Errorf("tally wrote %.3f an increment; the shard path writes at most 2", tally.WritesPerIncr)
+	}
+	// Billed by instance, Increment's instance lives the whole load and
+	// pays no fee a request.
+	b := tally.Bill
+	if life := 1000 * tally.Seconds / float64(tally.Acked); b.IncrementBilling != report.BillingInstance || math.Abs(b.IncrementSeconds-life) > 1e-9 ||
+		math.Abs(b.Requests-b.RollupRequests*report.CloudRunPrices.Request) > 1e-9 {
+		t.Errorf("tally's bill %+v; want Increment billed by instance for %.3f s a 1,000 increments, and Rollup's requests alone paying a fee", b, life)
 	}
 	checkPlain(t, 2, plain)
 }

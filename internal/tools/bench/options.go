@@ -30,6 +30,11 @@ type Setup struct {
 	// InDocument: tally's Increment writes an increment of a quiet
 	// document into the document itself (TALLY_QUIET_IN_DOCUMENT).
 	InDocument bool
+	// IncrementBilling prices each mode's Increment instances by request
+	// (report.BillingRequest, the default) or by instance
+	// (report.BillingInstance: each instance's whole life during the
+	// load, at that rate, with no fee a request).
+	IncrementBilling string
 	// IncrementInstances: Increment instances of each mode, each with
 	// its own cache and group commit; each request goes to a random one.
 	// Default 1.
@@ -151,7 +156,7 @@ func (o WindowsOptions) all() settings {
 
 func (o Setup) all() settings {
 	return settings{Workers: o.Workers, Rate: o.Rate, Duration: o.Duration, Modes: o.Modes,
-		Window: o.Spacing, Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, InDocument: o.InDocument, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
+		Window: o.Spacing, Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
 		DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, ShardCacheTTL: o.ShardCacheTTL,
 		Project: o.Project, EmulatorHost: o.EmulatorHost, BridgePort: o.BridgePort, Emulator: o.Emulator,
 		Prices: o.Prices, Functions: o.Functions, Settle: o.Settle, Progress: o.Progress, Logger: o.Logger, LogPath: o.LogPath,

@@ -11,18 +11,32 @@ type FunctionPrices struct {
 	VCPUSecond float64 `json:"vcpu_second"`         // a vCPU allocated for a second of billable instance time
 	GiBSecond  float64 `json:"gib_second"`          // a GiB of memory allocated for a second
 	PubSubTiB  float64 `json:"pubsub_tib"`          // a TiB of messages published or delivered
+	// Instance-based billing (BillingInstance): a vCPU and a GiB for a
+	// second of an instance's life, with no fee a request.
+	InstanceVCPUSecond float64 `json:"instance_vcpu_second"`
+	InstanceGiBSecond  float64 `json:"instance_gib_second"`
 }
+
+// How an Increment instance is billed: by request (Cloud Run's default:
+// while it holds a request, in 100 ms steps, and a fee a request), or by
+// instance (its whole life, at a lower rate, and no fee a request).
+const (
+	BillingRequest  = "request"
+	BillingInstance = "instance"
+)
 
 // CloudRunPrices are the list prices read on 2026-11-28: Cloud Run
 // (cloud.google.com/run/pricing), request-based billing, Tier 1 regions:
 // $0.40 per million requests, $0.000024 per vCPU-second and $0.0000025
 // per GiB-second, past a monthly free tier of 2 million requests, 180,000
-// vCPU-seconds and 360,000 GiB-seconds; Eventarc
+// vCPU-seconds and 360,000 GiB-seconds; instance-based billing, Tier 1:
+// $0.000018 per vCPU-second and $0.000002 per GiB-second; Eventarc
 // (cloud.google.com/eventarc/pricing): events from Google sources cost
 // nothing themselves, and their Pub/Sub transport is billed at Pub/Sub's
 // rates (cloud.google.com/pubsub/pricing): $40 per TiB published or
 // delivered, at least 1,000 bytes a request, past 10 GiB a month.
-var CloudRunPrices = FunctionPrices{Request: 0.40, VCPUSecond: 0.000024, GiBSecond: 0.0000025, PubSubTiB: 40}
+var CloudRunPrices = FunctionPrices{Request: 0.40, VCPUSecond: 0.000024, GiBSecond: 0.0000025, PubSubTiB: 40,
+	InstanceVCPUSecond: 0.000018, InstanceGiBSecond: 0.000002}
 
 // Instance is the size deploy/deploy.sh gives Increment and Rollup: one
 // vCPU and 256 MiB each.
@@ -44,7 +58,10 @@ type Bill struct {
 	RollupRequests    float64 `json:"rollup_requests_per_increment"` // every delivery, redeliveries included
 	// Billable instance time: while an instance holds a request, each
 	// such stretch rounded up to 100 ms; seconds per 1,000 increments.
+	// With IncrementBilling BillingInstance, Increment's is its
+	// instances' whole life.
 	IncrementSeconds float64 `json:"increment_instance_seconds_per_1000"`
+	IncrementBilling string  `json:"increment_billing,omitempty"`
 	RollupSeconds    float64 `json:"rollup_instance_seconds_per_1000"`
 	// CPU time tally's Rollup processes used, per 1,000 increments (nil:
 	// not measured, as for handlers in the bench's own process).
@@ -63,9 +80,13 @@ type Bill struct {
 func (b *Bill) Price(p FunctionPrices, firestore float64) {
 	const million = 1e6
 	b.Firestore = firestore
-	b.Requests = (b.IncrementRequests + b.RollupRequests) * p.Request
 	perSecond := Instance.VCPU*p.VCPUSecond + Instance.GiB*p.GiBSecond
-	b.Compute = (b.IncrementSeconds + b.RollupSeconds) / 1000 * million * perSecond
+	incrementRequests, incrementPerSecond := b.IncrementRequests, perSecond
+	if b.IncrementBilling == BillingInstance {
+		incrementRequests, incrementPerSecond = 0, Instance.VCPU*p.InstanceVCPUSecond+Instance.GiB*p.InstanceGiBSecond
+	}
+	b.Requests = (incrementRequests + b.RollupRequests) * p.Request
+	b.Compute = (b.IncrementSeconds*incrementPerSecond + b.RollupSeconds*perSecond) / 1000 * million
 	// Each event is published once and pushed once.
 	b.Events = b.RollupRequests * million * 2 * max(b.EventBytes, pubsubMinBytes) / (1 << 40) * p.PubSubTiB
 	b.Total = b.Firestore + b.Requests + b.Compute + b.Events

@@ -35,13 +35,18 @@ type Options struct {
 	IncrementInstances int `json:"increment_instances"`
 	// ClientWrites: tally's mode wrote its shards from the client, with
 	// no Increment.
-	ClientWrites  bool    `json:"client_writes,omitempty"`
-	Delivery      string  `json:"delivery"`
-	SettleSeconds float64 `json:"settle_bound_seconds"`
-	DuplicateRate float64 `json:"duplicate_rate"`
-	DelayRate     float64 `json:"delay_rate"`
-	MaxDelayMS    float64 `json:"max_delay_ms"`
-	Prices        Prices  `json:"usd_per_100k"`
+	ClientWrites bool `json:"client_writes,omitempty"`
+	// InDocument: tally's Increment wrote a quiet document's increments
+	// into it; IncrementBilling: how its instances were priced
+	// (BillingRequest or BillingInstance).
+	InDocument       bool    `json:"in_document,omitempty"`
+	IncrementBilling string  `json:"increment_billing,omitempty"`
+	Delivery         string  `json:"delivery"`
+	SettleSeconds    float64 `json:"settle_bound_seconds"`
+	DuplicateRate    float64 `json:"duplicate_rate"`
+	DelayRate        float64 `json:"delay_rate"`
+	MaxDelayMS       float64 `json:"max_delay_ms"`
+	Prices           Prices  `json:"usd_per_100k"`
 	// FunctionPrices: what the functions' requests, time and events are
 	// priced at (Mode.Bill).
 	FunctionPrices FunctionPrices `json:"function_prices"`

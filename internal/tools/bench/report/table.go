@@ -33,6 +33,12 @@ func (r *Load) Title() string {
 	if o.ClientWrites {
 		load += ", tally's shards written by the client (no Increment)"
 	}
+	if o.InDocument {
+		load += ", a quiet document's increments written into it (--in-document)"
+	}
+	if o.IncrementBilling == BillingInstance {
+		load += ", Increment billed by instance"
+	}
 	if o.Burst {
 		load += ", each counter quiet, then at the rate at once (burst)"
 	}
