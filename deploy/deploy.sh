@@ -41,6 +41,9 @@ usage: deploy/deploy.sh --project ID --region REGION --database-location LOCATIO
                             hold a request, and a fee a request; instance: for their whole
                             life, at a lower rate, no fee a request (cheaper under a steady
                             load of some ten increments a second or more; see docs/cost.md)
+  --increment-cpu CPU       vCPU of each Increment instance (default 1); from 0.08 up to 1,
+                            such as 0.167, each instance takes one request at a time and is
+                            billed by request: cheaper for quiet documents (see docs/cost.md)
   --cors-origins LIST       origins browsers may call Increment from, comma-separated
   --signed-in-reads         only signed-in users may read counters (default: anyone)
   --reconcile-schedule      also deploy Reconcile and an hourly Cloud Scheduler job for it
@@ -83,7 +86,7 @@ EOF
 
 project="" region="" database="(default)" location=""
 public=false cors="" signed_in_reads=false reconcile=false dry_run=false monitoring=true
-auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate="" in_document=false increment_billing=request
+auth=none counter_pattern="" public_max_step=1 votes_only=false app_check=false public_rate="" user_rate="" in_document=false increment_billing=request increment_cpu=1
 collection="counters" shard_field="count" window="1s" runtime="go126" rollup_max=100 parts_max=16
 counts="" shards_collection="shards" delete=false time_zone=UTC extension_counters="" rules_file=""
 
@@ -133,6 +136,7 @@ while [ $# -gt 0 ]; do
 	--app-check) app_check=true; shift ;;
 	--quiet-in-document) in_document=true; shift ;;
 	--increment-billing) need "$1" "${2-}"; increment_billing=$2; shift 2 ;;
+	--increment-cpu) need "$1" "${2-}"; increment_cpu=$2; shift 2 ;;
 	--signed-in-reads) signed_in_reads=true; shift ;;
 	--reconcile-schedule) reconcile=true; shift ;;
 	--no-monitoring) monitoring=false; shift ;;
@@ -158,6 +162,20 @@ fi
 if [ "$increment_billing" != request ] && [ "$increment_billing" != instance ]; then
 	echo "deploy: --increment-billing $increment_billing: want request or instance" >&2
 	exit 2
+fi
+# Cloud Run gives an instance 0.08 to 1 vCPU in steps of 0.001, or a whole
+# number; below one it takes one request at a time and is billed by request.
+increment_concurrency=80
+if [ "$increment_cpu" != 1 ]; then
+	if ! [[ $increment_cpu =~ ^0?\.[0-9]{1,3}$ ]] || awk -v c="$increment_cpu" 'BEGIN { exit !(c < 0.08) }'; then
+		echo "deploy: --increment-cpu $increment_cpu: want 1, or 0.08 to 0.999 in steps of 0.001" >&2
+		exit 2
+	fi
+	if [ "$increment_billing" = instance ]; then
+		echo "deploy: --increment-cpu $increment_cpu with --increment-billing instance: Cloud Run bills an instance of less than one vCPU by request only" >&2
+		exit 2
+	fi
+	increment_concurrency=1
 fi
 if ! [[ $region =~ ^[a-z]+-[a-z]+[0-9]+$ ]]; then
 	echo "deploy: --region $region is not a Cloud Functions region such as us-central1" \
@@ -358,7 +376,7 @@ fi
 run gcloud functions deploy tally-increment --gen2 --project="$project" --region="$region" \
 	--runtime="$runtime" --source=. --entry-point=Increment --trigger-http "$access" \
 	--service-account="$runtime_sa" --set-env-vars="$env_vars" \
-	--memory=256Mi --cpu=1 --concurrency=80 --timeout=30s
+	--memory=256Mi --cpu="$increment_cpu" --concurrency="$increment_concurrency" --timeout=30s
 if [ "$increment_billing" = instance ]; then
 	echo "# Increment billed by instance: CPU always allocated, no fee a request"
 	run gcloud run services update tally-increment --project="$project" --region="$region" \

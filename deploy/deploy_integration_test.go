@@ -96,6 +96,8 @@ var variants = map[string][]string{
 		"--counts", "posts:likes", "--extension-counters", "pages:likes,stats.views;posts:likes"},
 	"quiet documents, Increment billed by instance": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
 		"--counts", "posts:likes,views", "--quiet-in-document", "--increment-billing", "instance"},
+	"quiet documents, small Increment instances": {"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5",
+		"--counts", "posts:likes,views", "--quiet-in-document", "--increment-cpu", "0.167"},
 	"flags with =": {"--project=demo-proj", "--region=asia-northeast1", "--database-location=asia-northeast1",
 		"--window=500ms", "--rollup-max-instances=20", "--cors-origins=https://a.example"},
 }
@@ -298,6 +300,9 @@ func TestScriptRejectsBadArguments(t *testing.T) {
 		{append(base, "--auth", "password"), "TALLY_AUTH"},
 		{append(base, "--public", "--counter-pattern", "(unclosed"), "TALLY_COUNTER_PATTERN"},
 		{append(base, "--public", "--public-max-step", "0"), "TALLY_PUBLIC_MAX_STEP"},
+		{append(base, "--increment-cpu", "0.05"), "--increment-cpu"},
+		{append(base, "--increment-cpu", "half"), "--increment-cpu"},
+		{append(base, "--increment-cpu", "0.5", "--increment-billing", "instance"), "by request only"},
 	} {
 		cmd := exec.Command("bash", append([]string{"deploy.sh", "--dry-run"}, tc.args...)...)
 		cmd.Env = append(os.Environ(), "TALLY_MAX_STEP=not-passed-on") // the shell's own TALLY_* do not count
@@ -360,6 +365,8 @@ func lastLines(s string, n int) string {
 // TestDeployQuietPath: --quiet-in-document sets TALLY_QUIET_IN_DOCUMENT on
 // the functions, and --increment-billing instance has Increment's service
 // billed by instance after its deploy; by default neither is there.
+// --increment-cpu below one deploys Increment at that size taking one
+// request at a time; by default, one vCPU taking 80.
 func TestDeployQuietPath(t *testing.T) {
 	t.Parallel()
 	base := []string{"--project", "demo-proj", "--region", "us-central1", "--database-location", "nam5", "--counts", "posts:likes,views"}
@@ -367,10 +374,13 @@ func TestDeployQuietPath(t *testing.T) {
 		args   []string
 		quiet  bool
 		always bool
+		size   string
 	}{
-		{nil, false, false},
-		{[]string{"--quiet-in-document", "--increment-billing", "instance"}, true, true},
-		{[]string{"--increment-billing=request"}, false, false},
+		{nil, false, false, "--cpu=1 --concurrency=80"},
+		{[]string{"--quiet-in-document", "--increment-billing", "instance"}, true, true, "--cpu=1 --concurrency=80"},
+		{[]string{"--increment-billing=request"}, false, false, "--cpu=1 --concurrency=80"},
+		{[]string{"--quiet-in-document", "--increment-cpu", "0.167"}, true, false, "--cpu=0.167 --concurrency=1"},
+		{[]string{"--increment-cpu=.08"}, false, false, "--cpu=.08 --concurrency=1"},
 	} {
 		out := strings.Join(dryRun(t, append(slices.Clone(base), c.args...)...), "\n")
 		if quiet := strings.Contains(out, "TALLY_QUIET_IN_DOCUMENT=true"); quiet != c.quiet {
@@ -379,6 +389,11 @@ func TestDeployQuietPath(t *testing.T) {
 		always := strings.Contains(out, "gcloud run services update tally-increment") && strings.Contains(out, "--no-cpu-throttling")
 		if always != c.always {
 			t.Errorf("%v: Increment billed by instance: %v, want %v", c.args, always, c.always)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "gcloud functions deploy tally-increment") && !strings.Contains(line, c.size) {
+				t.Errorf("%v: Increment deployed with %s, want %s", c.args, line, c.size)
+			}
 		}
 	}
 }
