@@ -51,6 +51,7 @@ type settings struct {
 	Instances, IncrementInstances       int
 	ClientWrites, InDocument            bool
 	IncrementBilling                    string
+	IncrementCPU                        float64
 	Delivery                            string
 	DuplicateRate, DelayRate            float64
 	ShardCacheTTL, Settle, Rest, Warmup time.Duration
@@ -112,6 +113,7 @@ type env struct {
 	clients   map[string]*firestore.Client // each mode's, and "reader"
 	ops       map[string]*opcount.Ops
 	instances []*instance       // tally's Rollup instances
+	incPool   *incrementPool    // tally's Increment instances, when of less than one vCPU
 	meters    map[string]*meter // the in-process functions': each mode's Increment, and the naive Rollup
 	spec      instanceSpec      // how they were started
 	reader    *firestore.Client
@@ -201,6 +203,18 @@ func checkOptions(o settings) (settings, error) {
 	default:
 		return o, fmt.Errorf("bench: --increment-billing %q: want %s or %s", o.IncrementBilling, report.BillingRequest, report.BillingInstance)
 	}
+	if o.IncrementCPU == 0 {
+		o.IncrementCPU = report.Instance.VCPU
+	}
+	if o.IncrementCPU < report.MinVCPU || o.IncrementCPU > 1 {
+		return o, fmt.Errorf("bench: --increment-cpu %g: want %g to 1 (a vCPU), as Cloud Run allows", o.IncrementCPU, report.MinVCPU)
+	}
+	if o.IncrementCPU < 1 && (o.URL != "" || o.Delivery == report.DeliveryDirect) {
+		return o, fmt.Errorf("bench: --increment-cpu %g needs the bench's own Increment and delivery through the emulator", o.IncrementCPU)
+	}
+	if o.IncrementCPU < 1 && o.IncrementBilling == report.BillingInstance {
+		return o, fmt.Errorf("bench: --increment-cpu %g with --increment-billing instance: Cloud Run bills an instance of less than one vCPU by request only", o.IncrementCPU)
+	}
 	switch o.Delivery {
 	case "":
 		o.Delivery = report.DeliveryEmulator
@@ -224,13 +238,16 @@ func optionsJSON(o settings) report.Options {
 		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
 		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
-		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,
+		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, IncrementCPU: o.IncrementCPU, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,
 		Aggregate: o.Aggregate, Existing: o.Existing, Windows: o.Windows,
 	}
 }
 
 func start(ctx context.Context, o settings) (_ *env, err error) {
 	o.IncrementInstances = max(1, o.IncrementInstances) // the soak's and the other runners' settings say none: one
+	if o.IncrementCPU == 0 {                            // as they say none: the deploy's
+		o.IncrementCPU = report.Instance.VCPU
+	}
 	e := &env{o: o, obs: newObserver(), bridges: map[string]*bridge.Bridge{},
 		clients: map[string]*firestore.Client{}, ops: map[string]*opcount.Ops{}}
 	defer func() {
@@ -340,6 +357,9 @@ func (e *env) stop() {
 	}
 	for _, in := range e.instances {
 		in.stop()
+	}
+	if e.incPool != nil {
+		e.incPool.stop()
 	}
 	if e.proxy != nil {
 		e.proxy.Close()

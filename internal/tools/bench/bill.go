@@ -35,6 +35,11 @@ func (e *env) billFigures(r *report.Mode, m string) error {
 			b.IncrementRequests += per(float64(inc.Requests))
 			b.IncrementSeconds += 1000 * per(inc.BilledSeconds)
 		}
+		if m == report.ModeTally && e.incPool != nil {
+			if err := e.poolBill(b, per); err != nil {
+				return err
+			}
+		}
 		if e.o.IncrementBilling == report.BillingInstance {
 			// Every instance lives the whole load, billed all along.
 			b.IncrementBilling = report.BillingInstance
@@ -63,5 +68,26 @@ func (e *env) billFigures(r *report.Mode, m string) error {
 		b.EventBytes = bytes / events
 	}
 	b.Price(e.o.Functions, r.PerMillion)
+	return nil
+}
+
+// poolBill sets b's Increment figures from tally's Increment instances of
+// less than one vCPU: their requests and billable time, each instance
+// alone; the CPU time they used; and how long the CPU controller held them
+// back for their share.
+func (e *env) poolBill(b *report.Bill, per func(float64) float64) error {
+	stats, err := e.incPool.stats()
+	if err != nil {
+		return err
+	}
+	var requests, seconds, cpu float64
+	for _, st := range stats {
+		requests, seconds, cpu = requests+float64(st.Bill.Requests), seconds+st.Bill.BilledSeconds, cpu+st.CPUSeconds
+	}
+	b.IncrementVCPU = e.o.IncrementCPU
+	b.IncrementRequests, b.IncrementSeconds, b.IncrementCPUSeconds = per(requests), 1000*per(seconds), ptr(1000*per(cpu))
+	if t, ok := e.incPool.throttled(); ok {
+		b.IncrementThrottledSeconds = ptr(1000 * per((t - e.incPool.throttledAt).Seconds()))
+	}
 	return nil
 }

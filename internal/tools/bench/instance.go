@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/counter"
+	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/cputime"
@@ -44,6 +45,9 @@ type instanceSpec struct {
 	Grow       rollup.GrowPolicy `json:"grow"`               // zero: counters keep their shards
 	LogPath    string            `json:"log_path,omitempty"` // debug logs, appended; "" discards
 	Calendar   Calendar          `json:"calendar,omitzero"`  // the buckets of windows
+	// Increment, when set, makes the instance one of tally's Increment
+	// instances of less than one vCPU (incrementPool) instead.
+	Increment *incrementSpec `json:"increment,omitempty"`
 }
 
 // InstanceStats is what one Rollup instance did since its counts were last
@@ -53,7 +57,8 @@ type InstanceStats struct {
 	Refused   int64 `json:"refused"`    // answered 429, holding report.MaxRequestsPerInstance
 	MostHeld  int64 `json:"most_held"`  // requests held at once, at most
 	Held      int64 `json:"held"`       // requests held now
-	Reads     int64 `json:"reads"`      // Firestore documents read
+	Reads     int64 `json:"reads"`      // Firestore documents read, verifies included
+	Verifies  int64 `json:"verifies"`   // commits that verified a document's existence
 	Writes    int64 `json:"writes"`     // Firestore documents written, deletes included
 	Deletes   int64 `json:"deletes"`    // Firestore documents deleted
 	Failed    int64 `json:"failed"`     // writes of commits that failed
@@ -94,8 +99,9 @@ type FoldWrite struct {
 	Ranges [][2]string `json:"ranges,omitempty"`
 }
 
-// rollupInstance is the serving side of one instance.
-type rollupInstance struct {
+// functionInstance is the serving side of one instance: of Rollup, or
+// of Increment (instanceSpec.Increment).
+type functionInstance struct {
 	handler  http.Handler
 	layout   core.Layout
 	ops      *opcount.Ops
@@ -111,9 +117,9 @@ type rollupInstance struct {
 	cpuAt    atomic.Int64 // cputime.Used() at the last reset, in nanoseconds
 }
 
-// serveInstance serves Rollup at /Rollup, its figures at /stats and their
-// reset at /reset, prints its address on out, and returns on SIGTERM or
-// SIGINT.
+// serveInstance serves Rollup at /Rollup (or Increment at /Increment),
+// its figures at /stats and their reset at /reset, prints its address on
+// out, and returns on SIGTERM or SIGINT.
 func serveInstance(specJSON string, out io.Writer) error {
 	var spec instanceSpec
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
@@ -130,7 +136,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 		defer f.Close()
 		logger = cloudlog.New(f, slog.LevelDebug)
 	}
-	in := &rollupInstance{ops: &opcount.Ops{}}
+	in := &functionInstance{ops: &opcount.Ops{}}
 	in.cpuAt.Store(int64(cputime.Used()))
 	client, err := opcount.Client(ctx, spec.Host, spec.Project, in.ops)
 	if err != nil {
@@ -145,14 +151,20 @@ func serveInstance(specJSON string, out io.Writer) error {
 		return err
 	}
 	in.layout = lay
-	in.handler = rollup.New(client, rollup.Config{Layout: public(lay), Project: spec.Project, Spacing: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
+	path := "/Rollup"
+	if inc := spec.Increment; inc != nil {
+		path, in.handler = "/Increment", oneAtATime(increment.New(client, increment.Config{Layout: public(lay), AutoCreate: true, DefaultShards: inc.Shards,
+			CacheTTL: inc.CacheTTL, InDocument: inc.InDocument, Spacing: spec.Window, Logger: logger}))
+	} else {
+		in.handler = rollup.New(client, rollup.Config{Layout: public(lay), Project: spec.Project, Spacing: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
+	}
 	in.metered = in.meter.wrap(in.handler)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/Rollup", in)
+	mux.Handle(path, in)
 	mux.HandleFunc("GET /stats", in.serveStats)
 	mux.HandleFunc("POST /reset", in.serveReset)
 	mux.HandleFunc("POST /folds", in.serveFolds)
@@ -169,7 +181,7 @@ func serveInstance(specJSON string, out io.Writer) error {
 
 // ServeHTTP holds at most MaxRequestsPerInstance requests, as Cloud Run
 // does at its highest concurrency, and answers 429 past that.
-func (in *rollupInstance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (in *functionInstance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := in.inflight.Add(1)
 	defer in.inflight.Add(-1)
 	if n > report.MaxRequestsPerInstance {
@@ -183,10 +195,10 @@ func (in *rollupInstance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	in.metered.ServeHTTP(w, r)
 }
 
-func (in *rollupInstance) serveStats(w http.ResponseWriter, _ *http.Request) {
+func (in *functionInstance) serveStats(w http.ResponseWriter, _ *http.Request) {
 	st := InstanceStats{
 		Requests: in.requests.Load(), Refused: in.refused.Load(), MostHeld: in.most.Load(), Held: in.inflight.Load(),
-		Reads: in.ops.Reads(), Writes: in.ops.Writes(), Deletes: in.ops.Deletes(), Failed: in.ops.Failed(), PeakRSS: peakRSS(), PeakHeap: in.peakHeap.Load(), HeapAfter: heapObjects(),
+		Reads: in.ops.Reads(), Verifies: in.ops.Verifies(), Writes: in.ops.Writes(), Deletes: in.ops.Deletes(), Failed: in.ops.Failed(), PeakRSS: peakRSS(), PeakHeap: in.peakHeap.Load(), HeapAfter: heapObjects(),
 		Bill: in.meter.read(), CPUSeconds: (cputime.Used() - time.Duration(in.cpuAt.Load())).Seconds(),
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -194,7 +206,7 @@ func (in *rollupInstance) serveStats(w http.ResponseWriter, _ *http.Request) {
 }
 
 // folded keeps each write a fold made.
-func (in *rollupInstance) folded(f rollup.FoldInfo) {
+func (in *functionInstance) folded(f rollup.FoldInfo) {
 	if !f.Wrote {
 		return
 	}
@@ -218,7 +230,7 @@ func (in *rollupInstance) folded(f rollup.FoldInfo) {
 }
 
 // serveFolds hands over the fold writes made since the last call.
-func (in *rollupInstance) serveFolds(w http.ResponseWriter, _ *http.Request) {
+func (in *functionInstance) serveFolds(w http.ResponseWriter, _ *http.Request) {
 	in.mu.Lock()
 	folds := in.folds
 	in.folds = nil
@@ -228,7 +240,7 @@ func (in *rollupInstance) serveFolds(w http.ResponseWriter, _ *http.Request) {
 }
 
 // serveReset zeroes the counts and the peaks, for the next mode.
-func (in *rollupInstance) serveReset(w http.ResponseWriter, _ *http.Request) {
+func (in *functionInstance) serveReset(w http.ResponseWriter, _ *http.Request) {
 	in.requests.Store(0)
 	in.refused.Store(0)
 	in.most.Store(in.inflight.Load())
@@ -242,7 +254,7 @@ func (in *rollupInstance) serveReset(w http.ResponseWriter, _ *http.Request) {
 }
 
 // sampleHeap keeps the most bytes of Go heap objects seen, every 20 ms.
-func (in *rollupInstance) sampleHeap(ctx context.Context) {
+func (in *functionInstance) sampleHeap(ctx context.Context) {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {

@@ -167,7 +167,13 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 				increment.New(c, increment.Config{Layout: public(lay), AutoCreate: true, DefaultShards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL,
 					InDocument: e.o.InDocument && m == report.ModeTally, Spacing: e.o.Window}))
 		}
-		mux.HandleFunc("/"+m+"/Increment", func(w http.ResponseWriter, r *http.Request) { incs[rand.IntN(len(incs))].ServeHTTP(w, r) })
+		mux.HandleFunc("/"+m+"/Increment", func(w http.ResponseWriter, r *http.Request) {
+			if m == report.ModeTally && e.incPool != nil {
+				e.incPool.ServeHTTP(w, r)
+				return
+			}
+			incs[rand.IntN(len(incs))].ServeHTTP(w, r)
+		})
 		if m == report.ModeNaive {
 			mux.Handle("/"+m+"/Rollup", e.meter(m+"/Rollup").wrap(cloudEventHandler(naiveRollup(c, lay, e.obs.added))))
 		}
@@ -180,6 +186,14 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 		spec.Grow = rollup.DefaultGrow // new counters grow as deployed; given shards are kept
 	}
 	e.spec = spec
+	if e.o.IncrementCPU < 1 {
+		inc := spec
+		inc.Increment = &incrementSpec{Shards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL, InDocument: e.o.InDocument}
+		var err error
+		if e.incPool, err = e.startIncrementPool(ctx, inc, e.o.IncrementInstances, e.o.IncrementCPU); err != nil {
+			return err
+		}
+	}
 	for range e.o.Instances {
 		in, err := e.startInstance(ctx, spec)
 		if err != nil {

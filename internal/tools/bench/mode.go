@@ -163,6 +163,12 @@ func (e *env) prepareMode(ctx context.Context, m string) (modeStart, error) {
 				return st, err
 			}
 		}
+		if e.incPool != nil {
+			if err := e.incPool.reset(); err != nil {
+				return st, err
+			}
+			e.incPool.throttledAt, _ = e.incPool.throttled()
+		}
 	}
 	return st, nil
 }
@@ -206,6 +212,19 @@ func (e *env) opsFigures(r *report.Mode, m string, during []InstanceStats) error
 			deletes, failed = deletes+st.Deletes, failed+st.Failed
 		}
 		reads, writes = reads+rr, writes+rw
+		if e.incPool != nil {
+			incs, err := e.incPool.stats()
+			if err != nil {
+				return err
+			}
+			var verifies int64
+			for _, st := range incs {
+				reads, writes, deletes, failed, verifies = reads+st.Reads, writes+st.Writes, deletes+st.Deletes, failed+st.Failed, verifies+st.Verifies
+			}
+			if verifies > 0 {
+				r.VerifiesPerIncr = ptr(float64(ops.Verifies()+verifies) / float64(r.Acked))
+			}
+		}
 		if r.ParentTotal != nil && *r.ParentTotal > 0 {
 			n := float64(*r.ParentTotal)
 			r.ReadsPerFold, r.WritesPerFold = ptr(float64(rr)/n), ptr(float64(rw)/n)

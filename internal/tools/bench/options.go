@@ -35,6 +35,11 @@ type Setup struct {
 	// (report.BillingInstance: each instance's whole life during the
 	// load, at that rate, with no fee a request).
 	IncrementBilling string
+	// IncrementCPU: the vCPU of tally's Increment instances; 0 or 1: one,
+	// served in the bench's own process. Less than one (at least 0.08):
+	// IncrementInstances processes, each confined to that share of a CPU
+	// and taking one request at a time (incrementPool), billed by request.
+	IncrementCPU float64
 	// IncrementInstances: Increment instances of each mode, each with
 	// its own cache and group commit; each request goes to a random one.
 	// Default 1.
@@ -156,7 +161,7 @@ func (o WindowsOptions) all() settings {
 
 func (o Setup) all() settings {
 	return settings{Workers: o.Workers, Rate: o.Rate, Duration: o.Duration, Modes: o.Modes,
-		Window: o.Spacing, Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
+		Window: o.Spacing, Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, IncrementCPU: o.IncrementCPU, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
 		DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, ShardCacheTTL: o.ShardCacheTTL,
 		Project: o.Project, EmulatorHost: o.EmulatorHost, BridgePort: o.BridgePort, Emulator: o.Emulator,
 		Prices: o.Prices, Functions: o.Functions, Settle: o.Settle, Progress: o.Progress, Logger: o.Logger, LogPath: o.LogPath,

@@ -177,9 +177,12 @@ func (e *env) finalTotals(ctx context.Context, r *report.Mode, m, coll string, i
 }
 
 // instanceStats asks every Rollup instance what it did.
-func (e *env) instanceStats() ([]InstanceStats, error) {
-	out := make([]InstanceStats, len(e.instances))
-	for i, in := range e.instances {
+func (e *env) instanceStats() ([]InstanceStats, error) { return statsOf(e.instances) }
+
+// statsOf asks each instance what it did since its last reset.
+func statsOf(instances []*instance) ([]InstanceStats, error) {
+	out := make([]InstanceStats, len(instances))
+	for i, in := range instances {
 		var err error
 		if out[i], err = in.stats(); err != nil {
 			return nil, err

@@ -39,8 +39,13 @@ var CloudRunPrices = FunctionPrices{Request: 0.40, VCPUSecond: 0.000024, GiBSeco
 	InstanceVCPUSecond: 0.000018, InstanceGiBSecond: 0.000002}
 
 // Instance is the size deploy/deploy.sh gives Increment and Rollup: one
-// vCPU and 256 MiB each.
+// vCPU and 256 MiB each. Increment may be given less (deploy.sh
+// --increment-cpu), down to MinVCPU: then Cloud Run sends each instance
+// one request at a time and bills it by request only.
 var Instance = struct{ VCPU, GiB float64 }{VCPU: 1, GiB: 0.25}
+
+// MinVCPU is the least vCPU Cloud Run gives an instance.
+const MinVCPU = 0.08
 
 // pubsubMinBytes is the least Pub/Sub bills a publish or a push for.
 const pubsubMinBytes = 1000
@@ -62,7 +67,15 @@ type Bill struct {
 	// instances' whole life.
 	IncrementSeconds float64 `json:"increment_instance_seconds_per_1000"`
 	IncrementBilling string  `json:"increment_billing,omitempty"`
-	RollupSeconds    float64 `json:"rollup_instance_seconds_per_1000"`
+	// IncrementVCPU: the vCPU Increment's time is priced at (0: Instance's);
+	// IncrementCPUSeconds, IncrementThrottledSeconds: the CPU time its
+	// instances used, and how long they were held back for their share,
+	// per 1,000 increments, where measured (instances of less than one
+	// vCPU, each a process of its own).
+	IncrementVCPU             float64  `json:"increment_vcpu,omitempty"`
+	IncrementCPUSeconds       *float64 `json:"increment_cpu_seconds_used_per_1000,omitempty"`
+	IncrementThrottledSeconds *float64 `json:"increment_throttled_seconds_per_1000,omitempty"`
+	RollupSeconds             float64  `json:"rollup_instance_seconds_per_1000"`
 	// CPU time tally's Rollup processes used, per 1,000 increments (nil:
 	// not measured, as for handlers in the bench's own process).
 	RollupCPUSeconds *float64 `json:"rollup_cpu_seconds_used_per_1000"`
@@ -81,9 +94,13 @@ func (b *Bill) Price(p FunctionPrices, firestore float64) {
 	const million = 1e6
 	b.Firestore = firestore
 	perSecond := Instance.VCPU*p.VCPUSecond + Instance.GiB*p.GiBSecond
-	incrementRequests, incrementPerSecond := b.IncrementRequests, perSecond
+	vcpu := Instance.VCPU
+	if b.IncrementVCPU > 0 {
+		vcpu = b.IncrementVCPU
+	}
+	incrementRequests, incrementPerSecond := b.IncrementRequests, vcpu*p.VCPUSecond+Instance.GiB*p.GiBSecond
 	if b.IncrementBilling == BillingInstance {
-		incrementRequests, incrementPerSecond = 0, Instance.VCPU*p.InstanceVCPUSecond+Instance.GiB*p.InstanceGiBSecond
+		incrementRequests, incrementPerSecond = 0, vcpu*p.InstanceVCPUSecond+Instance.GiB*p.InstanceGiBSecond
 	}
 	b.Requests = (incrementRequests + b.RollupRequests) * p.Request
 	b.Compute = (b.IncrementSeconds*incrementPerSecond + b.RollupSeconds*perSecond) / 1000 * million

@@ -30,3 +30,18 @@ func TestBillByInstance(t *testing.T) {
 		t.Errorf("total $%g is not the sum of its parts %+v", byInstance.Total, byInstance)
 	}
 }
+
+// TestBillSmallIncrement: Increment's time is priced at its own vCPU, and
+// Rollup's at the instance's full one.
+func TestBillSmallIncrement(t *testing.T) {
+	b := Bill{IncrementRequests: 1, RollupRequests: 0.5, IncrementSeconds: 100, RollupSeconds: 5, IncrementVCPU: 0.167}
+	b.Price(CloudRunPrices, 1)
+	p := CloudRunPrices
+	want := (100*(0.167*p.VCPUSecond+Instance.GiB*p.GiBSecond) + 5*(Instance.VCPU*p.VCPUSecond+Instance.GiB*p.GiBSecond)) * 1000
+	if math.Abs(b.Compute-want) > 1e-9 {
+		t.Errorf("compute $%g, want $%g", b.Compute, want)
+	}
+	if math.Abs(b.Requests-1.5*p.Request) > 1e-9 {
+		t.Errorf("requests $%g, want $%g: each request pays its fee", b.Requests, 1.5*p.Request)
+	}
+}

@@ -39,14 +39,17 @@ type Options struct {
 	// InDocument: tally's Increment wrote a quiet document's increments
 	// into it; IncrementBilling: how its instances were priced
 	// (BillingRequest or BillingInstance).
-	InDocument       bool    `json:"in_document,omitempty"`
-	IncrementBilling string  `json:"increment_billing,omitempty"`
-	Delivery         string  `json:"delivery"`
-	SettleSeconds    float64 `json:"settle_bound_seconds"`
-	DuplicateRate    float64 `json:"duplicate_rate"`
-	DelayRate        float64 `json:"delay_rate"`
-	MaxDelayMS       float64 `json:"max_delay_ms"`
-	Prices           Prices  `json:"usd_per_100k"`
+	InDocument       bool   `json:"in_document,omitempty"`
+	IncrementBilling string `json:"increment_billing,omitempty"`
+	// IncrementCPU: the vCPU of tally's Increment instances; below one,
+	// each took one request at a time, confined to that share of a CPU.
+	IncrementCPU  float64 `json:"increment_vcpu,omitempty"`
+	Delivery      string  `json:"delivery"`
+	SettleSeconds float64 `json:"settle_bound_seconds"`
+	DuplicateRate float64 `json:"duplicate_rate"`
+	DelayRate     float64 `json:"delay_rate"`
+	MaxDelayMS    float64 `json:"max_delay_ms"`
+	Prices        Prices  `json:"usd_per_100k"`
 	// FunctionPrices: what the functions' requests, time and events are
 	// priced at (Mode.Bill).
 	FunctionPrices FunctionPrices `json:"function_prices"`

@@ -39,6 +39,9 @@ func (r *Load) Title() string {
 	if o.IncrementBilling == BillingInstance {
 		load += ", Increment billed by instance"
 	}
+	if o.IncrementCPU > 0 && o.IncrementCPU < 1 {
+		load += fmt.Sprintf(", tally's Increment on instances of %g vCPU taking one request at a time", o.IncrementCPU)
+	}
 	if o.Burst {
 		load += ", each counter quiet, then at the rate at once (burst)"
 	}
