@@ -154,9 +154,13 @@ func TestVotes(t *testing.T) {
 	if _, err := core.Default().Voter(c, id, "", "", b.UID).Get(context.Background()); err != nil {
 		t.Errorf("b's vote is not recorded: %v", err)
 	}
+	// The votes made the counter busy: once adder.RefreshWrites of them
+	// and adder.RefreshAge have passed since its parent was read (on a
+	// slow machine), the next increment reads it again, in the
+	// background, and no more than once.
 	ops.Reset()
-	if code, _, _ := call(h, a.IDToken, `{"counter":"`+id+`","by":1}`); code != http.StatusOK || ops.Writes() != 1 || ops.Reads() != 0 {
-		t.Errorf("a plain increment: %d, %d writes, %d reads; want 1 write, no read", code, ops.Writes(), ops.Reads())
+	if code, _, _ := call(h, a.IDToken, `{"counter":"`+id+`","by":1}`); code != http.StatusOK || ops.Writes() != 1 || ops.Reads() > 1 {
+		t.Errorf("a plain increment: %d, %d writes, %d reads; want 1 write, and no read but a busy counter's refresh", code, ops.Writes(), ops.Reads())
 	}
 	if code, _, _ := call(h, a.IDToken, `{"counter":"`+id+`","vote":true,"by":1}`); code != http.StatusBadRequest {
 		t.Errorf("vote and by together: %d, want 400", code)
