@@ -70,8 +70,15 @@ var errConflict = errors.New("increment: a precondition failed")
 // key gets the kept answer and writes nothing. committed is when the
 // increment committed (for a retry, when the first did), zero when the
 // count did not change or the client cannot tell (one built without
-// fsrpc's options).
+// fsrpc's options). A plain step with a key of a quiet document may go
+// into the document itself instead of a shard, its key's record beside
+// it (own.go).
 func (w *shardWriter) Commit(ctx context.Context, op commitOp, respond func(shard int, changed bool) []byte) (body []byte, committed time.Time, err error) {
+	if ownable(op) {
+		if body, committed, ok, err := w.commitOwn(ctx, op, respond); ok || err != nil {
+			return body, committed, err
+		}
+	}
 	blind, err := w.shards.Blind(ctx, op.Counter, map[string]int64{op.Count.Shard: op.By})
 	if err != nil {
 		return nil, time.Time{}, err

@@ -72,8 +72,9 @@ type Config struct {
 	// InDocument writes a plain step of a quiet counted document into the
 	// document itself, in one write, where the document had no write for
 	// Spacing (the folds'; default fold.DefaultSpacing) and has no window,
-	// trend or rank: no shard, no event, no fold (core/own.go). Its
-	// answer's shard is adder.InItself.
+	// trend or rank: no shard, no event, no fold (core/own.go); with an
+	// Idempotency-Key, its record is created in the same commit (two
+	// writes). Its answer's shard is adder.InItself.
 	InDocument bool
 	Spacing    time.Duration
 }
@@ -323,7 +324,8 @@ func (h *Handler) commit(ctx context.Context, a admitted) ([]byte, error) {
 		}
 	}
 	body, committed, err := h.writer.Commit(ctx, op, func(shard int, changed bool) []byte {
-		resp := Response{Counter: req.Counter, Field: req.Field, Shard: shard, By: req.By, Vote: req.Vote, Changed: changed}
+		resp := Response{Counter: req.Counter, Field: req.Field, Shard: shard, By: req.By, Vote: req.Vote, Changed: changed,
+			InDocument: changed && shard == adder.InItself}
 		if !changed {
 			resp.Shard, resp.By = -1, 0
 		}

@@ -92,7 +92,7 @@ func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (sha
 	}
 	itself := a.spacing > 0 && a.layout.CountedInItself(id)
 	if itself { // on what is cached, however old: the write's precondition is that it is still so
-		if committed, ok, err := a.addOwn(ctx, id, c, by); ok || err != nil {
+		if committed, ok, err := a.addOwn(ctx, id, c, by, nil); ok || err != nil {
 			return InItself, committed, err
 		}
 	}
@@ -101,7 +101,7 @@ func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (sha
 		return 0, time.Time{}, err
 	}
 	if itself { // as just read
-		if committed, ok, err := a.addOwn(ctx, id, c, by); ok || err != nil {
+		if committed, ok, err := a.addOwn(ctx, id, c, by, nil); ok || err != nil {
 			return InItself, committed, err
 		}
 	}

@@ -18,14 +18,46 @@ import (
 // counted document itself (core/own.go): no shard holds it.
 const InItself = -1
 
+// Stage puts in tx what a commit writes beside an increment written into
+// the counted document itself (AddOwn), for the document's life as known:
+// an Idempotency-Key's record, say.
+type Stage func(tx *firestore.Transaction, life string) error
+
+// AddOwn writes by to count c into the counted document id itself, with
+// stage's writes in the same commit, if the document may take it (see
+// Add): on what this Adder knows of it, or, if that is nothing, on what
+// it reads. ok is false if it did not, with nothing written: the document
+// is not quiet, has a window, a trend or a rank, was written since it was
+// known, or a write of stage's found a document where it creates one
+// (AlreadyExists: a key's record, of a retry); the increment is then for
+// a shard. An error is the increment's: the counter is missing, or the
+// write's outcome is unknown.
+func (a *Adder) AddOwn(ctx context.Context, id string, c core.Count, by int64, stage Stage) (committed time.Time, ok bool, err error) {
+	if a.spacing <= 0 || !a.layout.CountedInItself(id) {
+		return time.Time{}, false, nil
+	}
+	if err := EnoughTime(ctx); err != nil {
+		return time.Time{}, false, err
+	}
+	if committed, ok, err := a.addOwn(ctx, id, c, by, stage); ok || err != nil {
+		return committed, ok, err
+	}
+	if _, err := a.counts.get(ctx, id); err != nil {
+		return time.Time{}, false, err
+	}
+	return a.addOwn(ctx, id, c, by, stage)
+}
+
 // addOwn writes by to count c into the counted document id itself, if
 // this Adder knows the document had no write for the spacing (a.spacing)
 // and is writing no other increment of it so: one write, on the
-// condition that the document is still as last known. ok is false if it
-// did not, for any reason that leaves nothing written (the document was
-// written or deleted since: it is read again): the increment is then for
-// a shard. An error is the increment's: the write's outcome is unknown.
-func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64) (committed time.Time, ok bool, err error) {
+// condition that the document is still as last known, in one commit with
+// stage's writes, if any. ok is false if it did not, for any reason that
+// leaves nothing written (the document was written or deleted since: it
+// is read again; a write of stage's found its document there): the
+// increment is then for a shard. An error is the increment's: the
+// write's outcome is unknown.
+func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64, stage Stage) (committed time.Time, ok bool, err error) {
 	p, claimed := a.counts.claimOwn(id, a.spacing)
 	if !claimed {
 		return time.Time{}, false, nil
@@ -34,14 +66,33 @@ func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64) (
 		a.counts.ownDone(id, c, 0, time.Time{}) // near the edge: a shard write reads the count
 		return time.Time{}, false, nil
 	}
-	cctx, commitTime := fsrpc.WithCommitTime(ctx)
-	wr, err := a.layout.Counter(a.client, id).Update(cctx, []firestore.Update{
+	doc := a.layout.Counter(a.client, id)
+	updates := []firestore.Update{
 		{FieldPath: firestore.FieldPath{c.Field}, Value: firestore.Increment(by)},
 		{FieldPath: a.layout.OwnPath(c), Value: firestore.Increment(by)},
 		{FieldPath: a.layout.WrittenPath(), Value: firestore.ServerTimestamp},
-	}, firestore.LastUpdateTime(p.updated))
+	}
+	cctx, commitTime := fsrpc.WithCommitTime(ctx)
+	var updated time.Time
+	if stage == nil {
+		var wr *firestore.WriteResult
+		if wr, err = doc.Update(cctx, updates, firestore.LastUpdateTime(p.updated)); err == nil {
+			updated = wr.UpdateTime
+		}
+	} else {
+		err = a.client.RunTransaction(cctx, func(_ context.Context, tx *firestore.Transaction) error {
+			if err := tx.Update(doc, updates, firestore.LastUpdateTime(p.updated)); err != nil {
+				return err
+			}
+			return stage(tx, p.life)
+		})
+		updated = commitTime() // the document's new update time is its commit's
+	}
 	switch status.Code(err) {
 	case codes.OK:
+	case codes.AlreadyExists: // stage's, of a retry: the document is as known
+		a.counts.ownDone(id, c, 0, time.Time{})
+		return time.Time{}, false, nil
 	case codes.FailedPrecondition, codes.NotFound:
 		a.counts.forget(id)
 		return time.Time{}, false, nil
@@ -51,9 +102,13 @@ func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64) (
 	}
 	at := commitTime()
 	if at.IsZero() {
-		at = wr.UpdateTime
+		at = updated
 	}
-	a.counts.ownDone(id, c, by, wr.UpdateTime)
+	if updated.IsZero() { // a client that cannot tell: read the document again
+		a.counts.forget(id)
+		return at, true, nil
+	}
+	a.counts.ownDone(id, c, by, updated)
 	return at, true, nil
 }
 
