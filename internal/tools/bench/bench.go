@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -49,7 +50,7 @@ type settings struct {
 	Duration, Window, MaxDelay          time.Duration
 	Modes                               []string
 	Instances, IncrementInstances       int
-	ClientWrites, InDocument            bool
+	ClientWrites, InDocument, Keys      bool
 	IncrementBilling                    string
 	IncrementCPU                        float64
 	Delivery                            string
@@ -112,13 +113,16 @@ type env struct {
 	bridges   map[string]*bridge.Bridge
 	clients   map[string]*firestore.Client // each mode's, and "reader"
 	ops       map[string]*opcount.Ops
-	instances []*instance       // tally's Rollup instances
-	incPool   *incrementPool    // tally's Increment instances, when of less than one vCPU
-	meters    map[string]*meter // the in-process functions': each mode's Increment, and the naive Rollup
-	spec      instanceSpec      // how they were started
-	reader    *firestore.Client
-	aggMu     sync.Mutex
-	agg       *aggRun // the aggregate run in progress, which the per-event trigger records its writes in
+	instances []*instance    // tally's Rollup instances
+	incPool   *incrementPool // tally's Increment instances, when of less than one vCPU
+	// inDocument counts the mode's increments answered as written into
+	// their document itself.
+	inDocument atomic.Int64
+	meters     map[string]*meter // the in-process functions': each mode's Increment, and the naive Rollup
+	spec       instanceSpec      // how they were started
+	reader     *firestore.Client
+	aggMu      sync.Mutex
+	agg        *aggRun // the aggregate run in progress, which the per-event trigger records its writes in
 }
 
 // begin checks o and starts the environment a run measures in.
@@ -238,7 +242,7 @@ func optionsJSON(o settings) report.Options {
 		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
 		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
-		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, IncrementCPU: o.IncrementCPU, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,
+		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, Keys: o.Keys, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, IncrementCPU: o.IncrementCPU, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,
 		Aggregate: o.Aggregate, Existing: o.Existing, Windows: o.Windows,
 	}
 }

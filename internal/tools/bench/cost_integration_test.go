@@ -186,3 +186,39 @@ func TestQuietCostInDocument(t *testing.T) {
 	}
 	checkPlain(t, 2, plain)
 }
+
+// TestKeyedQuietCost sends every increment with an Idempotency-Key, as the
+// web client does, to tally with --in-document: exact, a window apart,
+// quiet documents' steps written into them with their keys' records (two
+// writes), the rest on shards.
+func TestKeyedQuietCost(t *testing.T) {
+	paths := emulatortest.RequirePaths(t)
+	t.Parallel()
+	const window = 300 * time.Millisecond
+	rep, err := Run(context.Background(), Options{
+		Counters: 200, Popularity: PopularityTurns, Fields: 2,
+		Setup: Setup{
+			Workers: 4, Rate: 20, Duration: 3 * time.Second, Spacing: window, InDocument: true, Keys: true,
+			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally := rep.Modes[0]
+	t.Logf("tally: %d acknowledged, %v written into the document; %.3f reads, %.3f writes an increment; $%.2f a million",
+		tally.Acked, report.Maybe("%.3f", tally.InDocumentShare), tally.ReadsPerIncr, tally.WritesPerIncr, tally.PerMillion)
+	if tally.Acked == 0 || tally.Drift != 0 {
+		t.Errorf("tally: %d acknowledged, total - acknowledged %+d; want exact", tally.Acked, tally.Drift)
+	}
+	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
+		t.Errorf("tally: two writes of one document %.1f ms apart, within the %v window", *tally.ParentGap, window)
+	}
+	// Each document is incremented once in 10 s, in turn: quiet.
+	if !rep.Options.Keys || tally.InDocumentShare == nil || *tally.InDocumentShare < 0.5 {
+		t.Errorf("keys %v, written into the document %v; want most of the quiet documents' steps", rep.Options.Keys, report.Maybe("%.3f", tally.InDocumentShare))
+	}
+	if tally.WritesPerIncr > 3.01 {
+		t.Errorf("tally wrote %.3f an increment; a keyed step writes at most 3 (its record, its shard, a fold)", tally.WritesPerIncr)
+	}
+}

@@ -57,6 +57,9 @@ func (e *env) runMode(ctx context.Context, m string) (report.Mode, error) {
 	if err != nil {
 		return r, err
 	}
+	if m == report.ModeTally && o.InDocument {
+		r.InDocumentShare = ptr(float64(e.inDocument.Load()) / float64(r.Acked))
+	}
 	settled, bounded := e.settle(ctx, m, coll, ids, res)
 	r.SettleWait, r.SettleBounded = ms(max(0, settled.Sub(res.End))), bounded
 	if m == report.ModeTally {
@@ -150,6 +153,7 @@ func (e *env) prepareMode(ctx context.Context, m string) (modeStart, error) {
 		return st, err
 	}
 	e.ops[m].Reset()
+	e.inDocument.Store(0)
 	for _, mt := range e.meters {
 		mt.reset()
 	}
@@ -349,7 +353,8 @@ func (e *env) incrementer(m, coll string, c *firestore.Client) incrementFunc {
 	if m == report.ModeTally && e.o.URL != "" {
 		url = e.o.URL
 	}
-	return httpIncrement(url, e.o.Workers, coll, func(id string, at time.Time, by int64) {
+	return httpIncrement(url, e.o.Workers, coll, e.o.Keys, func(id string, at time.Time, by int64) {
+		e.inDocument.Add(1)
 		e.obs.added(observed(coll, id), at, by) // no fold reports it
 	})
 }
@@ -379,10 +384,10 @@ func (e *env) rawShards() int {
 }
 
 // httpIncrement adds through the Increment function at url, over up to
-// workers connections kept open, to counters of coll; inDocument hears
-// each increment written into the counted document itself, with its
-// commit time.
-func httpIncrement(url string, workers int, coll string, inDocument func(id string, at time.Time, by int64)) incrementFunc {
+// workers connections kept open, to counters of coll, each request with
+// an Idempotency-Key of its own if keys; inDocument hears each increment
+// written into the counted document itself, with its commit time.
+func httpIncrement(url string, workers int, coll string, keys bool, inDocument func(id string, at time.Time, by int64)) incrementFunc {
 	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
 	return func(ctx context.Context, id string, by int64) (answer, error) {
 		want := map[string]any{"counter": id, "by": by}
@@ -392,6 +397,9 @@ func httpIncrement(url string, workers int, coll string, inDocument func(id stri
 		body, _ := json.Marshal(want)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		if keys {
+			req.Header.Set("Idempotency-Key", strconv.FormatUint(rand.Uint64(), 36))
+		}
 		resp, err := hc.Do(req)
 		if err != nil {
 			return answer{}, err

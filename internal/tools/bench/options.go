@@ -27,6 +27,9 @@ type Setup struct {
 	// ClientWrites: tally's mode writes its shards from the client, with
 	// no Increment (clientIncrement), and tally's Rollup folds them.
 	ClientWrites bool
+	// Keys: each increment through Increment carries an Idempotency-Key
+	// of its own, as the web client sends every step.
+	Keys bool
 	// InDocument: tally's Increment writes an increment of a quiet
 	// document into the document itself (TALLY_QUIET_IN_DOCUMENT).
 	InDocument bool
@@ -161,7 +164,7 @@ func (o WindowsOptions) all() settings {
 
 func (o Setup) all() settings {
 	return settings{Workers: o.Workers, Rate: o.Rate, Duration: o.Duration, Modes: o.Modes,
-		Window: o.Spacing, Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, IncrementCPU: o.IncrementCPU, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
+		Window: o.Spacing, Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, Keys: o.Keys, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, IncrementCPU: o.IncrementCPU, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate,
 		DelayRate: o.DelayRate, MaxDelay: o.MaxDelay, ShardCacheTTL: o.ShardCacheTTL,
 		Project: o.Project, EmulatorHost: o.EmulatorHost, BridgePort: o.BridgePort, Emulator: o.Emulator,
 		Prices: o.Prices, Functions: o.Functions, Settle: o.Settle, Progress: o.Progress, Logger: o.Logger, LogPath: o.LogPath,

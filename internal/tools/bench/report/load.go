@@ -36,6 +36,8 @@ type Options struct {
 	// ClientWrites: tally's mode wrote its shards from the client, with
 	// no Increment.
 	ClientWrites bool `json:"client_writes,omitempty"`
+	// Keys: each increment through Increment carried an Idempotency-Key.
+	Keys bool `json:"keys,omitempty"`
 	// InDocument: tally's Increment wrote a quiet document's increments
 	// into it; IncrementBilling: how its instances were priced
 	// (BillingRequest or BillingInstance).

@@ -60,6 +60,9 @@ type Mode struct {
 	// counted document (on documents: fsrpc.WithVerify); each is in
 	// ReadsPerIncr too, priced as a read, as Firestore bills it.
 	VerifiesPerIncr *float64 `json:"verifies_per_increment,omitempty"`
+	// InDocumentShare is the share of acknowledged increments written
+	// into their counted document itself (--in-document).
+	InDocumentShare *float64 `json:"in_document_share,omitempty"`
 	ReadsPerFold    *float64 `json:"rollup_reads_per_parent_write,omitempty"` // every Rollup instance's reads over the parent writes
 	WritesPerFold   *float64 `json:"rollup_writes_per_parent_write,omitempty"`
 	// Visible is the time from an increment's answer to a listener

@@ -30,6 +30,9 @@ func (r *Load) Title() string {
 	} else if o.Listeners {
 		load += ", a listener on every counter"
 	}
+	if o.Keys {
+		load += ", each increment with an Idempotency-Key"
+	}
 	if o.ClientWrites {
 		load += ", tally's shards written by the client (no Increment)"
 	}
@@ -163,6 +166,7 @@ func costRows(row rowFunc) {
 	row("Firestore reads/increment", func(m Mode) string { return fmt.Sprintf("%.3f", m.ReadsPerIncr) })
 	row("Firestore writes/increment", func(m Mode) string { return fmt.Sprintf("%.3f", m.WritesPerIncr) })
 	row("  of which verifies", func(m Mode) string { return Maybe("%.3f", m.VerifiesPerIncr) })
+	row("written into the document, share", func(m Mode) string { return Maybe("%.3f", m.InDocumentShare) })
 	row("function requests/increment", func(m Mode) string {
 		return fmt.Sprintf("%.2f + %.2f", m.Bill.IncrementRequests, m.Bill.RollupRequests)
 	})
