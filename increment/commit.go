@@ -345,8 +345,10 @@ func (w *shardWriter) putKey(tx *firestore.Transaction, op commitOp, life string
 
 // keptAnswer reads the key's record: the answer it keeps while it has not
 // expired, with the record's update time, which is the commit time of the
-// increment it was written with; or the update time of an expired one;
-// neither if there is none.
+// increment it was written with (for an increment written into the
+// document itself, the server time the record was created at, which the
+// document's written holds: commitOwn); or the update time of an expired
+// one; neither if there is none.
 // A record kept for another request than op's is errKeyReused (a record
 // from before records kept requests is taken as op's).
 func (w *shardWriter) keptAnswer(ctx context.Context, op commitOp, life string) (kept []byte, at, expired time.Time, err error) {
@@ -363,7 +365,11 @@ func (w *shardWriter) keptAnswer(ctx context.Context, op commitOp, life string) 
 			return nil, time.Time{}, time.Time{}, errKeyReused
 		}
 		body, _ := d[fieldResponse].(string)
-		return []byte(body), snap.UpdateTime, time.Time{}, nil
+		at := snap.UpdateTime
+		if created, ok := d[fieldCreated].(time.Time); ok && inDocument([]byte(body)) {
+			at = created
+		}
+		return []byte(body), at, time.Time{}, nil
 	}
 	return nil, time.Time{}, snap.UpdateTime, nil
 }

@@ -2,6 +2,7 @@ package increment
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -31,4 +32,13 @@ func (w *shardWriter) commitOwn(ctx context.Context, op commitOp, respond func(s
 		return nil, time.Time{}, false, commitError(opKey, err)
 	}
 	return body, committed, ok, nil
+}
+
+// inDocument says whether body, an answer a key's record keeps, is of an
+// increment written into the document itself.
+func inDocument(body []byte) bool {
+	var r struct {
+		InDocument bool `json:"in_document"`
+	}
+	return json.Unmarshal(body, &r) == nil && r.InDocument
 }

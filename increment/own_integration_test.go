@@ -54,6 +54,11 @@ func TestKeyedStepInQuietDocument(t *testing.T) {
 		}
 	}
 	inDoc(3)
+	if snap, err := c.Doc(name).Get(ctx); err != nil {
+		t.Fatal(err)
+	} else if written, _ := snap.DataAtPath(l.WrittenPath()); written == nil || first.Committed != written.(time.Time).UTC().Format(time.RFC3339Nano) {
+		t.Errorf("answered committed %s, and the document's written is %v: a listener could not tell it holds the step", first.Committed, written)
+	}
 	writes := ops.Writes()
 	for _, wait := range []time.Duration{0, spacing} { // at once, then quiet again: the record is there either way
 		time.Sleep(wait)

@@ -31,7 +31,10 @@ type Stage func(tx *firestore.Transaction, life string) error
 // known, or a write of stage's found a document where it creates one
 // (AlreadyExists: a key's record, of a retry); the increment is then for
 // a shard. An error is the increment's: the counter is missing, or the
-// write's outcome is unknown.
+// write's outcome is unknown. committed is the time the write set in the
+// document's bookkeeping (written: the server's time of the request, at
+// or a little before the commit), which a reader of the document sees: a
+// snapshot whose written is at or past it holds the increment.
 func (a *Adder) AddOwn(ctx context.Context, id string, c core.Count, by int64, stage Stage) (committed time.Time, ok bool, err error) {
 	if a.spacing <= 0 || !a.layout.CountedInItself(id) {
 		return time.Time{}, false, nil
@@ -73,6 +76,7 @@ func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64, s
 		{FieldPath: a.layout.WrittenPath(), Value: firestore.ServerTimestamp},
 	}
 	cctx, commitTime := fsrpc.WithCommitTime(ctx)
+	cctx, requestTime := fsrpc.WithRequestTime(cctx)
 	var updated time.Time
 	if stage == nil {
 		var wr *firestore.WriteResult
@@ -100,7 +104,10 @@ func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64, s
 		a.counts.forget(id)
 		return time.Time{}, false, core.Unconfirmed(fmt.Errorf("core: write %s itself: %w", id, err))
 	}
-	at := commitTime()
+	// The answer's time is the one the write set in the document
+	// (_tally.written), which a listener sees: a snapshot whose written is
+	// at or past it holds the increment.
+	at := requestTime()
 	if at.IsZero() {
 		at = updated
 	}

@@ -172,11 +172,33 @@ func WithCommitTime(ctx context.Context) (_ context.Context, get func() time.Tim
 	return with(ctx, commitTimeKey{})
 }
 
+type requestTimeKey struct{}
+
+// WithRequestTime returns a context whose commits, on a client built with
+// these options, report to get the server time (firestore.ServerTimestamp)
+// the commit's first write set: a commit's writes share one, at or a
+// little before the commit time. get returns the zero time if no commit
+// succeeded with one, or the client lacks the options.
+func WithRequestTime(ctx context.Context) (_ context.Context, get func() time.Time) {
+	return with(ctx, requestTimeKey{})
+}
+
 func commitTimeInterceptor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	err := invoker(ctx, method, req, reply, cc, opts...)
-	ct, _ := ctx.Value(commitTimeKey{}).(*stamp)
-	if r, ok := reply.(*firestorepb.CommitResponse); ok && err == nil && ct != nil && method == methodCommit && r.GetCommitTime() != nil {
+	r, ok := reply.(*firestorepb.CommitResponse)
+	if !ok || err != nil || method != methodCommit {
+		return err
+	}
+	if ct, _ := ctx.Value(commitTimeKey{}).(*stamp); ct != nil && r.GetCommitTime() != nil {
 		ct.set(r.GetCommitTime().AsTime())
+	}
+	if rt, _ := ctx.Value(requestTimeKey{}).(*stamp); rt != nil && len(r.GetWriteResults()) > 0 {
+		for _, v := range r.GetWriteResults()[0].GetTransformResults() {
+			if ts := v.GetTimestampValue(); ts != nil {
+				rt.set(ts.AsTime())
+				break
+			}
+		}
 	}
 	return err
 }

@@ -122,8 +122,8 @@ func TestQuietDocumentsCountedInThemselves(t *testing.T) {
 	if own, _ := data[core.FieldBookkeeping].(map[string]any)[core.FieldOwn].(map[string]any); own["likes"] == nil {
 		t.Errorf("post = %v; want the part written into it in _tally.own", data)
 	}
-	// The likes' commit times and the writes the listener saw (one it
-	// missed only widens a gap).
+	// The likes' times and the writes the listener saw (one it missed
+	// only widens a gap), each as tally's write set _tally.written.
 	ws := mergeTimes(tallyWrites(), itself)
 	t.Logf("%d tally writes seen, %d of them likes written into the post; %v acknowledged, %d unsure", len(ws), len(itself), acked, unsure)
 	for i := 1; i < len(ws); i++ {
@@ -162,9 +162,10 @@ func waitSettled(t *testing.T, c *counter.Client, doc *firestore.DocumentRef, na
 }
 
 // watchTallyWrites listens to doc until the test ends, and returns what
-// gives the commit time of each of tally's writes of it seen so far: each
-// snapshot whose _tally.written changed (tally's writes set it; the app's
-// do not). A write the listener missed is not there.
+// gives the time each of tally's writes of it seen so far set in
+// _tally.written (tally's writes set it, each to the server's time of its
+// request; the app's do not), which an increment written into the post
+// answers as its committed. A write the listener missed is not there.
 func watchTallyWrites(t *testing.T, doc *firestore.DocumentRef) func() []time.Time {
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
@@ -181,7 +182,7 @@ func watchTallyWrites(t *testing.T, doc *firestore.DocumentRef) func() []time.Ti
 			if w, ok := bk[core.FieldWritten].(time.Time); ok && !w.Equal(last) {
 				last = w
 				mu.Lock()
-				seen = append(seen, snap.UpdateTime)
+				seen = append(seen, w)
 				mu.Unlock()
 			}
 		}
