@@ -46,6 +46,8 @@ export interface Answer {
   changed: boolean;
   /** When its write committed (RFC 3339). */
   committed?: string;
+  /** Written into the counted document itself (TALLY_QUIET_IN_DOCUMENT), not a shard. */
+  in_document?: boolean;
 }
 
 /**

@@ -11,9 +11,9 @@ import { micros } from "./times.js";
 
 /**
  * @typedef {import("./pending.js").Action} Action
- * @typedef {{value: number, asOf: *, parts?: *, windows?: Record<string, {value: number, w: import("./windows.js").WindowState}>}} Base
- *   the snapshot a count is shown on: its value, as_of, _tally.parts, and
- *   its document's windows with their values
+ * @typedef {{value: number, asOf: *, parts?: *, written?: *, windows?: Record<string, {value: number, w: import("./windows.js").WindowState}>}} Base
+ *   the snapshot a count is shown on: its value, as_of, _tally.parts,
+ *   _tally.written, and its document's windows with their values
  */
 
 /**
@@ -156,7 +156,7 @@ function merge(t, stored) {
     const a = t.actions.find((b) => b.key === s.key);
     if (!a) {
       if (!t.settled.has(s.key)) t.actions.push({ ...s, kept: true });
-    } else if (s.done && !a.done) Object.assign(a, { done: true, sent: false, committed: s.committed });
+    } else if (s.done && !a.done) Object.assign(a, { done: true, sent: false, committed: s.committed, inDocument: s.inDocument });
     else if (s.sent && !a.done) a.sent = true;
   }
   changed(t);
@@ -189,10 +189,11 @@ export function keyOf(ref) {
  * @param {{counter: string, field: string}} ref
  * @param {*} asOf
  * @param {*} [parts] its document's _tally.parts
+ * @param {*} [written] its document's _tally.written
  */
-export function settle(t, ref, asOf, parts) {
-  if (micros(asOf) === null && !parts) return;
-  const open = new Set(outstanding(mine(t, ref), asOf, parts));
+export function settle(t, ref, asOf, parts, written) {
+  if (micros(asOf) === null && !parts && micros(written) === null) return;
+  const open = new Set(outstanding(mine(t, ref), asOf, parts, written));
   for (const a of mine(t, ref)) {
     if (!a.done || open.has(a)) continue;
     if (a.vote !== undefined && !a.agreed && t.voted.has(keyOf(ref))) {
@@ -243,7 +244,7 @@ async function deliver(t, a) {
       }
       const d = next(status, retryAfter, attempt);
       if (d.then === "done") {
-        Object.assign(a, { done: true, sent: false, committed: body?.changed ? body.committed : undefined });
+        Object.assign(a, { done: true, sent: false, committed: body?.changed ? body.committed : undefined, inDocument: Boolean(body?.changed && body.in_document) });
         await keep(t, a);
         changed(t);
         return body;
@@ -272,7 +273,7 @@ async function deliver(t, a) {
  * @returns {import("../index").Answer}
  */
 function answered(a) {
-  return { counter: a.counter, ...(a.field && { field: a.field }), changed: Boolean(a.committed), committed: a.committed };
+  return { counter: a.counter, ...(a.field && { field: a.field }), changed: Boolean(a.committed), committed: a.committed, ...(a.inDocument && { in_document: true }) };
 }
 
 /** @param {Action} a */

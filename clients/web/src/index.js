@@ -114,12 +114,12 @@ export function onCount(ref, nextValue, error) {
     if (held && (!base || !holds(actions))) {
       base = held;
       held = null;
-      settle(t, counted, base.asOf, base.parts);
+      settle(t, counted, base.asOf, base.parts, base.written);
     }
     if (!base) return;
     t.bases.set(keyOf(counted), base);
     const w = base.windows?.[name];
-    const n = w ? windowShown(w.value, base.asOf, w.w, mine(t, counted), Date.now()) : shown(base.value, base.asOf, mine(t, counted), base.parts);
+    const n = w ? windowShown(w.value, base.asOf, w.w, mine(t, counted), Date.now()) : shown(base.value, base.asOf, mine(t, counted), base.parts, base.written);
     if (n !== last) nextValue((last = n));
   };
   const stopSnapshots = onSnapshot(doc(t.db, ref.path), (snap) => {
@@ -127,7 +127,7 @@ export function onCount(ref, nextValue, error) {
     const book = bookOf(d, onDocs);
     const w = windowOf(book, name);
     if (w) counted = onDocs ? { counter: ref.counter, field: w.c } : { counter: ref.path.slice(t.collection.length + 1), field: "" };
-    held = { value: Number(d[w ? w.c : name] ?? 0), asOf: book.as_of, parts: book.parts, windows: windowsIn(d, book) };
+    held = { value: Number(d[w ? w.c : name] ?? 0), asOf: book.as_of, parts: book.parts, written: book.written, windows: windowsIn(d, book) };
     render();
   }, error);
   t.renders.add(render);

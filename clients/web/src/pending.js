@@ -10,6 +10,12 @@
 // Idempotency-Key) may or may not be: the count is held until it is
 // answered.
 //
+// An action Increment wrote into the counted document itself (its answer
+// says in_document) is in the document from its write on, whatever as_of,
+// which only folds move: its answer's committed is the time that write set
+// in the document's _tally.written, so it is part of the count exactly
+// when written has reached it.
+//
 // An aggregate of a document's children (comments=count(comments)) is kept
 // in parts, each folded at a read time of its own (_tally.parts.{source}.
 // r{lo}.at): a child the user wrote is part of the count exactly when the
@@ -29,6 +35,7 @@ import { micros } from "./times.js";
  * @property {boolean} [sent]    sent at least once without a sure answer
  * @property {string} [committed] when its write committed, once answered
  * @property {boolean} [done]    answered: committed, or changed nothing
+ * @property {boolean} [inDocument] written into the counted document itself, as its answer said
  * @property {boolean} [agreed]  a vote answered, and the user's vote document seen as it left it
  * @property {boolean} [held]    a vote answered, that a count holds, kept until its vote document is seen
  * @property {{value: number, asOf: *} | null} [base] the snapshot of the count it was pressed on
@@ -41,17 +48,23 @@ import { micros } from "./times.js";
 /**
  * The actions a count whose snapshot is as of asOf does not hold yet:
  * those not answered, and those answered that committed after asOf (for a
- * child, after the time of its part in parts).
+ * child, after the time of its part in parts; for one written into the
+ * document, after written).
  * @param {Action[]} actions
  * @param {*} asOf the count's snapshot time
  * @param {Record<string, Record<string, {at: *}>>} [parts] the document's _tally.parts
+ * @param {*} [written] the document's _tally.written
  * @returns {Action[]}
  */
-export function outstanding(actions, asOf, parts) {
+export function outstanding(actions, asOf, parts, written) {
   const countAt = micros(asOf);
   return actions.filter((a) => {
     if (!a.done) return true;
     if (!a.committed) return false; // it changed nothing
+    if (a.inDocument) {
+      const w = micros(written);
+      return w === null || (micros(a.committed) ?? 0) > w;
+    }
     const at = a.child ? partAt(parts, a.child.source, a.child.id) : countAt;
     return at === null || (micros(a.committed) ?? 0) > at;
   });
@@ -83,10 +96,11 @@ export function partAt(parts, source, id) {
  * @param {*} asOf its snapshot time
  * @param {Action[]} actions this user's on this count
  * @param {Record<string, Record<string, {at: *}>>} [parts] the document's _tally.parts
+ * @param {*} [written] the document's _tally.written
  * @returns {number}
  */
-export function shown(value, asOf, actions, parts) {
-  return outstanding(actions, asOf, parts).reduce((n, a) => n + a.by, value);
+export function shown(value, asOf, actions, parts, written) {
+  return outstanding(actions, asOf, parts, written).reduce((n, a) => n + a.by, value);
 }
 
 /**

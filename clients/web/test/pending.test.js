@@ -117,3 +117,21 @@ test("a child is on top of the count until the part that holds its id reaches it
   assert.equal(shown(4, null, [gone], parts("09", "04")), 3);
   assert.deepEqual(outstanding([gone], null, parts("01", "06")), []);
 });
+
+test("an action written into the document is in the count once _tally.written reaches its commit, whatever as_of", () => {
+  const like = { key: "k1", counter: "posts/p1", field: "likes", by: 1, done: true, committed: t("05.123"), inDocument: true };
+  // The document before it: written by the fold at 01, as_of 00.
+  assert.equal(shown(10, t("00"), [like], undefined, t("01")), 11);
+  // The document with it: 11, written as the answer said, as_of unmoved;
+  // and after a later write of tally's. Never 12.
+  assert.equal(shown(11, t("00"), [like], undefined, t("05.123")), 11);
+  assert.equal(shown(11, t("00"), [like], undefined, t("07")), 11);
+  assert.deepEqual(outstanding([like], t("00"), undefined, t("05.123")), []);
+  // A millisecond short of it: not yet.
+  assert.equal(shown(10, t("00"), [like], undefined, t("05.122")), 11);
+  // Never written by tally yet: on top.
+  assert.equal(shown(10, null, [like], undefined, undefined), 11);
+  // One that went to a shard is still held by as_of alone.
+  const sharded = { ...like, key: "k2", inDocument: false };
+  assert.equal(shown(10, t("00"), [sharded], undefined, t("09")), 11);
+});
