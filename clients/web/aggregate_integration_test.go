@@ -27,10 +27,7 @@ func TestAggregateShows(t *testing.T) {
 	s := startLocal(t, "TALLY_COUNTS", "posts:likes,comments=count(comments)")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()
-	post := fs.Collection("posts").Doc(emulatortest.ID(t))
-	if _, err := post.Create(ctx, map[string]any{"title": "hello"}); err != nil {
-		t.Fatal(err)
-	}
+	post := newPost(t, fs)
 	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
 		"url": s.FunctionsURL + "/Increment", "counter": "posts/" + post.ID, "field": "comments"})
 	bctx := browsertest.New(t, 2*time.Minute)
@@ -60,10 +57,7 @@ func TestChildShowsAtOnce(t *testing.T) {
 	s := startLocal(t, setup.EnvAuth, setup.AuthFirebase, setup.EnvCounts, "posts:comments=count(comments)")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()
-	post := fs.Collection("posts").Doc(emulatortest.ID(t))
-	if _, err := post.Create(ctx, map[string]any{"title": "hello"}); err != nil {
-		t.Fatal(err)
-	}
+	post := newPost(t, fs)
 	user, err := authemu.SignUp(s.AuthHost, "grace@example.com", "secret-password")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/firestore"
 	"github.com/chromedp/chromedp"
 
 	"github.com/tallycounters/tally/internal/testkit/browsertest"
@@ -174,4 +175,14 @@ func TestLikesShowAtOnceAndExactly(t *testing.T) {
 func waitTotal(t *testing.T, s *stack.Stack, id string, want int64) {
 	t.Helper()
 	emulatortest.WaitTotal(t, emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject), id, want)
+}
+
+// newPost makes a post in fs, as the app would: a title, no counts.
+func newPost(t *testing.T, fs *firestore.Client) *firestore.DocumentRef {
+	t.Helper()
+	post := fs.Collection("posts").Doc(emulatortest.ID(t))
+	if _, err := post.Create(context.Background(), map[string]any{"title": "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	return post
 }

@@ -28,10 +28,7 @@ func TestPressesWrittenIntoQuietPost(t *testing.T) {
 	s := startWith(t, stack.Options{}, setup.EnvCounts, "posts:likes", setup.EnvInDocument, "true")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()
-	post := fs.Collection("posts").Doc(emulatortest.ID(t))
-	if _, err := post.Create(ctx, map[string]any{"title": "hello"}); err != nil {
-		t.Fatal(err)
-	}
+	post := newPost(t, fs)
 	page := servePage(t, dir, map[string]any{"project": stack.DefaultProject, "firestore": s.EmulatorHost,
 		"url": s.FunctionsURL + "/Increment", "counter": post.Path[len("projects/"+stack.DefaultProject+"/databases/(default)/documents/"):], "field": "likes"})
 	bctx := browsertest.New(t, 3*time.Minute)

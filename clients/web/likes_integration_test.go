@@ -30,10 +30,7 @@ func TestLikesShowAtOnce(t *testing.T) {
 	s := startWith(t, stack.Options{AppRules: mobileRules(t)}, setup.EnvAuth, setup.AuthFirebase, setup.EnvCounts, "posts:views,likes=count(likes)")
 	fs := emulatortest.ClientAt(t, s.EmulatorHost, stack.DefaultProject)
 	ctx := context.Background()
-	post := fs.Collection("posts").Doc(emulatortest.ID(t))
-	if _, err := post.Create(ctx, map[string]any{"title": "hello"}); err != nil {
-		t.Fatal(err)
-	}
+	post := newPost(t, fs)
 	user, err := authemu.SignUp(s.AuthHost, "hedy@example.com", "secret-password")
 	if err != nil {
 		t.Fatal(err)
