@@ -152,28 +152,12 @@ func TestClientWrites(t *testing.T) {
 // no fee a request. How many increments find their document quiet
 // depends on the machine's pace, so it is logged, not checked.
 func TestQuietCostInDocument(t *testing.T) {
-	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
-	const window = 300 * time.Millisecond
-	rep, err := Run(context.Background(), Options{
-		Counters: 200, Popularity: PopularityTurns, Fields: 2,
-		Setup: Setup{
-			Workers: 4, Rate: 40, Duration: 3 * time.Second, Spacing: window, InDocument: true, IncrementBilling: report.BillingInstance,
-			Modes: []string{report.ModeTally, report.ModePlain}, Project: emulatortest.Project, Emulator: paths,
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := quietRun(t, Setup{Rate: 40, IncrementBilling: report.BillingInstance, Modes: []string{report.ModeTally, report.ModePlain}})
 	tally, plain := rep.Modes[0], rep.Modes[1]
 	t.Logf("tally: %d acknowledged; %.3f reads, %.3f writes, %.2f + %.2f requests an increment; $%.2f a million (plain $%.2f)",
 		tally.Acked, tally.ReadsPerIncr, tally.WritesPerIncr, tally.Bill.IncrementRequests, tally.Bill.RollupRequests, tally.PerMillion, plain.PerMillion)
-	if tally.Acked == 0 || tally.Drift != 0 {
-		t.Errorf("tally: %d acknowledged, total - acknowledged %+d; want exact", tally.Acked, tally.Drift)
-	}
-	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
-		t.Errorf("tally: two writes of one document %.1f ms apart, within the %v window", *tally.ParentGap, window)
-	}
+	checkExactAndSpaced(t, tally, window)
 	if tally.WritesPerIncr > 2.01 {
 		t.Errorf("tally wrote %.3f an increment; the shard path writes at most 2", tally.WritesPerIncr)
 	}
@@ -192,28 +176,12 @@ func TestQuietCostInDocument(t *testing.T) {
 // quiet documents' steps written into them with their keys' records (two
 // writes), the rest on shards.
 func TestKeyedQuietCost(t *testing.T) {
-	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
-	const window = 300 * time.Millisecond
-	rep, err := Run(context.Background(), Options{
-		Counters: 200, Popularity: PopularityTurns, Fields: 2,
-		Setup: Setup{
-			Workers: 4, Rate: 20, Duration: 3 * time.Second, Spacing: window, InDocument: true, Keys: true,
-			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := quietRun(t, Setup{Rate: 20, Keys: true, Modes: []string{report.ModeTally}})
 	tally := rep.Modes[0]
 	t.Logf("tally: %d acknowledged, %v written into the document; %.3f reads, %.3f writes an increment; $%.2f a million",
 		tally.Acked, report.Maybe("%.3f", tally.InDocumentShare), tally.ReadsPerIncr, tally.WritesPerIncr, tally.PerMillion)
-	if tally.Acked == 0 || tally.Drift != 0 {
-		t.Errorf("tally: %d acknowledged, total - acknowledged %+d; want exact", tally.Acked, tally.Drift)
-	}
-	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
-		t.Errorf("tally: two writes of one document %.1f ms apart, within the %v window", *tally.ParentGap, window)
-	}
+	checkExactAndSpaced(t, tally, window)
 	// Each document is incremented once in 10 s, in turn: quiet.
 	if !rep.Options.Keys || tally.InDocumentShare == nil || *tally.InDocumentShare < 0.5 {
 		t.Errorf("keys %v, written into the document %v; want most of the quiet documents' steps", rep.Options.Keys, report.Maybe("%.3f", tally.InDocumentShare))
@@ -221,4 +189,33 @@ func TestKeyedQuietCost(t *testing.T) {
 	if tally.WritesPerIncr > 3.01 {
 		t.Errorf("tally wrote %.3f an increment; a keyed step writes at most 3 (its record, its shard, a fold)", tally.WritesPerIncr)
 	}
+}
+
+// checkExactAndSpaced checks that tally's mode m was exact, and wrote no
+// document twice within window.
+func checkExactAndSpaced(t *testing.T, m report.Mode, window time.Duration) {
+	t.Helper()
+	if m.Acked == 0 || m.Drift != 0 {
+		t.Errorf("tally: %d acknowledged, total - acknowledged %+d; want exact", m.Acked, m.Drift)
+	}
+	if m.ParentGap != nil && *m.ParentGap < float64(window/time.Millisecond) {
+		t.Errorf("tally: two writes of one document %.1f ms apart, within the %v window", *m.ParentGap, window)
+	}
+}
+
+// window is the fold spacing of quietRun's loads.
+const window = 300 * time.Millisecond
+
+// quietRun runs s (its rate, modes and tally's settings) with --in-document
+// over 200 documents with 2 counts each, taken in turn, so each is quiet
+// between its increments: 4 clients for 3 s, the spacing window.
+func quietRun(t *testing.T, s Setup) *report.Load {
+	t.Helper()
+	s.Workers, s.Duration, s.Spacing, s.InDocument = 4, 3*time.Second, window, true
+	s.Project, s.Emulator = emulatortest.Project, emulatortest.RequirePaths(t)
+	rep, err := Run(context.Background(), Options{Counters: 200, Popularity: PopularityTurns, Fields: 2, Setup: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }

@@ -3,11 +3,8 @@
 package bench
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
@@ -18,28 +15,13 @@ import (
 // at that size, with the CPU the instances used and the time they were
 // held back measured.
 func TestQuietCostOnSmallInstances(t *testing.T) {
-	paths := emulatortest.RequirePaths(t)
 	t.Parallel()
-	const window, vcpu = 300 * time.Millisecond, 0.167
-	rep, err := Run(context.Background(), Options{
-		Counters: 200, Popularity: PopularityTurns, Fields: 2,
-		Setup: Setup{
-			Workers: 4, Rate: 20, Duration: 3 * time.Second, Spacing: window, InDocument: true, IncrementCPU: vcpu, IncrementInstances: 2,
-			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	const vcpu = 0.167
+	rep := quietRun(t, Setup{Rate: 20, IncrementCPU: vcpu, IncrementInstances: 2, Modes: []string{report.ModeTally}})
 	tally := rep.Modes[0]
 	b := tally.Bill
 	t.Logf("tally: %d acknowledged, answers %v; %.3f reads, %.3f writes an increment; bill %+v", tally.Acked, tally.Answers, tally.ReadsPerIncr, tally.WritesPerIncr, b)
-	if tally.Acked == 0 || tally.Drift != 0 {
-		t.Errorf("tally: %d acknowledged, total - acknowledged %+d; want exact", tally.Acked, tally.Drift)
-	}
-	if tally.ParentGap != nil && *tally.ParentGap < float64(window/time.Millisecond) {
-		t.Errorf("tally: two writes of one document %.1f ms apart, within the %v window", *tally.ParentGap, window)
-	}
+	checkExactAndSpaced(t, tally, window)
 	if rep.Options.IncrementCPU != vcpu || b.IncrementVCPU != vcpu {
 		t.Errorf("options say %g vCPU, the bill %g; want %g", rep.Options.IncrementCPU, b.IncrementVCPU, vcpu)
 	}
