@@ -101,8 +101,8 @@ func (f *Folder) SumNow(ctx context.Context, id, life string, notBefore time.Tim
 		return f.SumAt(ctx, id, life, notBefore)
 	}
 	s := newSum(at, life, len(counts))
-	if err := sumOf(res, &s, 0); errors.Is(err, ErrSumNotInteger) {
-		err = f.sumShards(ctx, id, life, &s, 0)
+	if err = sumOf(res, &s, 0); errors.Is(err, ErrSumNotInteger) {
+		err = f.sumShards(ctx, id, life, &s, 0) // a fraction, or past int64: shard by shard
 	}
 	if err != nil {
 		return Sum{}, fmt.Errorf("fold: sum of %s: %w", id, err)

@@ -18,13 +18,25 @@ import (
 // Everything else reaches the emulator as it is.
 func Refusing(t testing.TB, refuse func(*firestorepb.StructuredQuery) error) *firestore.Client {
 	t.Helper()
+	return refusing(t, refuse, false)
+}
+
+// RefusingQueries is Refusing for queries of documents (RunQuery, alone
+// or in a transaction) where Refusing is for aggregation queries.
+func RefusingQueries(t testing.TB, refuse func(*firestorepb.StructuredQuery) error) *firestore.Client {
+	t.Helper()
+	return refusing(t, refuse, true)
+}
+
+func refusing(t testing.TB, refuse func(*firestorepb.StructuredQuery) error, documents bool) *firestore.Client {
+	t.Helper()
 	Require(t)
 	intercept := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 		s, err := streamer(ctx, desc, cc, method, opts...)
 		if err != nil {
 			return nil, err
 		}
-		return &refusingStream{ClientStream: s, refuse: refuse}, nil
+		return &refusingStream{ClientStream: s, refuse: refuse, documents: documents}, nil
 	}
 	return intercepted(t, grpc.WithChainStreamInterceptor(intercept))
 }
@@ -41,17 +53,25 @@ func intercepted(t testing.TB, opts ...grpc.DialOption) *firestore.Client {
 	return c
 }
 
-// refusingStream answers an aggregation query that refuse refuses with
-// its error, in place of the emulator's answer.
+// refusingStream answers a query that refuse refuses with its error, in
+// place of the emulator's answer.
 type refusingStream struct {
 	grpc.ClientStream
-	refuse func(*firestorepb.StructuredQuery) error
-	err    error
+	refuse    func(*firestorepb.StructuredQuery) error
+	documents bool // it refuses queries of documents, not aggregations
+	err       error
 }
 
 func (s *refusingStream) SendMsg(m any) error {
-	if r, ok := m.(*firestorepb.RunAggregationQueryRequest); ok {
-		s.err = s.refuse(r.GetStructuredAggregationQuery().GetStructuredQuery())
+	switch r := m.(type) {
+	case *firestorepb.RunAggregationQueryRequest:
+		if !s.documents {
+			s.err = s.refuse(r.GetStructuredAggregationQuery().GetStructuredQuery())
+		}
+	case *firestorepb.RunQueryRequest:
+		if s.documents {
+			s.err = s.refuse(r.GetStructuredQuery())
+		}
 	}
 	return s.ClientStream.SendMsg(m)
 }
