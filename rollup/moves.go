@@ -116,7 +116,7 @@ func (m *moves) move(ctx context.Context, h eventHint, d *docMoves) (extension.O
 			m.log.Info("rollup: move", "document", h.Counter, "shards", out.Shards, "partials", out.Partials,
 				"as_of", out.AsOf.Format(time.RFC3339Nano))
 		}
-		wait := out.Wait
+		var wait time.Duration
 		switch {
 		case errors.Is(err, extension.ErrRaced):
 			wait = time.Duration(rand.Int64N(int64(minBackoff))) // another wrote it first: read it again soon

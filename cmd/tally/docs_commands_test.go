@@ -28,9 +28,7 @@ func TestDocsCommandsResolve(t *testing.T) {
 		for _, m := range inline.FindAllStringSubmatch(text, -1) {
 			cmds = append(cmds, m[1])
 		}
-		for _, m := range block.FindAllString(inline.ReplaceAllString(text, ""), -1) {
-			cmds = append(cmds, m)
-		}
+		cmds = append(cmds, block.FindAllString(inline.ReplaceAllString(text, ""), -1)...)
 		for _, cmd := range cmds {
 			pkgs, names := goCommand(strings.Fields(cmd))
 			for _, p := range pkgs {

@@ -311,8 +311,10 @@ func TestServeSavesHoweverStopped(t *testing.T) {
 			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 			pw.Close()
 			r := waitReady(t, bufio.NewScanner(pr), &testio.Buffer{})
-			if !incrementVia(t, r.functions, "kept") || !incrementVia(t, r.functions, "kept") {
-				t.Fatal("an increment failed")
+			for range 2 {
+				if !incrementVia(t, r.functions, "kept") {
+					t.Fatal("an increment failed")
+				}
 			}
 			if c.closed {
 				pr.Close()

@@ -235,7 +235,7 @@ func explain(err error, timeout time.Duration) error {
 			return fmt.Errorf("the Firestore emulator at %s=%s did not answer within %v (--timeout): is it still running? (%v)",
 				EnvEmulator, host, timeout, err)
 		}
-		return fmt.Errorf("Firestore did not answer within %v (--timeout): %w", timeout, err)
+		return fmt.Errorf("no answer from Firestore within %v (--timeout): %w", timeout, err)
 	}
 	return err
 }

@@ -77,7 +77,7 @@ func guideWindows(l *Layout) error {
 		return nil
 	}
 	if l.Docs[0].Collection != l.Collection {
-		return fmt.Errorf("windows of %s's total: the counters are %s/{id} (%s); declare %s:...", l.Docs[0].Collection, l.Collection, EnvCollection, l.Collection)
+		return fmt.Errorf("windows of %s's total: the counters are %s/{id} (%s); declare them on %s", l.Docs[0].Collection, l.Collection, EnvCollection, l.Collection)
 	}
 	l.Windows, l.Docs = l.Docs[0].Windows, nil
 	return nil

@@ -2,7 +2,6 @@ package aggregate
 
 import (
 	"maps"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -305,7 +304,3 @@ func Sources(aggs []Aggregate) []string {
 	}
 	return out
 }
-
-// negInf is below every number in Firestore's order but NaN: a filter
-// field >= negInf keeps the children whose field is a number.
-var negInf = math.Inf(-1)

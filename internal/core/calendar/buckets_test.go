@@ -5,10 +5,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -21,7 +22,11 @@ func zones(t *testing.T) []*time.Location {
 	t.Helper()
 	path := os.Getenv("ZONEINFO")
 	if path == "" || filepath.Ext(path) != ".zip" {
-		path = filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip")
+		root, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			t.Fatalf("go env GOROOT: %v", err)
+		}
+		path = filepath.Join(strings.TrimSpace(string(root)), "lib", "time", "zoneinfo.zip")
 	}
 	z, err := zip.OpenReader(path)
 	if err != nil {

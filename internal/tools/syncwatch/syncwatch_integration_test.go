@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"cloud.google.com/go/firestore"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/syncwatch"
 )
@@ -56,10 +57,12 @@ func TestWatchRaisesConsistentSnapshots(t *testing.T) {
 				wrote <- err
 				return
 			}
-			b := c.Batch()
-			b.Set(doc, map[string]any{"n": int64(i + 1)})
-			b.Delete(shard)
-			if _, err := b.Commit(ctx); err != nil {
+			if err := c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+				if err := tx.Set(doc, map[string]any{"n": int64(i + 1)}); err != nil {
+					return err
+				}
+				return tx.Delete(shard)
+			}); err != nil {
 				wrote <- err
 				return
 			}
