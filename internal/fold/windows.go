@@ -2,10 +2,14 @@ package fold
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/bytime"
@@ -26,7 +30,7 @@ func WindowFold(l core.Layout, name string, p core.Parent, s Sum) bytime.Fold {
 	}
 	return bytime.Fold{Windows: l.WindowsOf(name), Counts: fields, Zone: l.Zone,
 		States: p.Windows, Totals: p.Totals, NextBoundary: p.NextBoundary, Born: p.Born,
-		At: s.windowAt(), Values: s.Values, Boundaries: s.Boundaries, Quiet: s.Quiet}
+		At: s.windowAt(), Values: core.WithOwn(s.Values, p.Own), Boundaries: s.Boundaries, Quiet: s.Quiet}
 }
 
 // ReadBoundaries reads, into s, the counts of the document name (as p
@@ -43,16 +47,54 @@ func WindowFold(l core.Layout, name string, p core.Parent, s Sum) bytime.Fold {
 // reported (Outcome.Unread).
 func (f *Folder) ReadBoundaries(ctx context.Context, name string, p core.Parent, s *Sum, now time.Time) error {
 	return ReadBoundaries(ctx, f.layout, name, p, s, now, func(ctx context.Context, at time.Time, w bytime.Fold) ([]int64, error) {
-		if s, ok, err := f.wholeAt(ctx, name, p, at); err != nil || ok { // on one shard then: shard 0, read by key
-			for i := range s.Values {
-				if !w.Windowed(i) {
-					s.Values[i] = 0
-				}
-			}
-			return s.Values, err
+		vals, err := f.shardsAt(ctx, name, p, at, w)
+		if err != nil || !slices.ContainsFunc(p.Own, func(v int64) bool { return v != 0 }) {
+			return vals, err
 		}
-		return f.countsAt(ctx, name, p.Life, at, w)
+		own, err := f.ownAt(ctx, name, at) // the document holds a part of its counts itself
+		for i := range vals {
+			if w.Windowed(i) && i < len(own) {
+				vals[i] += own[i]
+			}
+		}
+		return vals, err
 	})
+}
+
+// shardsAt is the sum of each count of name's shards that a window of w
+// needs at the past read time at, 0 for the others.
+func (f *Folder) shardsAt(ctx context.Context, name string, p core.Parent, at time.Time, w bytime.Fold) ([]int64, error) {
+	if s, ok, err := f.wholeAt(ctx, name, p, at); err != nil || ok { // on one shard then: shard 0, read by key
+		for i := range s.Values {
+			if !w.Windowed(i) {
+				s.Values[i] = 0
+			}
+		}
+		return s.Values, err
+	}
+	return f.countsAt(ctx, name, p.Life, at, w)
+}
+
+// ownAt is the own part of each count of the document name at the past
+// read time at: what it held of its counts itself then (none if it did
+// not exist).
+func (f *Folder) ownAt(ctx context.Context, name string, at time.Time) ([]int64, error) {
+	var own []int64
+	err := f.client.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		snap, err := tx.Get(f.layout.Counter(f.client, name))
+		if status.Code(err) == codes.NotFound {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		own = f.layout.OwnValues(snap.Data(), f.layout.Counts(name))
+		return nil
+	}, firestore.ReadOnly, firestore.TransactionReadTime(core.Precise(at)))
+	if err != nil {
+		return nil, fmt.Errorf("fold: %s's own part at %s: %w", name, at.Format(time.RFC3339Nano), err)
+	}
+	return own, nil
 }
 
 // CountsAt reads a document's counts at the past read time at: those a
@@ -92,7 +134,7 @@ func readStarts(ctx context.Context, w *bytime.Fold, s *Sum, starts []time.Time,
 // probe reads, for the fold s onto p, whether the counts changed between
 // the last fold and the starts it crosses unread (see ReadBoundaries).
 func probe(ctx context.Context, w *bytime.Fold, p core.Parent, s *Sum, now time.Time, countsAt CountsAt) error {
-	if w.SameWindowed(s.Values, p.Totals) {
+	if w.SameWindowed(core.WithOwn(s.Values, p.Own), p.Totals) {
 		return nil
 	}
 	unread := w.CrossedUnread()
