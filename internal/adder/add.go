@@ -35,9 +35,9 @@ type Config struct {
 	CacheTTL      time.Duration    // how long num_shards is cached; default 10s
 	Now           func() time.Time // the clock the cache expires by; nil: time.Now
 	// InItself, if not 0, is the fold spacing: an increment of a counted
-	// document that had no write for that long, with no window, trend or
-	// rank, is written into the document itself (own.go). 0: every
-	// increment goes to a shard.
+	// document that had no write for that long, of a count no board ranks,
+	// is written into the document itself, its windows and trends with it
+	// (own.go). 0: every increment goes to a shard.
 	InItself time.Duration
 }
 
@@ -90,7 +90,7 @@ func (a *Adder) Add(ctx context.Context, id string, c core.Count, by int64) (sha
 	if err := EnoughTime(ctx); err != nil {
 		return 0, time.Time{}, err
 	}
-	itself := a.spacing > 0 && a.layout.CountedInItself(id)
+	itself := a.spacing > 0 && a.layout.CountedInItself(id, c)
 	if itself { // on what is cached, however old: the write's precondition is that it is still so
 		if committed, ok, err := a.addOwn(ctx, id, c, by, nil); ok || err != nil {
 			return InItself, committed, err

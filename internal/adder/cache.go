@@ -83,6 +83,10 @@ type parent struct {
 	updated  time.Time
 	learned  time.Time
 	quietFor time.Duration
+	// times is the document's windows and trends as read, or as this
+	// instance last wrote them itself (Windows, Trends, NextBoundary), if
+	// it has any.
+	times core.Parent
 }
 
 // get returns counter id's shard count, reading the parent (and creating it,
@@ -159,6 +163,10 @@ func (s *shardCounts) load(ctx context.Context, id string) (parent, error) {
 			counts := s.layout.Counts(id)
 			for _, c := range counts {
 				p.counts[c.Shard], _ = data[c.Field].(int64)
+			}
+			if len(s.layout.WindowsOf(id)) > 0 {
+				read := core.ParentFrom(s.layout, id, snap, time.Now())
+				p.times = core.Parent{Windows: read.Windows, Trends: read.Trends, NextBoundary: read.NextBoundary}
 			}
 			// With an own part (own.go), shard 0 is not the whole count: a
 			// fold reads the document.

@@ -27,8 +27,10 @@ type Stage func(tx *firestore.Transaction, life string) error
 // stage's writes in the same commit, if the document may take it (see
 // Add): on what this Adder knows of it, or, if that is nothing, on what
 // it reads. ok is false if it did not, with nothing written: the document
-// is not quiet, has a window, a trend or a rank, was written since it was
-// known, or a write of stage's found a document where it creates one
+// is not quiet, c is ranked (core.Layout.CountedInItself), a window of c
+// is past or near its bucket's end (core.Layout.OwnTimeUpdates), the
+// document was written since it was known, or a write of stage's found a
+// document where it creates one
 // (AlreadyExists: a key's record, of a retry); the increment is then for
 // a shard. An error is the increment's: the counter is missing, or the
 // write's outcome is unknown. committed is the time the write set in the
@@ -36,7 +38,7 @@ type Stage func(tx *firestore.Transaction, life string) error
 // or a little before the commit), which a reader of the document sees: a
 // snapshot whose written is at or past it holds the increment.
 func (a *Adder) AddOwn(ctx context.Context, id string, c core.Count, by int64, stage Stage) (committed time.Time, ok bool, err error) {
-	if a.spacing <= 0 || !a.layout.CountedInItself(id) {
+	if a.spacing <= 0 || !a.layout.CountedInItself(id, c) {
 		return time.Time{}, false, nil
 	}
 	if err := EnoughTime(ctx); err != nil {
@@ -66,15 +68,20 @@ func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64, s
 		return time.Time{}, false, nil
 	}
 	if !p.blind(map[string]int64{c.Shard: by}) {
-		a.counts.ownDone(id, c, 0, time.Time{}) // near the edge: a shard write reads the count
+		a.counts.ownDone(id, c, 0, time.Time{}, core.Parent{}) // near the edge: a shard write reads the count
+		return time.Time{}, false, nil
+	}
+	timed, times, ok := a.layout.OwnTimeUpdates(id, p.times, c, by, time.Now(), a.spacing)
+	if !ok {
+		a.counts.ownDone(id, c, 0, time.Time{}, core.Parent{}) // its windows move on soon: a fold moves them
 		return time.Time{}, false, nil
 	}
 	doc := a.layout.Counter(a.client, id)
-	updates := []firestore.Update{
+	updates := append([]firestore.Update{
 		{FieldPath: firestore.FieldPath{c.Field}, Value: firestore.Increment(by)},
 		{FieldPath: a.layout.OwnPath(c), Value: firestore.Increment(by)},
 		{FieldPath: a.layout.WrittenPath(), Value: firestore.ServerTimestamp},
-	}
+	}, timed...)
 	cctx, commitTime := fsrpc.WithCommitTime(ctx)
 	cctx, requestTime := fsrpc.WithRequestTime(cctx)
 	var updated time.Time
@@ -95,7 +102,7 @@ func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64, s
 	switch status.Code(err) {
 	case codes.OK:
 	case codes.AlreadyExists: // stage's, of a retry: the document is as known
-		a.counts.ownDone(id, c, 0, time.Time{})
+		a.counts.ownDone(id, c, 0, time.Time{}, core.Parent{})
 		return time.Time{}, false, nil
 	case codes.FailedPrecondition, codes.NotFound:
 		a.counts.forget(id)
@@ -115,7 +122,7 @@ func (a *Adder) addOwn(ctx context.Context, id string, c core.Count, by int64, s
 		a.counts.forget(id)
 		return at, true, nil
 	}
-	a.counts.ownDone(id, c, by, updated)
+	a.counts.ownDone(id, c, by, updated, times)
 	return at, true, nil
 }
 
@@ -137,8 +144,9 @@ func (s *shardCounts) claimOwn(id string, spacing time.Duration) (parent, bool) 
 }
 
 // ownDone ends a claim of counter id: if updated is not zero, by was
-// written to count c in the document itself, which was last updated then.
-func (s *shardCounts) ownDone(id string, c core.Count, by int64, updated time.Time) {
+// written to count c in the document itself, which was last updated then,
+// its windows and trends left as times.
+func (s *shardCounts) ownDone(id string, c core.Count, by int64, updated time.Time, times core.Parent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.entries.Peek(id)
@@ -154,6 +162,7 @@ func (s *shardCounts) ownDone(id string, c core.Count, by int64, updated time.Ti
 			e.counts = map[string]int64{}
 		}
 		e.counts[c.Shard] += by
+		e.times = times
 	}
 	s.entries.Add(id, e)
 }

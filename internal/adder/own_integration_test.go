@@ -143,9 +143,9 @@ func TestQuietDocumentCountedInItself(t *testing.T) {
 	t.Logf("%d of 99 increments written into the post itself", len(itself))
 }
 
-// TestNotCountedInItself: a document with a window, and one that is gone,
-// are never written into: the first's increments go to shards, the
-// second's are refused with nothing written.
+// TestNotCountedInItself: a document whose window no fold has made yet,
+// and one that is gone, are never written into: the first's increments go
+// to shards, the second's are refused with nothing written.
 func TestNotCountedInItself(t *testing.T) {
 	emulatortest.Require(t)
 	ctx := context.Background()

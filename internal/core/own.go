@@ -1,6 +1,12 @@
 package core
 
-import "cloud.google.com/go/firestore"
+import (
+	"slices"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/tallycounters/tally/internal/core/bytime"
+)
 
 // A quiet document counted in itself. An increment of a document that had
 // no write for a fold spacing may be written into the document itself,
@@ -11,8 +17,11 @@ import "cloud.google.com/go/firestore"
 // _tally.own is the part of each count no shard holds: every fold writes
 // a count as its shards' sum plus its own part, read with the update
 // time it compares and sets on, so a count stays exact whichever way each
-// increment went. A document that has windows, a trend or a rank is never
-// counted in itself: those are folded from shard writes.
+// increment went. The write moves the count's windows and trends as a
+// fold would (OwnTimeUpdates), so it is made only while the document's
+// windows are in their current buckets; a count that a board ranks, or
+// that weighs in a trend a board ranks, always goes to a shard: a move
+// between cells is a fold's.
 
 // FieldOwn is a document's own part, in its bookkeeping: by each count's
 // shard field, what was written to the document itself.
@@ -39,12 +48,24 @@ func (l Layout) OwnValues(data map[string]any, counts []Count) []int64 {
 	return out
 }
 
-// CountedInItself reports whether an increment of the counted document
-// name may be written into the document itself: a count on an app's
-// document with no window, trend or rank, which a fold of each shard
-// write keeps.
-func (l Layout) CountedInItself(name string) bool {
-	return l.OnDocs() && len(l.WindowsOf(name)) == 0 && len(l.Boards(name)) == 0
+// CountedInItself reports whether an increment of count c of the
+// counted document name may be written into the document itself: a count
+// on an app's document that no board ranks, in itself or in a trend.
+func (l Layout) CountedInItself(name string, c Count) bool {
+	if !l.OnDocs() {
+		return false
+	}
+	for _, b := range l.Boards(name) {
+		if b.Field == c.Field {
+			return false
+		}
+		for _, w := range l.WindowsOf(name) {
+			if w.Field == b.Field && w.Kind == bytime.KindTrend && slices.ContainsFunc(w.Terms, func(t bytime.Term) bool { return t.Field == c.Field }) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // WithOwn is values with own added, count by count: the counts a fold of

@@ -1,6 +1,10 @@
 package core
 
 import (
+	"math"
+	"time"
+
+	"cloud.google.com/go/firestore"
 	"github.com/tallycounters/tally/internal/core/aggregate"
 	"github.com/tallycounters/tally/internal/core/bytime"
 	"github.com/tallycounters/tally/internal/core/calendar"
@@ -91,4 +95,30 @@ func (l Layout) SmallestUnitOf(name string) calendar.Unit {
 		l = Layout{Docs: []Declaration{d}}
 	}
 	return l.SmallestUnit()
+}
+
+// TrendUpdates are the writes that add to each trend of ws, stored as in
+// trends, what delta gives it, weighed at at; each trend's next value
+// goes in next.
+func (l Layout) TrendUpdates(ws []bytime.Window, trends, next map[string]float64, at time.Time, delta func(bytime.Window) float64) []firestore.Update {
+	var updates []firestore.Update
+	for _, w := range ws {
+		if w.Kind != bytime.KindTrend {
+			continue
+		}
+		S, ok := trends[w.Field]
+		if !ok {
+			S = math.Inf(-1)
+		}
+		after := bytime.TrendAdd(S, delta(w), at, w.HalfLife)
+		next[w.Field] = after
+		if ok && after == S {
+			continue
+		}
+		updates = append(updates,
+			firestore.Update{FieldPath: firestore.FieldPath{w.Field}, Value: after},
+			firestore.Update{FieldPath: append(l.FieldPath(FieldTrends), w.Field), Value: map[string]any{
+				"h": w.HalfLife.Seconds(), "l": bytime.Landmark}})
+	}
+	return updates
 }

@@ -3,7 +3,6 @@ package fold
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -218,36 +217,10 @@ func (f *Folder) timeUpdates(name string, p core.Parent, s Sum, counts bool, agg
 	if !s.Weigh.IsZero() && s.Weigh.Before(at) && s.Weigh.After(p.AsOf) {
 		at = s.Weigh
 	}
-	trends := trendUpdates(f.layout, ws, p.Trends, m.trends, at, func(w bytime.Window) float64 {
+	trends := f.layout.TrendUpdates(ws, p.Trends, m.trends, at, func(w bytime.Window) float64 {
 		return fold.TrendDelta(w, totals, p.Aggregates, aggregates)
 	})
 	return append(updates, trends...), m
-}
-
-// trendUpdates are the writes that add to each trend of ws, stored as in
-// trends, what delta gives it, weighed at at; each trend's next value
-// goes in next.
-func trendUpdates(l core.Layout, ws []bytime.Window, trends, next map[string]float64, at time.Time, delta func(bytime.Window) float64) []firestore.Update {
-	var updates []firestore.Update
-	for _, w := range ws {
-		if w.Kind != bytime.KindTrend {
-			continue
-		}
-		S, ok := trends[w.Field]
-		if !ok {
-			S = math.Inf(-1)
-		}
-		after := bytime.TrendAdd(S, delta(w), at, w.HalfLife)
-		next[w.Field] = after
-		if ok && after == S {
-			continue
-		}
-		updates = append(updates,
-			firestore.Update{FieldPath: firestore.FieldPath{w.Field}, Value: after},
-			firestore.Update{FieldPath: append(l.FieldPath(core.FieldTrends), w.Field), Value: map[string]any{
-				"h": w.HalfLife.Seconds(), "l": bytime.Landmark}})
-	}
-	return updates
 }
 
 // TrendsAdded are the writes that add added, each count's amount, to the
@@ -256,7 +229,7 @@ func trendUpdates(l core.Layout, ws []bytime.Window, trends, next map[string]flo
 // extension's moves), whose next fold then finds them in the document's
 // counts already, and so adds none of them to its trends.
 func TrendsAdded(l core.Layout, name string, p core.Parent, added map[string]int64, at time.Time) []firestore.Update {
-	return trendUpdates(l, l.WindowsOf(name), p.Trends, map[string]float64{}, at, func(w bytime.Window) float64 {
+	return l.TrendUpdates(l.WindowsOf(name), p.Trends, map[string]float64{}, at, func(w bytime.Window) float64 {
 		var d float64
 		for _, t := range w.Terms {
 			d += t.Weight * float64(added[t.Field])
