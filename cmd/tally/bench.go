@@ -117,6 +117,7 @@ func (b *benchFlags) rollups(f *pflag.FlagSet) {
 	f.IntVar(&b.o.Instances, "instances", 1, "tally Rollup instances, each a process of its own; each event goes to a random one")
 	f.StringVar(&b.o.IncrementBilling, "increment-billing", "request", "how Increment's instances are priced: request (while each holds a request, in 100 ms steps, and a fee a request) or instance (each instance's whole life during the load, at Cloud Run's instance-based rate, no fee a request)")
 	f.Float64Var(&b.o.IncrementCPU, "increment-cpu", 1, "vCPU of tally's Increment instances, 0.08 to 1; below 1, --increment-instances processes, each confined to that share of a CPU (a cgroup: run as root, or where this user may write one) and taking one request at a time, as Cloud Run runs them, billed by request at that size")
+	f.BoolVar(&b.o.Timed, "timed", false, "with --fields: each document also keeps a day's and 7 days' windows of f0 and a trend of all its counts, as an app's posts do, and is folded once before the load (its windows made)")
 	f.BoolVar(&b.o.InDocument, "in-document", false, "in tally's mode, write an increment of a quiet document into the document itself, as TALLY_QUIET_IN_DOCUMENT=true does")
 	f.BoolVar(&b.o.Keys, "keys", false, "send each increment through Increment with an Idempotency-Key of its own, as the web client sends every step")
 	f.BoolVar(&b.o.ClientWrites, "client-writes", false, "in tally's mode, write the shards from the client, with no Increment, as clients that rules let write shards do; tally's Rollup folds them")

@@ -65,7 +65,7 @@ type settings struct {
 	Logger                              *slog.Logger
 	InstanceCommand                     []string
 	Counters, Fields, Shards            int
-	Burst, Listeners, Feed              bool
+	Timed, Burst, Listeners, Feed       bool
 	Contention                          float64
 	Popularity                          string
 	Aggregate                           bool // RunAggregate's
@@ -194,6 +194,9 @@ func checkOptions(o settings) (settings, error) {
 	if o.Fields < 0 || o.Fields > 100 {
 		return o, fmt.Errorf("bench: --fields %d: want 0 (a counter per document) to 100 counts on each", o.Fields)
 	}
+	if o.Timed && o.Fields == 0 {
+		return o, fmt.Errorf("bench: --timed keeps windows of counts on documents: give --fields")
+	}
 	if o.Counters < 1 || o.Workers < 1 {
 		return o, fmt.Errorf("bench: want at least 1 counter and 1 client, not %d and %d", o.Counters, o.Workers)
 	}
@@ -239,7 +242,7 @@ func checkOptions(o settings) (settings, error) {
 // optionsJSON is the part of o a report records.
 func optionsJSON(o settings) report.Options {
 	return report.Options{
-		Counters: o.Counters, Fields: o.Fields, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
+		Counters: o.Counters, Fields: o.Fields, Timed: o.Timed, Shards: o.Shards, Burst: o.Burst, Contention: o.Contention, Feed: o.Listeners && o.Feed,
 		Workers: o.Workers, Rate: o.Rate, Seconds: o.Duration.Seconds(), SettleSeconds: settleBound(o).Seconds(),
 		Popularity: o.Popularity, RestMS: ms(o.Rest), Listeners: o.Listeners,
 		WindowMS: ms(o.Window), Instances: o.Instances, IncrementInstances: o.IncrementInstances, ClientWrites: o.ClientWrites, Keys: o.Keys, InDocument: o.InDocument, IncrementBilling: o.IncrementBilling, IncrementCPU: o.IncrementCPU, Delivery: o.Delivery, DuplicateRate: o.DuplicateRate, DelayRate: o.DelayRate, MaxDelayMS: ms(o.MaxDelay), URL: o.URL, Prices: o.Prices, FunctionPrices: o.Functions,

@@ -171,6 +171,23 @@ func TestQuietCostInDocument(t *testing.T) {
 	checkPlain(t, 2, plain)
 }
 
+// TestTimedQuietCost: documents that keep windows and a trend of their
+// counts (--timed), their windows made by a fold before the load, take
+// their quiet increments into themselves, windows and trend in the same
+// write: exact, a window apart, most increments written into their
+// documents, one write each.
+func TestTimedQuietCost(t *testing.T) {
+	t.Parallel()
+	rep := quietRun(t, Setup{Rate: 20, Modes: []string{report.ModeTally}}, true)
+	tally := rep.Modes[0]
+	t.Logf("tally: %d acknowledged, %v written into the document; %.3f reads, %.3f writes an increment; $%.2f a million",
+		tally.Acked, report.Maybe("%.3f", tally.InDocumentShare), tally.ReadsPerIncr, tally.WritesPerIncr, tally.PerMillion)
+	checkExactAndSpaced(t, tally, window)
+	if !rep.Options.Timed || tally.InDocumentShare == nil || *tally.InDocumentShare < 0.5 {
+		t.Errorf("timed %v, %v written into the documents; want most: each is quiet between its increments, its windows made", rep.Options.Timed, report.Maybe("%.3f", tally.InDocumentShare))
+	}
+}
+
 // TestKeyedQuietCost sends every increment with an Idempotency-Key, as the
 // web client does, to tally with --in-document: exact, a window apart,
 // quiet documents' steps written into them with their keys' records (two
@@ -207,13 +224,14 @@ func checkExactAndSpaced(t *testing.T, m report.Mode, window time.Duration) {
 const window = 300 * time.Millisecond
 
 // quietRun runs s (its rate, modes and tally's settings) with --in-document
-// over 200 documents with 2 counts each, taken in turn, so each is quiet
-// between its increments: 4 clients for 3 s, the spacing window.
-func quietRun(t *testing.T, s Setup) *report.Load {
+// over 200 documents with 2 counts each (with timed, their windows and
+// trend: --timed), taken in turn, so each is quiet between its
+// increments: 4 clients for 3 s, the spacing window.
+func quietRun(t *testing.T, s Setup, timed ...bool) *report.Load {
 	t.Helper()
 	s.Workers, s.Duration, s.Spacing, s.InDocument = 4, 3*time.Second, window, true
 	s.Project, s.Emulator = emulatortest.Project, emulatortest.RequirePaths(t)
-	rep, err := Run(context.Background(), Options{Counters: 200, Popularity: PopularityTurns, Fields: 2, Setup: s})
+	rep, err := Run(context.Background(), Options{Counters: 200, Popularity: PopularityTurns, Fields: 2, Timed: len(timed) > 0 && timed[0], Setup: s})
 	if err != nil {
 		t.Fatal(err)
 	}

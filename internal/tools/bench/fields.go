@@ -1,10 +1,14 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 )
 
@@ -30,7 +34,21 @@ func tallyLayout(o settings) core.Layout {
 	if o.Fields > 0 {
 		l.Docs = []core.Declaration{{Collection: collPosts, Fields: fieldNames(o.Fields)}}
 	}
+	if o.Fields > 0 && o.Timed {
+		var err error
+		if l.Docs, err = core.ParseCounts(collPosts + ":" + strings.Join(fieldNames(o.Fields), ",") + "," + timedCounts(o.Fields)); err != nil {
+			panic(err) // a declaration of this package's own
+		}
+	}
 	return l
+}
+
+// timedCounts declares, for documents with n counts, what the typical
+// app's posts keep by time (docs/cost.md): a day's and 7 days' windows of
+// f0, its views, and a trend of every count, f0 weighing a tenth.
+func timedCounts(n int) string {
+	terms := append([]string{"f0/10"}, fieldNames(n)[1:]...)
+	return "f0_day=f0 per day,f0_7d=f0 over 7 days,hot=trend(" + strings.Join(terms, " + ") + ", 6h)"
 }
 
 // fieldNames are the counts of a document with n counts: f0, f1, ...
@@ -94,3 +112,25 @@ func (e *env) collOf(m string) string {
 // observed is the key under which the observer keeps a counter's writes:
 // its document's path, and its field on documents.
 func observed(coll, id string) string { return coll + "/" + id }
+
+// foldPosts folds each document of ids (counters of coll) once, as
+// tally's layout has it, 8 at a time: its windows made, as an app's posts
+// have been folded before their next likes.
+func (e *env) foldPosts(ctx context.Context, coll string, ids []string) error {
+	folder := fold.NewFolder(e.reader, tallyLayout(e.o), e.o.Window)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	done := map[string]bool{}
+	for _, id := range ids {
+		doc, _ := target(coll, id)
+		if done[doc] {
+			continue
+		}
+		done[doc] = true
+		g.Go(func() error {
+			_, err := folder.Fold(gctx, doc)
+			return err
+		})
+	}
+	return g.Wait()
+}

@@ -126,6 +126,11 @@ func (e *env) prepareMode(ctx context.Context, m string) (modeStart, error) {
 		if err := e.createCounters(ctx, m, st.coll, st.ids); err != nil {
 			return st, err
 		}
+		if m == report.ModeTally && o.Timed {
+			if err := e.foldPosts(ctx, st.coll, st.ids); err != nil {
+				return st, err
+			}
+		}
 		if m == report.ModeTally && o.InDocument {
 			// An app's posts are made before their likes: none is written
 			// within the spacing of its making.

@@ -76,6 +76,11 @@ type Options struct {
 	Setup
 	Counters int // documents; each a counter, or with Fields that many counters in tally's mode
 	Fields   int // tally's counts on each document (counts on documents, posts/{id}.f0, ...); 0: the guide layout
+	// Timed: with Fields, each document also keeps windows of f0 (a
+	// day's, 7 days') and a trend of its counts (timedCounts), as an
+	// app's posts do, and is folded once before the load, its windows
+	// made, as an app's posts have been.
+	Timed bool
 	// Shards is how many shards each counter is made with, before the
 	// load, which keeps them; 0: counters start as new ones do, on one
 	// shard (made by their first increment, or documents without
@@ -145,7 +150,7 @@ func (c Calendar) unit() calendar.Unit { return cmp.Or(c.Unit, calendar.Minute) 
 // all is o as the environment and the modes read it.
 func (o Options) all() settings {
 	s := o.Setup.all()
-	s.Counters, s.Fields, s.Shards, s.Burst, s.Contention = o.Counters, o.Fields, o.Shards, o.Burst, o.Contention
+	s.Counters, s.Fields, s.Timed, s.Shards, s.Burst, s.Contention = o.Counters, o.Fields, o.Timed, o.Shards, o.Burst, o.Contention
 	s.Popularity, s.Rest, s.Listeners, s.Feed, s.Warmup, s.URL = o.Popularity, o.Rest, o.Listeners, o.Feed, o.Warmup, o.URL
 	return s
 }

@@ -19,7 +19,8 @@ type Load struct {
 type Options struct {
 	Counters   int     `json:"counters"`
 	Fields     int     `json:"fields,omitempty"`
-	Shards     int     `json:"shards"` // 0: new counters, which grow
+	Timed      bool    `json:"timed,omitempty"` // the fields' windows and trend (bench's timedCounts)
+	Shards     int     `json:"shards"`          // 0: new counters, which grow
 	Burst      bool    `json:"burst,omitempty"`
 	Contention float64 `json:"contention_writes_per_second,omitempty"`
 	Feed       bool    `json:"feed_listener,omitempty"`

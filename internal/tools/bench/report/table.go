@@ -52,6 +52,9 @@ func (r *Load) Title() string {
 	if o.Fields > 0 {
 		counters = fmt.Sprintf("%d document(s) with %d count(s) each in tally's and plain's modes (%d counters; other modes: %d)", o.Counters, o.Fields, o.Counters*o.Fields, o.Counters)
 	}
+	if o.Timed {
+		counters += ", with a day's and 7 days' windows of f0 and a trend of all (tally's)"
+	}
 	shards := fmt.Sprintf(" x %d shards", o.Shards)
 	if o.Shards == 0 {
 		shards = ", new (1 shard, growing)"
