@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -28,18 +29,8 @@ import (
 // are within the window.
 func TestQuietDocumentsCountedInThemselves(t *testing.T) {
 	t.Parallel()
-	emulatortest.Require(t)
-	s, fs := startConfig(t, emulatortest.RequirePaths(t), envConfig(t, map[string]string{
-		"TALLY_COUNTS": "posts:likes,views", "TALLY_ROLLUP_WINDOW": docsWindow.String(), "TALLY_SHARD_CACHE_TTL": "300ms",
-		"TALLY_AUTO_GROW": "false", "TALLY_DEFAULT_SHARDS": "4", "TALLY_QUIET_IN_DOCUMENT": "true",
-	}))
-	ctx := context.Background()
-	sums := counter.New(fs, counter.Options{Layout: s.Config().Layout, Spacing: docsWindow})
-	id := emulatortest.ID(t)
-	doc := fs.Doc("posts/" + id)
-	if _, err := doc.Create(ctx, map[string]any{"title": "v0"}); err != nil {
-		t.Fatal(err)
-	}
+	s, fs, sums, id := quietPost(t, "posts:likes,views", map[string]string{"TALLY_AUTO_GROW": "false", "TALLY_DEFAULT_SHARDS": "4"})
+	ctx, doc := context.Background(), fs.Doc("posts/"+id)
 	tallyWrites := watchTallyWrites(t, doc)
 	waitDelivered(t, s) // its creation's event, which Rollup answers, writing nothing more after
 	acked := map[string]int64{}
@@ -131,6 +122,22 @@ func TestQuietDocumentsCountedInThemselves(t *testing.T) {
 			t.Errorf("tally writes %d and %d of the post are %v apart, within the %v window", i-1, i, gap, docsWindow)
 		}
 	}
+}
+
+// quietPost starts the stack with TALLY_QUIET_IN_DOCUMENT, counts (and
+// more settings), the docs' window and a short shard cache, and makes a
+// post of posts: the stack, a client of its emulator and one that sums
+// counts, and the post's id.
+func quietPost(t *testing.T, counts string, more map[string]string) (*Stack, *firestore.Client, *counter.Client, string) {
+	t.Helper()
+	env := map[string]string{"TALLY_COUNTS": counts, "TALLY_ROLLUP_WINDOW": docsWindow.String(), "TALLY_SHARD_CACHE_TTL": "300ms", "TALLY_QUIET_IN_DOCUMENT": "true"}
+	maps.Copy(env, more)
+	s, fs := startConfig(t, emulatortest.RequirePaths(t), envConfig(t, env))
+	id := emulatortest.ID(t)
+	if _, err := fs.Doc("posts/"+id).Create(context.Background(), map[string]any{"title": "v0"}); err != nil {
+		t.Fatal(err)
+	}
+	return s, fs, counter.New(fs, counter.Options{Layout: s.Config().Layout, Spacing: docsWindow}), id
 }
 
 // waitSettled reads the post name until each count is what its shards and

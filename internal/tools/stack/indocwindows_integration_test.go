@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 )
@@ -23,18 +22,8 @@ import (
 // day, the trend is up, and the post is on the board at its likes.
 func TestQuietPostsWithWindows(t *testing.T) {
 	t.Parallel()
-	emulatortest.Require(t)
-	s, fs := startConfig(t, emulatortest.RequirePaths(t), envConfig(t, map[string]string{
-		"TALLY_COUNTS":        "posts:likes,views,views_day=views per day,hot=trend(likes + views/10, 6h),rank(likes)",
-		"TALLY_ROLLUP_WINDOW": docsWindow.String(), "TALLY_SHARD_CACHE_TTL": "300ms", "TALLY_QUIET_IN_DOCUMENT": "true",
-	}))
-	ctx := context.Background()
-	sums := counter.New(fs, counter.Options{Layout: s.Config().Layout, Spacing: docsWindow})
-	id := emulatortest.ID(t)
-	doc := fs.Doc("posts/" + id)
-	if _, err := doc.Create(ctx, map[string]any{"title": "v0"}); err != nil {
-		t.Fatal(err)
-	}
+	s, fs, sums, id := quietPost(t, "posts:likes,views,views_day=views per day,hot=trend(likes + views/10, 6h),rank(likes)", nil)
+	ctx, doc := context.Background(), fs.Doc("posts/"+id)
 	day := time.Now().UTC().Truncate(24 * time.Hour)
 	acked := map[string]int64{}
 	var mu sync.Mutex
