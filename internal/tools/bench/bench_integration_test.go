@@ -111,7 +111,7 @@ func TestBenchGivenEmulatorAndURL(t *testing.T) {
 	rep, err := Run(context.Background(), Options{
 		Counters: 1, Shards: 4, URL: inc.URL,
 		Setup: Setup{
-			Workers: 4, Rate: 50, Duration: 2 * time.Second, Spacing: 200 * time.Millisecond,
+			Workers: 4, Rate: 50, Duration: 2 * time.Second, Spacing: 200 * time.Millisecond, Settle: emulatortest.Liveness,
 			Modes: []string{report.ModeTally}, Project: emulatortest.Project, EmulatorHost: e.Host(), BridgePort: port,
 		},
 	})
@@ -134,7 +134,7 @@ func TestBenchFields(t *testing.T) {
 		Counters: 2, Fields: 3, Shards: 4,
 		Setup: Setup{
 			Workers: 8, Rate: 150, Duration: 3 * time.Second, Spacing: 500 * time.Millisecond, Instances: 2,
-			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
+			Settle: emulatortest.Liveness, Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
 		},
 	})
 	if err != nil {

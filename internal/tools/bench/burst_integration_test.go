@@ -74,7 +74,7 @@ func TestBenchFeed(t *testing.T) {
 		Feed: true,
 		Setup: Setup{
 			Workers: 20, Duration: 3 * time.Second, Spacing: 300 * time.Millisecond, Instances: 2,
-			Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
+			Settle: emulatortest.Liveness, Modes: []string{report.ModeTally}, Project: emulatortest.Project, Emulator: paths,
 		},
 	})
 	if err != nil {

@@ -38,7 +38,7 @@ func TestBenchWindows(t *testing.T) {
 		Setup: Setup{
 			Workers: 8, Rate: 20, Spacing: time.Second, Instances: 2, DuplicateRate: 1, DelayRate: 0.2,
 			MaxDelay: 300 * time.Millisecond, Modes: []string{WinWindows}, Project: emulatortest.Project,
-			Emulator: paths,
+			Emulator: paths, Settle: emulatortest.Liveness,
 		},
 	})
 	if err != nil {
