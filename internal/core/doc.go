@@ -34,7 +34,7 @@
 // fields through which Increment tells a fold, on shard 0, the counted
 // document's update time and cells as it read them, and the rule that
 // says when shard 0 holds a document's whole counts (Layout.OneShard,
-// Parent.Whole). Package fold's guide says how a fold uses them.
+// Parent.Whole). docs/rollup.md says how a fold uses them.
 //
 // # A document's own part
 //
