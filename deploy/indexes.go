@@ -91,8 +91,8 @@ func Indexes(l core.Layout) IndexFile {
 			FieldPath: core.FieldBookkeeping + "." + aggregate.FieldParts, Indexes: []FieldIndex{}})
 		for _, a := range d.Aggregates {
 			valued = valued || a.Op != aggregate.OpCount
-			if len(a.Where) < 2 {
-				continue
+			if len(a.Where) < 2 || a.Op != aggregate.OpCount {
+				continue // a valued aggregate's filters are applied to the children it records, by no query
 			}
 			ix := Index{CollectionGroup: lastID(a.Child, false), QueryScope: "COLLECTION"}
 			for _, w := range a.Where {

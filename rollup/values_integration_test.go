@@ -20,7 +20,7 @@ import (
 
 // allForms declares every aggregate form over a post's comments.
 const allForms = "posts:likes,comments=count(comments),shown=count(comments where hidden == false)," +
-	"score=sum(comments.score),stars=avg(comments.stars)"
+	"score=sum(comments.score),stars=avg(comments.stars),shownScore=sum(comments.score where hidden == false)"
 
 // oddIDs are ids Firestore takes that are no automatic id's.
 var oddIDs = []string{"alice@example.com", "a b", "x:y", "a+b", "100%", "%41", "caf\u00e9", "\U0001F600", "\u65e5\u672c", "..."}
@@ -129,11 +129,12 @@ func check(t testing.TB, client *firestore.Client, name string, q firestore.Quer
 		t.Fatal(err)
 	}
 	visible := q.Where("hidden", "==", false)
-	shown, err := visible.NewAggregationQuery().WithCount("n").Get(ctx)
+	shown, err := visible.NewAggregationQuery().WithCount("n").WithSum("score", "s").Get(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"comments": pbValue(res["n"]), "score": pbValue(res["s"]), "stars": pbValue(avg["a"]), "shown": pbValue(shown["n"])}
+	want := map[string]any{"comments": pbValue(res["n"]), "score": pbValue(res["s"]), "stars": pbValue(avg["a"]), "shown": pbValue(shown["n"]),
+		"shownScore": pbValue(shown["s"])}
 	snap, err := client.Doc(name).Get(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ type Aggregate struct {
 	Child string   // the collection: an id under the document, or a path from the root when Root
 	Root  bool     // Child is a collection path from the database root
 	Of    string   // the children's field summed or averaged; "" for a count
-	Where []Filter // a count's filters, all of which a child must pass
+	Where []Filter // filters, all of which a child must pass to be taken
 }
 
 // FieldName matches a plain field name: an identifier, which needs no
@@ -40,16 +40,21 @@ type Filter struct {
 
 // String writes a as ParseCounts reads it.
 func (a Aggregate) String() string {
-	child := a.Child
+	arg := a.Child
 	if a.Root {
-		child = "/" + child
+		arg = "/" + arg
 	}
-	switch {
-	case a.Op != OpCount:
-		return fmt.Sprintf("%s=%s(%s.%s)", a.Field, a.Op, child, a.Of)
-	case len(a.Where) == 0:
-		return fmt.Sprintf("%s=count(%s)", a.Field, child)
+	if a.Op != OpCount {
+		arg += "." + a.Of
 	}
+	if len(a.Where) > 0 {
+		arg += " where " + a.conditions()
+	}
+	return fmt.Sprintf("%s=%s(%s)", a.Field, a.Op, arg)
+}
+
+// conditions writes a's filters as Parse reads them.
+func (a Aggregate) conditions() string {
 	conds := make([]string, len(a.Where))
 	for i, f := range a.Where {
 		v := fmt.Sprint(f.Value)
@@ -58,35 +63,30 @@ func (a Aggregate) String() string {
 		}
 		conds[i] = f.Field + " == " + v
 	}
-	return fmt.Sprintf("%s=count(%s where %s)", a.Field, child, strings.Join(conds, " and "))
+	return strings.Join(conds, " and ")
 }
 
 // aggregateSpec is name=op(argument).
 var aggregateSpec = regexp.MustCompile(`^\s*([^=\s]+)\s*=\s*(count|sum|avg)\s*\((.*)\)\s*$`)
 
 // Parse reads one aggregate of TALLY_COUNTS:
-// name=count(CHILD), name=count(CHILD where FIELD == VALUE [and ...]),
-// name=sum(CHILD.FIELD) or name=avg(CHILD.FIELD). CHILD is a collection
-// id under the counted document, or /a/path/from/the/root.
+// name=count(CHILD), name=sum(CHILD.FIELD) or name=avg(CHILD.FIELD),
+// each with the children it takes filtered or not: name=sum(CHILD.FIELD
+// where FIELD == VALUE [and ...]). CHILD is a collection id under the
+// counted document, or /a/path/from/the/root.
 func Parse(s string) (Aggregate, error) {
 	m := aggregateSpec.FindStringSubmatch(s)
 	if m == nil {
 		return Aggregate{}, fmt.Errorf("aggregate %q: want name=count(child), name=count(child where field == value), name=sum(child.field) or name=avg(child.field)", s)
 	}
 	a := Aggregate{Field: m[1], Op: m[2]}
-	arg := strings.TrimSpace(m[3])
+	arg, cond, _ := strings.Cut(strings.TrimSpace(m[3]), " where ")
+	var err error
+	if a.Where, err = parseFilters(cond); err != nil {
+		return Aggregate{}, fmt.Errorf("aggregate %q: %w", s, err)
+	}
 	if a.Op == OpCount {
-		child, cond, _ := strings.Cut(arg, " where ")
-		a.Child = strings.TrimSpace(child)
-		if cond != "" {
-			for _, c := range SplitOutsideQuotes(cond, " and ") {
-				f, err := parseFilter(c)
-				if err != nil {
-					return Aggregate{}, fmt.Errorf("aggregate %q: %w", s, err)
-				}
-				a.Where = append(a.Where, f)
-			}
-		}
+		a.Child = strings.TrimSpace(arg)
 	} else {
 		dot := strings.LastIndex(arg, ".")
 		if dot < 0 {
@@ -101,6 +101,23 @@ func Parse(s string) (Aggregate, error) {
 		a.Root, a.Child = true, strings.Trim(a.Child, "/")
 	}
 	return a, nil
+}
+
+// parseFilters reads the conditions after where: FIELD == VALUE, joined
+// by and; none if cond is empty.
+func parseFilters(cond string) ([]Filter, error) {
+	if cond == "" {
+		return nil, nil
+	}
+	var out []Filter
+	for _, c := range SplitOutsideQuotes(cond, " and ") {
+		f, err := parseFilter(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // parseFilter reads FIELD == VALUE: a quoted string, an integer, true or

@@ -133,12 +133,31 @@ func decodeRecords(b []byte, fields int) ([]record, error) {
 func summedFields(aggs []Aggregate, src string) []string {
 	var out []string
 	for _, a := range aggs {
-		if a.Source() == src && a.Op != OpCount && !slices.Contains(out, a.Of) {
-			out = append(out, a.Of)
+		if a.Source() == src && a.Op != OpCount && !slices.Contains(out, a.recorded()) {
+			out = append(out, a.recorded())
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// recorded is what a part records of each child for a, which sums or
+// averages: its field, or, if a filters the children it takes, its field
+// where the filters hold ("points where ranked == true"), none for a
+// child they do not pass.
+func (a Aggregate) recorded() string {
+	if len(a.Where) == 0 {
+		return a.Of
+	}
+	return a.Of + " where " + a.conditions()
+}
+
+// recordedField is the field and the filters of what a part records
+// (recorded).
+func recordedField(recorded string) (string, []Filter) {
+	of, cond, _ := strings.Cut(recorded, " where ")
+	where, _ := parseFilters(cond) // as recorded wrote them
+	return of, where
 }
 
 // Valued reports whether any aggregate of src sums or averages.

@@ -206,3 +206,27 @@ func documentID(s string) bool {
 	reserved := len(s) >= 4 && strings.HasPrefix(s, "__") && strings.HasSuffix(s, "__")
 	return s != "" && len(s) <= 1500 && utf8.ValidString(s) && !strings.Contains(s, "/") && s != "." && s != ".." && !reserved
 }
+
+func TestFilteredSumsRecordWhatPasses(t *testing.T) {
+	a, err := Parse(`solo=sum(games.points where mode == "solo" and ranked == true)`)
+	if err != nil || a.String() != `solo=sum(games.points where mode == "solo" and ranked == true)` {
+		t.Fatalf("Parse = %+v (%s), %v", a, a, err)
+	}
+	aggs := []Aggregate{a, {Field: "all", Op: OpSum, Child: "games", Of: "points"}}
+	fields := summedFields(aggs, "games")
+	at := time.Unix(1, 0)
+	var recs []record
+	for i, g := range []map[string]any{
+		{"points": int64(5), "mode": "solo", "ranked": true},
+		{"points": int64(7), "mode": "duo", "ranked": true},
+		{"points": int64(11), "mode": "solo", "ranked": false},
+		{"points": 2.5, "mode": "solo", "ranked": true},
+	} {
+		recs = append(recs, recordOf(string(rune('a'+i)), g, fields, at))
+	}
+	part := Part{V: map[string]any{}, C: map[string]int64{}}
+	addSums(&part, aggs, "games", fields, recs)
+	if part.V["solo"] != 7.5 || part.C["solo"] != 2 || part.V["all"] != 25.5 {
+		t.Errorf("solo %v over %d, all %v; want 7.5 over the 2 games that pass both filters, 25.5 over all", part.V["solo"], part.C["solo"], part.V["all"])
+	}
+}

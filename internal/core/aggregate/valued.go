@@ -118,7 +118,9 @@ func (d Doc) readChildren(tx *firestore.Transaction, src string, recs []record, 
 func recordOf(id string, data map[string]any, fields []string, at time.Time) record {
 	r := record{ID: id, At: at, Vals: make([]Num, len(fields))}
 	for i, f := range fields {
-		r.Vals[i] = numOf(data[f])
+		if of, where := recordedField(f); matches(data, where) {
+			r.Vals[i] = numOf(data[of])
+		}
 	}
 	return r
 }
@@ -206,7 +208,14 @@ func (d Doc) keepChunks(tx *firestore.Transaction, pf *PartFold, doc partDoc, ag
 // equality does), cut at ids past PartMax children.
 func (d Doc) scanPart(ctx context.Context, tx *firestore.Transaction, pf *PartFold, doc partDoc, aggs []Aggregate, fields []string, at time.Time) error {
 	src := pf.Source
-	read := slices.Clone(fields)
+	var read []string
+	for _, f := range fields {
+		of, where := recordedField(f)
+		read = appendNew(read, of)
+		for _, w := range where {
+			read = appendNew(read, w.Field)
+		}
+	}
 	for _, a := range aggs {
 		for _, w := range a.Where {
 			if a.Source() == src && !slices.Contains(read, w.Field) {
@@ -357,7 +366,7 @@ func addSums(part *Part, aggs []Aggregate, src string, fields []string, recs []r
 		if a.Source() != src || a.Op == OpCount {
 			continue
 		}
-		i := sort.SearchStrings(fields, a.Of)
+		i := sort.SearchStrings(fields, a.recorded())
 		var t total
 		for _, r := range recs {
 			t.add(r.Vals[i])
@@ -423,4 +432,12 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// appendNew appends s to list unless it holds it.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
