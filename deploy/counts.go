@@ -90,7 +90,7 @@ func countsChecks(d core.Declaration) (create, update string) {
 	create, update = "tallyCreate("+z+")", "tallyUpdate("+z+")"
 	var kept, trends []string
 	for _, a := range d.Aggregates {
-		if a.Op == aggregate.OpAvg {
+		if a.Op != aggregate.OpCount && a.Op != aggregate.OpSum { // an average, a greatest, a least: null over none
 			kept = append(kept, quote(a.Field)+": null")
 			continue
 		}
@@ -147,7 +147,13 @@ func writeChildRules(b *strings.Builder, path string, aggs []aggregate.Aggregate
 		done = append(done, a.Child)
 		finite := ""
 		for _, f := range summed(aggs, a.Child) {
-			finite += fmt.Sprintf(" && tallyFinite('%s')", f)
+			check := "tallyFinite"
+			if slices.ContainsFunc(aggs, func(b aggregate.Aggregate) bool {
+				return !b.Root && b.Child == a.Child && b.Of == f && (b.Op == aggregate.OpMax || b.Op == aggregate.OpMin)
+			}) {
+				check = "tallyNumber" // compared: a number, or absent
+			}
+			finite += fmt.Sprintf(" && %s('%s')", check, f)
 		}
 		fmt.Fprintf(b, "    match /%s/%s/{child} {\n", path, a.Child)
 		fmt.Fprintf(b, "      allow read: if %s;\n", read)
@@ -158,7 +164,7 @@ func writeChildRules(b *strings.Builder, path string, aggs []aggregate.Aggregate
 	}
 }
 
-// summed are the children's fields that aggs sum or average in the child
+// summed are the children's fields that aggs sum, average or compare in the child
 // collection child, each once, in the order declared.
 func summed(aggs []aggregate.Aggregate, child string) []string {
 	var out []string

@@ -104,7 +104,7 @@ func TestCountsRules(t *testing.T) {
 // document of aggregates.
 func TestAggregateRules(t *testing.T) {
 	t.Parallel()
-	base, owner := countsRulesEmulator(t, "posts:likes,comments=count(comments),stars=avg(comments.stars);stats/site:users=count(/users)")
+	base, owner := countsRulesEmulator(t, "posts:likes,comments=count(comments),stars=avg(comments.stars),best=max(comments.rating);stats/site:users=count(/users)")
 	for _, path := range []string{"posts/a1", "stats/site"} {
 		if code := owner.do("PATCH", path, `{"fields":{"title":{"stringValue":"hello"},"owner":{"stringValue":"alice"},"comments":{"integerValue":"5"},"users":{"integerValue":"2"}}}`); code != http.StatusOK {
 			t.Fatalf("owner write of %s: %d", path, code)
@@ -142,6 +142,14 @@ func TestAggregateRules(t *testing.T) {
 		{"POST", "posts/a1/comments?documentId=c8", `{"fields":{"owner":{"stringValue":"alice"},"stars":{"doubleValue":"-Infinity"}}}`, http.StatusForbidden},
 		{"PATCH", "posts/a1/comments/c4?updateMask.fieldPaths=stars", `{"fields":{"stars":{"doubleValue":"NaN"}}}`, http.StatusForbidden},
 		{"PATCH", "posts/a1/comments/c4?updateMask.fieldPaths=stars", `{"fields":{"stars":{"integerValue":"5"}}}`, http.StatusOK},
+		// a compared field is a finite number, or absent
+		{"POST", "posts/a1/comments?documentId=c9", `{"fields":{"owner":{"stringValue":"alice"},"rating":{"doubleValue":2.5},"stars":{"stringValue":"five"}}}`, http.StatusOK},
+		{"POST", "posts/a1/comments?documentId=c10", `{"fields":{"owner":{"stringValue":"alice"},"rating":{"stringValue":"five"}}}`, http.StatusForbidden},
+		{"POST", "posts/a1/comments?documentId=c11", `{"fields":{"owner":{"stringValue":"alice"},"rating":{"doubleValue":"Infinity"}}}`, http.StatusForbidden},
+		{"PATCH", "posts/a1/comments/c9?updateMask.fieldPaths=rating", `{"fields":{"rating":{"nullValue":null}}}`, http.StatusForbidden},
+		{"PATCH", "posts/a1/comments/c9?updateMask.fieldPaths=rating", `{"fields":{}}`, http.StatusOK},
+		{"POST", "posts?documentId=a9", `{"fields":{"owner":{"stringValue":"alice"},"best":{"nullValue":null}}}`, http.StatusOK},
+		{"POST", "posts?documentId=a10", `{"fields":{"owner":{"stringValue":"alice"},"best":{"integerValue":"0"}}}`, http.StatusForbidden},
 		{"PATCH", "stats/site?updateMask.fieldPaths=title", `{"fields":{"title":{"stringValue":"edited"}}}`, http.StatusForbidden},
 		{"PATCH", "stats/site?updateMask.fieldPaths=users", `{"fields":{"users":{"integerValue":"1000"}}}`, http.StatusForbidden},
 		{"DELETE", "stats/site", "", http.StatusForbidden},

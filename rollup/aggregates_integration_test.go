@@ -46,24 +46,28 @@ func TestEveryFormBoundsTheCost(t *testing.T) {
 	}
 }
 
-// The declarations the cost is measured for: a count of comments, and
-// every form.
-const countOnly = "posts:comments=count(comments)"
+// The declarations the cost is measured for: a count of comments, every
+// form, and a greatest and a least beside the count.
+const (
+	countOnly    = "posts:comments=count(comments)"
+	extremesOnly = "posts:comments=count(comments),best=max(comments.score),worst=min(comments.score)"
+)
 
 // BenchmarkAggregateChange reports what Rollup reads and writes for each
 // new comment of a post that has TALLY_BENCH_CHILDREN comments already
 // (a list; default 10,1000), after a backfill, whose reads it reports too,
-// with a count of comments declared (count) and with every form (all).
+// with a count of comments declared (count), with every form (all), and
+// with a greatest and a least beside the count (extremes).
 // Past reconcileMost comments the backfill of a count is seedParts instead.
 func BenchmarkAggregateChange(b *testing.B) {
 	sizes := cmpOr(os.Getenv("TALLY_BENCH_CHILDREN"), "10,1000")
-	for _, forms := range []struct{ name, spec string }{{"count", countOnly}, {"all", allForms}} {
+	for _, forms := range []struct{ name, spec string }{{"count", countOnly}, {"all", allForms}, {"extremes", extremesOnly}} {
 		for _, size := range strings.Split(sizes, ",") {
 			n, err := strconv.Atoi(size)
 			if err != nil {
 				b.Fatalf("TALLY_BENCH_CHILDREN=%s: %v", sizes, err)
 			}
-			if forms.spec == allForms && n > reconcileMost {
+			if forms.spec != countOnly && n > reconcileMost {
 				continue // no seeding of records: a backfill reads every comment
 			}
 			b.Run(forms.name+"/"+size, func(b *testing.B) {
@@ -175,8 +179,13 @@ func changeCost(t testing.TB, spec string, existing, added int) cost {
 	if snap.Data()["title"] != "hello" {
 		t.Errorf("the post's title is gone: %v", snap.Data())
 	}
-	if spec == allForms {
+	switch spec {
+	case allForms:
 		check(t, client, name, comments.Query, "after the new comments")
+	case extremesOnly:
+		if best, worst := scanExtreme(t, comments.Query, "score", 1), scanExtreme(t, comments.Query, "score", -1); snap.Data()["best"] != best || snap.Data()["worst"] != worst {
+			t.Errorf("best, worst = %v, %v; a scan's %v, %v", snap.Data()["best"], snap.Data()["worst"], best, worst)
+		}
 	}
 	return c
 }

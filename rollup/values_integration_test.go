@@ -20,7 +20,8 @@ import (
 
 // allForms declares every aggregate form over a post's comments.
 const allForms = "posts:likes,comments=count(comments),shown=count(comments where hidden == false)," +
-	"score=sum(comments.score),stars=avg(comments.stars),shownScore=sum(comments.score where hidden == false)"
+	"score=sum(comments.score),stars=avg(comments.stars),shownScore=sum(comments.score where hidden == false)," +
+	"best=max(comments.score),worst=min(comments.score where hidden == false)"
 
 // oddIDs are ids Firestore takes that are no automatic id's.
 var oddIDs = []string{"alice@example.com", "a b", "x:y", "a+b", "100%", "%41", "caf\u00e9", "\U0001F600", "\u65e5\u672c", "..."}
@@ -116,7 +117,8 @@ func TestAggregatesEqualFirestores(t *testing.T) {
 	check(t, client, name, comments.Query, "after a reconcile")
 }
 
-// check fails unless the post's aggregates are Firestore's own over q.
+// check fails unless the post's aggregates are Firestore's own over q,
+// and its greatest and least a scan's.
 func check(t testing.TB, client *firestore.Client, name string, q firestore.Query, when string) {
 	t.Helper()
 	ctx := context.Background()
@@ -134,7 +136,7 @@ func check(t testing.TB, client *firestore.Client, name string, q firestore.Quer
 		t.Fatal(err)
 	}
 	want := map[string]any{"comments": pbValue(res["n"]), "score": pbValue(res["s"]), "stars": pbValue(avg["a"]), "shown": pbValue(shown["n"]),
-		"shownScore": pbValue(shown["s"])}
+		"shownScore": pbValue(shown["s"]), "best": scanExtreme(t, q, "score", 1), "worst": scanExtreme(t, visible, "score", -1)}
 	snap, err := client.Doc(name).Get(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -41,8 +41,8 @@ func (l Layout) Kept(name, field string) string {
 
 // BeforeFold is what field of the counter name reads before its first fold
 // writes it: 0 for a count, a window, or a count or sum of children; 0.0
-// for a trend; nil for an average, which is over no children yet, and for
-// a field tally does not keep.
+// for a trend; nil for an average, a greatest or a least, which are over
+// no children yet, and for a field tally does not keep.
 func (l Layout) BeforeFold(name, field string) any {
 	switch l.Kept(name, field) {
 	case KeptCount, KeptWindow:
@@ -51,7 +51,7 @@ func (l Layout) BeforeFold(name, field string) any {
 		return 0.0
 	case KeptAggregate:
 		for _, a := range l.Aggregates(name) {
-			if a.Field == field && a.Op != aggregate.OpAvg {
+			if a.Field == field && (a.Op == aggregate.OpCount || a.Op == aggregate.OpSum) {
 				return int64(0)
 			}
 		}

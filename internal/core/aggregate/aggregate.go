@@ -8,15 +8,15 @@ import (
 )
 
 // Aggregate is a field of a counted document that tally keeps as an
-// aggregation over documents of the app's: count, sum or average over a
-// child collection of the document (posts/p/comments), or over a
-// collection named from the root (users).
+// aggregation over documents of the app's: count, sum, average, greatest
+// or least over a child collection of the document (posts/p/comments),
+// or over a collection named from the root (users).
 type Aggregate struct {
 	Field string   // the counted document's field
-	Op    string   // OpCount, OpSum or OpAvg
+	Op    string   // OpCount, OpSum, OpAvg, OpMax or OpMin
 	Child string   // the collection: an id under the document, or a path from the root when Root
 	Root  bool     // Child is a collection path from the database root
-	Of    string   // the children's field summed or averaged; "" for a count
+	Of    string   // the children's field summed, averaged or compared; "" for a count
 	Where []Filter // filters, all of which a child must pass to be taken
 }
 
@@ -29,9 +29,11 @@ const (
 	OpCount = "count"
 	OpSum   = "sum"
 	OpAvg   = "avg"
+	OpMax   = "max" // the greatest finite number among the children's values
+	OpMin   = "min" // the least
 )
 
-// Filter is one equality filter of a count: the child's Field equals Value,
+// Filter is one equality filter of an aggregate: the child's Field equals Value,
 // a string, an int64 or a bool.
 type Filter struct {
 	Field string
@@ -67,17 +69,18 @@ func (a Aggregate) conditions() string {
 }
 
 // aggregateSpec is name=op(argument).
-var aggregateSpec = regexp.MustCompile(`^\s*([^=\s]+)\s*=\s*(count|sum|avg)\s*\((.*)\)\s*$`)
+var aggregateSpec = regexp.MustCompile(`^\s*([^=\s]+)\s*=\s*(count|sum|avg|max|min)\s*\((.*)\)\s*$`)
 
 // Parse reads one aggregate of TALLY_COUNTS:
-// name=count(CHILD), name=sum(CHILD.FIELD) or name=avg(CHILD.FIELD),
-// each with the children it takes filtered or not: name=sum(CHILD.FIELD
-// where FIELD == VALUE [and ...]). CHILD is a collection id under the
-// counted document, or /a/path/from/the/root.
+// name=count(CHILD), name=sum(CHILD.FIELD), name=avg(CHILD.FIELD),
+// name=max(CHILD.FIELD) or name=min(CHILD.FIELD), each with the children
+// it takes filtered or not: name=max(CHILD.FIELD where FIELD == VALUE
+// [and ...]). CHILD is a collection id under the counted document, or
+// /a/path/from/the/root.
 func Parse(s string) (Aggregate, error) {
 	m := aggregateSpec.FindStringSubmatch(s)
 	if m == nil {
-		return Aggregate{}, fmt.Errorf("aggregate %q: want name=count(child), name=count(child where field == value), name=sum(child.field) or name=avg(child.field)", s)
+		return Aggregate{}, fmt.Errorf("aggregate %q: want name=count(child), name=count(child where field == value), name=sum(child.field), name=avg(child.field), name=max(child.field) or name=min(child.field)", s)
 	}
 	a := Aggregate{Field: m[1], Op: m[2]}
 	arg, cond, _ := strings.Cut(strings.TrimSpace(m[3]), " where ")

@@ -140,7 +140,9 @@ func splits(lo, hi string, n int64) []string {
 // own aggregations over the children give them: a count's int64; a sum's
 // int64, or float64 once a child's value is a double or the integers'
 // sum is past int64 (NaN and the infinities as IEEE 754 has them); an
-// average's float64, or nil over no numbers.
+// average's float64, or nil over no numbers; a greatest's or a least's
+// finite number, an int64 or a float64 as the child holds it, or nil over
+// none (extreme.go).
 func Values(aggs []Aggregate, parts map[string]Parts) map[string]any {
 	out := make(map[string]any, len(aggs))
 	for _, a := range aggs {
@@ -151,6 +153,16 @@ func Values(aggs []Aggregate, parts map[string]Parts) map[string]any {
 				n += v
 			}
 			out[a.Field] = n
+			continue
+		}
+		if extreme(a.Op) {
+			var e extremum
+			for _, part := range parts[a.Source()] {
+				if v, ok := part.V[a.Field]; ok {
+					e.add(a.Op, numOf(v))
+				}
+			}
+			out[a.Field] = e.value()
 			continue
 		}
 		var t total

@@ -141,10 +141,10 @@ func summedFields(aggs []Aggregate, src string) []string {
 	return out
 }
 
-// recorded is what a part records of each child for a, which sums or
-// averages: its field, or, if a filters the children it takes, its field
-// where the filters hold ("points where ranked == true"), none for a
-// child they do not pass.
+// recorded is what a part records of each child for a, which sums,
+// averages or compares: its field, or, if a filters the children it
+// takes, its field where the filters hold ("points where ranked ==
+// true"), none for a child they do not pass.
 func (a Aggregate) recorded() string {
 	if len(a.Where) == 0 {
 		return a.Of
@@ -160,7 +160,8 @@ func recordedField(recorded string) (string, []Filter) {
 	return of, where
 }
 
-// Valued reports whether any aggregate of src sums or averages.
+// Valued reports whether any aggregate of src sums, averages or compares
+// a field of the children.
 func Valued(aggs []Aggregate, src string) bool { return len(summedFields(aggs, src)) > 0 }
 
 // total is an exact sum of Nums: the integers' sum exactly, beside the

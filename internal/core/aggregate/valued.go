@@ -360,13 +360,24 @@ func recordBytes(recs []record) int {
 	return n
 }
 
-// addSums sets each sum's and average's value over recs on part.
+// addSums sets each sum's, average's, greatest's and least's value over
+// recs on part.
 func addSums(part *Part, aggs []Aggregate, src string, fields []string, recs []record) {
 	for _, a := range aggs {
 		if a.Source() != src || a.Op == OpCount {
 			continue
 		}
 		i := sort.SearchStrings(fields, a.recorded())
+		if extreme(a.Op) {
+			var e extremum
+			for _, r := range recs {
+				e.add(a.Op, r.Vals[i])
+			}
+			if part.C[a.Field] = e.n; e.ok {
+				part.V[a.Field] = e.value()
+			}
+			continue
+		}
 		var t total
 		for _, r := range recs {
 			t.add(r.Vals[i])
