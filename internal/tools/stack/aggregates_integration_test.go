@@ -30,10 +30,8 @@ const aggregatesSpec = `posts:likes,comments=count(comments),shown=count(comment
 // comments' events do after.
 func TestAggregatesEndToEnd(t *testing.T) {
 	t.Parallel()
-	paths := emulatortest.RequirePaths(t)
-	cfg := envConfig(t, map[string]string{"TALLY_COUNTS": aggregatesSpec, "TALLY_ROLLUP_WINDOW": "300ms"})
+	cfg, client := startCounts(t, aggregatesSpec)
 	ctx := context.Background()
-	_, client := startConfig(t, paths, cfg)
 	if _, err := client.Doc("stats/site").Set(ctx, map[string]any{"name": "site"}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,8 @@ import (
 // after its comments holds them at once, with no comment written after.
 func TestNewPostInTheFeed(t *testing.T) {
 	t.Parallel()
-	paths := emulatortest.RequirePaths(t)
-
+	_, client := startCounts(t, aggregateForms)
 	ctx := context.Background()
-	_, client := startConfig(t, paths, envConfig(t, map[string]string{"TALLY_COUNTS": aggregateForms, "TALLY_ROLLUP_WINDOW": "300ms"}))
 	fresh := client.Collection("posts").Doc(emulatortest.ID(t) + "-new")
 	if _, err := fresh.Create(ctx, map[string]any{"title": "new"}); err != nil {
 		t.Fatal(err)

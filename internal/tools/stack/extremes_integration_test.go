@@ -29,10 +29,8 @@ const extremesSpec = `players:best=max(games.points),worst=min(games.points),` +
 // and the player is ranked by it.
 func TestBestAndWorstEndToEnd(t *testing.T) {
 	t.Parallel()
-	paths := emulatortest.RequirePaths(t)
-	cfg := envConfig(t, map[string]string{"TALLY_COUNTS": extremesSpec, "TALLY_ROLLUP_WINDOW": "300ms"})
+	cfg, client := startCounts(t, extremesSpec)
 	ctx := context.Background()
-	_, client := startConfig(t, paths, cfg)
 	player := client.Collection("players").Doc(emulatortest.ID(t))
 	if _, err := player.Create(ctx, map[string]any{"name": "ada"}); err != nil {
 		t.Fatal(err)

@@ -53,6 +53,17 @@ func envConfig(t testing.TB, vars map[string]string) setup.Config {
 	return cfg
 }
 
+// startCounts starts the stack on the emulator with counts (TALLY_COUNTS)
+// and a fold spacing of 300 ms, to be stopped when the test ends, and
+// answers its configuration and a client of its emulator.
+func startCounts(t testing.TB, counts string) (setup.Config, *firestore.Client) {
+	t.Helper()
+	paths := emulatortest.RequirePaths(t)
+	cfg := envConfig(t, map[string]string{"TALLY_COUNTS": counts, "TALLY_ROLLUP_WINDOW": "300ms"})
+	_, client := startConfig(t, paths, cfg)
+	return cfg, client
+}
+
 // startConfig starts the stack with cfg, for the test's project, to be
 // stopped when the test ends, and a client of its emulator.
 func startConfig(t testing.TB, paths emulator.Paths, cfg setup.Config) (*Stack, *firestore.Client) {
