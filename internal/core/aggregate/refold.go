@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -50,7 +52,9 @@ type Doc struct {
 var ErrStale = errors.New("a part's document changed since it was read")
 
 // Refold refolds, at the read time at, the parts of d that hold the given
-// children: every part of a source of which d holds none. Each part is
+// children: every part of a source of which d holds none, and every part
+// that holds no value of an aggregate declared since it was folded
+// (lacking), whole. Each part is
 // aggregated over its own range only, and split if it holds more than
 // PartMax children. A part of a source that a sum or an average is
 // declared over (a valued source) keeps its children's records, and
@@ -85,6 +89,13 @@ func (d Doc) Refold(ctx context.Context, children []Child, at time.Time) ([]Part
 		} else {
 			asked[r] = append(asked[r], c)
 		}
+	}
+	for _, r := range d.lacking() {
+		if _, seen := asked[r]; !seen {
+			want = append(want, r)
+			asked[r] = nil
+		}
+		whole[r] = true
 	}
 	fold := func(r partRange) (PartFold, error) {
 		if !Valued(aggs, r.src) {
@@ -271,4 +282,38 @@ func value(v any) any {
 		return x.IntegerValue
 	}
 	return int64(0)
+}
+
+// lacking are the parts of d that hold no value of an aggregate declared
+// on their source since they were folded, in the order of their sources
+// and ranges: an aggregate is over every part, so a declaration added
+// beside others refolds each part once, at its document's next fold of
+// a child, in bounded steps as any refold. A filtered count is not
+// looked for: one whose query Firestore refuses (an index missing) holds
+// no value for good, and would refold its parts at every fold.
+func (d Doc) lacking() []partRange {
+	var out []partRange
+	for _, src := range slices.Sorted(maps.Keys(d.Parts)) {
+		parts := d.Parts[src]
+		keys := parts.Keys()
+		for i, key := range keys {
+			part := parts[key]
+			missing := slices.ContainsFunc(d.Aggs, func(a Aggregate) bool {
+				if a.Source() != src || a.Op == OpCount && len(a.Where) > 0 {
+					return false
+				}
+				_, v := part.V[a.Field]
+				_, c := part.C[a.Field]
+				return !v && !c
+			})
+			if missing {
+				r := partRange{src: src, lo: PartLo(key)}
+				if i+1 < len(keys) {
+					r.hi = PartLo(keys[i+1])
+				}
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
