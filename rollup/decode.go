@@ -106,7 +106,7 @@ func (d decoder) Decode(e event.Event, received time.Time) (eventHint, error) {
 		return eventHint{}, err
 	}
 	if isChild {
-		return eventHint{EventID: e.ID(), Counter: parent, Child: &child, At: at}, nil
+		return eventHint{EventID: e.ID(), Counter: parent, Child: &child, At: at, LeftOut: leftOut(d.Layout, parent, child.Source, after)}, nil
 	}
 	h := eventHint{EventID: e.ID(), Counter: id, Life: life, Shard: shard, At: at}
 	if shard == 0 && after != nil && !at.After(received) {

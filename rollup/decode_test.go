@@ -2,6 +2,7 @@ package rollup
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -111,7 +112,7 @@ func TestDecode(t *testing.T) {
 				t.Fatalf("Decode: %v", err)
 			}
 			tc.want.EventID = tc.event.ID()
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Decode =\n %+v\nwant\n %+v", got, tc.want)
 			}
 		})

@@ -113,6 +113,10 @@ func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 		h.log.Error("rollup: dropping event", "event_id", e.ID(), "type", e.Type(), "subject", e.Subject(), "error", err.Error())
 		return nil
 	}
+	if len(hint.LeftOut) > 0 {
+		h.log.Warn("rollup: a child holds no finite number where a greatest or least reads it: it is left out of them (the rules tally prints refuse such a write)",
+			"event_id", e.ID(), "subject", e.Subject(), "counter", hint.Counter, "aggregates", hint.LeftOut)
+	}
 	ctx, cancel := context.WithTimeout(ctx, h.hold)
 	defer cancel()
 	if hint.Gone != nil {

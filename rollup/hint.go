@@ -27,6 +27,10 @@ type eventHint struct {
 	// Child is set for a write to a child of an aggregated collection:
 	// the aggregates of Counter over Child's part changed at At.
 	Child *aggregate.Child
+	// LeftOut, for a child's write, are the greatest and least of Counter
+	// (their fields) that the child's value, no finite number, is left
+	// out of: a write the rules refuse, made past them.
+	LeftOut []string
 	// Created is set for the creation of the counted document Counter, at
 	// At, in Life: it has no counts until a fold gives it every one.
 	Created bool
