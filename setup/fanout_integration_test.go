@@ -40,9 +40,18 @@ type pushes struct {
 	fail, rerun, lose map[int]bool
 	mu                sync.Mutex
 	seen              []delivery
+	inFlight          int // deliveries begun and not yet recorded
 }
 
 func (p *pushes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	p.inFlight++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.inFlight--
+		p.mu.Unlock()
+	}()
 	body, _ := io.ReadAll(r.Body)
 	part, _, err := fanout.Decode(bytes.NewReader(body))
 	p.mu.Lock()
@@ -77,6 +86,14 @@ func (p *pushes) record(d delivery) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.seen = append(p.seen, d)
+}
+
+// idle reports whether no delivery is in flight: each one that ran is
+// recorded, with what it moved.
+func (p *pushes) idle() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inFlight == 0
 }
 
 // of is the deliveries of job at's part seq, and what they moved (not of
@@ -286,9 +303,10 @@ func TestListingGoesOnThroughPubSub(t *testing.T) {
 		t.Fatalf("the job's first listing: %+v; want 1 due, in 1 part, and more", rep)
 	}
 	due := dueCount(t, fs, layout)
-	emulatortest.Until(t, "every document moved", func() (any, bool) {
+	// A part's move commits before its delivery is recorded: wait for both.
+	emulatortest.Until(t, "every document moved, and its delivery recorded", func() (any, bool) {
 		n := due()
-		return n, n == 0
+		return n, n == 0 && p.idle()
 	})
 	moved, listings := 0, 0
 	for seq := 1; seq <= 30; seq++ {
