@@ -17,7 +17,7 @@ import (
 
 // publicPackages are the packages an app imports: their exported API is
 // what tally promises.
-var publicPackages = []string{"counter", "setup", "increment", "rollup"}
+var publicPackages = []string{"counter", "setup", "increment", "rollup", "layout"}
 
 // TestPublicAPIShowsNoInternalType: no exported name of a public package
 // (a function's parameters and results, a type's exported fields and

@@ -4,7 +4,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,6 +96,33 @@ func TestBelowTheModel(t *testing.T) {
 			if ok && !strings.HasPrefix(to, "internal/core/") && to != "internal/fsrpc" {
 				t.Errorf("%s imports %s: a package below the model imports only its siblings and internal/fsrpc", path, to)
 			}
+		}
+	}
+}
+
+// TestLayoutAtTheBottom: package layout, what the public packages and
+// the core share, imports nothing of tally, and the functions' packages
+// (increment, rollup) hold the Layout from it, not from the Go client:
+// nothing they build on is package counter.
+func TestLayoutAtTheBottom(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./layout", "./increment", "./rollup").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"layout") || !slices.Contains(deps, module+"internal/core") {
+		t.Fatalf("go list -deps listed %d packages, not layout and internal/core among them", len(deps))
+	}
+	if slices.Contains(deps, module+"counter") {
+		t.Error("increment or rollup builds on package counter, the Go client; they take the Layout from package layout")
+	}
+	out, err = exec.Command("go", "list", "-deps", "./layout").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./layout: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, module) && p != module+"layout" {
+			t.Errorf("package layout imports %s: it is at the bottom, and imports nothing of tally", p)
 		}
 	}
 }

@@ -49,7 +49,7 @@ var (
 
 // Options configures a Client. Zero fields take the defaults.
 type Options struct {
-	Layout Layout // the deployed functions' (LayoutFromEnv); default the guide's
+	Layout Layout // the deployed functions' (LayoutFromEnv); default the guide's. New panics if it does not read
 	// DefaultShards is the deployment's TALLY_DEFAULT_SHARDS: the shards
 	// of a missing counter Add creates, and of a counted document without
 	// num_shards, which the boundary job reads by it. Default 1.
@@ -94,10 +94,7 @@ type Client struct {
 
 // New returns a Client using fs.
 func New(fs *firestore.Client, o Options) *Client {
-	layout := o.Layout.l
-	if layout.IsZero() {
-		layout = core.Default()
-	}
+	layout := core.MustParse(o.Layout)
 	if o.ShardCacheTTL <= 0 {
 		o.ShardCacheTTL = adder.DefaultCacheTTL
 	}

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/layout"
 )
 
 // DeclaredPath is the document where the functions record, as they start,
@@ -29,8 +29,8 @@ const EnvExtension = "TALLY_EXTENSION_COUNTERS"
 
 // DeclaredVars are the settings the functions record: those LayoutFromEnv
 // reads, the fold spacing, and the extension's counters taken over.
-var DeclaredVars = []string{core.EnvCollection, core.EnvShardField, core.EnvCounts, core.EnvTimeZone,
-	core.EnvShards, core.EnvVoters, core.EnvKeys, EnvWindow, EnvExtension}
+var DeclaredVars = []string{layout.EnvCollection, layout.EnvShardField, layout.EnvCounts, layout.EnvTimeZone,
+	layout.EnvShards, layout.EnvVoters, layout.EnvKeys, EnvWindow, EnvExtension}
 
 // ErrNotDeclared means the database records no functions' settings: no
 // function (or tally serve) of this version has started on it.

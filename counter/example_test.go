@@ -129,6 +129,6 @@ func ExampleLayoutFromEnv() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(layout.OnDocuments(), likes)
+	fmt.Println(c.OnDocuments(), likes)
 	// Output: true 2
 }

@@ -127,7 +127,7 @@ func (c *Client) reconcile(ctx context.Context, id string, k *fold.Known) ([]Dri
 	if err != nil {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
-	ds := drifts(found)
+	ds := found
 	if len(ds) == 0 || ds[0].NumShards == 0 {
 		// no count kept in shards (a document of aggregates alone, whose
 		// values need not be whole numbers): nothing to move

@@ -157,24 +157,17 @@ func (c *Client) Value(ctx context.Context, id, field string) (any, error) {
 
 // Fields are the fields tally keeps on the document id: its counts, its
 // aggregates, then its windows and trends, as declared.
-func (l Layout) Fields(id string) []string {
-	var out []string
-	for _, c := range l.l.Counts(id) {
-		out = append(out, c.Field)
-	}
-	for _, a := range l.l.Aggregates(id) {
-		out = append(out, a.Field)
-	}
-	for _, w := range l.l.WindowsOf(id) {
-		out = append(out, w.Field)
-	}
-	return out
-}
+func (c *Client) Fields(id string) []string { return c.layout.KeptFields(id) }
+
+// OnDocuments reports whether the Client's counts are on the app's
+// documents (its Layout's TALLY_COUNTS declares some), whose counters
+// are named by their paths.
+func (c *Client) OnDocuments() bool { return c.layout.OnDocs() }
 
 // Values reads the document id once and answers every field tally keeps
-// there (Layout.Fields), each as Value reads it.
+// there (Fields), each as Value reads it.
 func (c *Client) Values(ctx context.Context, id string) (map[string]any, error) {
-	fields := Layout{c.layout}.Fields(id)
+	fields := c.Fields(id)
 	if len(fields) == 0 {
 		return nil, fmt.Errorf("counter: %s holds no field tally keeps", id)
 	}

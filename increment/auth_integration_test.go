@@ -18,7 +18,6 @@ import (
 
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/authemu"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 )
@@ -41,9 +40,6 @@ func signedIn(t testing.TB, cfg Config) (*Handler, *firestore.Client, *opcount.O
 		t.Fatal(err)
 	}
 	c, ops := emulatortest.CountingClient(t)
-	if core.FromPublic(cfg.Layout).IsZero() {
-		cfg.Layout = layouttest.Public(core.Default())
-	}
 	return New(c, cfg), c, ops, host
 }
 

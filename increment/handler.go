@@ -20,23 +20,23 @@ import (
 	"firebase.google.com/go/v4/appcheck"
 	"firebase.google.com/go/v4/auth"
 
-	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/adder"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/calendar"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/httpjson"
+	"github.com/tallycounters/tally/layout"
 )
 
 // Config configures a Handler. Zero fields take the defaults below.
 type Config struct {
-	Layout        counter.Layout // where the counters are: counter.LayoutFromEnv; zero: the guide's
-	DefaultShards int            // shards of an auto-created counter; default core.DefaultShards
-	AutoCreate    bool           // create any missing counter instead of 404
-	MaxStep       int64          // bound on |by|; default 1000
-	CORSOrigins   []string       // origins browsers may call from; "*" for any
-	CacheTTL      time.Duration  // how long num_shards is cached; default adder.DefaultCacheTTL
-	Logger        *slog.Logger   // nil discards logs
+	Layout        layout.Layout // where the counters are (counter.LayoutFromEnv); zero: the guide's; New panics if it does not read
+	DefaultShards int           // shards of an auto-created counter; default core.DefaultShards
+	AutoCreate    bool          // create any missing counter instead of 404
+	MaxStep       int64         // bound on |by|; default 1000
+	CORSOrigins   []string      // origins browsers may call from; "*" for any
+	CacheTTL      time.Duration // how long num_shards is cached; default adder.DefaultCacheTTL
+	Logger        *slog.Logger  // nil discards logs
 
 	// Auth, if set, verifies each caller's Firebase ID token (Authorization:
 	// Bearer); a request without a valid one gets 401.
@@ -160,11 +160,11 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.Public {
 		maxStep = min(maxStep, cfg.PublicMaxStep)
 	}
-	layout := core.FromPublic(cfg.Layout)
+	l := core.MustParse(cfg.Layout)
 	return &Handler{
-		layout: layout,
+		layout: l,
 		writer: newShardWriter(client, adder.Config{
-			Layout: layout, DefaultShards: cfg.DefaultShards, CacheTTL: cfg.CacheTTL,
+			Layout: l, DefaultShards: cfg.DefaultShards, CacheTTL: cfg.CacheTTL,
 			AutoCreate: cfg.AutoCreate, CreatePattern: cfg.CounterPattern, Now: cfg.Now,
 			InItself: inItself(cfg),
 		}),

@@ -10,21 +10,21 @@ import (
 	"cloud.google.com/go/firestore"
 	"github.com/cloudevents/sdk-go/v2/event"
 
-	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/extension"
 	"github.com/tallycounters/tally/internal/fold"
+	"github.com/tallycounters/tally/layout"
 )
 
 // Config configures a Handler.
 type Config struct {
-	Layout   counter.Layout // where the counters are: counter.LayoutFromEnv; zero: the guide's
-	Project  string         // events for another project are dropped; "" accepts any
-	Database string         // events for another database are dropped; "" means "(default)"
-	Spacing  time.Duration  // the fold spacing: each parent is written at most once per Spacing; default fold.DefaultSpacing
-	Grow     GrowPolicy     // adding shards to busy counters; zero: never
-	MaxSkew  time.Duration  // how far ahead an event may be dated; default DefaultMaxSkew
-	Hold     time.Duration  // longest a handler waits for a fold; default DefaultHold
+	Layout   layout.Layout // where the counters are (counter.LayoutFromEnv); zero: the guide's; New panics if it does not read
+	Project  string        // events for another project are dropped; "" accepts any
+	Database string        // events for another database are dropped; "" means "(default)"
+	Spacing  time.Duration // the fold spacing: each parent is written at most once per Spacing; default fold.DefaultSpacing
+	Grow     GrowPolicy    // adding shards to busy counters; zero: never
+	MaxSkew  time.Duration // how far ahead an event may be dated; default DefaultMaxSkew
+	Hold     time.Duration // longest a handler waits for a fold; default DefaultHold
 	// ConfirmEvery is the longest a follower instance goes between reads
 	// of a parent it holds events for; default five windows.
 	ConfirmEvery time.Duration
@@ -80,18 +80,18 @@ func New(client *firestore.Client, cfg Config) *Handler {
 	if cfg.Spacing <= 0 {
 		cfg.Spacing = fold.DefaultSpacing
 	}
-	layout := core.FromPublic(cfg.Layout)
-	folder := fold.NewFolder(client, layout, cfg.Spacing)
+	l := core.MustParse(cfg.Layout)
+	folder := fold.NewFolder(client, l, cfg.Spacing)
 	folder.SetDefaultShards(cfg.Grow.Default)
 	t := newTracker(newFolderStore(client, folder), time.Now, cfg.Grow, cfg.ConfirmEvery, log)
 	t.onFold = cfg.OnFold
 	b := &boards{client: client}
 	t.moved = b.note
 	return &Handler{
-		decoder: decoder{Layout: layout, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew, Extension: cfg.ExtensionCounters.counters},
+		decoder: decoder{Layout: l, Project: cfg.Project, Database: cfg.Database, MaxSkew: cfg.MaxSkew, Extension: cfg.ExtensionCounters.counters},
 		tracker: t,
 		boards:  b,
-		moves: newMoves(extension.NewMover(client, layout, extension.MoverOptions{Counters: cfg.ExtensionCounters.counters, Spacing: cfg.Spacing,
+		moves: newMoves(extension.NewMover(client, l, extension.MoverOptions{Counters: cfg.ExtensionCounters.counters, Spacing: cfg.Spacing,
 			Quiet: cmp.Or(cfg.ExtensionQuiet, DefaultExtensionQuiet)}), cfg.Spacing, log, cfg.OnMove),
 		hold: cfg.Hold,
 		log:  log,

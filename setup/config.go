@@ -16,6 +16,7 @@ import (
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/fold"
+	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -31,13 +32,13 @@ const DefaultDatabase = "(default)"
 const (
 	EnvProject       = "GOOGLE_CLOUD_PROJECT"
 	EnvDatabase      = "TALLY_DATABASE" // default DefaultDatabase
-	EnvCollection    = core.EnvCollection
-	EnvShardField    = core.EnvShardField
-	EnvCounts        = core.EnvCounts
-	EnvTimeZone      = core.EnvTimeZone
-	EnvShards        = core.EnvShards
-	EnvVoters        = core.EnvVoters
-	EnvKeys          = core.EnvKeys
+	EnvCollection    = layout.EnvCollection
+	EnvShardField    = layout.EnvShardField
+	EnvCounts        = layout.EnvCounts
+	EnvTimeZone      = layout.EnvTimeZone
+	EnvShards        = layout.EnvShards
+	EnvVoters        = layout.EnvVoters
+	EnvKeys          = layout.EnvKeys
 	EnvDefaultShards = "TALLY_DEFAULT_SHARDS" // default 1: a counter starts on one shard, and grows when busy
 	EnvAutoCreate    = "TALLY_AUTO_CREATE"    // default true
 	EnvMaxStep       = "TALLY_MAX_STEP"       // default 1000, at most MaxStep
@@ -82,9 +83,9 @@ const (
 
 // Config is everything the functions are configured with.
 type Config struct {
-	Project       string         // empty: detected from the environment
-	Database      string         // empty: DefaultDatabase
-	Layout        counter.Layout // where the counters are and what they count: counter.LayoutFromEnv
+	Project       string        // empty: detected from the environment
+	Database      string        // empty: DefaultDatabase
+	Layout        layout.Layout // where the counters are and what they count: counter.LayoutFromEnv
 	DefaultShards int
 	AutoCreate    bool
 	MaxStep       int64
@@ -336,18 +337,17 @@ type Var struct {
 // Vars lists every variable of the configuration with its value in force,
 // written as it would be set in the environment.
 func (c Config) Vars() []Var {
-	l := core.FromPublic(c.Layout)
-	shards, voters, keys := l.Subcollections()
+	l := c.Layout.InForce()
 	return []Var{
 		{EnvProject, c.Project},
 		{EnvDatabase, c.Database},
 		{EnvCollection, l.Collection},
 		{EnvShardField, l.ShardField},
-		{EnvCounts, countsOf(l)},
-		{EnvTimeZone, zoneOf(l)},
-		{EnvShards, shards},
-		{EnvVoters, voters},
-		{EnvKeys, keys},
+		{EnvCounts, l.Counts},
+		{EnvTimeZone, l.TimeZone},
+		{EnvShards, l.Shards},
+		{EnvVoters, l.Voters},
+		{EnvKeys, l.Keys},
 		{EnvDefaultShards, strconv.Itoa(c.DefaultShards)},
 		{EnvAutoCreate, strconv.FormatBool(c.AutoCreate)},
 		{EnvMaxStep, strconv.FormatInt(c.MaxStep, 10)},
@@ -384,21 +384,4 @@ func patternSource(re *regexp.Regexp) string {
 		return ""
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(re.String(), "^(?:"), ")$")
-}
-
-// countsOf writes TALLY_COUNTS as it reads: the counts on documents, or
-// the windows of the guide layout's counters.
-func countsOf(l core.Layout) string {
-	if len(l.Windows) > 0 {
-		return core.FormatCounts([]core.Declaration{{Collection: l.Collection, Windows: l.Windows}})
-	}
-	return core.FormatCounts(l.Docs)
-}
-
-// zoneOf is TALLY_TIME_ZONE as it reads.
-func zoneOf(l core.Layout) string {
-	if l.Zone == nil {
-		return "UTC"
-	}
-	return l.Zone.String()
 }

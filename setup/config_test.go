@@ -19,7 +19,7 @@ func TestConfigFromEnv(t *testing.T) {
 		bad   bool
 	}{
 		{name: "defaults", env: nil, check: func(c Config) bool {
-			return c.Database == "(default)" && core.FromPublic(c.Layout).Collection == "counters" && core.FromPublic(c.Layout).ShardField == "count" &&
+			return c.Database == "(default)" && core.MustParse(c.Layout).Collection == "counters" && core.MustParse(c.Layout).ShardField == "count" &&
 				c.DefaultShards == 1 && c.AutoCreate && c.MaxStep == 1000 && c.CORSOrigins == nil &&
 				c.CacheTTL == 10*time.Second && c.LogLevel == slog.LevelInfo && c.Project == "" && c.Spacing == time.Second &&
 				c.AutoGrow && c.Grow == rollup.DefaultGrow && c.MaxInFlight == 100
@@ -29,7 +29,7 @@ func TestConfigFromEnv(t *testing.T) {
 			EnvDefaultShards: "4", EnvAutoCreate: "false", EnvMaxStep: "5", EnvCORSOrigins: " https://a.example, https://b.example ,",
 			EnvCacheTTL: "2s", EnvLogLevel: "debug", EnvWindow: "250ms", EnvAutoGrow: "false",
 		}, check: func(c Config) bool {
-			return c.Project == "p" && c.Database == "db-2" && core.FromPublic(c.Layout).Collection == "tallies" && core.FromPublic(c.Layout).ShardField == "Count" &&
+			return c.Project == "p" && c.Database == "db-2" && core.MustParse(c.Layout).Collection == "tallies" && core.MustParse(c.Layout).ShardField == "Count" &&
 				c.DefaultShards == 4 && !c.AutoCreate && c.MaxStep == 5 &&
 				slices.Equal(c.CORSOrigins, []string{"https://a.example", "https://b.example"}) &&
 				c.CacheTTL == 2*time.Second && c.LogLevel == slog.LevelDebug && c.Spacing == 250*time.Millisecond && !c.AutoGrow

@@ -69,6 +69,9 @@ func New(ctx context.Context, cfg Config, logs io.Writer) (*Set, error) {
 	if cfg.Database == "" {
 		cfg.Database = DefaultDatabase // a Config built in code, as ConfigFromEnv's default
 	}
+	if _, err := core.Parse(cfg.Layout); err != nil {
+		return nil, fmt.Errorf("functions: %w", err) // a Config built in code: ConfigFromEnv read it
+	}
 	client, err := fsrpc.NewClient(ctx, cfg.Project, cfg.Database, logger)
 	if err != nil {
 		return nil, fmt.Errorf("functions: firestore client for project %q, database %q: %w", cfg.Project, cfg.Database, err)
@@ -208,7 +211,7 @@ func sweepOf(client *firestore.Client, cfg Config) func(context.Context) (extens
 		return nil
 	}
 	ext, _ := extension.ParseCounters(cfg.ExtensionCounters.String()) // read by ConfigFromEnv already
-	l := core.FromPublic(cfg.Layout)
+	l := core.MustParse(cfg.Layout)                                   // New read it
 	return func(ctx context.Context) (extension.Report, error) {
 		return extension.Takeover(ctx, client, l, extension.TakeoverOptions{Counters: ext, Quiet: cfg.ExtensionQuiet, KeepState: true})
 	}

@@ -450,7 +450,7 @@ func (a *admin) checkKept(id string) error {
 		return nil
 	}
 	err := a.checkCount(id)
-	if fields := a.cfg.Layout.Fields(id); err != nil && layoutOf(a.cfg).OnDocs() && len(fields) > 0 {
+	if fields := layoutOf(a.cfg).KeptFields(id); err != nil && layoutOf(a.cfg).OnDocs() && len(fields) > 0 {
 		return usagef("%q is not a field tally keeps on %s: it keeps %s", a.field, id, strings.Join(fields, ", "))
 	}
 	return err
@@ -466,7 +466,7 @@ func (a *admin) getAll(ctx context.Context, c *counter.Client, id string) error 
 		a.print(map[string]any{"counter": id, "fields": values}, "")
 		return nil
 	}
-	for _, f := range a.cfg.Layout.Fields(id) {
+	for _, f := range layoutOf(a.cfg).KeptFields(id) {
 		a.print(nil, "%s %s %s", id, f, a.shown(id, f, values[f]))
 	}
 	return nil

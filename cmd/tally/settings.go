@@ -241,7 +241,7 @@ func explain(err error, timeout time.Duration) error {
 }
 
 // layoutOf is c's Layout, as tally's packages take it.
-func layoutOf(c setup.Config) core.Layout { return core.FromPublic(c.Layout) }
+func layoutOf(c setup.Config) core.Layout { return core.MustParse(c.Layout) }
 
 // extensionOf is the configuration's firestore-counter extension's
 // counters, as tally's packages take them (read by ConfigFromEnv already).

@@ -179,17 +179,6 @@ func Relative(ref *firestore.DocumentRef) string {
 	return p
 }
 
-// FromPublic and ToPublic convert between a Layout and package counter's
-// public Layout, which wraps one. The configurations an app builds (of
-// packages setup, increment and rollup) hold the public one, so that no
-// type of tally's internals shows in their API, and take this one from it
-// here. Package counter sets both when it is loaded; a package that
-// holds a counter.Layout imports counter, so they are set before use.
-var (
-	FromPublic func(public any) Layout
-	ToPublic   func(Layout) any
-)
-
 // kind is the layout's kind: documents when TALLY_COUNTS declares counts
 // on the app's documents, the guide's counters otherwise.
 func (l Layout) kind() kind {

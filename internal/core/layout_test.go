@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tallycounters/tally/layout"
 )
 
 // TestValidID: any id Firestore takes for a document names a counter, a
@@ -236,7 +238,7 @@ func TestWritten(t *testing.T) {
 func TestTimeZoneIsNamed(t *testing.T) {
 	for zone, ok := range map[string]bool{"Europe/Paris": true, "UTC": true, "": true, "Local": false, "Mars/Olympus": false} {
 		l, err := LayoutFromEnv(func(k string) string {
-			if k == EnvTimeZone {
+			if k == layout.EnvTimeZone {
 				return zone
 			}
 			return ""

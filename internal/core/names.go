@@ -7,15 +7,17 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tallycounters/tally/layout"
 )
 
 // Names of the collections and fields tally reads and writes.
 const (
-	DefaultCollection = "counters" // guide layout: the collection of counters, configurable
-	DefaultShardField = "count"    // guide layout: the shard field, configurable
-	ShardsCollection  = "shards"   // default subcollection of shards under each counter
-	VotersCollection  = "voters"   // default subcollection: one document per signed-in user's vote
-	KeysCollection    = "keys"     // default subcollection: one document per idempotency key of the last TTL
+	DefaultCollection = layout.DefaultCollection // guide layout: the collection of counters, configurable
+	DefaultShardField = layout.DefaultShardField // guide layout: the shard field, configurable
+	ShardsCollection  = layout.DefaultShards     // default subcollection of shards under each counter
+	VotersCollection  = layout.DefaultVoters     // default subcollection: one document per signed-in user's vote
+	KeysCollection    = layout.DefaultKeys       // default subcollection: one document per idempotency key of the last TTL
 	FieldExpiresAt    = "expires_at"
 	FieldNumShards    = "num_shards"
 	FieldTotal        = "total"

@@ -5,18 +5,7 @@ import (
 	"strings"
 
 	"github.com/tallycounters/tally/internal/core/calendar"
-)
-
-// The settings of a Layout, as the functions read them from their
-// environment (LayoutFromEnv).
-const (
-	EnvCollection = "TALLY_COLLECTION"        // default "counters"
-	EnvShardField = "TALLY_SHARD_FIELD"       // default "count"
-	EnvCounts     = "TALLY_COUNTS"            // counts on the app's documents: "posts:likes,views;users/*/posts:likes"
-	EnvTimeZone   = "TALLY_TIME_ZONE"         // the time zone of windows' buckets, an IANA name; default UTC
-	EnvShards     = "TALLY_SHARDS_COLLECTION" // subcollection of shards under each counted document; default "shards"
-	EnvVoters     = "TALLY_VOTERS_COLLECTION" // default "voters"
-	EnvKeys       = "TALLY_KEYS_COLLECTION"   // default "keys"
+	"github.com/tallycounters/tally/layout"
 )
 
 // Settings reads settings through getenv: a setting's value, trimmed, or
@@ -31,36 +20,64 @@ func Settings(getenv func(string) string) func(key, def string) string {
 }
 
 // LayoutFromEnv reads where the counters are, and what they count,
-// through getenv: the collection, the shard field, the counts declared,
-// the time zone of their windows, and the names of tally's
-// subcollections. The first bad value is the error, which names its
-// setting.
+// through getenv (layout.FromEnv), as Parse does.
 func LayoutFromEnv(getenv func(string) string) (Layout, error) {
-	env := Settings(getenv)
-	l := Layout{Collection: env(EnvCollection, DefaultCollection), ShardField: env(EnvShardField, DefaultShardField)}
+	return Parse(layout.FromEnv(getenv))
+}
+
+// Parse reads the Layout that settings give: the collection, the shard
+// field, the counts declared, the time zone of their windows, and the
+// names of tally's subcollections. The first bad value is the error,
+// which names its setting.
+func Parse(settings layout.Layout) (Layout, error) {
+	s := settings.InForce()
+	l := Layout{Collection: s.Collection, ShardField: s.ShardField}
 	if err := ValidName(l.Collection); err != nil {
-		return Layout{}, fmt.Errorf("%s=%q: %w", EnvCollection, l.Collection, err)
+		return Layout{}, fmt.Errorf("%s=%q: %w", layout.EnvCollection, l.Collection, err)
 	}
 	if err := l.Validate(); err != nil {
-		return Layout{}, fmt.Errorf("%s=%q: %w", EnvShardField, l.ShardField, err)
+		return Layout{}, fmt.Errorf("%s=%q: %w", layout.EnvShardField, l.ShardField, err)
 	}
 	var err error
-	if l.Docs, err = ParseCounts(env(EnvCounts, "")); err != nil {
-		return Layout{}, fmt.Errorf("%s: %w", EnvCounts, err)
+	if l.Docs, err = ParseCounts(s.Counts); err != nil {
+		return Layout{}, fmt.Errorf("%s: %w", layout.EnvCounts, err)
 	}
 	if err := guideWindows(&l); err != nil {
-		return Layout{}, fmt.Errorf("%s: %w", EnvCounts, err)
+		return Layout{}, fmt.Errorf("%s: %w", layout.EnvCounts, err)
 	}
-	if l.Zone, err = calendar.Zone(env(EnvTimeZone, "UTC")); err != nil {
-		return Layout{}, fmt.Errorf("%s=%q: %w", EnvTimeZone, env(EnvTimeZone, ""), err)
+	if l.Zone = s.Zone; l.Zone == nil {
+		if l.Zone, err = calendar.Zone(s.TimeZone); err != nil {
+			return Layout{}, fmt.Errorf("%s=%q: %w", layout.EnvTimeZone, settings.TimeZone, err)
+		}
 	}
-	l.ShardsName = env(EnvShards, ShardsCollection)
-	l.VotersName = env(EnvVoters, VotersCollection)
-	l.KeysName = env(EnvKeys, KeysCollection)
+	l.ShardsName, l.VotersName, l.KeysName = s.Shards, s.Voters, s.Keys
 	if err := l.Validate(); err != nil {
-		return Layout{}, fmt.Errorf("%s, %s, %s, %s: %w", EnvCounts, EnvShards, EnvVoters, EnvKeys, err)
+		return Layout{}, fmt.Errorf("%s, %s, %s, %s: %w", layout.EnvCounts, layout.EnvShards, layout.EnvVoters, layout.EnvKeys, err)
 	}
 	return l, nil
+}
+
+// MustParse is the Layout settings give; it panics where they do not
+// read, for the constructors whose Layout the code that calls them built
+// (a Layout read from the environment was read by Parse, with an error).
+func MustParse(settings layout.Layout) Layout {
+	l, err := Parse(settings)
+	if err != nil {
+		panic("tally: a Layout that does not read: " + err.Error())
+	}
+	return l
+}
+
+// Settings is l as the settings that give it, each in force, with its
+// zone itself (layout.Layout.Zone): Parse reads l from them.
+func (l Layout) Settings() layout.Layout {
+	counts := FormatCounts(l.Docs)
+	if len(l.Windows) > 0 {
+		counts = FormatCounts([]Declaration{{Collection: l.Collection, Windows: l.Windows}})
+	}
+	shards, voters, keys := l.Subcollections()
+	return layout.Layout{Collection: orDefault(l.Collection, DefaultCollection), ShardField: orDefault(l.ShardField, DefaultShardField),
+		Counts: counts, Shards: shards, Voters: voters, Keys: keys, Zone: l.Zone}.InForce()
 }
 
 // guideWindows takes, from TALLY_COUNTS, the windows of the guide layout's
@@ -77,7 +94,7 @@ func guideWindows(l *Layout) error {
 		return nil
 	}
 	if l.Docs[0].Collection != l.Collection {
-		return fmt.Errorf("windows of %s's total: the counters are %s/{id} (%s); declare them on %s", l.Docs[0].Collection, l.Collection, EnvCollection, l.Collection)
+		return fmt.Errorf("windows of %s's total: the counters are %s/{id} (%s); declare them on %s", l.Docs[0].Collection, l.Collection, layout.EnvCollection, l.Collection)
 	}
 	l.Windows, l.Docs = l.Docs[0].Windows, nil
 	return nil

@@ -39,6 +39,22 @@ func (l Layout) Kept(name, field string) string {
 	return ""
 }
 
+// KeptFields are the fields tally keeps on the counter name: its counts,
+// its aggregates, then its windows and trends, as declared.
+func (l Layout) KeptFields(name string) []string {
+	var out []string
+	for _, c := range l.Counts(name) {
+		out = append(out, c.Field)
+	}
+	for _, a := range l.Aggregates(name) {
+		out = append(out, a.Field)
+	}
+	for _, w := range l.WindowsOf(name) {
+		out = append(out, w.Field)
+	}
+	return out
+}
+
 // BeforeFold is what field of the counter name reads before its first fold
 // writes it: 0 for a count, a window, or a count or sum of children; 0.0
 // for a trend; nil for an average, a greatest or a least, which are over

@@ -22,6 +22,7 @@ import (
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/opcount"
 	"github.com/tallycounters/tally/internal/trigger"
+	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/rollup"
 )
 
@@ -145,8 +146,8 @@ func startExtension(ctx context.Context, o ExtensionOptions) (_ *extEnv, err err
 		return nil, err
 	}
 	e.host = e.emu.Host()
-	layout, err := counter.LayoutFromEnv(func(k string) string {
-		if k == core.EnvCounts {
+	lay, err := counter.LayoutFromEnv(func(k string) string {
+		if k == layout.EnvCounts {
 			return collCounted + ":likes"
 		}
 		return ""
@@ -158,13 +159,13 @@ func startExtension(ctx context.Context, o ExtensionOptions) (_ *extEnv, err err
 	if err != nil {
 		return nil, err
 	}
-	for i, tr := range trigger.Of(core.FromPublic(layout), ext) {
+	for i, tr := range trigger.Of(core.MustParse(lay), ext) {
 		key := bridge.TriggerKey(fmt.Sprintf("extension-%d", i), e.bridge.Secret())
 		if err := emulator.RegisterTrigger(ctx, e.host, o.Project, key, emulator.Trigger{EventType: tr.Type, Pattern: tr.Pattern}); err != nil {
 			return nil, err
 		}
 	}
-	if err := e.functions(ctx, layout); err != nil {
+	if err := e.functions(ctx, lay); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -172,7 +173,7 @@ func startExtension(ctx context.Context, o ExtensionOptions) (_ *extEnv, err err
 
 // functions starts the Rollup instances and Increment, and the clients
 // the load and the workers' stand-in write with.
-func (e *extEnv) functions(ctx context.Context, layout counter.Layout) error {
+func (e *extEnv) functions(ctx context.Context, lay layout.Layout) error {
 	ext, err := rollup.ParseExtensionCounters(extCounters)
 	if err != nil {
 		return err
@@ -184,7 +185,7 @@ func (e *extEnv) functions(ctx context.Context, layout counter.Layout) error {
 			return err
 		}
 		m := &meter{}
-		h := rollup.New(fs, rollup.Config{Layout: layout, Project: e.o.Project, Spacing: e.o.Spacing, Logger: e.o.Logger,
+		h := rollup.New(fs, rollup.Config{Layout: lay, Project: e.o.Project, Spacing: e.o.Spacing, Logger: e.o.Logger,
 			ExtensionCounters: ext, ExtensionQuiet: e.o.Quiet,
 			OnFold: func(f rollup.FoldInfo) {
 				if f.Wrote {
@@ -211,7 +212,7 @@ func (e *extEnv) functions(ctx context.Context, layout counter.Layout) error {
 	if e.admin, err = opcount.Client(ctx, e.host, e.o.Project, &opcount.Ops{}); err != nil {
 		return err
 	}
-	addr, err := e.serve(e.incr.wrap(increment.New(e.load, increment.Config{Layout: layout, Logger: e.o.Logger})))
+	addr, err := e.serve(e.incr.wrap(increment.New(e.load, increment.Config{Layout: lay, Logger: e.o.Logger})))
 	e.incrURL = "http://" + addr + "/"
 	return err
 }

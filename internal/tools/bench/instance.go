@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/increment"
 	"github.com/tallycounters/tally/internal/cloudlog"
 	"github.com/tallycounters/tally/internal/core"
@@ -153,10 +152,10 @@ func serveInstance(specJSON string, out io.Writer) error {
 	in.layout = lay
 	path := "/Rollup"
 	if inc := spec.Increment; inc != nil {
-		path, in.handler = "/Increment", oneAtATime(increment.New(client, increment.Config{Layout: public(lay), AutoCreate: true, DefaultShards: inc.Shards,
+		path, in.handler = "/Increment", oneAtATime(increment.New(client, increment.Config{Layout: lay.Settings(), AutoCreate: true, DefaultShards: inc.Shards,
 			CacheTTL: inc.CacheTTL, InDocument: inc.InDocument, Spacing: spec.Window, Logger: logger}))
 	} else {
-		in.handler = rollup.New(client, rollup.Config{Layout: public(lay), Project: spec.Project, Spacing: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
+		in.handler = rollup.New(client, rollup.Config{Layout: lay.Settings(), Project: spec.Project, Spacing: spec.Window, Grow: spec.Grow, Logger: logger, OnFold: in.folded})
 	}
 	in.metered = in.meter.wrap(in.handler)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -293,7 +292,3 @@ func peakRSS() int64 {
 	}
 	return 0
 }
-
-// public is l as the public configurations (counter's, increment's,
-// rollup's) hold it.
-func public(l core.Layout) counter.Layout { return core.ToPublic(l).(counter.Layout) }

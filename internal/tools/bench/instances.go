@@ -164,7 +164,7 @@ func (e *env) serveFunctions(ctx context.Context, l net.Listener) error {
 		incs := make([]http.Handler, e.o.IncrementInstances)
 		for i := range incs {
 			incs[i] = e.meter(fmt.Sprintf("%s/Increment/%d", m, i)).wrap(
-				increment.New(c, increment.Config{Layout: public(lay), AutoCreate: true, DefaultShards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL,
+				increment.New(c, increment.Config{Layout: lay.Settings(), AutoCreate: true, DefaultShards: e.o.Shards, CacheTTL: e.o.ShardCacheTTL,
 					InDocument: e.o.InDocument && m == report.ModeTally, Spacing: e.o.Window}))
 		}
 		mux.HandleFunc("/"+m+"/Increment", func(w http.ResponseWriter, r *http.Request) {

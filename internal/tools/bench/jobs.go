@@ -14,6 +14,7 @@ import (
 	"github.com/tallycounters/tally/internal/tools/bench/report"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/internal/tools/opcount"
+	"github.com/tallycounters/tally/layout"
 	"github.com/tallycounters/tally/setup"
 )
 
@@ -208,7 +209,7 @@ func dueCounters(ctx context.Context, fs *firestore.Client, coll string, n int, 
 		return nil, err
 	}
 	began := time.Now()
-	c := counter.New(fs, counter.Options{Layout: public(l), Spacing: time.Second})
+	c := counter.New(fs, counter.Options{Layout: l.Settings(), Spacing: time.Second})
 	if err := writeAll(ctx, fs, n, func(bw *firestore.BulkWriter, id string) error {
 		_, err := bw.Set(l.Shard(fs, id, "", 0), map[string]any{l.ShardField: int64(1)})
 		return err
@@ -295,5 +296,5 @@ func writeAll(ctx context.Context, fs *firestore.Client, n int, write func(*fire
 // jobsEnv is the configuration of the counters in coll that the jobs'
 // bench makes due: a window of minutes.
 func jobsEnv(coll string) map[string]string {
-	return map[string]string{core.EnvCollection: coll, core.EnvCounts: coll + ":total_m=total per minute keep 10"}
+	return map[string]string{layout.EnvCollection: coll, layout.EnvCounts: coll + ":total_m=total per minute keep 10"}
 }

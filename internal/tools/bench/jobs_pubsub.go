@@ -60,7 +60,7 @@ func pubsubOn(ctx context.Context, o JobsOptions, n int) (report.JobRun, error) 
 		defer cancel()
 		s.Stop(sctx)
 	}()
-	return r, runThrough(ctx, s, fold.NewFolder(fs, core.FromPublic(cfg.Layout), cfg.Spacing), o, &r)
+	return r, runThrough(ctx, s, fold.NewFolder(fs, core.MustParse(cfg.Layout), cfg.Spacing), o, &r)
 }
 
 // runThrough starts the boundary job on s and waits until f counts none

@@ -224,7 +224,7 @@ func (e *env) boundaryJobs(ctx context.Context, lay core.Layout, starts []time.T
 		return []report.Boundary{{Error: err.Error()}}
 	}
 	defer fs.Close()
-	c := counter.New(fs, counter.Options{Layout: public(lay), Spacing: e.o.Window})
+	c := counter.New(fs, counter.Options{Layout: lay.Settings(), Spacing: e.o.Window})
 	var out []report.Boundary
 	for i, at := range starts {
 		k := i + 1

@@ -55,7 +55,7 @@ func TestDoctorOnTheLocalStack(t *testing.T) {
 			fs := emulatortest.ClientAt(t, s.EmulatorHost, emulatortest.Project)
 			var out bytes.Buffer
 			rs := Run(context.Background(), Options{Client: fs, Admin: counter.New(fs, counter.Options{Layout: cfg.Layout}),
-				Layout: core.FromPublic(cfg.Layout), Project: cfg.Project, Database: cfg.Database, Local: true,
+				Layout: core.MustParse(cfg.Layout), Project: cfg.Project, Database: cfg.Database, Local: true,
 				IncrementURL: s.FunctionsURL + "/Increment", Out: &out})
 			t.Logf("tally doctor:\n%s", out.String())
 			want := map[string]Verdict{"functions": OK, "verify": OK, "aggregation": OK, "fold": OK, "rules": Skip, "roles": Skip}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/core"
+	"github.com/tallycounters/tally/layout"
 )
 
 // functions checks that Increment answers (a GET of no rank, which it
@@ -40,8 +41,8 @@ func functions(ctx context.Context, o Options, _ string) (Verdict, string) {
 	if err != nil {
 		return Fail, err.Error()
 	}
-	if theirs, ours := d.Env[core.EnvCounts], core.FormatCounts(o.Layout.Docs); theirs != ours {
-		return Fail, fmt.Sprintf("the functions count %s=%q, this command %q: give it their settings (or none, and it reads theirs)", core.EnvCounts, theirs, ours)
+	if theirs, ours := d.Env[layout.EnvCounts], core.FormatCounts(o.Layout.Docs); theirs != ours {
+		return Fail, fmt.Sprintf("the functions count %s=%q, this command %q: give it their settings (or none, and it reads theirs)", layout.EnvCounts, theirs, ours)
 	}
 	var set []string
 	for _, k := range counter.DeclaredVars {

@@ -12,9 +12,7 @@ import (
 	"cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // aggregatesSpec declares a post's comment aggregates and the site's count
@@ -87,7 +85,7 @@ func TestAggregatesEndToEnd(t *testing.T) {
 	}
 	// The Go client reads them as the post holds them; the tally command
 	// (counter.Client) cannot add to one.
-	cl := counter.New(client, counter.Options{Layout: layouttest.Public(core.FromPublic(cfg.Layout))})
+	cl := counter.New(client, counter.Options{Layout: cfg.Layout})
 	if n, err := cl.Get(ctx, "posts/"+post.ID, "comments"); err != nil || n != want["comments"] {
 		t.Errorf("Get(comments) = %d, %v; want %v", n, err, want["comments"])
 	}

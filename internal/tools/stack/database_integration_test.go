@@ -33,7 +33,7 @@ func TestNamedDatabase(t *testing.T) {
 	})
 	first, changes := tztest.Cycle(time.Now(), 6*time.Second, 15*time.Minute) // hours 6 s long
 	var err error
-	l := core.FromPublic(cfg.Layout)
+	l := core.MustParse(cfg.Layout)
 	if l.Zone, err = tztest.Location("Tally/Cycle", first, changes); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestNamedDatabase(t *testing.T) {
 	waitCounts(t, doc, map[string]int64{"likes": 2})
 
 	var drifts []counter.Drift
-	admin := counter.New(db, counter.Options{Layout: layouttest.Public(core.FromPublic(cfg.Layout))})
+	admin := counter.New(db, counter.Options{Layout: cfg.Layout})
 	drifts, err = admin.Reconcile(ctx, name)
 	if err != nil || len(drifts) == 0 || drifts[0].Field != "likes" || drifts[0].Sum != 2 {
 		t.Errorf("Reconcile on tallies = %+v, %v; want likes 2", drifts, err)

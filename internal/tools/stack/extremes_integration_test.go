@@ -11,9 +11,7 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-	"github.com/tallycounters/tally/internal/testkit/layouttest"
 )
 
 // extremesSpec declares a player's best and worst game, and best ranked
@@ -111,7 +109,7 @@ func TestBestAndWorstEndToEnd(t *testing.T) {
 	got := settled(t, player, scanExtremes(t, games))
 	t.Logf("player after the best game's deletion: %v", got)
 
-	cl := counter.New(client, counter.Options{Layout: layouttest.Public(core.FromPublic(cfg.Layout))})
+	cl := counter.New(client, counter.Options{Layout: cfg.Layout})
 	if place, err := cl.Rank(ctx, "players/"+player.ID, "best"); err != nil || place.Rank != 1 || place.Of != 1 {
 		t.Errorf("Rank(best) = %+v, %v; want #1 of 1", place, err)
 	}

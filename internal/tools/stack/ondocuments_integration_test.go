@@ -277,7 +277,7 @@ func TestCountsOnDocuments(t *testing.T) {
 			t.Fatalf("increment: %d %s", code, body)
 		}
 		waitCounts(t, doc, map[string]int64{"views": 5})
-		life := doc.Collection(core.LivesCollection).Doc(emulatortest.Life(t, core.FromPublic(s.Config().Layout), fs, name))
+		life := doc.Collection(core.LivesCollection).Doc(emulatortest.Life(t, core.MustParse(s.Config().Layout), fs, name))
 		if _, err := doc.Delete(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -19,10 +19,8 @@ import (
 
 	"github.com/tallycounters/tally/counter"
 	"github.com/tallycounters/tally/internal/cloudlog"
-	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/bridge"
 	"github.com/tallycounters/tally/rollup"
 )
@@ -300,5 +298,5 @@ func startRanked(t *testing.T, faults bridge.Faults) (*Stack, *firestore.Client,
 			rollup.Config{Layout: cfg.Layout, Project: cfg.Project, Spacing: cfg.Spacing, Logger: cloudlog.New(os.Stderr, slog.LevelWarn)})
 	}
 	instances.Store(&hs)
-	return s, fs, counter.New(fs, counter.Options{Layout: layouttest.Public(core.FromPublic(cfg.Layout)), Spacing: cfg.Spacing})
+	return s, fs, counter.New(fs, counter.Options{Layout: cfg.Layout, Spacing: cfg.Spacing})
 }

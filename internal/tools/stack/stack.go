@@ -95,7 +95,7 @@ type Options struct {
 }
 
 // layout is the configuration's Layout, as tally's packages take it.
-func (o Options) layout() core.Layout { return core.FromPublic(o.Config.Layout) }
+func (o Options) layout() core.Layout { return core.MustParse(o.Config.Layout) }
 
 // extension is the configuration's firestore-counter extension's
 // counters, as tally's packages take them.

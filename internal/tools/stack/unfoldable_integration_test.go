@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/tallycounters/tally/counter"
-	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
-	"github.com/tallycounters/tally/internal/testkit/layouttest"
 	"github.com/tallycounters/tally/internal/tools/emulator"
 	"github.com/tallycounters/tally/setup"
 )
@@ -69,7 +67,7 @@ func TestOneDocumentStopsNothing(t *testing.T) {
 		t.Errorf("the other post = %v, %v; want it folded, likes and comments 0", snap.Data(), err)
 	}
 	var reported []string
-	admin := counter.New(client, counter.Options{Layout: layouttest.Public(core.FromPublic(cfg.Layout))})
+	admin := counter.New(client, counter.Options{Layout: cfg.Layout})
 	err = admin.ReconcileAll(ctx, func(d counter.Drift, err error) {
 		if err != nil {
 			reported = append(reported, d.Counter)

@@ -38,7 +38,7 @@ func TestWindowsAcrossBoundaries(t *testing.T) {
 	cfg := envConfig(t, map[string]string{"TALLY_COUNTS": windowsSpec, "TALLY_ROLLUP_WINDOW": "300ms"})
 	first, changes := tztest.Cycle(time.Now(), 4*time.Second, 15*time.Minute)
 	var err error
-	l := core.FromPublic(cfg.Layout)
+	l := core.MustParse(cfg.Layout)
 	if l.Zone, err = tztest.Location("Tally/Cycle", first, changes); err != nil {
 		t.Fatal(err)
 	}
