@@ -18,7 +18,7 @@ func TestExtremesOverParts(t *testing.T) {
 	}
 	at := time.Unix(1, 0)
 	child := func(id string, points any, ranked bool) record {
-		return recordOf(id, map[string]any{"points": points, "ranked": ranked}, fields, at)
+		return recordOf(id, map[string]any{"points": points, "ranked": ranked}, recordings(fields), at)
 	}
 	big := int64(1<<53 + 1) // no double holds it
 	parts := map[string]Parts{"games": {}}

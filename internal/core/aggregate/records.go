@@ -152,12 +152,23 @@ func (a Aggregate) recorded() string {
 	return a.Of + " where " + a.conditions()
 }
 
-// recordedField is the field and the filters of what a part records
-// (recorded).
-func recordedField(recorded string) (string, []Filter) {
-	of, cond, _ := strings.Cut(recorded, " where ")
-	where, _ := parseFilters(cond) // as recorded wrote them
-	return of, where
+// recording is what a part records of each child for one name that
+// recorded wrote: the child's field, where it passes the filters.
+type recording struct {
+	of    string
+	where []Filter
+}
+
+// recordings reads the names recorded wrote, once for all the children
+// a refold reads.
+func recordings(fields []string) []recording {
+	out := make([]recording, len(fields))
+	for i, f := range fields {
+		of, cond, _ := strings.Cut(f, " where ")
+		where, _ := parseFilters(cond) // as recorded wrote them
+		out[i] = recording{of: of, where: where}
+	}
+	return out
 }
 
 // Valued reports whether any aggregate of src sums, averages or compares

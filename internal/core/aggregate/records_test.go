@@ -222,7 +222,7 @@ func TestFilteredSumsRecordWhatPasses(t *testing.T) {
 		{"points": int64(11), "mode": "solo", "ranked": false},
 		{"points": 2.5, "mode": "solo", "ranked": true},
 	} {
-		recs = append(recs, recordOf(string(rune('a'+i)), g, fields, at))
+		recs = append(recs, recordOf(string(rune('a'+i)), g, recordings(fields), at))
 	}
 	part := Part{V: map[string]any{}, C: map[string]int64{}}
 	addSums(&part, aggs, "games", fields, recs)

@@ -99,14 +99,14 @@ func (d Doc) readChildren(tx *firestore.Transaction, src string, recs []record, 
 	if err != nil {
 		return nil, err
 	}
-	recs = slices.Clone(recs)
+	recs, rs := slices.Clone(recs), recordings(fields)
 	for _, snap := range snaps {
 		i, found := findRecord(recs, snap.Ref.ID)
 		switch {
 		case snap.Exists() && found:
-			recs[i] = recordOf(snap.Ref.ID, snap.Data(), fields, at)
+			recs[i] = recordOf(snap.Ref.ID, snap.Data(), rs, at)
 		case snap.Exists():
-			recs = slices.Insert(recs, i, recordOf(snap.Ref.ID, snap.Data(), fields, at))
+			recs = slices.Insert(recs, i, recordOf(snap.Ref.ID, snap.Data(), rs, at))
 		case found:
 			recs = slices.Delete(recs, i, i+1)
 		}
@@ -114,12 +114,13 @@ func (d Doc) readChildren(tx *firestore.Transaction, src string, recs []record, 
 	return recs, nil
 }
 
-// recordOf is the record of child id, whose data was read at at.
-func recordOf(id string, data map[string]any, fields []string, at time.Time) record {
-	r := record{ID: id, At: at, Vals: make([]Num, len(fields))}
-	for i, f := range fields {
-		if of, where := recordedField(f); matches(data, where) {
-			r.Vals[i] = numOf(data[of])
+// recordOf is the record of child id, whose data was read at at: its
+// value of each recording where the child passes its filters.
+func recordOf(id string, data map[string]any, rs []recording, at time.Time) record {
+	r := record{ID: id, At: at, Vals: make([]Num, len(rs))}
+	for i, c := range rs {
+		if matches(data, c.where) {
+			r.Vals[i] = numOf(data[c.of])
 		}
 	}
 	return r
@@ -209,10 +210,9 @@ func (d Doc) keepChunks(tx *firestore.Transaction, pf *PartFold, doc partDoc, ag
 func (d Doc) scanPart(ctx context.Context, tx *firestore.Transaction, pf *PartFold, doc partDoc, aggs []Aggregate, fields []string, at time.Time) error {
 	src := pf.Source
 	var read []string
-	for _, f := range fields {
-		of, where := recordedField(f)
-		read = appendNew(read, of)
-		for _, w := range where {
+	for _, c := range recordings(fields) {
+		read = appendNew(read, c.of)
+		for _, w := range c.where {
 			read = appendNew(read, w.Field)
 		}
 	}
@@ -257,6 +257,7 @@ func (d Doc) scanPart(ctx context.Context, tx *firestore.Transaction, pf *PartFo
 func scanChunks(it *firestore.DocumentIterator, lo, src string, aggs []Aggregate, fields []string, at time.Time) ([]chunk, error) {
 	var chunks []chunk
 	cur := chunk{lo: lo, counts: map[string]int64{}}
+	rs := recordings(fields)
 	var last string
 	for {
 		snap, err := it.Next()
@@ -274,7 +275,7 @@ func scanChunks(it *firestore.DocumentIterator, lo, src string, aggs []Aggregate
 			}
 		}
 		data := snap.Data()
-		cur.recs = append(cur.recs, recordOf(id, data, fields, at))
+		cur.recs = append(cur.recs, recordOf(id, data, rs, at))
 		for _, a := range aggs {
 			if a.Source() == src && a.Op == OpCount && matches(data, a.Where) {
 				cur.counts[a.Field]++
