@@ -1,8 +1,6 @@
 package rollup
 
 import (
-	"math"
-
 	"github.com/googleapis/google-cloudevents-go/cloud/firestoredata"
 
 	"github.com/tallycounters/tally/internal/core"
@@ -22,15 +20,16 @@ func leftOut(l core.Layout, parent, src string, child *firestoredata.Document) [
 		if !ok {
 			continue
 		}
-		switch x := v.GetValueType().(type) {
+		var x any // as the firestore package reads it: only numbers matter
+		switch t := v.GetValueType().(type) {
 		case *firestoredata.Value_IntegerValue:
-			continue
+			x = t.IntegerValue
 		case *firestoredata.Value_DoubleValue:
-			if !math.IsNaN(x.DoubleValue) && !math.IsInf(x.DoubleValue, 0) {
-				continue
-			}
+			x = t.DoubleValue
 		}
-		out = append(out, a.Field)
+		if !aggregate.Compared(x) {
+			out = append(out, a.Field)
+		}
 	}
 	return out
 }

@@ -55,6 +55,10 @@ func (e extremum) value() any {
 	return e.v.F
 }
 
+// Compared reports whether a greatest or a least takes v, a child's
+// value as the firestore package reads it: a finite number.
+func Compared(v any) bool { return finite(numOf(v)) }
+
 // finite reports whether v is an integer, or a double neither NaN nor
 // infinite.
 func finite(v Num) bool {
