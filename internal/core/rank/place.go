@@ -62,20 +62,12 @@ func Read(ctx context.Context, c *firestore.Client, b Board, doc string) (Place,
 // it is folded first (a read, and a write of the summary; its spacing
 // waited out), as an idle board's is.
 func ReadAfter(ctx context.Context, c *firestore.Client, b Board, doc string, after time.Time) (Place, error) {
-	s, err := ReadSummary(ctx, c, b)
+	s, reads, err := currentSummary(ctx, c, b, after)
 	if err != nil {
-		return Place{}, err
+		return Place{Doc: doc, Reads: reads}, err
 	}
 	if s.Updated.IsZero() {
-		return Place{Doc: doc, Reads: 1}, fmt.Errorf("%w: %s has no summary yet", ErrNotRanked, b)
-	}
-	reads := 1
-	if !current(s, after) {
-		// an idle board (Firestore would refuse a read at its as_of), or
-		// one as of before after
-		if s, reads, err = refresh(ctx, c, b, s, after); err != nil {
-			return Place{Doc: doc, Reads: reads}, err
-		}
+		return Place{Doc: doc, Reads: reads}, fmt.Errorf("%w: %s has no summary yet", ErrNotRanked, b)
 	}
 	p := Place{Doc: doc, Of: s.Of, AsOf: s.AsOf}
 	err = c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
@@ -83,6 +75,19 @@ func ReadAfter(ctx context.Context, c *firestore.Client, b Board, doc string, af
 		return p.within(ctx, c, tx, b, s)
 	}, firestore.ReadOnly, firestore.TransactionReadTime(s.AsOf))
 	return p, err
+}
+
+// currentSummary reads b's summary (one read) and, where it is not
+// current, folds it first (refresh): an idle board's, which Firestore
+// would refuse a read at, or one as of before after. It answers the
+// summary, and the reads it took. One that does not exist yet is
+// answered as read.
+func currentSummary(ctx context.Context, c *firestore.Client, b Board, after time.Time) (Summary, int, error) {
+	s, err := ReadSummary(ctx, c, b)
+	if err != nil || s.Updated.IsZero() || current(s, after) {
+		return s, 1, err
+	}
+	return refresh(ctx, c, b, s, after)
 }
 
 // refresh folds s, a summary not current (older than Fresh, or as of
