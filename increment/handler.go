@@ -186,7 +186,8 @@ func inItself(cfg Config) time.Duration {
 }
 
 // ServeHTTP answers POST with one increment, GET ?rank= with a document's
-// place (rank.go), and OPTIONS with CORS.
+// place (rank.go), GET ?board= with a page of a board (board.go), and
+// OPTIONS with CORS.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cors.handle(w, r) {
 		return
@@ -195,9 +196,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.rankOf(w, r)
 		return
 	}
+	if r.Method == http.MethodGet && r.URL.Query().Has("board") {
+		h.boardPage(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "GET, POST, OPTIONS")
-		httpjson.WriteError(w, httpjson.Refuse(http.StatusMethodNotAllowed, "method %s not allowed; use POST, or GET ?rank=collection/doc&field=f", r.Method))
+		httpjson.WriteError(w, httpjson.Refuse(http.StatusMethodNotAllowed, "method %s not allowed; use POST, or GET ?rank=collection/doc&field=f or ?board=collection&field=f", r.Method))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)

@@ -40,21 +40,28 @@ type StandingResponse struct {
 	Reads      int     `json:"reads"`
 }
 
-// rankOf answers a GET of a document's rank, or a value's standing, for a
-// web page, which cannot read Firestore at a past read time itself: App
-// Check as for an increment, no user (a place is made of counts the app
-// shows anyway).
+// rankOf answers a GET of a document's rank, or a value's standing.
 func (h *Handler) rankOf(w http.ResponseWriter, r *http.Request) {
+	h.answerRead(w, r, func(ctx context.Context) (any, error) {
+		if r.URL.Query().Has("value") {
+			return h.standing(ctx, r)
+		}
+		p, err := h.place(ctx, r)
+		return RankResponse{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf.UTC().Format(time.RFC3339Nano), Value: Ranked{Float: p.Value, Int: p.Int}, Reads: p.Reads}, err
+	})
+}
+
+// answerRead answers a GET of what boards hold (a rank, a standing, a
+// page) with what read reads, for a web page, which cannot read
+// Firestore at a past read time itself: App Check as for an increment, no
+// user (a place is made of counts the app shows anyway).
+func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, read func(context.Context) (any, error)) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
+	err := h.checkApp(r)
 	var answer any
-	var err error
-	if err = h.checkApp(r); err == nil && r.URL.Query().Has("value") {
-		answer, err = h.standing(ctx, r)
-	} else if err == nil {
-		var p rank.Place
-		p, err = h.place(ctx, r)
-		answer = RankResponse{Rank: p.Rank, Of: p.Of, AsOf: p.AsOf.UTC().Format(time.RFC3339Nano), Value: Ranked{Float: p.Value, Int: p.Int}, Reads: p.Reads}
+	if err == nil {
+		answer, err = read(ctx)
 	}
 	if err != nil {
 		h.fail(w, r, err)

@@ -8,11 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/firestore"
+
 	"github.com/tallycounters/tally/internal/core"
 	"github.com/tallycounters/tally/internal/core/rank"
 	"github.com/tallycounters/tally/internal/fold"
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/testkit/layouttest"
+	"github.com/tallycounters/tally/internal/tools/opcount"
 )
 
 // TestRankAnswers: GET ?rank= answers a ranked post's place, exact at the
@@ -21,43 +24,13 @@ import (
 // not on the board is a 4xx with a JSON error, and writes nothing either.
 func TestRankAnswers(t *testing.T) {
 	t.Parallel()
-	coll := "r" + emulatortest.ID(t) // a board of its own, on an emulator that others use too
-	l := core.Default()
-	var err error
-	if l.Docs, err = core.ParseCounts(coll + ":likes,views,rank(likes)"); err != nil {
-		t.Fatal(err)
-	}
-	c, ops := emulatortest.CountingClient(t)
-	h := New(c, Config{Layout: layouttest.Public(l)})
+	h, c, ops, coll, names := likedBoard(t, 4, 2, 2)
 	ctx := context.Background()
-	folder := fold.NewFolder(c, l, fold.DefaultSpacing)
-	var last time.Time // the last fold's commit
-	id := emulatortest.ID(t)
-	for i, likes := range []int{4, 2, 2} {
-		name := coll + "/" + id + string(rune('a'+i))
-		if _, err := c.Doc(name).Create(ctx, map[string]any{"title": "hello"}); err != nil {
-			t.Fatal(err)
-		}
-		for range likes {
-			if w := serve(h, http.MethodPost, "/", `{"counter":"`+name+`","field":"likes"}`, nil); w.Code != http.StatusOK {
-				t.Fatalf("like: %d %s", w.Code, w.Body)
-			}
-		}
-		out, err := folder.Fold(ctx, name)
-		if err != nil || len(out.Moves) != 1 {
-			t.Fatalf("fold %s: %+v, %v; want one move onto the board", name, out, err)
-		}
-		last = out.Updated
-	}
-	b, _ := l.Board(coll, "likes")
-	if _, err := rank.Settle(ctx, c, b, last); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := c.Doc(coll+"/unranked").Create(ctx, map[string]any{"title": "none yet"}); err != nil {
 		t.Fatal(err)
 	}
 	ops.Reset()
-	target := coll + "/" + id + "b"
+	target := names[1]
 	w := serve(h, http.MethodGet, "/?rank="+target+"&field=likes", "", nil)
 	var got RankResponse
 	if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != http.StatusOK || err != nil {
@@ -108,6 +81,49 @@ func TestRankAnswers(t *testing.T) {
 	if n := ops.Writes(); n != 0 {
 		t.Errorf("ranks wrote %d documents", n)
 	}
+}
+
+// likedBoard is an Increment handler whose posts, on a board of their
+// own, are liked as likes says, each folded onto the board, the board
+// settled: its client (counting its reads and writes), the collection
+// and the posts' paths, in order.
+func likedBoard(t *testing.T, likes ...int) (*Handler, *firestore.Client, *opcount.Ops, string, []string) {
+	t.Helper()
+	coll := "r" + emulatortest.ID(t) // a board of its own, on an emulator that others use too
+	l := core.Default()
+	var err error
+	if l.Docs, err = core.ParseCounts(coll + ":likes,views,rank(likes)"); err != nil {
+		t.Fatal(err)
+	}
+	c, ops := emulatortest.CountingClient(t)
+	h := New(c, Config{Layout: layouttest.Public(l)})
+	ctx := context.Background()
+	folder := fold.NewFolder(c, l, fold.DefaultSpacing)
+	var last time.Time // the last fold's commit
+	var names []string
+	id := emulatortest.ID(t)
+	for i, n := range likes {
+		name := coll + "/" + id + string(rune('a'+i))
+		names = append(names, name)
+		if _, err := c.Doc(name).Create(ctx, map[string]any{"title": "hello"}); err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			if w := serve(h, http.MethodPost, "/", `{"counter":"`+name+`","field":"likes"}`, nil); w.Code != http.StatusOK {
+				t.Fatalf("like: %d %s", w.Code, w.Body)
+			}
+		}
+		out, err := folder.Fold(ctx, name)
+		if err != nil || len(out.Moves) != 1 {
+			t.Fatalf("fold %s: %+v, %v; want one move onto the board", name, out, err)
+		}
+		last = out.Updated
+	}
+	b, _ := l.Board(coll, "likes")
+	if _, err := rank.Settle(ctx, c, b, last); err != nil {
+		t.Fatal(err)
+	}
+	return h, c, ops, coll, names
 }
 
 // TestRankOfInfinities: on a trend's board, a post with nothing counted
