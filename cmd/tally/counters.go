@@ -152,6 +152,7 @@ func counterCommands() []*cobra.Command {
 		sumCommand(count),
 		watchCommand(count),
 		rankCommand(),
+		boardCommand(),
 		reshardCommand(one),
 		resetCommand(one),
 		reconcileCommand(),

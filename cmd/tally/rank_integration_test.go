@@ -14,6 +14,8 @@ import (
 // as JSON with its read time and its reads; posts whose likes were made
 // before any fold are put on the board by tally reconcile --all; a post
 // not on the board, and a field no board ranks, are errors that say so.
+// tally board prints a page of the board, and --json as Increment's GET
+// ?board= answers it.
 func TestRankCommand(t *testing.T) {
 	t.Parallel()
 	emulatortest.Require(t)
@@ -42,6 +44,11 @@ func TestRankCommand(t *testing.T) {
 		{"rank posts views --value 5", "posts is not ranked by views", 2},
 		{"rank posts likes --value Inf", "posts +Inf: top 33.3%, #1 of 3 by likes", 0},
 		{"rank posts likes --value NaN", "NaN is not a number to stand anywhere", 2},
+		{"board posts likes", "#1 posts/p1 4\n#2 posts/p2 1\n#3 posts/p3 0\n3 of 3 documents of posts by likes", 0},
+		{"board posts likes --offset 1 --limit 1", "#2 posts/p2 1\n1 of 3 documents of posts by likes", 0},
+		{"board posts likes --offset 3", "0 of 3 documents of posts by likes", 0},
+		{"board posts likes --limit 0", "a page is 1 to 100 documents", 2},
+		{"board posts views", "posts is not ranked by views", 2},
 	} {
 		out, code := cli(strings.Fields(s.args)...)
 		if code != s.code || !strings.Contains(out, s.want) {
@@ -58,6 +65,19 @@ func TestRankCommand(t *testing.T) {
 	}
 	if _, err := time.Parse(time.RFC3339Nano, got.AsOf); err != nil {
 		t.Errorf("as_of %q is no RFC 3339 time: %v", got.AsOf, err)
+	}
+	out, code = cli("board", "posts", "likes", "--offset", "1", "--json")
+	var page struct {
+		Documents []struct {
+			Document string
+			Value    int
+			Rank     int
+		}
+		Of, Reads int
+	}
+	if err := json.Unmarshal([]byte(out), &page); code != 0 || err != nil || len(page.Documents) != 2 || page.Documents[0].Document != "posts/p2" ||
+		page.Documents[1].Rank != 3 || page.Of != 3 || page.Reads != 3 {
+		t.Fatalf("tally board --json: exit %d, %q; want posts/p2 and posts/p3 of 3, in 3 reads", code, out)
 	}
 	out, code = cli("rank", "posts", "likes", "--value", "4", "--json")
 	var top struct {
