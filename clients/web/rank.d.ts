@@ -29,6 +29,30 @@ export interface Standing {
   reads: number;
 }
 
+/** One document of a page of a board. */
+export interface Ranked {
+  /** The document's path. */
+  document: string;
+  /** Its value: NaN, Infinity and -Infinity too. */
+  value: number;
+  /** 1 + the documents whose value was greater at asOf: ties share a place. */
+  rank: number;
+}
+
+/** The documents at consecutive places of a board, exact at asOf. */
+export interface BoardPage {
+  /** In order of place; ties in the order of their ids, from the last. Empty past the end. */
+  documents: Ranked[];
+  /** The documents on the board at asOf. */
+  of: number;
+  asOf: Date;
+  /** Firestore reads it cost, on the server: the summary, the page's documents, and those of its range of values above it. */
+  reads: number;
+}
+
+/** The documents at places offset + 1 to offset + limit of collection by field (declared rank(field)), from Increment (limit 1 to 100; 20 unless given). */
+export function boardPage(tally: Tally, collection: string, field: string, page?: { offset?: number; limit?: number }): Promise<BoardPage>;
+
 /** Where value stands among collection's documents by field (declared rank(field)), from Increment: one read of the board's summary, at any size. */
 export function standingOf(tally: Tally, collection: string, field: string, value: number): Promise<Standing>;
 

@@ -17,7 +17,9 @@ import (
 // TestRankOfAndOnRank: the web client's rankOf gives each post its place
 // among five by likes, ties sharing one, each exact at the time it gives
 // and costing at most three reads; standingOf tells where a number of
-// likes stands among them in one read; a post not on the board is refused
+// likes stands among them in one read; boardPage gives the posts at
+// places 2 to 4 with their places, and an empty page past the end; a post
+// not on the board is refused
 // with tally/not-ranked; and onRank of the last post follows it as it is
 // liked past the others to #1, its places in order of their times.
 func TestRankOfAndOnRank(t *testing.T) {
@@ -49,6 +51,8 @@ func TestRankOfAndOnRank(t *testing.T) {
 	var got struct {
 		Places    map[string]place `json:"places"`
 		Standings map[string]place `json:"standings"`
+		Page      boardPage        `json:"page"`
+		PastEnd   boardPage        `json:"pastEnd"`
 		NotRanked string           `json:"notRanked"`
 		Seen      []place          `json:"seen"`
 	}
@@ -65,6 +69,14 @@ func TestRankOfAndOnRank(t *testing.T) {
 		if g := got.Standings[v]; g.Rank != want || g.AtMost != want || g.Of != 5 || g.Reads != 1 || g.Top != 100*float64(want)/5 {
 			t.Errorf("standingOf %s likes = %+v, want #%d of 5, exact, in 1 read", v, g, want)
 		}
+	}
+	// ties in the order of their ids, from the last: r2 before r1
+	want := []ranked{{posts[2], 3, 2}, {posts[1], 3, 2}, {posts[3], 1, 4}}
+	if g := got.Page; fmt.Sprint(g.Documents) != fmt.Sprint(want) || g.Of != 5 || g.Reads < 4 || g.AsOf == "" {
+		t.Errorf("boardPage at 1, 3 of them = %+v, want %v of 5, in 4 reads or more", g, want)
+	}
+	if g := got.PastEnd; len(g.Documents) != 0 || g.Of != 5 || g.Reads != 1 {
+		t.Errorf("boardPage past the end = %+v, want none of 5, in 1 read", g)
 	}
 	if got.NotRanked != "tally/not-ranked" {
 		t.Errorf("rankOf a post that does not exist: code %q, want tally/not-ranked", got.NotRanked)
@@ -86,6 +98,19 @@ type place struct {
 	Reads  int     `json:"reads"`
 	AsOf   string  `json:"asOf"`
 	Top    float64 `json:"top"`
+}
+
+type ranked struct {
+	Document string  `json:"document"`
+	Value    float64 `json:"value"`
+	Rank     int     `json:"rank"`
+}
+
+type boardPage struct {
+	Documents []ranked `json:"documents"`
+	Of        int      `json:"of"`
+	AsOf      string   `json:"asOf"`
+	Reads     int      `json:"reads"`
 }
 
 // waitRanked waits until Increment answers each post's rank with its

@@ -52,7 +52,7 @@ async function ask(t, query) {
   const body = await res.json().catch(() => null);
   if (!res.ok) {
     throw Object.assign(new Error(body?.error ?? `Increment answered ${res.status}`), {
-      code: res.status === 404 && query.value === undefined ? "tally/not-ranked" : "tally/refused", status: res.status,
+      code: res.status === 404 && query.value === undefined && query.board === undefined ? "tally/not-ranked" : "tally/refused", status: res.status,
     });
   }
   return body;
@@ -73,6 +73,27 @@ async function ask(t, query) {
 export async function standingOf(tally, collection, field, value) {
   const b = await ask(/** @type {Client} */ (tally), { rank: collection, field, value: String(value) });
   return { rank: b.rank, rankAtMost: b.rank_at_most, of: b.of, top: b.top, asOf: new Date(b.as_of), reads: b.reads };
+}
+
+/**
+ * A page of collection's documents by field (declared rank(field)): those
+ * at places offset + 1 to offset + limit (limit 1 to 100, 20 unless
+ * given), each with its place (ties share one), exact at asOf, from
+ * Increment (GET ?board=). It costs the board's summary, the page's
+ * documents and those of its range of values above it, a Firestore read
+ * each, on the server. A page past the end is empty.
+ * @param {Tally} tally
+ * @param {string} collection
+ * @param {string} field
+ * @param {{offset?: number, limit?: number}} [page]
+ * @returns {Promise<import("../rank").BoardPage>}
+ */
+export async function boardPage(tally, collection, field, { offset = 0, limit = 20 } = {}) {
+  const b = await ask(/** @type {Client} */ (tally), { board: collection, field, offset: String(offset), limit: String(limit) });
+  return {
+    documents: b.documents.map((/** @type {{document: string, value: number | string, rank: number}} */ d) => ({ document: d.document, value: Number(d.value), rank: d.rank })),
+    of: b.of, asOf: new Date(b.as_of), reads: b.reads,
+  };
 }
 
 /**
