@@ -140,6 +140,9 @@ func rankOn(ctx context.Context, o RankOptions, n int) (report.RankRun, error) {
 	}
 	err = run.check(ctx, samples)
 	run.summarize(ctx, samples, &r)
+	if err == nil {
+		err = run.pages(ctx, &r)
+	}
 	return r, err
 }
 

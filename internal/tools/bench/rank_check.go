@@ -112,8 +112,8 @@ func (run *rankRun) check(ctx context.Context, samples []rankSample) error {
 		}
 		for _, s := range byTime[at] {
 			s.truth, s.truthOf, s.checked = 1, int64(len(likes)), true
-			for _, v := range likes {
-				if v > s.value {
+			for _, p := range likes {
+				if p.likes > s.value {
 					s.truth++
 				}
 			}
@@ -123,13 +123,19 @@ func (run *rankRun) check(ctx context.Context, samples []rankSample) error {
 	return nil
 }
 
+// likedPost is a post's path and its likes.
+type likedPost struct {
+	doc   string
+	likes float64
+}
+
 // likesAt is every post's likes at the read time at, of those that hold
 // them.
-func likesAt(ctx context.Context, posts *firestore.CollectionRef, at time.Time) ([]float64, error) {
+func likesAt(ctx context.Context, posts *firestore.CollectionRef, at time.Time) ([]likedPost, error) {
 	q := posts.Select(rankField)
 	it := q.WithReadOptions(firestore.ReadTime(at)).Documents(ctx)
 	defer it.Stop()
-	var out []float64
+	var out []likedPost
 	for {
 		d, err := it.Next()
 		if errors.Is(err, iterator.Done) {
@@ -139,7 +145,7 @@ func likesAt(ctx context.Context, posts *firestore.CollectionRef, at time.Time) 
 			return nil, err
 		}
 		if v, ok := rank.Value(d.Data()[rankField]); ok {
-			out = append(out, v)
+			out = append(out, likedPost{rankColl + "/" + d.Ref.ID, v})
 		}
 	}
 }

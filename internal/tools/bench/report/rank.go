@@ -53,7 +53,14 @@ type RankRun struct {
 	Cells          int     `json:"cells"`                    // cells occupied at the end
 	Crowds         int     `json:"crowded_cells"`            // of them, cells of more than 1,000 posts
 	Parts          int     `json:"crowded_parts"`            // the parts the summary cut them into
-	Error          string  `json:"error,omitempty"`
+
+	Pages        int     `json:"pages"`          // pages of 20 read of the settled board, at offsets from the top to past the end
+	PagesExact   int     `json:"pages_exact"`    // of them, every post and place as a sort of every post's likes at its read time says
+	PageReadsP50 int     `json:"page_reads_p50"` // billed reads a page cost
+	PageReadsMax int     `json:"page_reads_max"`
+	PageP50MS    float64 `json:"page_p50_ms"` // one page's time, on the emulator
+
+	Error string `json:"error,omitempty"`
 }
 
 // WriteTable prints each run's figures.
@@ -68,6 +75,9 @@ func (r *Rank) WriteTable(w io.Writer) {
 	for _, x := range r.Runs {
 		fmt.Fprintf(w, "%d posts: seeded in %.1f s; %d likes (%d of deleted posts, %d refused) in %.1f s to %d Rollup instances (%d events duplicated, %d delayed); %d folds made %d moves; %d cells (%d crowded, in %d parts); a rank took %.0f ms (p50), its read time %.0f ms old\n",
 			x.Docs, x.SeedMS/1000, x.Likes, x.Gone, x.Refused, x.LoadMS/1000, x.Instances, x.Duplicated, x.Delayed, x.Folds, x.Moves, x.Cells, x.Crowds, x.Parts, x.RankP50MS, x.LagP50MS)
+		if x.Pages > 0 {
+			fmt.Fprintf(w, "%d posts: %d pages of 20, %d exact, %d reads (p50), %d at most, %.0f ms (p50)\n", x.Docs, x.Pages, x.PagesExact, x.PageReadsP50, x.PageReadsMax, x.PageP50MS)
+		}
 		if x.Refusal != "" {
 			fmt.Fprintf(w, "%d posts: the last like refused: %s\n", x.Docs, x.Refusal)
 		}
