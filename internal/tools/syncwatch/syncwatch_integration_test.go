@@ -3,9 +3,14 @@ package syncwatch_test
 import (
 	"context"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"cloud.google.com/go/firestore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/tallycounters/tally/internal/testkit/emulatortest"
 	"github.com/tallycounters/tally/internal/tools/syncwatch"
 )
@@ -17,6 +22,48 @@ func TestMain(m *testing.M) { emulatortest.Main(m) }
 // document), are never seen half moved: every snapshot holds the count
 // in exactly one of the two, and the last holds all 20 moves.
 func TestWatchRaisesConsistentSnapshots(t *testing.T) {
+	watchMoves(t, syncwatch.Open)
+}
+
+// TestWatchOpensAgainWhenAMessageIsGarbled: a message of the stream that
+// does not parse, as the emulator's race makes one now and then, has the
+// Stream open a new stream of its target, and go on: every snapshot
+// still holds the count in exactly one place, and the last all 20 moves.
+func TestWatchOpensAgainWhenAMessageIsGarbled(t *testing.T) {
+	var armed, garbled atomic.Bool
+	garble := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		return garbling{cs, &armed, &garbled}, err
+	}
+	watchMoves(t, func(ctx context.Context, host, database string, docs []string) (*syncwatch.Stream, syncwatch.Snapshot, error) {
+		s, first, err := syncwatch.OpenWith(ctx, host, database, docs, grpc.WithStreamInterceptor(garble))
+		armed.Store(true) // the first message after the first snapshot
+		return s, first, err
+	})
+	if !garbled.Load() {
+		t.Error("no message was garbled: the test did not test what it says")
+	}
+}
+
+// garbling is a listen stream whose first message received once armed
+// fails as one the emulator's race garbled does.
+type garbling struct {
+	grpc.ClientStream
+	armed, garbled *atomic.Bool
+}
+
+func (g garbling) RecvMsg(m any) error {
+	if g.armed.Load() && g.garbled.CompareAndSwap(false, true) {
+		return status.Error(codes.Internal, "grpc: failed to unmarshal the received message: proto: cannot parse invalid wire-format data")
+	}
+	return g.ClientStream.RecvMsg(m)
+}
+
+// watchMoves follows a document and its shard, through a Stream that
+// open makes, while 20 moves go from the shard into the document, and
+// checks every snapshot.
+func watchMoves(t *testing.T, open func(ctx context.Context, host, database string, docs []string) (*syncwatch.Stream, syncwatch.Snapshot, error)) {
+	t.Helper()
 	c := emulatortest.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), emulatortest.Liveness)
 	defer cancel()
@@ -30,7 +77,7 @@ func TestWatchRaisesConsistentSnapshots(t *testing.T) {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	s, first, err := syncwatch.Open(wctx, os.Getenv("FIRESTORE_EMULATOR_HOST"), "projects/"+emulatortest.Project+"/databases/(default)",
+	s, first, err := open(wctx, os.Getenv("FIRESTORE_EMULATOR_HOST"), "projects/"+emulatortest.Project+"/databases/(default)",
 		[]string{doc.Path, shard.Path})
 	if err != nil {
 		t.Fatal(err)
