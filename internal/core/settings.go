@@ -76,7 +76,7 @@ func (l Layout) Settings() layout.Layout {
 		counts = FormatCounts([]Declaration{{Collection: l.Collection, Windows: l.Windows}})
 	}
 	shards, voters, keys := l.Subcollections()
-	return layout.Layout{Collection: orDefault(l.Collection, DefaultCollection), ShardField: orDefault(l.ShardField, DefaultShardField),
+	return layout.Layout{Collection: l.Collection, ShardField: l.ShardField,
 		Counts: counts, Shards: shards, Voters: voters, Keys: keys, Zone: l.Zone}.InForce()
 }
 

@@ -162,7 +162,8 @@ func startRankRun(ctx context.Context, o RankOptions, n int, host string, r *rep
 		return nil, nil, err
 	}
 	run := &rankRun{o: o, n: n, fs: fs, rankOps: &opcount.Ops{}, writes: newRankWrites()}
-	run.board, _ = core.MustParse(cfg.Layout).Board(rankColl, rankField)
+	l := core.MustParse(cfg.Layout) // read by ConfigFromEnv already
+	run.board, _ = l.Board(rankColl, rankField)
 	seeded := time.Now()
 	seed := seedLikes
 	if o.Crowded {
@@ -170,7 +171,7 @@ func startRankRun(ctx context.Context, o RankOptions, n int, host string, r *rep
 	}
 	likes := seed(n, rand.New(rand.NewPCG(uint64(n), 7)))
 	run.most = slices.Max(likes)
-	err = seedBoard(ctx, fs, core.MustParse(cfg.Layout), run.board, likes, func(i int) {
+	err = seedBoard(ctx, fs, l, run.board, likes, func(i int) {
 		o.progress(fmt.Sprintf("%d posts: seed", n), fmt.Sprintf("%d of %d writes", i, 2*n), time.Since(seeded), false)
 	})
 	r.SeedMS = ms(time.Since(seeded))
